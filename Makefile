@@ -1,0 +1,45 @@
+# The two commands of the README's quick start are `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# torch + torchvision pinned to the builds that pip finds on these machines' disk
+TORCH_PINS ?= torch==2.14.1 torchvision==0.29.1
+
+.PHONY: demo test venv install install-dev browser lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+venv: $(BIN)/python
+
+install: venv
+	$(BIN)/pip install -q -e .
+
+install-dev: venv
+	$(BIN)/pip install -q $(TORCH_PINS)
+	$(BIN)/pip install -q -e '.[dev,ml]'
+
+# Debian's chromium for the dashboard's browser tests (skipped where it cannot be installed).
+browser:
+	@command -v chromium >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 || \
+	    { DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; }; } || \
+	  echo "chromium not installed: browser tests will be skipped"
+
+# Sets up and runs the main job on the simulated phone.
+demo: install
+	$(BIN)/python scripts/quickstart.py
+
+# Sets up and passes the tests.
+test: install-dev browser
+	$(BIN)/python -m pytest -q
+
+lint: install-dev
+	$(BIN)/ruff check .
+
+bench: install-dev
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache build dist *.egg-info

@@ -1,0 +1,237 @@
+"""The one validated settings object.
+
+Built once (``load_settings``) and passed down; nothing else in the project reads the
+environment. Sources, strongest first:
+
+1. explicit overrides (CLI flags, keyword arguments, REST overrides),
+2. environment variables ``MOBILE_AGENT_<SECTION>__<FIELD>`` (e.g.
+   ``MOBILE_AGENT_PLANNER__MODEL=gpt-4o``),
+3. a TOML file (``--config FILE`` or ``MOBILE_AGENT_CONFIG=FILE``) with one table per
+   section (``[planner]``, ``[agent]``…),
+4. the defaults below.
+
+May import: pydantic, pydantic-settings. Nothing else of the project.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from mobile_agent.errors import ConfigError
+
+__all__ = [
+    "AdbSettings",
+    "AgentSettings",
+    "PerceptionSettings",
+    "PlannerSettings",
+    "ServerSettings",
+    "Settings",
+    "load_settings",
+]
+
+ENV_PREFIX = "MOBILE_AGENT_"
+
+_toml_file: contextvars.ContextVar[Path | None] = contextvars.ContextVar("toml_file", default=None)
+
+
+class AdbSettings(BaseModel):
+    """Where the adb server is, and which phone to drive."""
+
+    server_host: str = "127.0.0.1"
+    server_port: int = Field(5037, ge=1, le=65535)
+    adb_path: Path | None = Field(None, description="adb binary; default: PATH, then the adbutils wheel's")
+    serial: str | None = Field(None, description="device serial; None = the only attached device")
+    connect: list[str] = Field(default_factory=list, description="host:port to `adb connect` first")
+    command_timeout_s: float = Field(20.0, gt=0)
+
+
+class PlannerSettings(BaseModel):
+    """The MLLM behind an OpenAI-compatible chat-completions endpoint."""
+
+    base_url: str | None = Field(None, description="e.g. https://api.openai.com/v1, http://localhost:11434/v1")
+    api_key: SecretStr = SecretStr("")
+    model: str = "gpt-4o"
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(1024, ge=16, le=32768)
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(4, ge=0, le=20)
+    backoff_base_s: float = Field(1.0, ge=0)
+    backoff_max_s: float = Field(30.0, ge=0)
+    image_long_side: int = Field(1280, ge=256, le=4096)
+    jpeg_quality: int = Field(80, ge=30, le=100)
+    # USD per 1M tokens, by model name: {"gpt-4o": {"input": 2.5, "output": 10.0}}
+    prices: dict[str, dict[str, float]] = Field(
+        default_factory=lambda: {
+            "gpt-4o": {"input": 2.5, "output": 10.0},
+            "gpt-4o-mini": {"input": 0.15, "output": 0.6},
+        }
+    )
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url) or bool(self.api_key.get_secret_value())
+
+
+class PerceptionSettings(BaseModel):
+    """Which perception backends run, and where their weights are."""
+
+    ocr_backend: Literal["rapidocr", "paddleocr"] = "rapidocr"
+    paddle_det_dir: Path | None = None
+    paddle_rec_dir: Path | None = None
+    ocr_limit_side_len: int = Field(1280, ge=320, le=4096)
+    detector: Literal["auto", "grounding-dino", "groundingdino-py", "proposals"] = "auto"
+    ranker: Literal["auto", "clip", "heuristic"] = "auto"
+    grounding_dino_path: str = "IDEA-Research/grounding-dino-tiny"
+    groundingdino_py_checkpoint: Path | None = None
+    groundingdino_py_config: Path | None = None
+    clip_model: str = "ViT-B-32"
+    clip_checkpoint: str | None = Field(None, description="local .pt/.bin file or open_clip pretrained tag")
+    box_threshold: float = Field(0.05, ge=0, le=1)
+    text_threshold: float = Field(0.5, ge=0, le=1)
+    compute_device: Literal["auto", "cpu", "cuda"] = "auto"
+    allow_hub_downloads: bool = False
+    max_text_candidates: int = Field(4, ge=1, le=16)
+    max_box_fraction: float = Field(0.25, gt=0, le=1, description="ignore OCR boxes larger than this share of the screen")
+
+
+class AgentSettings(BaseModel):
+    """Budgets and behaviour of the step loop."""
+
+    max_steps: int = Field(20, ge=1, le=500)
+    reflection: bool = True
+    completion_check: bool = True
+    max_completion_checks: int = Field(2, ge=0, le=10)
+    max_identical_actions: int = Field(3, ge=2, le=20)
+    max_consecutive_failures: int = Field(5, ge=1, le=50)
+    settle_timeout_s: float = Field(3.0, ge=0)
+    settle_interval_s: float = Field(0.15, ge=0.01)
+    settle_tolerance: float = Field(0.002, ge=0, le=1)
+    change_threshold: float = Field(0.003, ge=0, le=1, description="share of changed pixels that counts as a change")
+    output_dir: Path = Path("runs")
+    secrets: list[SecretStr] = Field(default_factory=list, description="texts redacted from trajectories")
+
+
+class ServerSettings(BaseModel):
+    """The REST service."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=1, le=65535)
+    api_token: SecretStr | None = None
+    database_url: str = "sqlite:///runs/mobile-agent.sqlite3"
+    cors_origins: list[str] = Field(default_factory=list)
+    max_instruction_chars: int = Field(2000, ge=1)
+    max_body_bytes: int = Field(64 * 1024, ge=1024)
+    max_steps_limit: int = Field(100, ge=1)
+    workers: int = Field(0, ge=0, description="0 = one worker per device")
+
+
+class Settings(BaseSettings):
+    """Everything configurable, validated once."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    adb: AdbSettings = Field(default_factory=AdbSettings)
+    planner: PlannerSettings = Field(default_factory=PlannerSettings)
+    perception: PerceptionSettings = Field(default_factory=PerceptionSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        toml_file = _toml_file.get()
+        if toml_file is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+        return tuple(sources)
+
+    def with_overrides(self, overrides: dict[str, Any]) -> Settings:
+        """A copy with dotted overrides applied and validated (``{"agent.max_steps": 5}``)."""
+        data = self.model_dump()
+        _apply_dotted(data, overrides)
+        try:
+            return Settings.model_validate(_reveal(data))
+        except ValidationError as exc:
+            raise ConfigError(f"invalid settings: {_summarize(exc)}", errors=exc.errors(include_url=False)) from exc
+
+
+def load_settings(config_file: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
+    """Build the settings from overrides, environment, TOML file and defaults.
+
+    ``overrides`` takes dotted keys (``"planner.model"``) or nested dicts; values of
+    ``None`` are ignored so that unset CLI flags fall through.
+    """
+    path = Path(config_file) if config_file else None
+    if path is None and os.environ.get(f"{ENV_PREFIX}CONFIG"):
+        path = Path(os.environ[f"{ENV_PREFIX}CONFIG"])
+    if path is not None and not path.is_file():
+        raise ConfigError(f"config file not found: {path}", path=str(path))
+    nested: dict[str, Any] = {}
+    _apply_dotted(nested, {k: v for k, v in (overrides or {}).items() if v is not None})
+    token = _toml_file.set(path)
+    try:
+        return Settings(**nested)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid settings: {_summarize(exc)}", errors=exc.errors(include_url=False)) from exc
+    except (OSError, ValueError) as exc:  # unreadable or malformed TOML
+        raise ConfigError(f"cannot read config file {path}: {exc}", path=str(path)) from exc
+    finally:
+        _toml_file.reset(token)
+
+
+def _apply_dotted(target: dict[str, Any], overrides: dict[str, Any]) -> None:
+    for key, value in overrides.items():
+        parts = key.split(".")
+        node = target
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        if isinstance(value, dict) and isinstance(node.get(parts[-1]), dict):
+            _apply_dotted(node[parts[-1]], value)
+        else:
+            node[parts[-1]] = value
+
+
+def _reveal(data: Any) -> Any:
+    if isinstance(data, SecretStr):
+        return data.get_secret_value()
+    if isinstance(data, dict):
+        return {k: _reveal(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_reveal(v) for v in data]
+    return data
+
+
+def _summarize(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"])
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)
