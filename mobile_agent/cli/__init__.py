@@ -1,0 +1,52 @@
+"""The ``mobile-agent`` command line.
+
+Each subcommand lives in its own module with ``register(subparsers)``; that function
+adds a parser whose ``func`` default takes the parsed args and returns an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from mobile_agent import __version__
+from mobile_agent.errors import MobileAgentError
+
+SUBCOMMANDS = ("run", "devices", "doctor", "serve", "eval")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mobile-agent",
+        description="Drive an Android phone with a multimodal LLM, through screenshots and ADB.",
+    )
+    parser.add_argument("--version", action="version", version=f"mobile-agent {__version__}")
+    parser.add_argument("--config", metavar="FILE", help="TOML config file (default: $MOBILE_AGENT_CONFIG)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        importlib.import_module(f"mobile_agent.cli.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.func(args) or 0)
+    except MobileAgentError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

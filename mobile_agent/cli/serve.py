@@ -1,0 +1,10 @@
+"""`mobile-agent serve` (placeholder until its issue lands)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("serve", help="(not yet available)")
+    parser.set_defaults(func=lambda args: print("mobile-agent serve: not yet available") or 2)

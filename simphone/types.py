@@ -1,0 +1,32 @@
+"""Types shared by the simulated phone's ADB side and its device model.
+
+May import: the standard library only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = ["CommandResult", "PhoneLike"]
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What one shell command printed and its exit code (as Android's shell reports it)."""
+
+    stdout: bytes = b""
+    stderr: bytes = b""
+    exit_code: int = 0
+
+
+class PhoneLike(Protocol):
+    """What the ADB server needs from a phone model."""
+
+    name: str  # ro.product.name
+    model: str  # ro.product.model
+    device: str  # ro.product.device
+
+    def run(self, argv: list[str]) -> CommandResult:
+        """Run one simple command (no `;`, `&&`: the shell grammar splits those)."""
+        ...
