@@ -1,0 +1,44 @@
+"""The ADB device layer: choose a phone, capture its screen, send it input.
+
+Public API (see docs/architecture.md, ``mobile_agent.device``): ``open_device``,
+``list_devices``, ``connect``, ``Device``, ``DeviceInfo``, ``Screenshot``,
+``ScreenInfo``. Errors are the ``DeviceError`` subtree of ``mobile_agent.errors``.
+
+May import: adbutils, numpy, Pillow, the standard library, ``mobile_agent.errors`` and
+``mobile_agent.settings``.
+"""
+
+from __future__ import annotations
+
+from mobile_agent.device.device import (
+    KEYCODES,
+    Device,
+    ScreenInfo,
+    ScreenState,
+    frame_difference,
+    open_device,
+)
+from mobile_agent.device.parsing import LauncherApp
+from mobile_agent.device.screenshot import Screenshot
+from mobile_agent.device.server import DeviceInfo, adb_version, connect, ensure_server, find_adb, list_devices
+from mobile_agent.device.validation import validate_address, validate_package, validate_serial
+
+__all__ = [
+    "KEYCODES",
+    "Device",
+    "DeviceInfo",
+    "LauncherApp",
+    "ScreenInfo",
+    "ScreenState",
+    "Screenshot",
+    "adb_version",
+    "connect",
+    "ensure_server",
+    "find_adb",
+    "frame_difference",
+    "list_devices",
+    "open_device",
+    "validate_address",
+    "validate_package",
+    "validate_serial",
+]

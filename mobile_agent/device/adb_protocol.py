@@ -1,0 +1,292 @@
+"""The adb server's smart-socket protocol, spoken over a raw socket.
+
+Why not adbutils for every call: its ``AdbConnection.close()`` sleeps 10 ms, each
+device call opens two connections, and its read loop concatenates 4 KiB chunks
+(quadratic for a 10 MB framebuffer). Here a call is one connection, and a stream of
+known size is read once into a preallocated buffer with ``recv_into``.
+
+Requests are ``%04x`` + ASCII text; the server answers ``OKAY`` or ``FAIL`` + a
+length-prefixed message. ``host:transport:SERIAL`` switches the connection to the
+device, after which a service (``exec:``, ``shell:``, ``shell,v2,raw:``) streams.
+
+May import: numpy, the standard library and ``mobile_agent.errors``.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+from collections.abc import Iterator
+
+import numpy as np
+
+from mobile_agent.errors import (
+    AdbServerError,
+    DeviceCommandError,
+    DeviceError,
+    DeviceLostError,
+    DeviceNotFoundError,
+    DeviceOfflineError,
+    DeviceUnauthorizedError,
+    MultipleDevicesError,
+)
+
+__all__ = ["AdbHost", "ShellResult", "failure_to_error"]
+
+_OKAY = b"OKAY"
+_FAIL = b"FAIL"
+_RECV_CHUNK = 1 << 20
+
+# shell protocol v2 packet ids (AOSP adb/shell_protocol.h)
+_V2_STDOUT = 1
+_V2_STDERR = 2
+_V2_EXIT = 3
+
+UNAUTHORIZED_HINT = "accept the 'Allow USB debugging?' RSA prompt on the phone, then retry"
+
+
+class ShellResult:
+    """What a device command printed, and its exit code when the shell protocol gives one."""
+
+    __slots__ = ("exit_code", "stderr", "stdout")
+
+    def __init__(self, stdout: bytes, stderr: bytes, exit_code: int | None) -> None:
+        self.stdout = stdout
+        self.stderr = stderr
+        self.exit_code = exit_code
+
+    def __repr__(self) -> str:
+        return f"ShellResult(exit_code={self.exit_code}, stdout={self.stdout[:60]!r}, stderr={self.stderr[:60]!r})"
+
+
+def failure_to_error(message: str, serial: str | None) -> DeviceError:
+    """The typed error for a ``FAIL`` answer of the adb server."""
+    text = message.lower()
+    if "unauthorized" in text:
+        return DeviceUnauthorizedError(
+            f"device {serial or ''} is unauthorized: {UNAUTHORIZED_HINT}".replace("  ", " "),
+            serial=serial,
+            hint=UNAUTHORIZED_HINT,
+        )
+    if "offline" in text:
+        return DeviceOfflineError(
+            f"device {serial} is offline: reconnect it (USB cable, or `adb disconnect` + `adb connect`)",
+            serial=serial,
+        )
+    if "more than one" in text:
+        return MultipleDevicesError(f"adb server: {message}", serials=[], serial=serial)
+    if "not found" in text or "no devices" in text or "no emulators" in text:
+        return DeviceNotFoundError(
+            f"device {serial!r} is not attached (`mobile-agent devices` lists what is)", serial=serial
+        )
+    return DeviceCommandError(f"adb server refused: {message}", serial=serial, server_message=message)
+
+
+class AdbHost:
+    """The adb server at ``host:port``. Holds no connection: every call opens its own,
+    so one ``AdbHost`` can serve several threads at once."""
+
+    def __init__(self, host: str, port: int, timeout_s: float) -> None:
+        self.host = host
+        self.port = port
+        self.timeout_s = timeout_s
+
+    # --- connections -------------------------------------------------------------------
+
+    def connect(self) -> socket.socket:
+        try:
+            sock = socket.create_connection((self.host, self.port), timeout=min(self.timeout_s, 5.0))
+        except OSError as exc:
+            raise AdbServerError(
+                f"adb server at {self.host}:{self.port} is not answering ({exc})",
+                host=self.host,
+                port=self.port,
+            ) from exc
+        sock.settimeout(self.timeout_s)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+
+    def reachable(self) -> bool:
+        try:
+            self.connect().close()
+        except AdbServerError:
+            return False
+        return True
+
+    @staticmethod
+    def _send(sock: socket.socket, request: str) -> None:
+        data = request.encode("utf-8")
+        sock.sendall(b"%04x" % len(data) + data)
+
+    @staticmethod
+    def _check_okay(sock: socket.socket, serial: str | None) -> None:
+        status = _read_exact(sock, 4)
+        if status == _OKAY:
+            return
+        if status == _FAIL:
+            raise failure_to_error(_read_block(sock).decode("utf-8", "replace"), serial)
+        raise DeviceCommandError(f"adb server answered {status!r}, expected OKAY/FAIL", serial=serial)
+
+    # --- host services -----------------------------------------------------------------
+
+    def query(self, request: str, serial: str | None = None) -> str:
+        """A host service answering one length-prefixed string (``host:version``…)."""
+        sock = self.connect()
+        try:
+            self._send(sock, request)
+            self._check_okay(sock, serial)
+            return _read_block(sock).decode("utf-8", "replace")
+        except (OSError, EOFError) as exc:
+            raise AdbServerError(f"adb server connection failed during {request!r}: {exc}") from exc
+        finally:
+            sock.close()
+
+    def server_version(self) -> int:
+        return int(self.query("host:version"), 16)
+
+    # --- device services ---------------------------------------------------------------
+
+    def open_service(self, serial: str, service: str) -> socket.socket:
+        """A socket streaming ``service`` on the device ``serial`` (OKAYs checked)."""
+        sock = self.connect()
+        try:
+            self._send(sock, f"host:transport:{serial}")
+            self._check_okay(sock, serial)
+            self._send(sock, service)
+            self._check_okay(sock, serial)
+        except (OSError, EOFError) as exc:
+            sock.close()
+            raise DeviceLostError(f"device {serial} went away while opening {service!r}: {exc}", serial=serial) from exc
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+
+    def read_all(self, serial: str, service: str) -> bytes:
+        """Everything ``service`` writes until the device closes the stream."""
+        sock = self.open_service(serial, service)
+        try:
+            return b"".join(_iter_chunks(sock))
+        except OSError as exc:
+            raise DeviceLostError(f"device {serial} went away during {service!r}: {exc}", serial=serial) from exc
+        finally:
+            sock.close()
+
+    def shell_v2(self, serial: str, command: str) -> ShellResult:
+        """``shell,v2,raw:`` — stdout, stderr and the exit code, without a pty.
+
+        A stream that ends without its exit packet means the device went away.
+        """
+        sock = self.open_service(serial, f"shell,v2,raw:{command}")
+        out: list[bytes] = []
+        err: list[bytes] = []
+        try:
+            reader = _BufferedReader(sock)
+            while True:
+                header = reader.read(5)
+                if header is None:
+                    raise DeviceLostError(
+                        f"device {serial} went away during `{command}` (no exit status)", serial=serial
+                    )
+                kind, length = struct.unpack("<BI", header)
+                payload = reader.read(length)
+                if payload is None:
+                    raise DeviceLostError(f"device {serial} went away during `{command}`", serial=serial)
+                if kind == _V2_STDOUT:
+                    out.append(payload)
+                elif kind == _V2_STDERR:
+                    err.append(payload)
+                elif kind == _V2_EXIT:
+                    return ShellResult(b"".join(out), b"".join(err), payload[0] if payload else 0)
+        except OSError as exc:
+            raise DeviceLostError(f"device {serial} went away during `{command}`: {exc}", serial=serial) from exc
+        finally:
+            sock.close()
+
+    def shell_v1(self, serial: str, command: str) -> ShellResult:
+        """``shell:`` — stdout and stderr merged, no exit code (devices without shell_v2)."""
+        return ShellResult(self.read_all(serial, f"shell:{command}"), b"", None)
+
+    def read_framebuffer(self, serial: str, service: str) -> tuple[int, int, int, np.ndarray]:
+        """Run ``screencap`` (raw) and return ``(width, height, format, bytes)``.
+
+        The 12-byte header (width, height, format) is read first; the rest is received
+        once into a buffer sized for the pixels plus the optional 4-byte colorspace of
+        newer Android versions, whose presence the total length decides.
+        """
+        sock = self.open_service(serial, service)
+        try:
+            header = _read_exact(sock, 12)
+            width, height, fmt = struct.unpack("<III", header)
+            bpp = _BYTES_PER_PIXEL.get(fmt)
+            if bpp is None or not (0 < width <= 16384 and 0 < height <= 16384):
+                return width, height, fmt, np.empty(0, np.uint8)
+            size = width * height * bpp
+            buf = np.empty(size + 4, dtype=np.uint8)
+            view = memoryview(buf)
+            got = 0
+            while got < len(buf):
+                n = sock.recv_into(view[got:], len(buf) - got)
+                if n == 0:
+                    break
+                got += n
+            if got == size + 4:
+                pixels = buf[4:]
+            elif got == size:
+                pixels = buf[:size]
+            else:
+                return width, height, fmt, buf[:got]
+            return width, height, fmt, pixels
+        except EOFError:
+            return 0, 0, 0, np.empty(0, np.uint8)
+        except OSError as exc:
+            raise DeviceLostError(f"device {serial} went away during a screenshot: {exc}", serial=serial) from exc
+        finally:
+            sock.close()
+
+
+# PixelFormat values of android.graphics / ui/PixelFormat.h
+_BYTES_PER_PIXEL = {1: 4, 2: 4, 3: 3, 4: 2, 5: 4}
+
+
+def _iter_chunks(sock: socket.socket) -> Iterator[bytes]:
+    while True:
+        chunk = sock.recv(_RECV_CHUNK)
+        if not chunk:
+            return
+        yield chunk
+
+
+def _read_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        k = sock.recv_into(view[got:], n - got)
+        if k == 0:
+            raise EOFError(f"stream ended after {got} of {n} bytes")
+        got += k
+    return bytes(buf)
+
+
+def _read_block(sock: socket.socket) -> bytes:
+    length = int(_read_exact(sock, 4), 16)
+    return _read_exact(sock, length) if length else b""
+
+
+class _BufferedReader:
+    """Exact reads over a socket with few ``recv`` calls; ``None`` at end of stream."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._buf = bytearray()
+
+    def read(self, n: int) -> bytes | None:
+        while len(self._buf) < n:
+            chunk = self._sock.recv(max(_RECV_CHUNK, n - len(self._buf)))
+            if not chunk:
+                return None
+            self._buf += chunk
+        data = bytes(self._buf[:n])
+        del self._buf[:n]
+        return data

@@ -1,0 +1,526 @@
+"""``Device``: one phone behind the adb server, and ``open_device`` to choose it.
+
+Every call opens its own connection to the adb server (no shared socket, no
+module-level client), so several ``Device`` objects can be driven from several
+threads at once. Commands are argument lists, each argument ``shlex.quote``-d.
+
+May import: adbutils, numpy, the standard library, ``mobile_agent.errors``/``settings``
+and the sibling modules of this package.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import adbutils
+import numpy as np
+
+from mobile_agent.device.adb_protocol import UNAUTHORIZED_HINT, AdbHost, ShellResult
+from mobile_agent.device.parsing import (
+    match_label,
+    parse_current_app,
+    parse_density,
+    parse_launcher_activities,
+    parse_locked,
+    parse_rotation,
+    parse_screen_on,
+    parse_wm_size,
+)
+from mobile_agent.device.screenshot import Screenshot, decode_framebuffer, decode_png
+from mobile_agent.device.server import connect, ensure_server, parse_devices_l
+from mobile_agent.device.text_input import (
+    ADB_KEYBOARD_HINT,
+    ADB_KEYBOARD_IME,
+    ADB_KEYBOARD_PACKAGE,
+    adb_keyboard_broadcast,
+    input_text_commands,
+    is_plain_ascii,
+    shell_line,
+)
+from mobile_agent.device.validation import validate_package, validate_serial
+from mobile_agent.errors import (
+    AdbKeyboardMissingError,
+    AppNotFoundError,
+    DeviceCommandError,
+    DeviceError,
+    DeviceLostError,
+    DeviceNotFoundError,
+    DeviceOfflineError,
+    DeviceUnauthorizedError,
+    MultipleDevicesError,
+    NoDeviceError,
+    ScreenshotError,
+)
+from mobile_agent.settings import AdbSettings
+
+__all__ = ["KEYCODES", "Device", "ScreenInfo", "ScreenState", "open_device"]
+
+log = logging.getLogger(__name__)
+
+KEYCODES: dict[str, int] = {
+    "home": 3,
+    "back": 4,
+    "call": 5,
+    "volume_up": 24,
+    "volume_down": 25,
+    "power": 26,
+    "camera": 27,
+    "tab": 61,
+    "space": 62,
+    "enter": 66,
+    "delete": 67,
+    "backspace": 67,
+    "menu": 82,
+    "search": 84,
+    "escape": 111,
+    "forward_delete": 112,
+    "move_home": 122,
+    "move_end": 123,
+    "app_switch": 187,
+    "recent": 187,
+    "wakeup": 224,
+}
+_DIRECTIONS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
+_PNG_FALLBACK_AFTER = 2  # consecutive raw failures before a Device prefers PNG
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ScreenInfo:
+    """Screen size in pixels of the current orientation, rotation (0-3), density (dpi)."""
+
+    width: int
+    height: int
+    rotation: int
+    density: int | None
+
+
+@dataclass(frozen=True)
+class ScreenState:
+    on: bool
+    locked: bool | None
+
+
+def _lost_on_vanish(method: Callable[..., T]) -> Callable[..., T]:
+    """A device that was there when opened and is now 'not found'/'offline' is lost."""
+
+    @functools.wraps(method)
+    def wrapper(self: Device, *args: Any, **kwargs: Any) -> T:
+        try:
+            return method(self, *args, **kwargs)
+        except (DeviceNotFoundError, DeviceOfflineError) as exc:
+            raise DeviceLostError(
+                f"device {self.serial} went away during {method.__name__}: {exc.message}",
+                serial=self.serial,
+                operation=method.__name__,
+            ) from exc
+
+    return wrapper
+
+
+class Device:
+    """One phone. Build it with ``open_device``; ``Device(serial, settings)`` skips the
+    checks of the device's state."""
+
+    def __init__(self, serial: str, settings: AdbSettings, *, host: AdbHost | None = None) -> None:
+        self.serial = validate_serial(serial)
+        self.settings = settings
+        self._host = host or AdbHost(settings.server_host, settings.server_port, settings.command_timeout_s)
+        # adbutils for what is not on a hot path (install, sync); built from settings, never global
+        self.client = adbutils.AdbClient(
+            settings.server_host, settings.server_port, socket_timeout=settings.command_timeout_s
+        )
+        self._features: frozenset[str] | None = None
+        self._raw_failures = 0
+
+    def __repr__(self) -> str:
+        return f"Device({self.serial!r})"
+
+    @property
+    def adbutils_device(self) -> adbutils.AdbDevice:
+        return self.client.device(self.serial)
+
+    # --- shell -------------------------------------------------------------------------
+
+    @property
+    def features(self) -> frozenset[str]:
+        if self._features is None:
+            text = self._host.query(f"host-serial:{self.serial}:features", serial=self.serial)
+            self._features = frozenset(f.strip() for f in text.split(",") if f.strip())
+        return self._features
+
+    @_lost_on_vanish
+    def run(self, args: list[str]) -> ShellResult:
+        """Run one command on the device; returns stdout/stderr/exit code (``None``
+        when the device has no shell protocol v2)."""
+        if isinstance(args, str) or not args:
+            raise TypeError("device commands are non-empty argument lists, never shell strings")
+        line = shell_line(args)
+        if "shell_v2" in self.features:
+            return self._host.shell_v2(self.serial, line)
+        return self._host.shell_v1(self.serial, line)
+
+    def shell(self, args: list[str]) -> str:
+        """stdout of ``args`` (each argument quoted, never interpreted by the shell)."""
+        result = self.run(args)
+        return result.stdout.decode("utf-8", "replace")
+
+    def check(self, args: list[str]) -> str:
+        """Like ``shell`` but a non-zero exit code (or an ``Error:`` line) raises
+        ``DeviceCommandError``."""
+        result = self.run(args)
+        out = result.stdout.decode("utf-8", "replace")
+        err = result.stderr.decode("utf-8", "replace")
+        failed = result.exit_code not in (0, None) or (
+            result.exit_code is None and any(ln.startswith(("Error:", "Exception")) for ln in out.splitlines())
+        )
+        if failed:
+            raise DeviceCommandError(
+                f"`{shell_line(args)}` failed on {self.serial} (exit {result.exit_code}): {(err or out).strip()[:300]}",
+                serial=self.serial,
+                command=list(args),
+                exit_code=result.exit_code,
+            )
+        return out
+
+    # --- screen --------------------------------------------------------------------------
+
+    @_lost_on_vanish
+    def screenshot(self) -> Screenshot:
+        """The current screen, in memory: raw framebuffer first, PNG as fallback."""
+        if self._raw_failures < _PNG_FALLBACK_AFTER:
+            try:
+                shot = self._screenshot_raw()
+                self._raw_failures = 0
+                return shot
+            except ScreenshotError as exc:
+                self._raw_failures += 1
+                log.debug("raw screencap failed on %s (%s); trying PNG", self.serial, exc.message)
+        return self._screenshot_png()
+
+    def _screenshot_raw(self) -> Screenshot:
+        width, height, fmt, data = self._host.read_framebuffer(self.serial, "exec:screencap")
+        try:
+            pixels = decode_framebuffer(width, height, fmt, data, serial=self.serial)
+        except ScreenshotError:
+            self._raise_if_gone("screenshot")
+            raise
+        return Screenshot(pixels=pixels, captured_at=time.time())
+
+    def state(self) -> str | None:
+        """The device's state as the adb server sees it now (None: not attached)."""
+        for info in parse_devices_l(self._host.query("host:devices-l")):
+            if info.serial == self.serial:
+                return info.state
+        return None
+
+    def _raise_if_gone(self, operation: str) -> None:
+        state = self.state()
+        if state != "device":
+            raise DeviceLostError(
+                f"device {self.serial} went away during {operation} (now: {state or 'not attached'})",
+                serial=self.serial,
+                operation=operation,
+                state=state,
+            )
+
+    def _screenshot_png(self) -> Screenshot:
+        data = self._host.read_all(self.serial, "exec:screencap -p")
+        if not data:
+            raise ScreenshotError(f"screencap -p returned nothing on {self.serial}", serial=self.serial)
+        return Screenshot(pixels=decode_png(data, serial=self.serial), captured_at=time.time())
+
+    def screen_info(self) -> ScreenInfo:
+        size = parse_wm_size(self.shell(["wm", "size"]))
+        if size is None:
+            shot = self.screenshot()
+            size = (shot.width, shot.height)
+        density = parse_density(self.shell(["wm", "density"]))
+        rotation = parse_rotation(self.shell(["dumpsys", "input"])) or 0
+        width, height = size
+        if rotation % 2 == 1 and width < height:  # wm size reports the natural orientation
+            width, height = height, width
+        return ScreenInfo(width=width, height=height, rotation=rotation, density=density)
+
+    def screen_state(self) -> ScreenState:
+        on = parse_screen_on(self.shell(["dumpsys", "power"]))
+        locked = parse_locked(self.shell(["dumpsys", "window"]))
+        return ScreenState(on=True if on is None else on, locked=locked)
+
+    def is_screen_on(self) -> bool:
+        """Screen on and not behind the keyguard."""
+        state = self.screen_state()
+        return state.on and not state.locked
+
+    def wait_settled(self, timeout_s: float = 3.0, interval_s: float = 0.15, tolerance: float = 0.002) -> Screenshot:
+        """Capture until two consecutive frames differ in at most ``tolerance`` of their
+        (downscaled) pixels, or until ``timeout_s``; returns the last frame."""
+        deadline = time.monotonic() + timeout_s
+        last = self.screenshot()
+        while time.monotonic() < deadline:
+            time.sleep(max(0.0, min(interval_s, deadline - time.monotonic())))
+            current = self.screenshot()
+            if frame_difference(last, current) <= tolerance:
+                return current
+            last = current
+        return last
+
+    # --- input ---------------------------------------------------------------------------
+
+    def tap(self, x: int, y: int) -> None:
+        self.check(["input", "tap", str(_coord(x)), str(_coord(y))])
+
+    def long_press(self, x: int, y: int, duration_ms: int = 800) -> None:
+        x, y = _coord(x), _coord(y)
+        self.check(["input", "swipe", str(x), str(y), str(x), str(y), str(_duration(duration_ms))])
+
+    def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
+        coords = [str(_coord(v)) for v in (x1, y1, x2, y2)]
+        self.check(["input", "swipe", *coords, str(_duration(duration_ms))])
+
+    def swipe_direction(self, direction: str, distance: float = 0.5, duration_ms: int = 300) -> tuple[int, int, int, int]:
+        """Swipe the finger ``direction`` (up/down/left/right) through the screen's centre,
+        over ``distance`` of the screen's extent in that direction. Returns the stroke."""
+        key = str(direction).lower()
+        if key not in _DIRECTIONS:
+            raise ValueError(f"direction must be one of up, down, left, right; got {direction!r}")
+        if not 0 < distance <= 1:
+            raise ValueError(f"distance is a fraction of the screen in (0, 1], got {distance}")
+        info = self.screen_info()
+        dx, dy = _DIRECTIONS[key]
+        cx, cy = info.width // 2, info.height // 2
+        half_x = int(info.width * distance / 2) * dx
+        half_y = int(info.height * distance / 2) * dy
+        stroke = (
+            min(info.width - 1, max(0, cx - half_x)),
+            min(info.height - 1, max(0, cy - half_y)),
+            min(info.width - 1, max(0, cx + half_x)),
+            min(info.height - 1, max(0, cy + half_y)),
+        )
+        self.swipe(*stroke, duration_ms=duration_ms)
+        return stroke
+
+    def key(self, name: str | int) -> None:
+        """A key event: a name of ``KEYCODES`` (back, home, enter, app_switch, delete…),
+        ``KEYCODE_*``, or a numeric keycode."""
+        self.check(["input", "keyevent", str(_keycode(name))])
+
+    def type_text(self, text: str) -> None:
+        """Type ``text`` into the focused field, exactly.
+
+        Printable ASCII goes through ``input text``; anything else through ADB Keyboard
+        (``AdbKeyboardMissingError`` when it is not installed).
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, got {type(text).__name__}")
+        if not text:
+            return
+        if is_plain_ascii(text):
+            for argv in input_text_commands(text):
+                self.check(argv)
+            return
+        with self._adb_keyboard():
+            self.check(adb_keyboard_broadcast(text))
+
+    def clear_text(self, max_chars: int = 200) -> None:
+        """Empty the focused field: ADB Keyboard's clear when installed, otherwise
+        move to the end and delete ``max_chars`` characters in one key event call."""
+        if self.has_adb_keyboard():
+            with self._adb_keyboard():
+                self.check(["am", "broadcast", "-a", "ADB_CLEAR_TEXT"])
+            return
+        self.check(["input", "keyevent", str(KEYCODES["move_end"]), *[str(KEYCODES["delete"])] * int(max_chars)])
+
+    def has_adb_keyboard(self) -> bool:
+        out = self.shell(["ime", "list", "-a", "-s"])
+        if ADB_KEYBOARD_IME in out.split():
+            return True
+        return f"package:{ADB_KEYBOARD_PACKAGE}" in self.shell(["pm", "list", "packages", ADB_KEYBOARD_PACKAGE]).split()
+
+    def _adb_keyboard(self) -> _AdbKeyboardSession:
+        if not self.has_adb_keyboard():
+            raise AdbKeyboardMissingError(
+                f"typing non-ASCII text on {self.serial} needs ADB Keyboard, which is not installed: {ADB_KEYBOARD_HINT}",
+                serial=self.serial,
+                hint=ADB_KEYBOARD_HINT,
+            )
+        return _AdbKeyboardSession(self)
+
+    # --- apps ----------------------------------------------------------------------------
+
+    def list_packages(self) -> list[str]:
+        out = self.check(["pm", "list", "packages"])
+        return sorted({ln[8:].strip() for ln in out.splitlines() if ln.startswith("package:")})
+
+    def launcher_apps(self) -> list:
+        out = self.shell(
+            [
+                "cmd", "package", "query-activities",
+                "-a", "android.intent.action.MAIN", "-c", "android.intent.category.LAUNCHER",
+            ]
+        )  # fmt: skip
+        return parse_launcher_activities(out)
+
+    def resolve_app_label(self, label: str) -> str | None:
+        """The package of the launcher app whose visible label matches ``label`` (fuzzy,
+        case-insensitive), or None: the caller then looks for the label on screen."""
+        if not isinstance(label, str) or not label.strip():
+            raise ValueError("app label must be a non-empty string")
+        return match_label(label, self.launcher_apps())
+
+    def launch_app(self, package: str) -> None:
+        """Start ``package``'s launcher activity (``AppNotFoundError`` if it has none)."""
+        validate_package(package)
+        activity = None
+        for app in self.launcher_apps():
+            if app.package == package and app.activity:
+                activity = app.activity
+                break
+        if activity:
+            component = f"{package}/{activity}" if "/" not in activity else activity
+            result = self.run(["am", "start", "-n", component])
+            text = (result.stdout + result.stderr).decode("utf-8", "replace")
+            if result.exit_code in (0, None) and "Error" not in text:
+                return
+        result = self.run(["monkey", "-p", package, "-c", "android.intent.category.LAUNCHER", "1"])
+        text = (result.stdout + result.stderr).decode("utf-8", "replace")
+        if "No activities found" in text or "not found" in text.lower() or result.exit_code not in (0, None):
+            raise AppNotFoundError(
+                f"no launchable app {package!r} on {self.serial} (`mobile-agent devices` / list_packages shows what is installed)",
+                serial=self.serial,
+                app=package,
+            )
+
+    def current_app(self) -> str | None:
+        return parse_current_app(self.shell(["dumpsys", "window"]))
+
+    def force_stop(self, package: str) -> None:
+        self.check(["am", "force-stop", validate_package(package)])
+
+
+class _AdbKeyboardSession:
+    """Switch to ADB Keyboard for the ``with`` block, then back to the user's IME."""
+
+    def __init__(self, device: Device) -> None:
+        self.device = device
+        self.previous: str | None = None
+
+    def __enter__(self) -> _AdbKeyboardSession:
+        current = self.device.shell(["settings", "get", "secure", "default_input_method"]).strip()
+        self.previous = current if current and current != "null" else None
+        if self.previous != ADB_KEYBOARD_IME:
+            self.device.check(["ime", "enable", ADB_KEYBOARD_IME])
+            self.device.check(["ime", "set", ADB_KEYBOARD_IME])
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous and self.previous != ADB_KEYBOARD_IME:
+            try:
+                self.device.check(["ime", "set", self.previous])
+            except DeviceError as err:  # the original error (if any) matters more
+                if exc[0] is None:
+                    raise
+                log.warning("could not restore the IME %s on %s: %s", self.previous, self.device.serial, err)
+
+
+def frame_difference(a: Screenshot, b: Screenshot, step: int = 8, threshold: int = 8) -> float:
+    """Share of (downscaled) pixels whose grey level differs by more than ``threshold``."""
+    if a.pixels.shape != b.pixels.shape:
+        return 1.0
+    ta, tb = a.thumbnail(step), b.thumbnail(step)
+    return float(np.count_nonzero(np.abs(ta - tb) > threshold)) / ta.size
+
+
+def _coord(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float)):
+        raise ValueError(f"coordinate must be a number, got {value!r}")
+    if value != value or not 0 <= value <= 100_000:  # NaN or off any screen
+        raise ValueError(f"coordinate out of range: {value!r}")
+    return int(round(value))
+
+
+def _duration(ms: int) -> int:
+    if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms <= 60_000:
+        raise ValueError(f"duration_ms must be between 0 and 60000, got {ms!r}")
+    return int(ms)
+
+
+def _keycode(name: str | int) -> int | str:
+    if isinstance(name, bool):
+        raise ValueError(f"invalid key {name!r}")
+    if isinstance(name, int):
+        if not 0 <= name <= 400:
+            raise ValueError(f"keycode out of range: {name}")
+        return name
+    if isinstance(name, str):
+        key = name.strip()
+        if key.isascii() and key.isdigit():
+            return _keycode(int(key))
+        lowered = key.lower()
+        if lowered in KEYCODES:
+            return KEYCODES[lowered]
+        if lowered.startswith("keycode_") and lowered[8:] in KEYCODES:
+            return KEYCODES[lowered[8:]]
+        upper = key.upper()
+        if upper.startswith("KEYCODE_") and upper[8:].replace("_", "").isalnum() and upper.isascii():
+            return upper
+    raise ValueError(
+        f"unknown key {name!r}: use one of {', '.join(sorted(KEYCODES))}, KEYCODE_<NAME>, or a keycode number"
+    )
+
+
+# --- choosing a device ------------------------------------------------------------------
+
+
+def open_device(settings: AdbSettings, serial: str | None = None) -> Device:
+    """The device to drive: ``serial`` (or ``settings.serial``), or the only one attached.
+
+    Starts the adb server when needed and ``adb connect``s ``settings.connect`` first.
+    Raises ``NoDeviceError``, ``MultipleDevicesError``, ``DeviceNotFoundError``,
+    ``DeviceOfflineError``, ``DeviceUnauthorizedError`` with what to do in the message.
+    """
+    serial = serial or settings.serial
+    if serial is not None:
+        validate_serial(serial)
+    host = ensure_server(settings)
+    for address in settings.connect:
+        connect(address, settings)
+    devices = parse_devices_l(host.query("host:devices-l"))
+    if serial is None:
+        if not devices:
+            raise NoDeviceError(
+                "no device attached: plug in a phone with USB debugging on, or `mobile-agent devices --connect HOST:PORT`"
+            )
+        if len(devices) > 1:
+            serials = [d.serial for d in devices]
+            raise MultipleDevicesError(
+                f"{len(devices)} devices attached ({', '.join(serials)}): choose one with --serial or adb.serial",
+                serials=serials,
+            )
+        chosen = devices[0]
+    else:
+        matches = [d for d in devices if d.serial == serial]
+        if not matches:
+            attached = ", ".join(d.serial for d in devices) or "none"
+            raise DeviceNotFoundError(
+                f"device {serial!r} is not attached (attached: {attached})", serial=serial, attached=[d.serial for d in devices]
+            )
+        chosen = matches[0]
+    if chosen.state == "unauthorized":
+        raise DeviceUnauthorizedError(
+            f"device {chosen.serial} is unauthorized: {UNAUTHORIZED_HINT}", serial=chosen.serial, hint=UNAUTHORIZED_HINT
+        )
+    if chosen.state == "offline":
+        raise DeviceOfflineError(
+            f"device {chosen.serial} is offline: reconnect it (USB cable, or `adb disconnect` then `adb connect`)",
+            serial=chosen.serial,
+        )
+    if chosen.state != "device":
+        raise DeviceError(f"device {chosen.serial} is in state {chosen.state!r}, not ready", serial=chosen.serial)
+    return Device(chosen.serial, settings, host=host)

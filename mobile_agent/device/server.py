@@ -1,0 +1,167 @@
+"""The adb binary and server: find it, start it when it is not running, list and
+connect devices.
+
+May import: adbutils, the standard library, ``mobile_agent.errors``/``settings`` and
+the sibling modules of this package.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import adbutils
+
+from mobile_agent.device.adb_protocol import AdbHost
+from mobile_agent.device.validation import validate_address
+from mobile_agent.errors import (
+    AdbNotFoundError,
+    AdbServerError,
+    DeviceError,
+)
+from mobile_agent.settings import AdbSettings
+
+__all__ = ["DeviceInfo", "adb_version", "connect", "ensure_server", "find_adb", "list_devices"]
+
+_LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+_DEVICE_KEYS = ("product", "model", "device", "transport_id", "usb")
+_KEY_RE = re.compile(r"\s(" + "|".join(_DEVICE_KEYS) + r"):(\S+)")
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """One line of ``adb devices -l``. ``state``: device / offline / unauthorized / …"""
+
+    serial: str
+    state: str
+    model: str | None = None
+    product: str | None = None
+    transport_id: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"serial": self.serial, "state": self.state, "model": self.model, "product": self.product}
+
+
+def find_adb(settings: AdbSettings) -> Path:
+    """The adb binary: ``settings.adb_path``, then ``PATH``, then the adbutils wheel's."""
+    if settings.adb_path is not None:
+        path = Path(settings.adb_path)
+        if path.is_file() and os.access(path, os.X_OK):
+            return path
+        raise AdbNotFoundError(
+            f"adb_path {path} is not an executable file: fix `adb.adb_path` or unset it",
+            adb_path=str(path),
+        )
+    found = shutil.which("adb")
+    if found:
+        return Path(found)
+    try:
+        bundled = Path(str(importlib.resources.files("adbutils.binaries") / "adb"))
+    except (ModuleNotFoundError, TypeError):
+        bundled = None
+    if bundled is not None and bundled.is_file() and os.access(bundled, os.X_OK):
+        return bundled
+    raise AdbNotFoundError(
+        "no adb binary found: install Android platform-tools (`apt install adb`) or set adb.adb_path"
+    )
+
+
+def adb_version(settings: AdbSettings) -> str:
+    """First line of ``adb version`` (e.g. ``Android Debug Bridge version 1.0.41``)."""
+    adb = find_adb(settings)
+    try:
+        out = subprocess.run([str(adb), "version"], capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise AdbNotFoundError(f"{adb} does not run: {exc}", adb_path=str(adb)) from exc
+    text = out.stdout.decode("utf-8", "replace").strip()
+    return text.splitlines()[0] if text else f"{adb} (unknown version)"
+
+
+def ensure_server(settings: AdbSettings) -> AdbHost:
+    """The adb server of ``settings``, started with the adb binary if it is not running."""
+    host = AdbHost(settings.server_host, settings.server_port, settings.command_timeout_s)
+    if host.reachable():
+        return host
+    if settings.server_host not in _LOCAL_HOSTS:
+        raise AdbServerError(
+            f"adb server at {settings.server_host}:{settings.server_port} is not answering: start it there "
+            "(`adb start-server`) or fix adb.server_host/server_port",
+            host=settings.server_host,
+            port=settings.server_port,
+        )
+    adb = find_adb(settings)
+    try:
+        proc = subprocess.run(
+            [str(adb), "-P", str(settings.server_port), "start-server"],
+            capture_output=True,
+            timeout=30,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise AdbServerError(f"`{adb} start-server` failed: {exc}", port=settings.server_port) from exc
+    if not host.reachable():
+        detail = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
+        raise AdbServerError(
+            f"adb server would not start on port {settings.server_port}: {detail or 'no output'} "
+            "(is the port taken? try `adb kill-server`)",
+            port=settings.server_port,
+            exit_code=proc.returncode,
+        )
+    return host
+
+
+def parse_devices_l(text: str) -> list[DeviceInfo]:
+    """Parse the answer of ``host:devices-l``."""
+    infos = []
+    for line in text.splitlines():
+        line = line.rstrip()
+        if not line.strip() or line.startswith("List of devices"):
+            continue
+        parts = line.split(None, 1)
+        if len(parts) < 2:
+            continue
+        serial, rest = parts
+        match = _KEY_RE.search(" " + rest)
+        state = (" " + rest)[: match.start()].strip() if match else rest.strip()
+        keys = dict(_KEY_RE.findall(" " + rest))
+        tid = keys.get("transport_id")
+        infos.append(
+            DeviceInfo(
+                serial=serial,
+                state=state,
+                model=keys.get("model"),
+                product=keys.get("product"),
+                transport_id=int(tid) if tid and tid.isdigit() else None,
+            )
+        )
+    return infos
+
+
+def list_devices(settings: AdbSettings) -> list[DeviceInfo]:
+    """Attached devices with state and model (``adb devices -l``)."""
+    host = ensure_server(settings)
+    return parse_devices_l(host.query("host:devices-l"))
+
+
+def connect(address: str, settings: AdbSettings) -> str:
+    """``adb connect host:port``; returns the server's answer, raises when it failed."""
+    address = validate_address(address)
+    ensure_server(settings)
+    client = adbutils.AdbClient(settings.server_host, settings.server_port, socket_timeout=settings.command_timeout_s)
+    try:
+        answer = client.connect(address, timeout=settings.command_timeout_s)
+    except adbutils.AdbError as exc:
+        raise DeviceError(f"adb connect {address} failed: {exc}", serial=address) from exc
+    if "connected to" not in answer or "unable" in answer or "failed" in answer:
+        raise DeviceError(
+            f"adb connect {address}: {answer.strip()} (is `adb tcpip` enabled on the phone and the port open?)",
+            serial=address,
+            answer=answer.strip(),
+        )
+    return answer.strip()
