@@ -16,6 +16,7 @@ import json
 import os
 import threading
 from datetime import datetime
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,6 +30,7 @@ __all__ = [
     "ResultsFile",
     "StepJudgement",
     "TaskResult",
+    "load_paper_results",
     "load_results",
 ]
 
@@ -116,6 +118,13 @@ def load_results(path: str | Path) -> list[TaskResult]:
                 f"{path}:{number}: not a task result: {_short(exc)}", path=str(path), line=number
             ) from exc
     return records
+
+
+def load_paper_results() -> list[TaskResult]:
+    """The paper's Table 2 (Mobile-Agent with GPT-4V), one published record per task."""
+    resource = resources.files("eval.mobile_eval") / "data" / "paper_table2.jsonl"
+    with resources.as_file(resource) as path:
+        return load_results(path)
 
 
 class ResultsFile:

@@ -1,0 +1,83 @@
+"""Mobile-Eval reports: Table 2 layout in Markdown and HTML, SVG plots, comparisons."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+from eval.mobile_eval.metrics import summarize
+from eval.mobile_eval.records import load_paper_results
+from eval.mobile_eval.report import compare_markdown, render_markdown, write_reports
+
+
+class _Collector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.scripts: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a":
+            self.links.append(dict(attrs)["href"])
+        self._in_script = tag == "script"
+
+    def handle_endtag(self, tag):
+        self._in_script = False
+
+    def handle_data(self, data):
+        if self._in_script:
+            self.scripts.append(data)
+
+
+def test_markdown_lays_out_table_2_with_the_avg_row():
+    table = summarize(load_paper_results())
+    text = render_markdown(table, table)
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    gmail = next(r for r in rows if r.startswith("| Gmail "))
+    assert [c.strip() for c in gmail.split("|")[1:-1]] == [
+        "Gmail", "✓", "1.00", "4/4", "100.0%", "×", "0.56", "9/8", "37.5%", "×", "0.56", "9/8", "37.5%"]
+    avg = next(r for r in rows if r.startswith("| **Avg.**"))
+    assert "0.91 | 0.89 | 4.9 / 4.2 | 98.2%" in avg
+    assert "Avg. (paper)" in text
+    assert "published: 33" in text
+
+
+def test_html_report_is_self_contained_with_links_plots_and_json(tmp_path):
+    paper = load_paper_results()
+    run_dir = tmp_path / "runs" / "notes-1"
+    run_dir.mkdir(parents=True)
+    (run_dir / "report.html").write_text("<html></html>")
+    ours = [r.model_copy(update={"judged_by": "state", "label": "run A", "replay": str(run_dir / "report.html")})
+            if r.task_id == "notes-1" else r.model_copy(update={"label": "run A"}) for r in paper]
+    paths = write_reports(ours, tmp_path / "report", paper=paper)
+    page = paths["html"].read_text()
+    assert "<link" not in page and "src=" not in page  # nothing fetched from elsewhere
+    collector = _Collector()
+    collector.feed(page)
+    assert collector.links == ["../runs/notes-1/report.html"]
+    assert (paths["html"].parent / collector.links[0]).resolve() == (run_dir / "report.html").resolve()
+    svgs = re.findall(r"<svg.*?</svg>", page, flags=re.S)
+    assert len(svgs) == 2
+    for svg in svgs:
+        ET.fromstring(svg)  # well-formed
+    circles = ET.fromstring(svgs[1]).findall("{http://www.w3.org/2000/svg}circle")
+    assert len(circles) == 33
+    embedded = json.loads(collector.scripts[0])
+    assert embedded["run"]["levels"]["1"]["su"] == 0.91
+    assert json.loads(paths["json"].read_text())["paper"]["levels"]["3"]["cr_percent"] == 91.3
+    assert "| Notes |" in paths["markdown"].read_text()
+
+
+def test_compare_lists_fixed_and_regressed_tasks():
+    before = load_paper_results()
+    after = [r.model_copy(update={"success": True, "cr": 1.0}) if r.task_id == "gmail-2"
+             else r.model_copy(update={"success": False, "cr": 0.5}) if r.task_id == "notes-1" else r
+             for r in before]
+    text = compare_markdown(summarize(before, "before"), summarize(after, "after"))
+    assert "Fixed (1): `gmail-2`" in text
+    assert "Regressed (1): `notes-1`" in text
+    su_row = next(line for line in text.splitlines() if line.startswith("| 2 | su |"))
+    assert su_row == "| 2 | su | 0.82 | 0.91 | +0.09 |"
