@@ -1,0 +1,46 @@
+"""The agent: step loop, self-reflection, completion check, budgets, trajectories.
+
+``Agent(settings).run(instruction) -> RunResult`` drives a device with the planner;
+``run_script(settings, script_text)`` runs the model's action syntax with no LLM. Both
+write a trajectory folder (``trajectory.jsonl``, screenshots, ``report.html``) and
+report ``AgentEvent``s to an ``on_event`` callback.
+
+May import: the rest of ``mobile_agent`` and ``perception``; never ``server`` or ``eval``.
+"""
+
+from mobile_agent.agent.loop import NO_EFFECT_NOTE, Agent
+from mobile_agent.agent.records import (
+    SCHEMA_VERSION,
+    AgentEvent,
+    EventKind,
+    LocationSummary,
+    RunResult,
+    RunStatus,
+    RunUsage,
+    StepRecord,
+    StepTimings,
+    history_lines,
+)
+from mobile_agent.agent.screen_diff import change_ratio, screen_changed
+from mobile_agent.agent.script import parse_script, run_script
+from mobile_agent.agent.trajectory import load_trajectory
+
+__all__ = [
+    "NO_EFFECT_NOTE",
+    "SCHEMA_VERSION",
+    "Agent",
+    "AgentEvent",
+    "EventKind",
+    "LocationSummary",
+    "RunResult",
+    "RunStatus",
+    "RunUsage",
+    "StepRecord",
+    "StepTimings",
+    "change_ratio",
+    "history_lines",
+    "load_trajectory",
+    "parse_script",
+    "run_script",
+    "screen_changed",
+]

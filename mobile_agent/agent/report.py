@@ -1,0 +1,188 @@
+"""``report.html``: a self-contained page to replay a run step by step.
+
+Everything is inside the one file (images as base64 data URIs, the run as JSON in a
+``<script type="application/json">`` block, a few lines of CSS and JS), so it works
+opened from disk, mailed, or served by the REST service. Texts are inserted with
+``textContent``: a model's reply cannot inject markup.
+
+May import: the standard library, Pillow.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+__all__ = ["embed_image", "render_report"]
+
+_REPORT_LONG_SIDE = 900  # embedded images are downscaled copies; the files keep full size
+
+
+def embed_image(path: Path, long_side: int = _REPORT_LONG_SIDE) -> str | None:
+    """A JPEG data URI of the image at ``path``, downscaled; None when unreadable."""
+    try:
+        with Image.open(path) as img:
+            img = img.convert("RGB")
+            scale = long_side / max(img.size)
+            if scale < 1.0:
+                img = img.resize((max(1, round(img.width * scale)), max(1, round(img.height * scale))))
+            buf = io.BytesIO()
+            img.save(buf, format="JPEG", quality=80)
+    except (OSError, ValueError):
+        return None
+    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _script_json(data: Any) -> str:
+    # Inside <script>, "</script>" or "<!--" in a model's text would end the block.
+    text = json.dumps(data, ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def render_report(folder: Path, header: dict[str, Any], steps: list[dict[str, Any]], result: dict[str, Any] | None) -> str:
+    """The HTML of the replay page; images are read from ``folder`` and embedded."""
+    view_steps = []
+    for step in steps:
+        image = None
+        for key in ("annotated", "screenshot"):
+            rel = step.get(key)
+            if rel:
+                image = embed_image(folder / rel)
+                if image:
+                    break
+        view_steps.append({**step, "image": image})
+    data = {"header": header, "steps": view_steps, "result": result}
+    title = "mobile-agent run"
+    return _TEMPLATE.replace("__TITLE__", title).replace("__DATA__", _script_json(data))
+
+
+_TEMPLATE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>__TITLE__</title>
+<style>
+body { font: 14px/1.45 system-ui, sans-serif; margin: 0; background: #f4f5f7; color: #1d2330; }
+header { background: #1d2330; color: #fff; padding: 12px 20px; }
+header h1 { font-size: 18px; margin: 0 0 4px; }
+header .meta { opacity: .8; font-size: 13px; }
+.status { display: inline-block; padding: 1px 8px; border-radius: 10px; font-weight: 600; }
+.status.completed { background: #1e9e4a; } .status.error { background: #c62828; }
+.status.not_completed, .status.budget_exhausted { background: #d98200; } .status.cancelled { background: #666; }
+main { display: flex; gap: 20px; padding: 16px 20px; align-items: flex-start; }
+#shot { max-height: 80vh; max-width: 45vw; border: 1px solid #ccc; background: #fff; }
+#panel { flex: 1; min-width: 300px; }
+.nav { display: flex; gap: 8px; align-items: center; margin-bottom: 12px; }
+.nav button { font-size: 14px; padding: 4px 14px; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: 4px 12px; margin: 0; }
+dt { font-weight: 600; color: #555; } dd { margin: 0; white-space: pre-wrap; word-break: break-word; }
+.bad { color: #c62828; } .good { color: #1e9e4a; }
+#strip { display: flex; flex-wrap: wrap; gap: 4px; margin-top: 14px; }
+#strip button { min-width: 32px; }
+#strip button.cur { background: #1d2330; color: #fff; }
+#result { margin-top: 16px; padding: 10px; background: #fff; border: 1px solid #ddd; white-space: pre-wrap; }
+</style>
+</head>
+<body>
+<header>
+  <h1 id="instruction"></h1>
+  <div class="meta"><span id="status" class="status"></span> <span id="meta"></span></div>
+</header>
+<main>
+  <img id="shot" alt="screenshot of the step">
+  <div id="panel">
+    <div class="nav">
+      <button id="prev" title="previous step (left arrow)">&larr; prev</button>
+      <span id="counter"></span>
+      <button id="next" title="next step (right arrow)">next &rarr;</button>
+    </div>
+    <dl id="details"></dl>
+    <div id="strip"></div>
+    <div id="result"></div>
+  </div>
+</main>
+<script type="application/json" id="run-data">__DATA__</script>
+<script>
+(function () {
+  const data = JSON.parse(document.getElementById("run-data").textContent);
+  const steps = data.steps;
+  const header = data.header || {};
+  const result = data.result || {};
+  let cur = 0;
+  const $ = (id) => document.getElementById(id);
+  $("instruction").textContent = header.instruction || "(no instruction)";
+  const status = result.status || "unfinished";
+  $("status").textContent = status;
+  $("status").className = "status " + status;
+  $("meta").textContent = [
+    "model: " + (header.model || "-"),
+    "device: " + ((header.device || {}).serial || "-"),
+    steps.length + " steps",
+    result.duration_s !== undefined ? result.duration_s + " s" : "",
+  ].filter(Boolean).join(" · ");
+  function row(dl, name, value, cls) {
+    if (value === null || value === undefined || value === "") return;
+    const dt = document.createElement("dt"); dt.textContent = name;
+    const dd = document.createElement("dd"); dd.textContent = value;
+    if (cls) dd.className = cls;
+    dl.appendChild(dt); dl.appendChild(dd);
+  }
+  function timings(t) {
+    if (!t) return "";
+    return Object.entries(t).map(([k, v]) => k.replace("_ms", "") + " " + v + " ms").join(", ");
+  }
+  function show(i) {
+    if (!steps.length) { $("counter").textContent = "no steps"; return; }
+    cur = Math.max(0, Math.min(steps.length - 1, i));
+    const s = steps[cur];
+    $("counter").textContent = "step " + s.index + " / " + steps.length;
+    if (s.image) { $("shot").src = s.image; $("shot").style.display = ""; } else { $("shot").style.display = "none"; }
+    const dl = $("details"); dl.textContent = "";
+    row(dl, "Observation", s.observation);
+    row(dl, "Thought", s.thought);
+    row(dl, "Action", s.action_text);
+    if (s.operation) row(dl, "Operation", s.operation.name + " " + JSON.stringify(s.operation.params || {}));
+    if (s.tap_point) row(dl, "Tap", s.tap_point.join(", "));
+    if (s.swipe) row(dl, "Swipe", s.swipe.join(", "));
+    if (s.location) row(dl, "Perception", s.location.status + " '" + s.location.target + "'" +
+      (s.location.candidates.length ? " (" + s.location.candidates.length + " candidates)" : ""));
+    if (s.chosen_candidate) row(dl, "Chosen", "candidate " + s.chosen_candidate);
+    row(dl, "Result", s.error ? "invalid reply" : (s.ok ? "done" : "not done"), s.ok ? "good" : "bad");
+    row(dl, "Feedback", s.feedback);
+    if (s.screen_changed !== null && s.screen_changed !== undefined)
+      row(dl, "Screen", s.screen_changed ? "changed" : "unchanged", s.screen_changed ? "" : "bad");
+    if (s.completion) row(dl, "Completion check", (s.completion.done ? "done: " : "not done: ") + (s.completion.reason || ""),
+      s.completion.done ? "good" : "bad");
+    row(dl, "Timings", timings(s.timings));
+    if (s.usage && s.usage.prompt_tokens !== undefined)
+      row(dl, "Tokens", s.usage.prompt_tokens + " in / " + s.usage.completion_tokens + " out");
+    document.querySelectorAll("#strip button").forEach((b, j) => b.className = j === cur ? "cur" : "");
+  }
+  steps.forEach((s, j) => {
+    const b = document.createElement("button"); b.textContent = s.index;
+    b.addEventListener("click", () => show(j)); $("strip").appendChild(b);
+  });
+  $("prev").addEventListener("click", () => show(cur - 1));
+  $("next").addEventListener("click", () => show(cur + 1));
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "ArrowLeft") show(cur - 1);
+    if (e.key === "ArrowRight") show(cur + 1);
+  });
+  const lines = ["Result: " + status];
+  if (result.reason) lines.push(result.reason);
+  if (result.error) lines.push("Error: " + (result.error.cause || "") + " " + (result.error.message || ""));
+  if (result.usage) lines.push("Tokens: " + result.usage.prompt_tokens + " in / " + result.usage.completion_tokens +
+    " out, cost $" + result.usage.cost_usd);
+  $("result").textContent = lines.join("\\n");
+  show(0);
+})();
+</script>
+</body>
+</html>
+"""

@@ -1,0 +1,173 @@
+"""Scripted mode: run a file of operations with no LLM.
+
+A script is the model's action syntax, one operation per line; blank lines and lines
+starting with ``#`` are skipped::
+
+    # turn on the dark mode
+    Open App (Settings)
+    Click text (Display)
+    Click text (Dark theme)
+    Stop
+
+Each line goes through the same localization and execution as a planned step, and the
+run writes the same trajectory. The whole script is parsed before the device is
+touched: a bad line is an ``OperationParseError`` naming its line number. A step that
+cannot be carried out (text not found, several candidates: there is no model to
+choose) ends the run ``not_completed``; ``Stop`` or the end of the script ends it
+``completed``.
+
+May import: ``mobile_agent`` (settings, errors, device, operations, locate) and this
+package's modules.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mobile_agent.agent.loop import _build_locator, _ms
+from mobile_agent.agent.records import LocationSummary, RunResult, RunStatus, StepRecord, StepTimings
+from mobile_agent.agent.screen_diff import screen_changed
+from mobile_agent.agent.session import EventCallback, RunSession, TimedLocator, open_run_device
+from mobile_agent.errors import AppNotFoundError, OperationError, OperationParseError
+from mobile_agent.settings import Settings
+
+__all__ = ["ScriptLine", "parse_script", "run_script"]
+
+
+@dataclass(frozen=True)
+class ScriptLine:
+    number: int  # 1-based line number in the script text
+    text: str
+    action: Any  # operations.ParsedAction
+
+
+def parse_script(script_text: str) -> list[ScriptLine]:
+    """Every operation of a script, validated; raises ``OperationParseError`` with ``line``."""
+    from mobile_agent.operations import parse_action
+
+    if not isinstance(script_text, str):
+        raise OperationParseError(f"a script must be text, got {type(script_text).__name__}")
+    lines: list[ScriptLine] = []
+    for number, raw in enumerate(script_text.splitlines(), start=1):
+        text = raw.strip()
+        if not text or text.startswith("#"):
+            continue
+        try:
+            action = parse_action(f"Action: {text}")
+        except OperationError as exc:
+            raise OperationParseError(
+                f"script line {number}: {exc.message}", reply=text, line=number, operation=exc.fields.get("operation")
+            ) from exc
+        lines.append(ScriptLine(number, text, action))
+    if not lines:
+        raise OperationParseError("the script holds no operation (only blank lines and # comments)")
+    return lines
+
+
+def run_script(
+    settings: Settings,
+    script_text: str,
+    *,
+    device: Any | None = None,
+    locator: Any | None = None,
+    on_event: EventCallback | None = None,
+    cancel: threading.Event | None = None,
+    output_dir: str | Path | None = None,
+    instruction: str | None = None,
+) -> RunResult:
+    """Run a script of operations on the device; returns a ``RunResult`` like ``Agent.run``."""
+    lines = parse_script(script_text)  # bad input fails before anything is written or touched
+    opening_error: BaseException | None = None
+    if device is None:
+        try:
+            device = open_run_device(settings)
+        except Exception as exc:
+            opening_error = exc
+    session = RunSession(
+        settings,
+        instruction=instruction or f"script of {len(lines)} operations",
+        mode="scripted",
+        device=device,
+        on_event=on_event,
+        output_dir=Path(output_dir) if output_dir is not None else None,
+        cancel=cancel,
+    )
+    if opening_error is not None:
+        return session.finish_from_exception(opening_error)
+    timed = TimedLocator(locator, lambda: _build_locator(settings))
+    try:
+        return _run_lines(session, settings, device, timed, lines)
+    except BaseException as exc:
+        if not isinstance(exc, Exception):
+            session.finish_from_exception(exc)
+            raise
+        return session.finish_from_exception(exc)
+
+
+def _run_lines(
+    session: RunSession, settings: Settings, device: Any, locator: TimedLocator, lines: list[ScriptLine]
+) -> RunResult:
+    from mobile_agent.operations import OperationContext, Outcome, execute
+
+    agent = settings.agent
+    screenshot = None
+    for index, line in enumerate(lines, start=1):
+        session.check_cancel()
+        session.step_started(index)
+        capture_ms = 0.0
+        if screenshot is None:
+            start = time.perf_counter()
+            screenshot = device.screenshot()
+            capture_ms = _ms(start)
+        shot_name = session.screenshot_name(index, screenshot.pixels)
+        ctx = OperationContext(device=device, locator=locator, screenshot=screenshot, settings=settings, choose=None)
+        locator.take_ms()
+        start = time.perf_counter()
+        try:
+            outcome = execute(line.action, ctx)
+        except (OperationError, AppNotFoundError) as exc:
+            outcome = Outcome(ok=False, feedback=exc.message)
+        action_total = _ms(start)
+        perception_ms = locator.take_ms()
+        common = dict(
+            index=index,
+            screenshot=shot_name,
+            action_text=line.text,
+            operation={"name": line.action.name, "params": line.action.params.model_dump()},
+            ok=outcome.ok,
+            feedback=outcome.feedback,
+            tap_point=outcome.tap_point,
+            swipe=outcome.swipe,
+            location=LocationSummary.from_location(outcome.location),
+            started_at=time.time(),
+        )
+        action_ms = max(0.0, action_total - perception_ms)
+        if outcome.terminal or not outcome.ok:
+            session.record(
+                StepRecord(**common, timings=StepTimings(capture_ms, perception_ms, 0.0, action_ms, 0.0)),
+                screenshot.pixels,
+            )
+            if outcome.terminal:
+                return session.finish(RunStatus.COMPLETED, f"the script reached Stop (line {line.number})")
+            return session.finish(
+                RunStatus.NOT_COMPLETED, f"script line {line.number} ({line.text}) failed: {outcome.feedback}"
+            )
+        start = time.perf_counter()
+        after = device.wait_settled(agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance)
+        settle_ms = _ms(start)
+        changed, ratio = screen_changed(screenshot.pixels, after.pixels, agent.change_threshold)
+        session.record(
+            StepRecord(
+                **common,
+                screen_changed=changed,
+                change_ratio=round(ratio, 5),
+                timings=StepTimings(capture_ms, perception_ms, 0.0, action_ms, settle_ms),
+            ),
+            screenshot.pixels,
+        )
+        screenshot = after
+    return session.finish(RunStatus.COMPLETED, f"the script ran all {len(lines)} operations")

@@ -1,0 +1,304 @@
+"""What every run shares, planned or scripted: its id, trajectory folder, events, usage,
+the locator wrapper that times perception, and the mapping of errors to a final status.
+
+May import: the standard library, ``mobile_agent`` (settings, errors, device, locate),
+``perception.errors``, and this package's modules.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mobile_agent.agent.records import (
+    AgentEvent,
+    EventKind,
+    RunResult,
+    RunStatus,
+    RunUsage,
+    StepRecord,
+)
+from mobile_agent.agent.redact import Redactor
+from mobile_agent.agent.trajectory import TrajectoryWriter
+from mobile_agent.errors import (
+    AdbKeyboardMissingError,
+    ConfigError,
+    DeviceError,
+    DeviceLostError,
+    MobileAgentError,
+    PerceptionError,
+    PlannerError,
+    PlannerUnreachableError,
+    RunCancelled,
+)
+from mobile_agent.settings import Settings
+from perception.types import Location
+
+__all__ = ["EventCallback", "RunSession", "TimedLocator", "error_cause", "open_run_device"]
+
+log = logging.getLogger(__name__)
+
+EventCallback = Callable[[AgentEvent], None]
+
+
+def error_cause(exc: BaseException) -> str:
+    """A stable, machine-readable name for why a run ended with an error."""
+    ordered: list[tuple[type[BaseException], str]] = [
+        (DeviceLostError, "device_lost"),
+        (AdbKeyboardMissingError, "adb_keyboard_missing"),
+        (DeviceError, "device"),
+        (PlannerUnreachableError, "planner_unreachable"),
+        (PlannerError, "planner"),
+        (PerceptionError, "perception"),
+        (ConfigError, "config"),
+        (MobileAgentError, "agent"),
+    ]
+    for kind, cause in ordered:
+        if isinstance(exc, kind):
+            return cause
+    return "internal"
+
+
+def _error_dict(exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, MobileAgentError):
+        data = exc.to_dict()
+    else:
+        data = {"type": type(exc).__name__, "message": str(exc)}
+    data["cause"] = error_cause(exc)
+    return _jsonable(data)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def open_run_device(settings: Settings) -> Any:
+    """The device of ``settings.adb``: ``adb connect`` the listed addresses, then open it."""
+    from mobile_agent.device import connect, open_device
+
+    for address in settings.adb.connect:
+        connect(address, settings.adb)
+    return open_device(settings.adb, settings.adb.serial)
+
+
+class TimedLocator:
+    """The run's locator, built on first use and timed: perception runs on demand,
+    inside operations, so its time is measured here rather than around them."""
+
+    def __init__(self, locator: Any | None, factory: Callable[[], Any]) -> None:
+        self._locator = locator
+        self._factory = factory
+        self._lock = threading.Lock()
+        self._elapsed = 0.0
+
+    def _get(self) -> Any:
+        with self._lock:
+            if self._locator is None:
+                self._locator = self._factory()
+            return self._locator
+
+    def _timed(self, method: str, *args: Any) -> Location:
+        start = time.perf_counter()
+        try:
+            return getattr(self._get(), method)(*args)
+        except MobileAgentError:
+            raise
+        except Exception as exc:
+            # perception is a leaf library with its own root error; keep the agent's tree
+            from perception.errors import PerceptionFailure
+
+            if isinstance(exc, PerceptionFailure):
+                fields = {k: getattr(exc, k, None) for k in ("backend", "hint")}
+                raise PerceptionError(str(exc), **fields) from exc
+            raise
+        finally:
+            self._elapsed += time.perf_counter() - start
+
+    def find_text(self, image: np.ndarray, text: str) -> Location:
+        return self._timed("find_text", image, text)
+
+    def find_icon(self, image: np.ndarray, description: str, position: str | None) -> Location:
+        return self._timed("find_icon", image, description, position)
+
+    def take_ms(self) -> float:
+        """Milliseconds spent since the last call."""
+        elapsed, self._elapsed = self._elapsed, 0.0
+        return elapsed * 1000.0
+
+
+class RunSession:
+    """One run's bookkeeping: steps, usage, events, trajectory, final result."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        instruction: str,
+        mode: str,
+        device: Any | None,
+        on_event: EventCallback | None,
+        output_dir: Path | None,
+        cancel: threading.Event | None,
+    ) -> None:
+        self.settings = settings
+        self.instruction = instruction
+        self.run_id = uuid.uuid4().hex[:12]
+        self.cancel = cancel or threading.Event()
+        self.on_event = on_event
+        self.redact = Redactor.from_settings(settings)
+        self.steps: list[StepRecord] = []
+        self.usage = RunUsage()
+        self.started_at = time.time()
+        root = Path(output_dir) if output_dir is not None else Path(settings.agent.output_dir)
+        self.writer = TrajectoryWriter(root, self.run_id, self.redact, self._header(mode, device))
+        self.trajectory_dir = self.writer.folder
+        self._emit_now(
+            EventKind.RUN_STARTED,
+            None,
+            {"instruction": instruction, "mode": mode, "trajectory_dir": str(self.trajectory_dir)},
+        )
+
+    def _header(self, mode: str, device: Any | None) -> dict[str, Any]:
+        planner = self.settings.planner
+        agent = self.settings.agent
+        info: dict[str, Any] = {"serial": getattr(device, "serial", None) or self.settings.adb.serial}
+        if device is not None:
+            try:
+                screen = device.screen_info()
+                info.update(width=screen.width, height=screen.height, density=getattr(screen, "density", None))
+            except DeviceError as exc:  # the first step will meet the same error and end the run
+                info["error"] = exc.message
+        return {
+            "run_id": self.run_id,
+            "instruction": self.instruction,
+            "mode": mode,
+            "model": planner.model if mode == "planned" else None,
+            "base_url": planner.base_url if mode == "planned" else None,
+            "device": info,
+            "started_at": self.started_at,
+            "settings": {
+                "agent": {
+                    "max_steps": agent.max_steps,
+                    "reflection": agent.reflection,
+                    "completion_check": agent.completion_check,
+                    "max_completion_checks": agent.max_completion_checks,
+                    "max_identical_actions": agent.max_identical_actions,
+                    "max_consecutive_failures": agent.max_consecutive_failures,
+                    "change_threshold": agent.change_threshold,
+                },
+                "planner": {
+                    "model": planner.model,
+                    "temperature": planner.temperature,
+                    "max_tokens": planner.max_tokens,
+                    "image_long_side": planner.image_long_side,
+                },
+                "perception": {
+                    "ocr_backend": self.settings.perception.ocr_backend,
+                    "detector": self.settings.perception.detector,
+                    "ranker": self.settings.perception.ranker,
+                },
+            },
+        }
+
+    # -- events ----------------------------------------------------------------------
+
+    def _emit_now(self, kind: EventKind, step: int | None, data: dict[str, Any]) -> None:
+        if self.on_event is None:
+            return
+        event = AgentEvent(kind=kind.value, run_id=self.run_id, step=step, data=self.redact(_jsonable(data)))
+        try:
+            self.on_event(event)
+        except Exception:  # a broken listener must not break the run
+            log.exception("on_event listener failed for %s", kind.value)
+
+    def step_started(self, index: int) -> None:
+        self._emit_now(EventKind.STEP_STARTED, index, {"index": index})
+
+    def check_cancel(self) -> None:
+        if self.cancel.is_set():
+            raise RunCancelled("the run was cancelled")
+
+    # -- steps -----------------------------------------------------------------------
+
+    def add_usage(self, usage: Any) -> dict[str, Any]:
+        """Count one model call; returns its usage as a dict for the step record."""
+        if usage is None:
+            return {}
+        self.usage = self.usage.plus(usage)
+        return {
+            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+            "cost_usd": float(getattr(usage, "cost_usd", 0.0) or 0.0),
+        }
+
+    def record(self, step: StepRecord, pixels: np.ndarray) -> StepRecord:
+        """Write a finished step (images queued, line written) and announce it."""
+        annotated = self.writer.save_annotated(step, pixels)
+        if annotated is not None:
+            from dataclasses import replace
+
+            step = replace(step, annotated=annotated)
+        self.steps.append(step)
+        data = self.writer.write_step(step)
+        folder = self.trajectory_dir
+        payload = {
+            "screenshot_path": str(folder / step.screenshot),
+            "annotated_path": str(folder / step.annotated) if step.annotated else None,
+            "observation": data.get("observation"),
+            "thought": data.get("thought"),
+            "action": data.get("action_text"),
+            "operation": data.get("operation"),
+            "ok": step.ok,
+            "feedback": data.get("feedback"),
+            "screen_changed": step.screen_changed,
+            "timings": step.timings.to_dict(),
+            "usage": step.usage,
+        }
+        # after the images: a listener may fetch the screenshot as soon as it hears of it
+        self.writer.after_files(self._emit_now, EventKind.STEP_FINISHED, step.index, payload)
+        return step
+
+    def screenshot_name(self, index: int, pixels: np.ndarray) -> str:
+        return self.writer.save_screenshot(index, pixels)
+
+    # -- the end ---------------------------------------------------------------------
+
+    def finish(self, status: RunStatus, reason: str, exc: BaseException | None = None) -> RunResult:
+        error = _error_dict(exc) if exc is not None and status is RunStatus.ERROR else None
+        result = RunResult(
+            status=status,
+            error=self.redact(error),
+            steps=list(self.steps),
+            trajectory_dir=self.trajectory_dir,
+            usage=self.usage,
+            started_at=self.started_at,
+            finished_at=time.time(),
+            run_id=self.run_id,
+            instruction=self.instruction,
+            reason=self.redact.text(reason),
+        )
+        self.writer.finish(result)
+        self._emit_now(EventKind.RUN_FINISHED, None, result.to_dict())
+        return result
+
+    def finish_from_exception(self, exc: BaseException) -> RunResult:
+        """The run's end when ``exc`` escaped the step loop."""
+        if isinstance(exc, RunCancelled):
+            return self.finish(RunStatus.CANCELLED, "cancelled on request")
+        if not isinstance(exc, MobileAgentError):
+            log.exception("run %s ended by an unexpected error", self.run_id, exc_info=exc)
+        message = exc.message if isinstance(exc, MobileAgentError) else f"{type(exc).__name__}: {exc}"
+        return self.finish(RunStatus.ERROR, f"{error_cause(exc)}: {message}", exc)
