@@ -14,7 +14,7 @@ __all__ = ["validate_address", "validate_package", "validate_serial"]
 
 # USB serials are alphanumeric; emulators are emulator-NNNN; network devices host:port
 # ([v6]:port); mDNS ones look like adb-XXXX-YYYY._adb-tls-connect._tcp.
-_SERIAL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:\-\[\]]{0,127}$")
+_SERIAL_RE = re.compile(r"^[A-Za-z0-9\[][A-Za-z0-9._:\-\[\]]{0,127}$")
 _HOST_RE = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)*$")
 _IPV6_RE = re.compile(r"^\[[0-9A-Fa-f:.]+\]$")
 # Java package names as Android requires them: two or more dotted identifiers.
