@@ -1,0 +1,56 @@
+"""Operations as self-describing tool cards.
+
+Each operation is registered once (``catalog.py``) with a pydantic parameter model; the
+registry renders the operation section of the planner prompt, parses the model's
+action text and gives a JSON schema. ``execute(action, ctx)`` runs a parsed action on a
+device through a ``Locator`` (perception).
+
+May import: pydantic, numpy, perception.types, mobile_agent.errors/settings.
+"""
+
+from __future__ import annotations
+
+from mobile_agent.operations import catalog as _catalog  # noqa: F401  (registers the operations)
+from mobile_agent.operations.catalog import normalize_position
+from mobile_agent.operations.context import (
+    Chooser,
+    DeviceLike,
+    Locator,
+    OperationContext,
+    Outcome,
+    ScreenshotLike,
+)
+from mobile_agent.operations.parser import ParsedAction, extract_action_section, parse_action
+from mobile_agent.operations.registry import (
+    REGISTRY,
+    CardDefinitionError,
+    OperationCard,
+    OperationRegistry,
+    operation,
+)
+
+__all__ = [
+    "REGISTRY",
+    "CardDefinitionError",
+    "Chooser",
+    "DeviceLike",
+    "Locator",
+    "OperationCard",
+    "OperationContext",
+    "OperationRegistry",
+    "Outcome",
+    "ParsedAction",
+    "ScreenshotLike",
+    "execute",
+    "extract_action_section",
+    "normalize_position",
+    "operation",
+    "parse_action",
+]
+
+
+def execute(action: ParsedAction, ctx: OperationContext, registry: OperationRegistry | None = None) -> Outcome:
+    """Run a parsed action. Model mistakes come back as ``Outcome(ok=False, feedback)``;
+    device errors propagate."""
+    card = (registry if registry is not None else REGISTRY).get(action.name)
+    return card.execute(action.params, ctx)

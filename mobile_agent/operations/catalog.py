@@ -1,0 +1,361 @@
+"""The operations the planner may use, one decorated function each.
+
+The paper's eight (Open App, Click text, Click icon, Type, Page up, Page down, Back,
+Exit, Stop) plus what real apps need: Home, Long press, Swipe left/right, Enter, Wait.
+To add an operation, add one decorated function here: its card (prompt text, parser,
+JSON schema) comes from the decorator and its parameter model.
+
+Model mistakes (text not on screen, unknown app) return ``Outcome(ok=False, feedback)``;
+device errors propagate and end the run.
+
+May import: pydantic, perception.types, mobile_agent.errors, the sibling modules.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from mobile_agent.errors import AppNotFoundError
+from mobile_agent.operations.context import OperationContext, Outcome
+from mobile_agent.operations.parser import split_top_level, strip_quotes
+from mobile_agent.operations.registry import operation
+from perception.types import LocateStatus, Location
+
+__all__ = ["normalize_position"]
+
+_FROZEN = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+# --- positions ---------------------------------------------------------------------
+
+_POSITION_WORDS = {
+    "top": "top",
+    "upper": "top",
+    "up": "top",
+    "bottom": "bottom",
+    "lower": "bottom",
+    "down": "bottom",
+    "left": "left",
+    "right": "right",
+    "center": "center",
+    "centre": "center",
+    "middle": "center",
+    "central": "center",
+}
+_POSITION_ORDER = ("top", "bottom", "center", "left", "right")
+POSITIONS_HELP = "one or two of top, bottom, left, right, center (e.g. 'top right')"
+
+
+def _position_words(text: str) -> list[str] | None:
+    words = [w for w in text.lower().replace("-", " ").replace("_", " ").replace("/", " ").split() if w]
+    if not words or any(w not in _POSITION_WORDS for w in words):
+        return None
+    return [_POSITION_WORDS[w] for w in words]
+
+
+def normalize_position(text: str | None) -> str | None:
+    """``"Top-Right"`` → ``"top right"``; None or "" → None; anything else raises ValueError."""
+    if text is None or not str(text).strip():
+        return None
+    words = _position_words(str(text))
+    if words is None or len(words) > 2:
+        raise ValueError(f"Position must be {POSITIONS_HELP}; got {text!r}")
+    unique = sorted(set(words), key=_POSITION_ORDER.index)
+    if len(unique) != len(words) or {"top", "bottom"} <= set(unique) or {"left", "right"} <= set(unique):
+        raise ValueError(f"Position must be {POSITIONS_HELP}; got {text!r}")
+    return " ".join(unique)
+
+
+def _split_icon_args(args: str) -> dict[str, Any]:
+    """``"checkmark, top right"`` → icon + position; trailing parts made only of
+    position words are the position (at most two words), the rest is the icon."""
+    parts = [strip_quotes(p) for p in split_top_level(args)]
+    position: list[str] = []
+    while len(parts) > 1:
+        words = _position_words(parts[-1])
+        if words is None or len(position) + len(words) > 2:
+            break
+        position = [parts.pop()] + position
+    icon = ", ".join(parts)
+    return {"icon": icon, "position": " ".join(position) if position else None}
+
+
+# --- parameter models ----------------------------------------------------------------
+
+
+class NoParams(BaseModel):
+    model_config = _FROZEN
+
+
+class AppParams(BaseModel):
+    model_config = _FROZEN
+    app: str = Field(min_length=1, max_length=100, description="the app's name as shown under its icon")
+
+
+class TextParams(BaseModel):
+    model_config = _FROZEN
+    text: str = Field(min_length=1, max_length=200, description="the text exactly as it appears on the screen")
+
+
+class IconParams(BaseModel):
+    model_config = _FROZEN
+    icon: str = Field(min_length=1, max_length=200, description="the icon's look: color and shape")
+    position: str | None = Field(None, description=f"where on the screen: {POSITIONS_HELP}")
+
+    @field_validator("position", mode="before")
+    @classmethod
+    def _position(cls, value: Any) -> str | None:
+        return normalize_position(value)
+
+
+class TypeParams(BaseModel):
+    # Typed text is kept verbatim: no whitespace stripping.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    text: str = Field(min_length=1, max_length=2000, description="the text to type")
+
+
+class WaitParams(BaseModel):
+    model_config = _FROZEN
+    seconds: float = Field(2.0, gt=0, le=10, description="how long to wait, at most 10 seconds")
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+
+def _tap_location(ctx: OperationContext, loc: Location, *, long_press: bool = False) -> Outcome:
+    """Tap (or long-press) what the locator found; candidates go through ``ctx.choose``."""
+    point: tuple[int, int] | None = None
+    if loc.status is LocateStatus.FOUND and loc.point is not None:
+        point = loc.point
+    elif loc.status is LocateStatus.CANDIDATES and loc.candidates:
+        index = ctx.choose(loc) if ctx.choose is not None else None
+        chosen = next((c for c in loc.candidates if c.index == index), None)
+        if chosen is None:
+            listed = ", ".join(f"{c.index}: {c.text or 'box'} at {c.box.center}" for c in loc.candidates)
+            return Outcome(
+                ok=False,
+                feedback=loc.feedback
+                or f"Several places match {loc.target!r} ({listed}) and none was chosen; "
+                "name the target more precisely or use another operation.",
+                location=loc,
+            )
+        point = chosen.box.center
+    if point is None:
+        return Outcome(ok=False, feedback=_not_found_feedback(loc), location=loc)
+    x, y = point
+    if long_press:
+        ctx.device.long_press(x, y)
+    else:
+        ctx.device.tap(x, y)
+    return Outcome(ok=True, feedback="", tap_point=(x, y), location=loc)
+
+
+def _not_found_feedback(loc: Location) -> str:
+    if loc.feedback:
+        return loc.feedback
+    closest = ", ".join(repr(t) for t in loc.closest[:5])
+    if loc.status is LocateStatus.TOO_MANY:
+        return f"{loc.target!r} appears too many times on the screen; choose a more specific text or another operation."
+    tail = f" The closest texts on the screen are: {closest}." if closest else ""
+    return f"{loc.target!r} is not on the current screen.{tail} Choose another text or another operation."
+
+
+def _swipe(ctx: OperationContext, fx1: float, fy1: float, fx2: float, fy2: float) -> Outcome:
+    width, height = ctx.size
+    vector = (int(width * fx1), int(height * fy1), int(width * fx2), int(height * fy2))
+    ctx.device.swipe(*vector, duration_ms=400)
+    return Outcome(ok=True, swipe=vector)
+
+
+# --- the operations ------------------------------------------------------------------------
+
+
+@operation(
+    syntax="Open App (App)",
+    description="Open the app named App. Use the name shown under its icon on the home screen.",
+    limitations=("Only apps installed on the phone can be opened.",),
+    examples=("Open App (Settings)",),
+    aliases=("open", "launch", "launch app", "open application", "start app"),
+)
+def open_app(params: AppParams, ctx: OperationContext) -> Outcome:
+    package = ctx.device.resolve_app_label(params.app)
+    if package is not None:
+        try:
+            ctx.device.launch_app(package)
+        except AppNotFoundError:
+            package = None
+        else:
+            return Outcome(ok=True, feedback=f"Opened {params.app} ({package}).")
+    # As in the paper: go to the home screen and tap the app's label there.
+    ctx.device.key("home")
+    agent = ctx.settings.agent
+    home = ctx.device.wait_settled(agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance)
+    pixels = getattr(home, "pixels", None)
+    if pixels is None:
+        pixels = ctx.screenshot.pixels
+    loc = ctx.locator.find_text(pixels, params.app)
+    if loc.status is not LocateStatus.FOUND or loc.point is None:
+        return Outcome(
+            ok=False,
+            feedback=f"No installed app is called {params.app!r} and its name is not on the home screen; "
+            "check the app's exact name or open it another way.",
+            location=loc,
+        )
+    ctx.device.tap(*loc.point)
+    return Outcome(ok=True, feedback=f"Tapped {params.app!r} on the home screen.", tap_point=loc.point, location=loc)
+
+
+@operation(
+    syntax="Click text (Text)",
+    description="Tap the place on the screen where Text is written. Text must be visible on the current screenshot.",
+    limitations=("Text must be copied exactly as shown; if it appears several times you may be asked to choose.",),
+    examples=("Click text (Display & brightness)",),
+    aliases=("click", "tap", "tap text", "click on text", "press text"),
+)
+def click_text(params: TextParams, ctx: OperationContext) -> Outcome:
+    return _tap_location(ctx, ctx.locator.find_text(ctx.screenshot.pixels, params.text))
+
+
+@operation(
+    syntax="Click icon (Icon, Position)",
+    description="Tap an icon that has no text. Icon describes its look (color and shape); Position says "
+    f"where it is: {POSITIONS_HELP}.",
+    limitations=("Prefer Click text when the target has a visible label.",),
+    examples=("Click icon (checkmark, top right)", "Click icon (grey gear, center)"),
+    aliases=("tap icon", "click on icon", "press icon"),
+    split_args=_split_icon_args,
+)
+def click_icon(params: IconParams, ctx: OperationContext) -> Outcome:
+    return _tap_location(ctx, ctx.locator.find_icon(ctx.screenshot.pixels, params.icon, params.position))
+
+
+@operation(
+    syntax="Long press (Text)",
+    description="Press and hold on the place where Text is written (opens context menus, selects items).",
+    examples=("Long press (Notes)",),
+    aliases=("long click", "long tap", "press and hold", "long press text"),
+)
+def long_press(params: TextParams, ctx: OperationContext) -> Outcome:
+    return _tap_location(ctx, ctx.locator.find_text(ctx.screenshot.pixels, params.text), long_press=True)
+
+
+@operation(
+    syntax="Type (Text)",
+    description="Type Text into the input box that has the focus. Click the input box first if the "
+    "keyboard is not shown.",
+    limitations=("Typing does not press Enter; use Enter afterwards to submit.",),
+    examples=("Type (Hello, world)",),
+    aliases=("type text", "input", "input text", "enter text", "write"),
+    name="type",
+)
+def type_text(params: TypeParams, ctx: OperationContext) -> Outcome:
+    ctx.device.type_text(params.text)
+    return Outcome(ok=True, feedback=f"Typed {params.text!r}.")
+
+
+@operation(
+    syntax="Page up",
+    description="Scroll the current page up to show what is above (swipes down by half a screen).",
+    examples=("Page up",),
+    aliases=("scroll up", "page_up"),
+)
+def page_up(params: NoParams, ctx: OperationContext) -> Outcome:
+    return _swipe(ctx, 0.5, 0.25, 0.5, 0.75)
+
+
+@operation(
+    syntax="Page down",
+    description="Scroll the current page down to show what is below (swipes up by half a screen).",
+    examples=("Page down",),
+    aliases=("scroll down", "page_down"),
+)
+def page_down(params: NoParams, ctx: OperationContext) -> Outcome:
+    return _swipe(ctx, 0.5, 0.75, 0.5, 0.25)
+
+
+@operation(
+    syntax="Swipe left",
+    description="Move the finger from right to left across the screen (next tab, page or photo).",
+    examples=("Swipe left",),
+    aliases=("swipe to left",),
+)
+def swipe_left(params: NoParams, ctx: OperationContext) -> Outcome:
+    return _swipe(ctx, 0.8, 0.5, 0.2, 0.5)
+
+
+@operation(
+    syntax="Swipe right",
+    description="Move the finger from left to right across the screen (previous tab, page or photo).",
+    examples=("Swipe right",),
+    aliases=("swipe to right",),
+)
+def swipe_right(params: NoParams, ctx: OperationContext) -> Outcome:
+    return _swipe(ctx, 0.2, 0.5, 0.8, 0.5)
+
+
+@operation(
+    syntax="Back",
+    description="Press the Back key: return to the previous page or close the keyboard.",
+    examples=("Back",),
+    aliases=("go back", "press back", "back key", "back button"),
+)
+def back(params: NoParams, ctx: OperationContext) -> Outcome:
+    ctx.device.key("back")
+    return Outcome(ok=True)
+
+
+@operation(
+    syntax="Exit",
+    description="Leave the current app and return directly to the home screen (desktop).",
+    examples=("Exit",),
+    aliases=("exit app", "quit", "quit app", "close app"),
+    name="exit",
+)
+def exit_app(params: NoParams, ctx: OperationContext) -> Outcome:
+    ctx.device.key("home")
+    return Outcome(ok=True)
+
+
+@operation(
+    syntax="Home",
+    description="Press the Home key (same screen as Exit).",
+    examples=("Home",),
+    aliases=("go home", "press home", "home key", "home button", "home screen", "go to home screen"),
+)
+def home(params: NoParams, ctx: OperationContext) -> Outcome:
+    ctx.device.key("home")
+    return Outcome(ok=True)
+
+
+@operation(
+    syntax="Enter",
+    description="Press the Enter key: submit what was typed (search, send, go).",
+    examples=("Enter",),
+    aliases=("press enter", "enter key", "hit enter", "keyboard enter"),
+)
+def enter(params: NoParams, ctx: OperationContext) -> Outcome:
+    ctx.device.key("enter")
+    return Outcome(ok=True)
+
+
+@operation(
+    syntax="Wait (Seconds)",
+    description="Wait for the screen to finish loading (at most 10 seconds; default 2).",
+    examples=("Wait (3)", "Wait"),
+    aliases=("sleep", "pause"),
+)
+def wait(params: WaitParams, ctx: OperationContext) -> Outcome:
+    time.sleep(params.seconds)
+    return Outcome(ok=True, feedback=f"Waited {params.seconds:g} s.")
+
+
+@operation(
+    syntax="Stop",
+    description="The instruction is completed: end the whole process.",
+    examples=("Stop",),
+    aliases=("done", "finish", "finished", "complete", "task complete", "end"),
+)
+def stop(params: NoParams, ctx: OperationContext) -> Outcome:
+    return Outcome(ok=True, terminal=True)

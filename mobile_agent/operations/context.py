@@ -1,0 +1,124 @@
+"""What an operation runs against, and what it answers.
+
+``OperationContext`` bundles the device, the locator (perception), the screenshot the
+action was planned on and the settings; ``Outcome`` is the result of one operation.
+``Locator`` and ``DeviceLike`` are the small protocols operations need:
+``perception.Perception`` and ``mobile_agent.device.Device`` satisfy them.
+
+Coordinates: the screenshot is full screen resolution, so every point and box here
+(``tap_point``, ``swipe``, ``location``) is in **screen pixels**.
+
+May import: numpy, perception.types, mobile_agent.settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from mobile_agent.settings import Settings
+from perception.types import Location
+
+__all__ = ["Chooser", "DeviceLike", "Locator", "OperationContext", "Outcome", "ScreenshotLike"]
+
+
+@runtime_checkable
+class Locator(Protocol):
+    """Finds things on a screenshot (RGB uint8 HxWx3)."""
+
+    def find_text(self, image: np.ndarray, text: str) -> Location: ...
+
+    def find_icon(self, image: np.ndarray, description: str, position: str | None) -> Location: ...
+
+
+class ScreenshotLike(Protocol):
+    pixels: np.ndarray
+
+    @property
+    def width(self) -> int: ...
+
+    @property
+    def height(self) -> int: ...
+
+
+class DeviceLike(Protocol):
+    """The part of ``mobile_agent.device.Device`` that operations use."""
+
+    def tap(self, x: int, y: int) -> Any: ...
+
+    def long_press(self, x: int, y: int, duration_ms: int = 800) -> Any: ...
+
+    def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> Any: ...
+
+    def key(self, name: str) -> Any: ...
+
+    def type_text(self, text: str) -> Any: ...
+
+    def launch_app(self, package: str) -> Any: ...
+
+    def resolve_app_label(self, label: str) -> str | None: ...
+
+    def wait_settled(self, timeout_s: float, interval_s: float, tolerance: float) -> Any: ...
+
+
+# Given a CANDIDATES location, the 1-based index of the candidate to use, or None.
+Chooser = Callable[[Location], "int | None"]
+
+
+@dataclass
+class OperationContext:
+    device: DeviceLike
+    locator: Locator
+    screenshot: ScreenshotLike
+    settings: Settings
+    choose: Chooser | None = None
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height) of the screenshot, i.e. of the screen."""
+        height, width = self.screenshot.pixels.shape[:2]
+        return int(width), int(height)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one operation did.
+
+    ``ok`` is False when the model asked for something that could not be done (text
+    not found, app unknown); ``feedback`` then tells the planner why, in a sentence
+    written for it. ``terminal`` is True for Stop.
+    """
+
+    ok: bool
+    feedback: str = ""
+    tap_point: tuple[int, int] | None = None
+    swipe: tuple[int, int, int, int] | None = None  # x1, y1, x2, y2
+    location: Location | None = None
+    terminal: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        loc = self.location
+        return {
+            "ok": self.ok,
+            "feedback": self.feedback,
+            "tap_point": list(self.tap_point) if self.tap_point else None,
+            "swipe": list(self.swipe) if self.swipe else None,
+            "location": None
+            if loc is None
+            else {
+                "status": loc.status.value,
+                "target": loc.target,
+                "point": list(loc.point) if loc.point else None,
+                "box": loc.box.as_list() if loc.box else None,
+                "candidates": [
+                    {"index": c.index, "box": c.box.as_list(), "text": c.text, "score": round(c.score, 4)}
+                    for c in loc.candidates
+                ],
+                "closest": list(loc.closest),
+                "backend": loc.backend,
+            },
+            "terminal": self.terminal,
+        }
