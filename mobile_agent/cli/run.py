@@ -1,10 +1,191 @@
-"""`mobile-agent run` (placeholder until its issue lands)."""
+"""`mobile-agent run`: carry out one instruction on a phone, or run a script of operations.
+
+Exit codes (also in ``--help``):
+
+    0    completed
+    1    not completed, or a budget ran out
+    2    usage error (bad flags, no planner configured and no --script, bad script)
+    3    error (device lost, planner unreachable, …)
+    130  cancelled (Ctrl-C)
+
+Ctrl-C sets the run's cancel event: the run stops at the next step boundary and still
+writes its trajectory and report. A second Ctrl-C aborts at once.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+import threading
+from pathlib import Path
+from typing import Any, TextIO
+
+from mobile_agent.errors import ConfigError, OperationError
+
+EXIT_CODES = {
+    "completed": 0,
+    "not_completed": 1,
+    "budget_exhausted": 1,
+    "error": 3,
+    "cancelled": 130,
+}
+EXIT_USAGE = 2
+
+_EPILOG = """exit codes: 0 completed; 1 not completed or budget exhausted; 2 usage error;
+3 error (device lost, planner unreachable...); 130 cancelled (Ctrl-C).
+
+Without a planner endpoint (--base-url / MOBILE_AGENT_PLANNER__BASE_URL and an API key),
+use --script FILE: one operation per line in the model's syntax, e.g. "Click text (Display)".
+"""
+
+CONFIGURE_HINT = """No planner endpoint is configured. Point mobile-agent at any OpenAI-compatible
+chat-completions endpoint that accepts images, for example:
+
+  export MOBILE_AGENT_PLANNER__BASE_URL=https://api.openai.com/v1
+  export MOBILE_AGENT_PLANNER__API_KEY=sk-...
+  export MOBILE_AGENT_PLANNER__MODEL=gpt-4o
+
+(or pass --base-url / --api-key / --model), or run a script of operations with --script FILE."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("run", help="(not yet available)")
-    parser.set_defaults(func=lambda args: print("mobile-agent run: not yet available") or 2)
+    parser = subparsers.add_parser(
+        "run",
+        help="carry out an instruction on a phone (or run a script of operations)",
+        description="Carry out an instruction on an Android phone: screenshots in, taps out.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--instruction", "-i", help='what to do, e.g. "Turn on the dark mode"')
+    parser.add_argument("--script", metavar="FILE", type=Path, help="run these operations, no LLM")
+    device = parser.add_argument_group("device")
+    device.add_argument("--serial", "-s", help="device serial (default: the only attached device)")
+    device.add_argument("--connect", metavar="HOST:PORT", action="append", help="`adb connect` first (repeatable)")
+    model = parser.add_argument_group("planner")
+    model.add_argument("--model", help="model name (default: settings, gpt-4o)")
+    model.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1")
+    model.add_argument("--api-key", help="API key (prefer MOBILE_AGENT_PLANNER__API_KEY: flags show in `ps`)")
+    loop = parser.add_argument_group("run")
+    loop.add_argument("--max-steps", type=int, help="step budget (default 20)")
+    loop.add_argument("--output", "-o", type=Path, metavar="DIR", help="trajectories folder (default: runs/)")
+    loop.add_argument("--no-reflection", action="store_true", help="no 'screen did not change' feedback")
+    loop.add_argument("--no-completion-check", action="store_true", help="trust the model's Stop")
+    loop.add_argument("--quiet", "-q", action="store_true", help="no live progress, only the result")
+    parser.set_defaults(func=run_command)
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    overrides: dict[str, Any] = {
+        "adb.serial": args.serial,
+        "adb.connect": args.connect,
+        "planner.model": args.model,
+        "planner.base_url": args.base_url,
+        "planner.api_key": args.api_key,
+        "agent.max_steps": args.max_steps,
+        "agent.output_dir": str(args.output) if args.output else None,
+    }
+    if args.no_reflection:
+        overrides["agent.reflection"] = False
+    if args.no_completion_check:
+        overrides["agent.completion_check"] = False
+    return overrides
+
+
+class ProgressPrinter:
+    """Live progress in the terminal, from the run's events."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def __call__(self, event: Any) -> None:
+        data = event.data
+        out = self.stream
+        if event.kind == "run_started":
+            print(f"run {event.run_id}: {data.get('instruction')}", file=out)
+            print(f"  trajectory: {data.get('trajectory_dir')}", file=out)
+        elif event.kind == "step_finished":
+            t = data.get("timings") or {}
+            status = "ok" if data.get("ok") else "failed"
+            if data.get("screen_changed") is False:
+                status = "no change"
+            print(f"[step {event.step}] {data.get('action') or '(no action)'}  -> {status}", file=out)
+            if data.get("thought"):
+                print(f"  thought: {_one_line(data['thought'])}", file=out)
+            if data.get("feedback") and not data.get("ok"):
+                print(f"  feedback: {_one_line(data['feedback'])}", file=out)
+            spent = ", ".join(f"{k.removesuffix('_ms')} {v:.0f} ms" for k, v in t.items() if v)
+            if spent:
+                print(f"  time: {spent}", file=out)
+        out.flush()
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from mobile_agent.settings import load_settings
+
+    err = sys.stderr
+    if not args.instruction and not args.script:
+        print("mobile-agent run: give --instruction TEXT, or --script FILE", file=err)
+        return EXIT_USAGE
+    try:
+        settings = load_settings(args.config, _overrides(args))
+    except ConfigError as exc:
+        print(f"mobile-agent run: {exc.message}", file=err)
+        return EXIT_USAGE
+    script_text = None
+    if args.script:
+        try:
+            script_text = args.script.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            print(f"mobile-agent run: cannot read the script {args.script}: {exc}", file=err)
+            return EXIT_USAGE
+    elif not settings.planner.configured:
+        print(CONFIGURE_HINT, file=err)
+        return EXIT_USAGE
+
+    cancel = threading.Event()
+    printer = None if args.quiet else ProgressPrinter(sys.stdout)
+    outcome: dict[str, Any] = {}
+
+    def work() -> None:
+        from mobile_agent.agent import Agent, run_script
+
+        try:
+            if script_text is not None:
+                outcome["result"] = run_script(
+                    settings, script_text, on_event=printer, cancel=cancel, instruction=args.instruction
+                )
+            else:
+                outcome["result"] = Agent(settings, on_event=printer).run(args.instruction, cancel=cancel)
+        except BaseException as exc:  # handed to the main thread
+            outcome["exc"] = exc
+
+    worker = threading.Thread(target=work, name="mobile-agent-run", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.2)
+    except KeyboardInterrupt:
+        print("\ncancelling: stopping after the current step (Ctrl-C again to abort)…", file=err)
+        cancel.set()
+        worker.join()
+    if "exc" in outcome:
+        exc = outcome["exc"]
+        if isinstance(exc, (OperationError, ConfigError)):
+            print(f"mobile-agent run: {exc.message}", file=err)
+            return EXIT_USAGE
+        raise exc
+    result = outcome["result"]
+    print(f"result: {result.status.value} after {len(result.steps)} steps — {result.reason}")
+    if result.error:
+        print(f"error: {result.error.get('cause')}: {result.error.get('message')}", file=err)
+    usage = result.usage
+    if usage.calls:
+        print(f"tokens: {usage.prompt_tokens} in / {usage.completion_tokens} out, cost ${usage.cost_usd:.4f}")
+    print(f"trajectory: {result.trajectory_path}")
+    print(f"report: {result.report_path}")
+    return EXIT_CODES[result.status.value]
