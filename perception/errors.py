@@ -2,7 +2,8 @@
 
     PerceptionFailure (backend, hint)
      ├── WeightsMissingError      a model file/folder is not there (path, hint says how to get it)
-     └── BackendUnavailableError  the backend's package is not installed (hint: pip extra)
+     ├── BackendUnavailableError  the backend's package is not installed (hint: pip extra)
+     └── InvalidInputError        not an RGB uint8 HxWx3 image, or an empty target (also a ValueError)
 
 A target that is simply not on screen is *not* an error: it is a ``Location`` with
 status ``NOT_FOUND``.
@@ -10,7 +11,7 @@ status ``NOT_FOUND``.
 
 from __future__ import annotations
 
-__all__ = ["BackendUnavailableError", "PerceptionFailure", "WeightsMissingError"]
+__all__ = ["BackendUnavailableError", "InvalidInputError", "PerceptionFailure", "WeightsMissingError"]
 
 
 class PerceptionFailure(Exception):
@@ -27,4 +28,8 @@ class WeightsMissingError(PerceptionFailure):
 
 
 class BackendUnavailableError(PerceptionFailure):
+    pass
+
+
+class InvalidInputError(PerceptionFailure, ValueError):
     pass

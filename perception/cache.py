@@ -1,0 +1,61 @@
+"""Per-screenshot result cache: a step that looks for text and then an icon on the same
+frame runs OCR once.
+
+Keyed by a hash of the frame bytes (blake2b over the whole buffer: ~8 ms for a 1080x2400
+frame, and a one-pixel change — a toggled switch — still changes the key). Small LRU.
+
+May import: numpy and the standard library.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+__all__ = ["FrameCache", "frame_key"]
+
+T = TypeVar("T")
+
+
+def frame_key(image: np.ndarray) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(repr((image.shape, image.dtype.str)).encode())
+    digest.update(np.ascontiguousarray(image).data)
+    return digest.hexdigest()
+
+
+class FrameCache:
+    """LRU of ``{frame key: {result kind: value}}``; thread-safe."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._frames: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get_or_compute(self, key: str, kind: str, compute: Callable[[], T]) -> T:
+        with self._lock:
+            frame = self._frames.get(key)
+            if frame is not None and kind in frame:
+                self._frames.move_to_end(key)
+                self.hits += 1
+                return frame[kind]
+            self.misses += 1
+        value = compute()  # outside the lock: OCR takes ~1 s and must not block other frames
+        if self._size > 0:
+            with self._lock:
+                self._frames.setdefault(key, {})[kind] = value
+                self._frames.move_to_end(key)
+                while len(self._frames) > self._size:
+                    self._frames.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._frames.clear()

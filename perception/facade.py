@@ -1,0 +1,122 @@
+"""``Perception``: the library's one entry point (OCR, text and icon localization).
+
+Thread-safe; models load lazily, once per process (``perception.registry``), and results
+are cached per screenshot (``perception.cache``).
+
+May import: numpy, the standard library, ``perception.*``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from perception.cache import FrameCache, frame_key
+from perception.config import PerceptionConfig
+from perception.errors import InvalidInputError
+from perception.ocr import OcrBackend, make_ocr_backend
+from perception.registry import shared
+from perception.text_match import locate_text
+from perception.types import Location, TextLine
+
+__all__ = ["Perception", "check_image"]
+
+log = logging.getLogger(__name__)
+
+
+def check_image(image: object) -> np.ndarray:
+    """``image`` if it is an RGB uint8 HxWx3 numpy array, else ``InvalidInputError``."""
+    if not isinstance(image, np.ndarray):
+        raise InvalidInputError(
+            f"image must be a numpy array (RGB uint8 HxWx3), got {type(image).__name__}", backend="input"
+        )
+    if image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] != 3:
+        raise InvalidInputError(
+            f"image must be RGB uint8 HxWx3, got dtype={image.dtype} shape={image.shape}", backend="input"
+        )
+    if image.shape[0] < 8 or image.shape[1] < 8:
+        raise InvalidInputError(f"image too small: {image.shape[1]}x{image.shape[0]}", backend="input")
+    return image
+
+
+def _check_target(value: object, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"{what} must be a non-empty string, got {value!r}", backend="input")
+    return value.strip()
+
+
+class Perception:
+    """Where is text X / icon Y on this screenshot?  Images are RGB uint8 HxWx3 numpy."""
+
+    def __init__(self, config: PerceptionConfig | None = None) -> None:
+        self.config = config or PerceptionConfig()
+        self._cache = FrameCache(self.config.cache_size)
+        c = self.config
+        ocr_key = ("ocr", c.ocr_backend, c.paddle_det_dir, c.paddle_rec_dir, c.ocr_limit_side_len,
+                   c.ocr_use_cls, c.ocr_min_score, c.ocr_threads, c.compute_device)
+        self._ocr: OcrBackend = shared(ocr_key, lambda: make_ocr_backend(c))
+        self._icons = None  # perception.icons.IconLocator, built on first find_icon
+        self.timings: dict[str, float] = {}  # seconds spent in the last call of each stage
+
+    # --- public API -------------------------------------------------------------------
+
+    def ocr(self, image: np.ndarray) -> list[TextLine]:
+        """Every text line on the image (image pixels), cached per frame."""
+        check_image(image)
+        return self._ocr_cached(image, frame_key(image))
+
+    def find_text(self, image: np.ndarray, text: str) -> Location:
+        check_image(image)
+        target = _check_target(text, "text")
+        lines = self._ocr_cached(image, frame_key(image))
+        return locate_text(
+            image,
+            lines,
+            target,
+            max_candidates=self.config.max_text_candidates,
+            max_box_fraction=self.config.max_box_fraction,
+            crop_margin=self.config.crop_margin,
+            backend=self._ocr.name,
+        )
+
+    def find_icon(self, image: np.ndarray, description: str, position: str | None = None) -> Location:
+        check_image(image)
+        target = _check_target(description, "description")
+        if position is not None and not isinstance(position, str):
+            raise InvalidInputError(f"position must be a string or None, got {position!r}", backend="input")
+        key = frame_key(image)
+        icons = self._icon_locator()
+        return icons.locate(image, key, target, position or None)
+
+    def describe_backends(self) -> dict[str, str]:
+        """Which backends are (or will be) active, for ``doctor`` and logs."""
+        icons = self._icon_locator()
+        return {"ocr": self._ocr.describe(), **icons.describe()}
+
+    @property
+    def cache(self) -> FrameCache:
+        return self._cache
+
+    # --- internals --------------------------------------------------------------------
+
+    def _ocr_cached(self, image: np.ndarray, key: str) -> list[TextLine]:
+        def run() -> list[TextLine]:
+            started = time.perf_counter()
+            lines = self._ocr.read(image)
+            self.timings["ocr"] = time.perf_counter() - started
+            log.debug("OCR %s: %d lines in %.2f s", self._ocr.name, len(lines), self.timings["ocr"])
+            return lines
+
+        return self._cache.get_or_compute(key, "ocr", run)
+
+    def _icon_locator(self):  # -> perception.icons.IconLocator
+        if self._icons is None:
+            from perception.icons import IconLocator
+
+            self._icons = IconLocator(self.config, self._cache, self._ocr_cached, self.timings)
+        return self._icons
+
+    def __repr__(self) -> str:
+        return f"Perception({self.config.ocr_backend}, detector={self.config.detector}, ranker={self.config.ranker})"

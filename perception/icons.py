@@ -1,0 +1,205 @@
+"""Icon localization by the paper's rules: detector -> size filter -> overlap dedupe
+(NMS) -> position filter -> ranker against the description -> the best box's centre.
+
+Backends (chosen once, on first use; ``describe()`` says which):
+
+- detector ``grounding-dino`` / ``groundingdino-py`` (torch), or ``proposals`` — the
+  weight-free OpenCV proposer; ``auto`` = Grounding DINO when a GPU and local weights are
+  there, proposals otherwise (full Grounding DINO costs ~16 s a screen on 2 CPU cores);
+- ranker ``clip`` (open_clip) or ``heuristic`` (colour/shape words); ``auto`` = CLIP when
+  its weights are local, heuristic otherwise.
+
+Models are shared process-wide (``perception.registry``); detections are cached per frame.
+When the ranker cannot judge the description (heuristic ranker, no colour or shape word
+it knows, or no box scores above a floor), the best few boxes go back as numbered
+candidates for the planner, instead of a guess.
+
+May import: numpy, the standard library, ``perception.*``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+
+from perception.cache import FrameCache
+from perception.config import PerceptionConfig
+from perception.crops import candidate_crop
+from perception.heuristic_ranker import HeuristicRanker
+from perception.position import UnknownPositionError, parse_position
+from perception.proposals import filter_icon_boxes, nms, propose_ui_elements
+from perception.registry import shared
+from perception.types import Box, Candidate, IconRegion, LocateStatus, Location, TextLine
+
+__all__ = ["IconLocator"]
+
+log = logging.getLogger(__name__)
+
+# Below this heuristic score the best box is a guess: show candidates instead.
+_HEURISTIC_FLOOR = 0.25
+
+
+class Ranker(Protocol):
+    name: str
+
+    def understands(self, description: str) -> bool: ...
+
+    def score(self, image: np.ndarray, boxes: list[Box], description: str, prior: list[float]) -> list[float]: ...
+
+
+class IconLocator:
+    def __init__(
+        self,
+        config: PerceptionConfig,
+        cache: FrameCache,
+        ocr: Callable[[np.ndarray, str], list[TextLine]],
+        timings: dict[str, float],
+    ) -> None:
+        self.config = config
+        self._cache = cache
+        self._ocr = ocr
+        self._timings = timings
+        self._detector_name: str | None = None
+        self._ranker_name: str | None = None
+        self._device: str | None = None
+
+    # --- backend choice ---------------------------------------------------------------
+
+    def _choose(self) -> None:
+        if self._detector_name is not None:
+            return
+        from perception import ml
+
+        c = self.config
+        torch_ok = ml.torch_installed()
+        device = ml.resolve_torch_device(c) if torch_ok and (c.detector != "proposals" or c.ranker != "heuristic") else "cpu"
+        detector = c.detector
+        if detector == "auto":
+            gpu_dino = torch_ok and device == "cuda" and ml.grounding_dino_weights_available(c)
+            detector = "grounding-dino" if gpu_dino else "proposals"
+        ranker = c.ranker
+        if ranker == "auto":
+            ranker = "clip" if torch_ok and ml.clip_weights_available(c) else "heuristic"
+        self._detector_name, self._ranker_name, self._device = detector, ranker, device
+        log.info("icon backends: detector=%s ranker=%s device=%s", detector, ranker, device)
+
+    def _detector(self) -> Any:
+        from perception import ml
+
+        c = self.config
+        if self._detector_name == "grounding-dino":
+            key = ("grounding-dino", c.grounding_dino_path, c.compute_device, c.allow_hub_downloads)
+            return shared(key, lambda: ml.GroundingDinoDetector(c))
+        key = ("groundingdino-py", c.groundingdino_py_checkpoint, c.groundingdino_py_config, c.compute_device)
+        return shared(key, lambda: ml.GroundingDinoPyDetector(c))
+
+    def _ranker(self) -> Ranker:
+        if self._ranker_name == "clip":
+            from perception import ml
+
+            c = self.config
+            key = ("clip", c.clip_model, c.clip_checkpoint, c.compute_device, c.allow_hub_downloads)
+            return shared(key, lambda: ml.ClipRanker(c))
+        return HeuristicRanker()
+
+    def describe(self) -> dict[str, str]:
+        self._choose()
+        detector = {
+            "proposals": "proposals (OpenCV edges + contours, weight-free)",
+            "grounding-dino": f"grounding-dino ({self.config.grounding_dino_path})",
+            "groundingdino-py": f"groundingdino-py ({self.config.groundingdino_py_checkpoint})",
+        }[self._detector_name or "proposals"]
+        ranker = (
+            f"clip ({self.config.clip_model}, {self.config.clip_checkpoint})"
+            if self._ranker_name == "clip"
+            else "heuristic (colour + shape words, weight-free)"
+        )
+        return {"icon_detector": detector, "icon_ranker": ranker, "compute_device": self._device or "cpu"}
+
+    # --- locating ---------------------------------------------------------------------
+
+    def regions(self, image: np.ndarray, key: str) -> list[IconRegion]:
+        """Icon boxes on the frame after size filter and NMS (cached per frame)."""
+        self._choose()
+        height, width = image.shape[:2]
+        c = self.config
+
+        def detect() -> list[IconRegion]:
+            started = time.perf_counter()
+            if self._detector_name == "proposals":
+                lines = self._ocr(image, key)
+                started = time.perf_counter()
+                found = propose_ui_elements(
+                    image,
+                    lines,
+                    min_side_fraction=c.icon_min_side_fraction,
+                    max_area_fraction=c.icon_max_area_fraction,
+                    nms_iou=c.nms_iou,
+                    limit=c.max_icon_candidates,
+                )
+            else:
+                raw = self._detector().detect(image)
+                found = filter_icon_boxes(
+                    raw, width, height,
+                    min_side_fraction=c.icon_min_side_fraction, max_area_fraction=c.icon_max_area_fraction,
+                )
+                found = nms(found, c.nms_iou)[: c.max_icon_candidates]
+            self._timings["detect"] = time.perf_counter() - started
+            return found
+
+        return self._cache.get_or_compute(key, f"icons:{self._detector_name}", detect)
+
+    def locate(self, image: np.ndarray, key: str, description: str, position: str | None) -> Location:
+        backend = f"{self._detector_name or self.config.detector}+{self._ranker_name or self.config.ranker}"
+        try:
+            where = parse_position(position)
+        except UnknownPositionError as exc:
+            return Location(LocateStatus.NOT_FOUND, description, feedback=str(exc), backend=backend)
+        regions = self.regions(image, key)
+        backend = f"{self._detector_name}+{self._ranker_name}"
+        height, width = image.shape[:2]
+        if where is not None:
+            regions = [r for r in regions if where.accepts(r.box, width, height)]
+        place = f" in the {where.text} part of the screen" if where is not None else ""
+        if not regions:
+            return Location(
+                LocateStatus.NOT_FOUND,
+                description,
+                feedback=f'No icon was detected{place} for "{description}". Try another position, or click text instead.',
+                backend=backend,
+            )
+        ranker = self._ranker()
+        started = time.perf_counter()
+        boxes = [r.box for r in regions]
+        scores = ranker.score(image, boxes, description, [r.score for r in regions])
+        self._timings["rank"] = time.perf_counter() - started
+        order = sorted(range(len(regions)), key=lambda i: -scores[i])
+        best = order[0]
+        confident = ranker.name != "heuristic" or (
+            ranker.understands(description) and scores[best] >= _HEURISTIC_FLOOR
+        )
+        if confident or len(order) == 1:
+            box = boxes[best]
+            return Location(LocateStatus.FOUND, description, point=box.center, box=box, backend=backend)
+        top = order[: self.config.max_text_candidates]
+        candidates = tuple(
+            Candidate(
+                index=i,
+                box=boxes[j],
+                text=None,
+                score=float(scores[j]),
+                crop=candidate_crop(image, boxes[j], self.config.crop_margin),
+            )
+            for i, j in enumerate(top, start=1)
+        )
+        return Location(
+            LocateStatus.CANDIDATES,
+            description,
+            candidates=candidates,
+            feedback=f'Several icons{place} could be "{description}"; choose one by number (1..{len(candidates)}).',
+            backend=backend,
+        )

@@ -1,0 +1,204 @@
+"""OCR backends: image in, ``TextLine``s (image pixels) out.
+
+``RapidOcrBackend`` is the default: PP-OCR detection + recognition models shipped inside
+the ``rapidocr`` wheel, run by ONNX Runtime (CUDA when its provider is there, CPU
+otherwise). ``PaddleOcrBackend`` runs the design's original package when it is installed
+and local model folders are given. Both are loaded lazily, once, under a lock.
+
+May import: numpy, the standard library, ``perception.*``; rapidocr / paddleocr lazily.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Any, Protocol
+
+import numpy as np
+
+from perception.config import PerceptionConfig
+from perception.errors import BackendUnavailableError, PerceptionFailure, WeightsMissingError
+from perception.types import Box, TextLine
+
+__all__ = ["OcrBackend", "PaddleOcrBackend", "RapidOcrBackend", "make_ocr_backend", "rapidocr_params"]
+
+log = logging.getLogger(__name__)
+
+
+def _quiet_onnxruntime() -> None:
+    # onnxruntime makes telemetry lookups at import unless told not to (for this process only).
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+
+class OcrBackend(Protocol):
+    name: str
+
+    def read(self, image: np.ndarray) -> list[TextLine]:
+        """OCR an RGB uint8 HxWx3 image."""
+        ...
+
+    def describe(self) -> str: ...
+
+
+def _box_of(points: Any) -> Box:
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    return Box(float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max()))
+
+
+def _cuda_in_onnxruntime() -> bool:
+    _quiet_onnxruntime()
+    try:
+        import onnxruntime
+    except ImportError:
+        return False
+    return "CUDAExecutionProvider" in onnxruntime.get_available_providers()
+
+
+def rapidocr_params(config: PerceptionConfig, *, tuned: bool = True, use_cuda: bool = False) -> dict[str, Any]:
+    """RapidOCR's parameters: the phone-screen tuning, or (``tuned=False``) its defaults."""
+    params: dict[str, Any] = {"Global.log_level": "warning"}
+    if tuned:
+        params.update(
+            {
+                "Global.use_cls": config.ocr_use_cls,
+                "Global.text_score": config.ocr_min_score,
+                "Det.limit_type": "max",
+                "Det.limit_side_len": config.ocr_limit_side_len,
+            }
+        )
+    if config.ocr_threads > 0:
+        params["EngineConfig.onnxruntime.intra_op_num_threads"] = config.ocr_threads
+    if use_cuda:
+        params["EngineConfig.onnxruntime.use_cuda"] = True
+    return params
+
+
+class RapidOcrBackend:
+    """PP-OCR through ``rapidocr`` + ONNX Runtime; the models ship inside the wheel."""
+
+    name = "rapidocr"
+
+    def __init__(self, config: PerceptionConfig, *, tuned: bool = True) -> None:
+        self._config = config
+        self._tuned = tuned
+        self._engine: Any = None
+        self._device = "cpu"
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._engine is None:
+                _quiet_onnxruntime()
+                try:
+                    from rapidocr import RapidOCR
+                except ImportError as exc:
+                    raise BackendUnavailableError(
+                        "rapidocr is not installed",
+                        backend=self.name,
+                        hint="pip install rapidocr onnxruntime",
+                    ) from exc
+                use_cuda = self._config.compute_device != "cpu" and _cuda_in_onnxruntime()
+                if self._config.compute_device == "cuda" and not use_cuda:
+                    log.warning("compute_device=cuda but onnxruntime has no CUDA provider; OCR runs on CPU")
+                params = rapidocr_params(self._config, tuned=self._tuned, use_cuda=use_cuda)
+                try:
+                    self._engine = RapidOCR(params=params)
+                except Exception as exc:  # a broken wheel or missing model file inside it
+                    raise PerceptionFailure(
+                        f"rapidocr failed to start: {exc}", backend=self.name, hint="reinstall rapidocr"
+                    ) from exc
+                self._device = "cuda" if use_cuda else "cpu"
+                log.info("OCR backend rapidocr loaded on %s (tuned=%s)", self._device, self._tuned)
+            return self._engine
+
+    def read(self, image: np.ndarray) -> list[TextLine]:
+        engine = self._load()
+        bgr = np.ascontiguousarray(image[:, :, ::-1])  # rapidocr takes numpy arrays as BGR
+        # One call at a time: rapidocr keeps per-call flags on the engine.
+        with self._lock:
+            result = engine(bgr)
+        if result.boxes is None or result.txts is None:
+            return []
+        lines = []
+        for points, text, score in zip(result.boxes, result.txts, result.scores, strict=False):
+            if text and text.strip():
+                lines.append(TextLine(text=str(text), box=_box_of(points), score=float(score)))
+        return lines
+
+    def describe(self) -> str:
+        state = f"on {self._device}" if self._engine is not None else "not loaded yet"
+        mode = "phone-tuned" if self._tuned else "defaults"
+        return f"rapidocr (PP-OCR ONNX, {mode}, {state})"
+
+
+class PaddleOcrBackend:
+    """PaddleOCR 3.x with local model folders (no hub access)."""
+
+    name = "paddleocr"
+
+    def __init__(self, config: PerceptionConfig) -> None:
+        self._config = config
+        self._engine: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._engine is None:
+                cfg = self._config
+                for label, folder in (("paddle_det_dir", cfg.paddle_det_dir), ("paddle_rec_dir", cfg.paddle_rec_dir)):
+                    if folder is None or not (folder / "inference.yml").is_file():
+                        raise WeightsMissingError(
+                            f"PaddleOCR model folder {label}={folder} is missing or has no inference.yml",
+                            backend=self.name,
+                            path=str(folder) if folder else None,
+                            hint="download PP-OCR inference models (e.g. PP-OCRv5_mobile_det / _rec) and set "
+                            "perception.paddle_det_dir / paddle_rec_dir",
+                        )
+                # Skip PaddleX's model-hub probing: the folders are local.
+                os.environ.setdefault("PADDLE_PDX_DISABLE_MODEL_SOURCE_CHECK", "True")
+                try:
+                    from paddleocr import PaddleOCR
+                except ImportError as exc:
+                    raise BackendUnavailableError(
+                        "paddleocr is not installed", backend=self.name, hint="pip install 'mobile-agent[paddle]'"
+                    ) from exc
+                kwargs: dict[str, Any] = {
+                    "text_detection_model_dir": str(cfg.paddle_det_dir),
+                    "text_recognition_model_dir": str(cfg.paddle_rec_dir),
+                    "use_doc_orientation_classify": False,
+                    "use_doc_unwarping": False,
+                    "use_textline_orientation": cfg.ocr_use_cls,
+                    "text_det_limit_type": "max",
+                    "text_det_limit_side_len": cfg.ocr_limit_side_len,
+                    "text_rec_score_thresh": cfg.ocr_min_score,
+                }
+                if cfg.compute_device != "auto":
+                    kwargs["device"] = "gpu:0" if cfg.compute_device == "cuda" else "cpu"
+                self._engine = PaddleOCR(**kwargs)
+                log.info("OCR backend paddleocr loaded from %s / %s", cfg.paddle_det_dir, cfg.paddle_rec_dir)
+            return self._engine
+
+    def read(self, image: np.ndarray) -> list[TextLine]:
+        engine = self._load()
+        bgr = np.ascontiguousarray(image[:, :, ::-1])
+        with self._lock:
+            results = engine.predict(bgr)
+        lines: list[TextLine] = []
+        for res in results:
+            texts = res["rec_texts"]
+            scores = res["rec_scores"]
+            polys = res["rec_polys"]
+            for text, score, poly in zip(texts, scores, polys, strict=False):
+                if text and text.strip():
+                    lines.append(TextLine(text=str(text), box=_box_of(poly), score=float(score)))
+        return lines
+
+    def describe(self) -> str:
+        return "paddleocr (local models)" if self._engine is not None else "paddleocr (not loaded yet)"
+
+
+def make_ocr_backend(config: PerceptionConfig) -> OcrBackend:
+    if config.ocr_backend == "paddleocr":
+        return PaddleOcrBackend(config)
+    return RapidOcrBackend(config)

@@ -1,0 +1,238 @@
+"""Text localization by the paper's rules: where on the screen is the text X?
+
+Matching goes in tiers and the first tier with a hit wins:
+
+1. exact — the OCR line is the target (also after folding: Unicode NFKC, full/half
+   width, case, whitespace and punctuation);
+2. span — the target is a run of whole words inside a longer OCR line (OCR often merges
+   neighbours: "Wi-Fi  On"); its sub-box is cut from the line's box in proportion to
+   character widths;
+3. fuzzy — OCR misreads: rapidfuzz similarity over the folded text, with a threshold that
+   tightens for short targets (3 characters or fewer must match exactly).
+
+OCR boxes larger than ``max_box_fraction`` of the image are ignored (banners, paragraphs).
+Then: 0 hits -> ``NOT_FOUND`` with the closest texts seen; 1 -> ``FOUND`` at the box
+centre; 2..N -> ``CANDIDATES`` with crops numbered 1..k; more -> ``TOO_MANY``.
+
+May import: numpy, rapidfuzz, the standard library, ``perception.*``.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+import numpy as np
+from rapidfuzz import fuzz, process
+
+from perception.crops import candidate_crop
+from perception.types import Box, Candidate, LocateStatus, Location, TextLine
+
+__all__ = ["TextMatch", "fold", "locate_text", "match_text"]
+
+TIER_EXACT, TIER_SPAN, TIER_FUZZY = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class TextMatch:
+    line: TextLine
+    box: Box  # the matched part of the line (the whole line unless a span)
+    tier: int
+    score: float  # 0..1
+
+
+@dataclass(frozen=True)
+class _Folded:
+    spaced: str  # words of folded characters separated by single spaces
+    index: tuple[int, ...]  # spaced[i] came from original[index[i]] (spaces: the next char's)
+
+    @property
+    def compact(self) -> str:
+        return self.spaced.replace(" ", "")
+
+
+def _is_cjk(ch: str) -> bool:
+    return unicodedata.east_asian_width(ch) in ("W", "F") and ch.isalnum()
+
+
+def _fold_full(text: str) -> _Folded:
+    out: list[str] = []
+    index: list[int] = []
+    for i, ch in enumerate(text):
+        for c in unicodedata.normalize("NFKC", ch).casefold():
+            if c.isalnum():
+                out.append(c)
+                index.append(i)
+            elif out and out[-1] != " ":
+                out.append(" ")
+                index.append(i)
+    while out and out[-1] == " ":
+        out.pop()
+        index.pop()
+    return _Folded("".join(out), tuple(index))
+
+
+def fold(text: str) -> str:
+    """Case-, width-, whitespace- and punctuation-insensitive form of ``text``."""
+    return _fold_full(text).spaced
+
+
+def _char_width(ch: str) -> float:
+    return 2.0 if unicodedata.east_asian_width(ch) in ("W", "F") else 1.0
+
+
+def _sub_box(line: TextLine, start: int, end: int) -> Box:
+    """The part of ``line.box`` holding original characters [start, end)."""
+    widths = [_char_width(c) for c in line.text]
+    total = sum(widths) or 1.0
+    before = sum(widths[:start])
+    inside = sum(widths[start:end])
+    left = line.box.left + line.box.width * before / total
+    right = left + line.box.width * inside / total
+    return Box(left, line.box.top, right, line.box.bottom)
+
+
+def _fuzzy_threshold(length: int) -> float | None:
+    if length <= 3:
+        return None  # too short for fuzzy matching: "On" must not match "Or"
+    if length <= 7:
+        return 85.0
+    return 80.0
+
+
+def _span_matches(target: _Folded, line: TextLine, folded: _Folded) -> list[TextMatch]:
+    """Whole-word occurrences of the target inside a longer line."""
+    t = target.compact
+    compact = folded.compact
+    if not t or len(t) >= len(compact):
+        return []
+    # compact position -> spaced position, to check word boundaries and map back
+    spaced_pos = [i for i, c in enumerate(folded.spaced) if c != " "]
+    word_start = {0} | {k for k in range(1, len(spaced_pos)) if spaced_pos[k] - spaced_pos[k - 1] > 1}
+    word_end = {len(spaced_pos)} | {k for k in word_start if k > 0}
+    cjk = any(_is_cjk(c) for c in t)
+    matches = []
+    pos = compact.find(t)
+    while pos >= 0:
+        end = pos + len(t)
+        if cjk or (pos in word_start and end in word_end):
+            first = folded.index[spaced_pos[pos]]
+            last = folded.index[spaced_pos[end - 1]] + 1
+            matches.append(TextMatch(line, _sub_box(line, first, last), TIER_SPAN, 1.0))
+        pos = compact.find(t, pos + 1)
+    return matches
+
+
+def match_text(lines: list[TextLine], target: str, image_size: tuple[int, int], max_box_fraction: float) -> list[TextMatch]:
+    """Every place ``target`` is on screen, from the best tier that has any."""
+    width, height = image_size
+    limit = max_box_fraction * width * height
+    wanted = _fold_full(target)
+    t = wanted.compact
+    if not t:
+        return []
+    threshold = _fuzzy_threshold(len(t))
+    tiers: dict[int, list[TextMatch]] = {TIER_EXACT: [], TIER_SPAN: [], TIER_FUZZY: []}
+    for line in lines:
+        if line.box.area > limit:
+            continue
+        folded = _fold_full(line.text)
+        compact = folded.compact
+        if line.text.strip() == target.strip() or compact == t:
+            tiers[TIER_EXACT].append(TextMatch(line, line.box, TIER_EXACT, 1.0))
+            continue
+        spans = _span_matches(wanted, line, folded)
+        if spans:
+            tiers[TIER_SPAN].extend(spans)
+            continue
+        if threshold is None or not compact:
+            continue
+        whole = fuzz.ratio(t, compact)
+        if whole >= threshold:
+            tiers[TIER_FUZZY].append(TextMatch(line, line.box, TIER_FUZZY, whole / 100))
+        elif len(compact) > len(t):
+            part = fuzz.partial_ratio_alignment(t, compact)
+            if part is not None and part.score >= max(threshold, 90.0):
+                spaced_pos = [i for i, c in enumerate(folded.spaced) if c != " "]
+                first = folded.index[spaced_pos[part.dest_start]]
+                last = folded.index[spaced_pos[max(part.dest_end - 1, part.dest_start)]] + 1
+                tiers[TIER_FUZZY].append(TextMatch(line, _sub_box(line, first, last), TIER_FUZZY, part.score / 100))
+    for tier in (TIER_EXACT, TIER_SPAN, TIER_FUZZY):
+        if tiers[tier]:
+            return _dedupe(tiers[tier])
+    return []
+
+
+def _dedupe(matches: list[TextMatch]) -> list[TextMatch]:
+    kept: list[TextMatch] = []
+    for m in sorted(matches, key=lambda m: -m.score):
+        if all(m.box.iou(k.box) < 0.5 for k in kept):
+            kept.append(m)
+    # numbered for the planner in reading order
+    return sorted(kept, key=lambda m: (round(m.box.top / 8), m.box.left))
+
+
+def closest_texts(lines: list[TextLine], target: str, limit: int = 3) -> tuple[str, ...]:
+    choices = [line.text for line in lines]
+    if not choices:
+        return ()
+    best = process.extract(fold(target), choices, scorer=fuzz.WRatio, processor=fold, limit=limit * 2)
+    seen: list[str] = []
+    for text, _score, _ in best:
+        if text not in seen:
+            seen.append(text)
+    return tuple(seen[:limit])
+
+
+def locate_text(
+    image: np.ndarray,
+    lines: list[TextLine],
+    target: str,
+    *,
+    max_candidates: int,
+    max_box_fraction: float,
+    crop_margin: float,
+    backend: str = "",
+) -> Location:
+    height, width = image.shape[:2]
+    matches = match_text(lines, target, (width, height), max_box_fraction)
+    if not matches:
+        closest = closest_texts(lines, target)
+        seen = ", ".join(f'"{c}"' for c in closest) if closest else "no text at all"
+        return Location(
+            LocateStatus.NOT_FOUND,
+            target,
+            closest=closest,
+            feedback=f'The text "{target}" is not on the current screen. Closest texts seen: {seen}.',
+            backend=backend,
+        )
+    if len(matches) == 1:
+        box = matches[0].box
+        return Location(LocateStatus.FOUND, target, point=box.center, box=box, backend=backend)
+    if len(matches) > max_candidates:
+        return Location(
+            LocateStatus.TOO_MANY,
+            target,
+            feedback=(
+                f'The text "{target}" appears {len(matches)} times on the screen; too many to choose from. '
+                "Choose other text (a nearby unique label) or another operation."
+            ),
+            backend=backend,
+        )
+    candidates = tuple(
+        Candidate(
+            index=i,
+            box=m.box,
+            text=m.line.text,
+            score=m.score,
+            crop=candidate_crop(image, m.box, crop_margin),
+        )
+        for i, m in enumerate(matches, start=1)
+    )
+    return Location(
+        LocateStatus.CANDIDATES,
+        target,
+        candidates=candidates,
+        feedback=f'The text "{target}" appears {len(matches)} times; choose one by number (1..{len(matches)}).',
+        backend=backend,
+    )
