@@ -1,10 +1,50 @@
-"""`mobile-agent devices` (placeholder until its issue lands)."""
+"""`mobile-agent devices`: attached phones with state, model and screen size."""
 
 from __future__ import annotations
 
 import argparse
+import json
+
+from mobile_agent.device import Device, connect, list_devices
+from mobile_agent.device.parsing import parse_wm_size
+from mobile_agent.errors import DeviceError
+from mobile_agent.settings import load_settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("devices", help="(not yet available)")
-    parser.set_defaults(func=lambda args: print("mobile-agent devices: not yet available") or 2)
+    parser = subparsers.add_parser("devices", help="list attached phones (serial, state, model, screen size)")
+    parser.add_argument("--json", action="store_true", help="print a JSON list")
+    parser.add_argument(
+        "--connect", metavar="HOST:PORT", action="append", default=[], help="`adb connect` this address first (repeatable)"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = load_settings(getattr(args, "config", None))
+    for address in args.connect:
+        answer = connect(address, settings.adb)
+        if not args.json:
+            print(answer)
+    rows = []
+    for info in list_devices(settings.adb):
+        row = {**info.to_dict(), "screen": None}
+        if info.state == "device":
+            try:
+                size = parse_wm_size(Device(info.serial, settings.adb).shell(["wm", "size"]))
+                row["screen"] = f"{size[0]}x{size[1]}" if size else None
+            except DeviceError:
+                pass  # the state column already says what matters
+        rows.append(row)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    if not rows:
+        print("no devices attached (plug in a phone with USB debugging on, or use --connect HOST:PORT)")
+        return 0
+    header = ("SERIAL", "STATE", "MODEL", "SCREEN")
+    table = [header] + [(r["serial"], r["state"], r["model"] or "-", r["screen"] or "-") for r in rows]
+    widths = [max(len(str(line[i])) for line in table) for i in range(len(header))]
+    for line in table:
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+    return 0

@@ -1,10 +1,160 @@
-"""`mobile-agent doctor` (placeholder until its issue lands)."""
+"""`mobile-agent doctor`: is everything in place to drive a phone?
+
+Each check prints ok / warn / fail with a one-line fix; the exit code is 1 when any
+check failed.
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+from dataclasses import dataclass
+
+from mobile_agent.device import Device, adb_version, ensure_server, find_adb, list_devices
+from mobile_agent.device.parsing import parse_wm_size
+from mobile_agent.errors import DeviceError
+from mobile_agent.settings import Settings, load_settings
+
+__all__ = ["Check", "register", "run", "run_checks"]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str  # "ok" | "warn" | "fail"
+    detail: str
+    fix: str | None = None
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("doctor", help="(not yet available)")
-    parser.set_defaults(func=lambda args: print("mobile-agent doctor: not yet available") or 2)
+    parser = subparsers.add_parser("doctor", help="check adb, devices, ADB Keyboard, perception and the planner endpoint")
+    parser.add_argument("--json", action="store_true", help="print the checks as JSON")
+    parser.add_argument("--planner-timeout", type=float, default=5.0, metavar="S", help="planner GET timeout (s)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = load_settings(getattr(args, "config", None))
+    checks = run_checks(settings, planner_timeout_s=args.planner_timeout)
+    if args.json:
+        print(json.dumps([dataclasses.asdict(c) for c in checks], indent=2))
+    else:
+        for check in checks:
+            print(f"[{check.status:^4}] {check.name}: {check.detail}")
+            if check.fix and check.status != "ok":
+                print(f"       fix: {check.fix}")
+    return 1 if any(c.status == "fail" for c in checks) else 0
+
+
+def run_checks(settings: Settings, planner_timeout_s: float = 5.0) -> list[Check]:
+    checks: list[Check] = []
+    checks.extend(_adb_checks(settings))
+    checks.append(_perception_check(settings))
+    checks.append(_planner_check(settings, planner_timeout_s))
+    return checks
+
+
+def _adb_checks(settings: Settings) -> list[Check]:
+    adb = settings.adb
+    checks: list[Check] = []
+    try:
+        checks.append(Check("adb", "ok", f"{adb_version(adb)} ({find_adb(adb)})"))
+        have_binary = True
+    except DeviceError as exc:
+        checks.append(Check("adb", "warn", exc.message, "install platform-tools (`apt install adb`) or set adb.adb_path"))
+        have_binary = False
+    try:
+        host = ensure_server(adb)
+        checks.append(Check("adb server", "ok", f"{adb.server_host}:{adb.server_port}, protocol {host.server_version()}"))
+    except DeviceError as exc:
+        fix = "run `adb start-server`" if have_binary else "install adb so the server can be started"
+        checks.append(Check("adb server", "fail", exc.message, fix))
+        return checks
+    try:
+        devices = list_devices(adb)
+    except DeviceError as exc:
+        checks.append(Check("devices", "fail", exc.message, "restart the server: `adb kill-server && adb start-server`"))
+        return checks
+    if not devices:
+        checks.append(
+            Check("devices", "fail", "no device attached",
+                  "plug in a phone with USB debugging on, or `mobile-agent devices --connect HOST:PORT`")
+        )  # fmt: skip
+        return checks
+    for info in devices:
+        checks.extend(_device_checks(settings, info.serial, info.state, info.model))
+    return checks
+
+
+def _device_checks(settings: Settings, serial: str, state: str, model: str | None) -> list[Check]:
+    name = f"device {serial}"
+    if state == "unauthorized":
+        return [Check(name, "fail", "unauthorized", "accept the 'Allow USB debugging?' RSA prompt on the phone")]
+    if state == "offline":
+        return [Check(name, "fail", "offline", "reconnect the cable, or `adb disconnect` + `adb connect` it")]
+    if state != "device":
+        return [Check(name, "fail", state, "see `adb devices -l`; on Linux USB may need udev rules")]
+    checks = [Check(name, "ok", f"ready ({model or 'unknown model'})")]
+    device = Device(serial, settings.adb)
+    try:
+        size = parse_wm_size(device.shell(["wm", "size"]))
+        checks.append(Check(f"{serial} screen", "ok" if size else "warn",
+                            f"{size[0]}x{size[1]}" if size else "`wm size` gave no size"))  # fmt: skip
+        if device.has_adb_keyboard():
+            checks.append(Check(f"{serial} ADB Keyboard", "ok", "installed (non-ASCII text works)"))
+        else:
+            checks.append(
+                Check(f"{serial} ADB Keyboard", "warn", "not installed: only ASCII text can be typed",
+                      "install the APK from https://github.com/senzhk/ADBKeyBoard (`adb install ADBKeyboard.apk`)")
+            )  # fmt: skip
+    except DeviceError as exc:
+        checks.append(Check(name, "fail", exc.message, "check the USB connection and `adb devices`"))
+    return checks
+
+
+def _perception_check(settings: Settings) -> Check:
+    try:
+        import perception
+        from perception.config import PerceptionConfig
+
+        available = getattr(perception, "available_backends", None)
+        if callable(available):
+            backends = available()
+        else:
+            from perception.facade import Perception
+
+            names = {f.name for f in dataclasses.fields(PerceptionConfig)}
+            values = {k: v for k, v in settings.perception.model_dump().items() if k in names}
+            backends = Perception(PerceptionConfig(**values)).describe_backends()
+    except (ImportError, AttributeError, TypeError) as exc:
+        return Check("perception", "warn", f"cannot describe backends: {exc}", "pip install 'mobile-agent[ml]' for icons")
+    except Exception as exc:  # noqa: BLE001 - a backend failing to load is a finding, not a crash
+        return Check("perception", "fail", f"{type(exc).__name__}: {exc}", "see `mobile-agent doctor -v` and the README")
+    detail = ", ".join(f"{k}={v}" for k, v in dict(backends).items())
+    return Check("perception", "ok", detail or "no backends reported")
+
+
+def _planner_check(settings: Settings, timeout_s: float) -> Check:
+    planner = settings.planner
+    if not planner.base_url:
+        return Check("planner", "warn", "no endpoint configured (skipped)",
+                     "set planner.base_url (MOBILE_AGENT_PLANNER__BASE_URL) and planner.api_key")  # fmt: skip
+    import httpx
+
+    url = planner.base_url.rstrip("/") + "/models"
+    headers = {}
+    key = planner.api_key.get_secret_value()
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    try:
+        response = httpx.get(url, headers=headers, timeout=timeout_s)
+    except httpx.HTTPError as exc:
+        return Check("planner", "fail", f"GET {url}: {type(exc).__name__}: {exc}", "check planner.base_url and the network")
+    if response.status_code in (401, 403):
+        return Check("planner", "fail", f"GET {url}: HTTP {response.status_code}", "check planner.api_key")
+    if response.status_code >= 400:
+        return Check("planner", "warn", f"GET {url}: HTTP {response.status_code}",
+                     "the endpoint answers but has no /models; chat completions may still work")  # fmt: skip
+    return Check("planner", "ok", f"{url} answers (model {planner.model})")
+

@@ -106,7 +106,7 @@ def ensure_server(settings: AdbSettings) -> AdbHost:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise AdbServerError(f"`{adb} start-server` failed: {exc}", port=settings.server_port) from exc
     if not host.reachable():
-        detail = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
+        detail = _startup_failure((proc.stderr or b"") + (proc.stdout or b""))
         raise AdbServerError(
             f"adb server would not start on port {settings.server_port}: {detail or 'no output'} "
             "(is the port taken? try `adb kill-server`)",
@@ -114,6 +114,15 @@ def ensure_server(settings: AdbSettings) -> AdbHost:
             exit_code=proc.returncode,
         )
     return host
+
+
+def _startup_failure(output: bytes) -> str:
+    """The telling lines of a failed ``adb start-server`` (fatal log lines, errors)."""
+    lines = [ln.strip() for ln in output.decode("utf-8", "replace").splitlines() if ln.strip()]
+    fatal = [ln.split(": ", 1)[-1] for ln in lines if " F adb " in ln]
+    errors = [ln for ln in lines if ln.lower().startswith("error:")]
+    picked = fatal + errors or lines[-1:]
+    return "; ".join(picked)[:500]
 
 
 def parse_devices_l(text: str) -> list[DeviceInfo]:
