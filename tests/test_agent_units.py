@@ -1,0 +1,212 @@
+"""The agent's parts that need no device: screen comparison, records, redaction,
+annotation, the trajectory writer and the replay report."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from mobile_agent.agent import (
+    RunStatus,
+    StepRecord,
+    StepTimings,
+    change_ratio,
+    history_lines,
+    load_trajectory,
+)
+from mobile_agent.agent.annotate import annotate
+from mobile_agent.agent.records import AgentEvent, LocationSummary, RunResult, RunUsage
+from mobile_agent.agent.redact import REDACTED, Redactor
+from mobile_agent.agent.trajectory import TrajectoryWriter
+from mobile_agent.settings import Settings
+from perception.types import Box, Candidate, LocateStatus, Location
+
+
+def _screen(width: int = 1080, height: int = 2400, *, clock: str = "12:00", toggle: bool = False) -> np.ndarray:
+    """A settings-like screen: status bar with a clock, rows of text, a switch."""
+    img = Image.new("RGB", (width, height), (250, 250, 250))
+    draw = ImageDraw.Draw(img)
+    draw.rectangle([0, 0, width, 70], fill=(30, 30, 30))
+    draw.text((20, 20), clock, fill=(255, 255, 255))
+    for i in range(10):
+        draw.text((60, 200 + i * 160), f"Setting number {i}", fill=(20, 20, 20))
+    knob = 1000 if toggle else 900
+    draw.rounded_rectangle([860, 520, 1040, 600], radius=40, fill=(40, 120, 255) if toggle else (180, 180, 180))
+    draw.ellipse([knob - 40, 520, knob + 40, 600], fill=(255, 255, 255))
+    draw.rectangle([0, height - 130, width, height], fill=(0, 0, 0))
+    return np.asarray(img)
+
+
+# --- screen comparison --------------------------------------------------------------
+
+
+def test_identical_frames_do_not_change():
+    frame = _screen()
+    assert change_ratio(frame, frame.copy()) == 0.0
+
+
+def test_status_bar_clock_is_ignored():
+    assert change_ratio(_screen(clock="12:00"), _screen(clock="23:59")) == 0.0
+
+
+def test_a_switch_flip_is_a_change_above_the_default_threshold():
+    ratio = change_ratio(_screen(toggle=False), _screen(toggle=True))
+    assert ratio > Settings().agent.change_threshold
+
+
+def test_page_change_is_large_and_noise_is_not_a_change():
+    a = _screen()
+    rng = np.random.default_rng(0)
+    noisy = np.clip(a.astype(np.int16) + rng.integers(-4, 5, a.shape), 0, 255).astype(np.uint8)
+    assert change_ratio(a, noisy) < 0.0005  # sensor/encoding noise below the pixel delta
+    dark = 255 - a
+    assert change_ratio(a, dark) > 0.5
+
+
+def test_rotation_counts_as_change_and_bad_input_is_a_clear_error():
+    assert change_ratio(_screen(1080, 2400), _screen(2400, 1080)) == 1.0
+    with pytest.raises(ValueError, match="RGB uint8"):
+        change_ratio(np.zeros((10, 10), np.uint8), np.zeros((10, 10), np.uint8))
+
+
+# --- records ------------------------------------------------------------------------
+
+
+def _location() -> Location:
+    crop = np.zeros((4, 4, 3), np.uint8)
+    return Location(
+        status=LocateStatus.CANDIDATES,
+        target="Notes",
+        candidates=(
+            Candidate(1, Box(10, 10, 110, 60), "Notes", 0.9, crop),
+            Candidate(2, Box(10, 300, 110, 350), "Notes", 0.8, crop),
+        ),
+        backend="rapidocr",
+    )
+
+
+def test_step_records_are_json_and_fold_into_history():
+    steps = [
+        StepRecord(index=1, screenshot="step-001.png", action_text="Open App (Settings)", ok=True, screen_changed=True),
+        StepRecord(index=2, screenshot="step-002.png", action_text="Click text (Dsiplay)", ok=False, feedback="not found"),
+        StepRecord(index=3, screenshot="step-003.png", action_text="Back", ok=True, screen_changed=False),
+        StepRecord(index=4, screenshot="step-004.png", action_text="blah", error={"type": "OperationParseError"},
+                   feedback="no action"),
+        StepRecord(index=5, screenshot="step-005.png", action_text="Stop", completion={"done": False, "reason": "still off"}),
+    ]
+    lines = history_lines(steps)
+    assert lines[0] == "Step 1: Open App (Settings) -> done"
+    assert "failed: not found" in lines[1]
+    assert "did not change" in lines[2]
+    assert "invalid" in lines[3]
+    assert "stop rejected: still off" in lines[4]
+    step = StepRecord(
+        index=1,
+        screenshot="s.png",
+        tap_point=(5, 6),
+        location=LocationSummary.from_location(_location()),
+        chosen_candidate=2,
+        timings=StepTimings(capture_ms=1.26, model_ms=2),
+    )
+    data = json.loads(json.dumps(step.to_dict()))
+    assert data["location"]["status"] == "candidates"
+    assert [c["index"] for c in data["location"]["candidates"]] == [1, 2]
+    assert data["tap_point"] == [5, 6]
+    assert data["timings"]["capture_ms"] == 1.3
+
+
+def test_run_usage_sums_calls_and_events_are_json():
+    class U:
+        prompt_tokens, completion_tokens, cost_usd = 100, 20, 0.001
+
+    usage = RunUsage().plus(U()).plus(U()).plus(None)
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.calls) == (200, 40, 2)
+    event = AgentEvent(kind="step_finished", run_id="abc", step=3, data={"thought": "ü"})
+    assert json.loads(event.to_json()) == {"kind": "step_finished", "run_id": "abc", "step": 3, "data": {"thought": "ü"}}
+
+
+# --- redaction ----------------------------------------------------------------------
+
+
+def test_redactor_replaces_api_key_and_secrets_everywhere():
+    settings = Settings.model_validate(
+        {"planner": {"api_key": "sk-supersecret123"}, "agent": {"secrets": ["hunter2", "ab"]}}
+    )
+    redact = Redactor.from_settings(settings)
+    data = {"reply": "Type (hunter2)", "nested": [{"k": "Bearer sk-supersecret123"}], "n": 3, "short": "ab"}
+    out = redact(data)
+    assert out == {"reply": f"Type ({REDACTED})", "nested": [{"k": f"Bearer {REDACTED}"}], "n": 3, "short": "ab"}
+    assert not Redactor([]).active
+
+
+# --- annotation ---------------------------------------------------------------------
+
+
+def test_annotation_marks_the_tap_point_and_candidates():
+    base = Image.fromarray(_screen())
+    marked = annotate(base, tap_point=(540, 1200), location=LocationSummary.from_location(_location()),
+                      chosen_candidate=2)
+    px = np.asarray(marked).astype(int)
+    orig = np.asarray(base).astype(int)
+    assert px.shape == orig.shape
+    ring = px[1200, 540]
+    assert ring[0] > 200 and ring[1] < 80  # red tap marker at the point
+    assert (np.abs(px[300:350, 10:14] - orig[300:350, 10:14]).sum()) > 0  # candidate 2's box drawn
+    assert np.array_equal(np.asarray(base), orig)  # the original is untouched
+
+
+# --- trajectory + report ------------------------------------------------------------
+
+
+def test_trajectory_folder_has_header_steps_result_images_and_a_self_contained_report(tmp_path: Path):
+    redact = Redactor(["topsecret"])
+    writer = TrajectoryWriter(tmp_path, "run1", redact, {"instruction": "type topsecret", "model": "m"})
+    frame = _screen()
+    name = writer.save_screenshot(1, frame)
+    step = StepRecord(
+        index=1,
+        screenshot=name,
+        thought="I will type topsecret </script><script>alert(1)</script>",
+        action_text="Type (topsecret)",
+        ok=True,
+        tap_point=(540, 1200),
+    )
+    step = StepRecord(**{**step.__dict__, "annotated": writer.save_annotated(step, frame)})
+    writer.write_step(step)
+    result = RunResult(
+        status=RunStatus.COMPLETED,
+        error=None,
+        steps=[step],
+        trajectory_dir=writer.folder,
+        usage=RunUsage(),
+        started_at=1.0,
+        finished_at=2.0,
+        run_id="run1",
+        instruction="type topsecret",
+        reason="done",
+    )
+    writer.finish(result)
+
+    folder = writer.folder
+    assert re.fullmatch(r"\d{8}-\d{6}-run1", folder.name)
+    header, steps, final = load_trajectory(folder)
+    assert header["schema_version"] == 1 and header["instruction"] == f"type {REDACTED}"
+    assert steps[0]["action_text"] == f"Type ({REDACTED})"
+    assert final["status"] == "completed"
+    for path in folder.iterdir():
+        if path.suffix in (".jsonl", ".html"):
+            assert "topsecret" not in path.read_text(encoding="utf-8")
+    with Image.open(folder / "step-001.png") as img:
+        assert img.size == (1080, 2400)
+        assert np.array_equal(np.asarray(img.convert("RGB")), frame)
+    assert (folder / "step-001-marked.jpg").is_file()
+    html = (folder / "report.html").read_text(encoding="utf-8")
+    assert "data:image/jpeg;base64," in html
+    assert "src=\"http" not in html and "<link" not in html  # nothing fetched from elsewhere
+    assert "</script><script>alert" not in html  # a model's text cannot close the data block
+    assert "ArrowRight" in html and 'id="prev"' in html and 'id="next"' in html
