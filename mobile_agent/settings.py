@@ -134,6 +134,9 @@ class ServerSettings(BaseModel):
     max_body_bytes: int = Field(64 * 1024, ge=1024)
     max_steps_limit: int = Field(100, ge=1)
     workers: int = Field(0, ge=0, description="0 = one worker per device")
+    instance_id: str = Field("", description="names this instance in a shared database; default: hostname")
+    device_refresh_s: float = Field(5.0, gt=0, description="how often the device list is re-read")
+    preload_perception: bool = Field(True, description="load the perception models at startup, not on first use")
 
 
 class Settings(BaseSettings):

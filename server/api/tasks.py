@@ -1,0 +1,258 @@
+"""/v1/tasks: submit, list, inspect, stream events, cancel, download trajectories.
+
+Handlers only read and write the store and poke the scheduler; runs happen in the
+scheduler's worker threads.
+
+May import: fastapi, starlette, ``server.*``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import mimetypes
+import os
+import tempfile
+import zipfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, Header, HTTPException, Query, Response, status
+from fastapi.responses import FileResponse, StreamingResponse
+from starlette.background import BackgroundTask
+from starlette.concurrency import run_in_threadpool
+
+from server.deps import Authorized, Service
+from server.schemas import EventPublic, TaskCreate, TaskListPublic, TaskPublic, TaskStatus
+from server.state import ServiceState
+from server.store import EventRow, TaskRow
+
+__all__ = ["router", "task_public"]
+
+router = APIRouter(prefix="/tasks", tags=["tasks"], dependencies=[Authorized])
+
+SSE_KEEPALIVE_S = 15.0
+_IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp"}
+
+
+def _unprocessable(field: str, message: str, kind: str = "value_error") -> HTTPException:
+    return HTTPException(
+        status_code=422,
+        detail=[{"loc": ["body", field], "msg": message, "type": kind}],
+    )
+
+
+def task_public(task: TaskRow) -> TaskPublic:
+    base = f"/v1/tasks/{task.id}"
+    queued_s = (task.started_at or task.finished_at or 0) - task.created_at if (task.started_at or task.finished_at) else None
+    run_s = task.finished_at - task.started_at if task.finished_at and task.started_at else None
+    links = {"self": base, "events": f"{base}/events", "cancel": f"{base}/cancel"}
+    if task.trajectory_dir:
+        links["trajectory"] = f"{base}/trajectory.zip"
+    return TaskPublic(
+        id=task.id,
+        instruction=task.instruction,
+        device_request=task.device_request,
+        device=task.device,
+        status=task.status,  # type: ignore[arg-type]
+        options=task.options,
+        error=task.error,
+        steps=task.steps,
+        prompt_tokens=task.prompt_tokens,
+        completion_tokens=task.completion_tokens,
+        cost_usd=task.cost_usd,
+        created_at=task.created_at,
+        started_at=task.started_at,
+        finished_at=task.finished_at,
+        queued_s=queued_s,
+        run_s=run_s,
+        links=links,
+    )
+
+
+def _get_task(service: ServiceState, task_id: int) -> TaskRow:
+    task = service.store.get_task(task_id)
+    if task is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task {task_id}")
+    return task
+
+
+@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=TaskPublic)
+def create_task(body: TaskCreate, service: Service, response: Response) -> TaskPublic:
+    limits = service.settings.server
+    if len(body.instruction) > limits.max_instruction_chars:
+        raise _unprocessable(
+            "instruction", f"instruction is longer than {limits.max_instruction_chars} characters", "string_too_long"
+        )
+    if body.max_steps is not None and body.max_steps > limits.max_steps_limit:
+        raise _unprocessable("max_steps", f"max_steps is over the limit of {limits.max_steps_limit}", "less_than_equal")
+    if body.device != "any" and not service.pool.knows(body.device):
+        service.pool.refresh()
+        if not service.pool.knows(body.device):
+            raise _unprocessable("device", f"no device {body.device!r} is attached", "unknown_device")
+    task = service.store.create_task(body.instruction, body.device, body.options())
+    service.scheduler.wake()
+    response.headers["Location"] = f"/v1/tasks/{task.id}"
+    return task_public(task)
+
+
+@router.get("", response_model=TaskListPublic)
+def list_tasks(
+    service: Service,
+    status_: Annotated[TaskStatus | None, Query(alias="status")] = None,
+    device: Annotated[str | None, Query(max_length=200)] = None,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> TaskListPublic:
+    rows, total = service.store.list_tasks(status=status_, device=device, offset=offset, limit=limit)
+    return TaskListPublic(data=[task_public(r) for r in rows], count=total, offset=offset, limit=limit)
+
+
+@router.get("/{task_id}", response_model=TaskPublic)
+def get_task(task_id: int, service: Service) -> TaskPublic:
+    return task_public(_get_task(service, task_id))
+
+
+@router.post("/{task_id}/cancel", status_code=status.HTTP_202_ACCEPTED, response_model=TaskPublic)
+def cancel_task(task_id: int, service: Service) -> TaskPublic:
+    task = _get_task(service, task_id)
+    if task.terminal:
+        raise HTTPException(status.HTTP_409_CONFLICT, f"task {task_id} already ended: {task.status}")
+    if not service.scheduler.cancel(task_id):
+        task = _get_task(service, task_id)
+        if task.terminal:
+            raise HTTPException(status.HTTP_409_CONFLICT, f"task {task_id} already ended: {task.status}")
+    return task_public(_get_task(service, task_id))
+
+
+def event_public(service: ServiceState, task: TaskRow, event: EventRow) -> EventPublic:
+    """The event as clients see it: file paths inside the trajectory become URLs."""
+    data = dict(event.data)
+    base = _trajectory_base(task)
+    if base is not None:
+        for key, value in list(event.data.items()):
+            if isinstance(value, str) and Path(value).suffix.lower() in _IMAGE_SUFFIXES:
+                relative = _relative_inside(base, value)
+                if relative is not None:
+                    data[f"{key}_url"] = f"/v1/tasks/{task.id}/files/{relative}"
+    return EventPublic(id=event.id, task_id=event.task_id, kind=event.kind, data=data, created_at=event.created_at)
+
+
+def _trajectory_base(task: TaskRow) -> Path | None:
+    return Path(task.trajectory_dir).resolve() if task.trajectory_dir else None
+
+
+def _relative_inside(base: Path, value: str) -> str | None:
+    path = Path(value)
+    target = (path if path.is_absolute() else base / path).resolve()
+    if not target.is_relative_to(base):
+        return None
+    return target.relative_to(base).as_posix()
+
+
+@router.get("/{task_id}/events", response_class=StreamingResponse)
+async def task_events(
+    task_id: int,
+    service: Service,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+    after: Annotated[int | None, Query(ge=0, description="same as Last-Event-ID")] = None,
+) -> StreamingResponse:
+    """Server-Sent Events: every past event of the task, then live ones, then ``end``."""
+    task = await run_in_threadpool(_get_task, service, task_id)
+    start = after or 0
+    if last_event_id:
+        try:
+            start = max(start, int(last_event_id))
+        except ValueError as exc:
+            raise HTTPException(status.HTTP_400_BAD_REQUEST, "Last-Event-ID must be an event id") from exc
+
+    async def stream() -> AsyncIterator[str]:
+        nonlocal task
+        last = start
+        wake = service.hub.listen(task_id)
+        try:
+            yield "retry: 2000\n\n"
+            while True:
+                wake.clear()
+                events = await run_in_threadpool(service.store.events_after, task_id, last)
+                if events:
+                    task = await run_in_threadpool(_get_task, service, task_id)
+                for event in events:
+                    public = event_public(service, task, event)
+                    yield f"id: {event.id}\nevent: {event.kind}\ndata: {public.model_dump_json()}\n\n"
+                    last = event.id
+                if events:
+                    continue
+                task = await run_in_threadpool(_get_task, service, task_id)
+                if task.terminal:
+                    if await run_in_threadpool(service.store.events_after, task_id, last, 1):
+                        continue
+                    yield f"event: end\ndata: {json.dumps({'task_id': task_id, 'status': task.status})}\n\n"
+                    return
+                try:
+                    await asyncio.wait_for(wake.wait(), SSE_KEEPALIVE_S)
+                except asyncio.TimeoutError:
+                    yield ": keepalive\n\n"
+        finally:
+            service.hub.unlisten(task_id, wake)
+
+    return StreamingResponse(
+        stream(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+@router.get("/{task_id}/files/{path:path}")
+def task_file(task_id: int, path: str, service: Service) -> FileResponse:
+    """One file of the task's trajectory (a step's screenshot, the report)."""
+    task = _get_task(service, task_id)
+    base = _trajectory_base(task)
+    if base is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "this task has no trajectory yet")
+    if "\x00" in path or Path(path).is_absolute():
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "no such file")
+    target = (base / path).resolve()
+    if not target.is_relative_to(base) or not target.is_file():
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "no such file")
+    media_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+    return FileResponse(target, media_type=media_type)
+
+
+@router.get("/{task_id}/steps/{step}/screenshot")
+def step_screenshot(task_id: int, step: int, service: Service) -> FileResponse:
+    """The screenshot a step started from (the n-th ``step_finished`` event, 1-based)."""
+    task = _get_task(service, task_id)
+    base = _trajectory_base(task)
+    events = list(service.store.step_events(task_id))
+    if base is None or not 1 <= step <= len(events):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"task {task_id} has no step {step}")
+    for key, value in events[step - 1].data.items():
+        if isinstance(value, str) and Path(value).suffix.lower() in _IMAGE_SUFFIXES and "screenshot" in key:
+            relative = _relative_inside(base, value)
+            if relative is not None:
+                return task_file(task_id, relative, service)
+    raise HTTPException(status.HTTP_404_NOT_FOUND, f"step {step} has no screenshot")
+
+
+@router.get("/{task_id}/trajectory.zip")
+def trajectory_zip(task_id: int, service: Service) -> FileResponse:
+    """The whole trajectory directory as one zip."""
+    task = _get_task(service, task_id)
+    base = _trajectory_base(task)
+    if base is None or not base.is_dir():
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "this task has no trajectory on disk")
+    handle, name = tempfile.mkstemp(prefix=f"task-{task_id}-", suffix=".zip")
+    os.close(handle)
+    with zipfile.ZipFile(name, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in sorted(base.rglob("*")):
+            # symlinks could point outside the trajectory; a trajectory never needs them
+            if file.is_file() and not file.is_symlink():
+                archive.write(file, arcname=f"task-{task_id}/{file.relative_to(base).as_posix()}")
+    return FileResponse(
+        name,
+        media_type="application/zip",
+        filename=f"task-{task_id}-trajectory.zip",
+        background=BackgroundTask(os.unlink, name),
+    )

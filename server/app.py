@@ -1,0 +1,238 @@
+"""The app factory: ``create_app(settings)`` wires store, phones, scheduler and routes.
+
+The lifespan opens the database (tasks left running by a dead process become
+``interrupted``), discovers phones, loads the perception models once, then starts the
+scheduler; on shutdown it stops dispatching and asks running tasks to stop.
+
+Run with ``mobile-agent serve`` or ``uvicorn --factory server.app:app_from_env``.
+
+May import: fastapi, starlette, ``server.*``, ``mobile_agent`` (public API).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import logging
+import socket
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, HTTPException
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mobile_agent.errors import ConfigError
+from mobile_agent.settings import Settings, load_settings
+from server.devices import AdbDeviceSource, DevicePool, DeviceSource
+from server.metrics import Metrics
+from server.runner import AgentTaskRunner, TaskRunner
+from server.scheduler import Scheduler
+from server.state import EventHub, ServiceState
+from server.store import TaskStore
+
+__all__ = ["app_from_env", "check_exposure", "create_app"]
+
+log = logging.getLogger(__name__)
+
+API_VERSION = "v1"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(settings: Settings) -> None:
+    """Refuse to serve beyond localhost without an API token."""
+    token = settings.server.api_token.get_secret_value() if settings.server.api_token else ""
+    if not is_loopback(settings.server.host) and not token:
+        raise ConfigError(
+            f"server.host is {settings.server.host!r} (beyond localhost) but no server.api_token is set; "
+            "set MOBILE_AGENT_SERVER__API_TOKEN or listen on 127.0.0.1",
+            host=settings.server.host,
+        )
+
+
+class BodyLimitMiddleware:
+    """413 for request bodies over ``max_bytes``, declared or streamed."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = 0
+                if declared > self.max_bytes:
+                    await _send_json(send, 413, {"detail": f"request body over {self.max_bytes} bytes"})
+                    return
+        received = 0
+
+        async def limited() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise HTTPException(413, f"request body over {self.max_bytes} bytes")
+            return message
+
+        await self.app(scope, limited, send)
+
+
+class MetricsMiddleware:
+    """Counts requests and times them, labelled by route template (not raw path)."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status_code = 500
+
+        async def send_wrapper(message: Message) -> None:
+            nonlocal status_code
+            if message["type"] == "http.response.start":
+                status_code = message["status"]
+                route = scope.get("route")
+                path = getattr(route, "path", None) or "unmatched"
+                self.metrics.observe_request(scope["method"], path, status_code, time.perf_counter() - started)
+            await send(message)
+
+        await self.app(scope, receive, send_wrapper)
+
+
+async def _send_json(send: Send, status_code: int, body: dict[str, Any]) -> None:
+    payload = json.dumps(body).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status_code,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+def create_app(
+    settings: Settings,
+    *,
+    runner: TaskRunner | None = None,
+    device_source: DeviceSource | None = None,
+) -> FastAPI:
+    """The service. ``runner`` and ``device_source`` default to the real agent and adb."""
+    check_exposure(settings)
+    from server.api import dashboard, devices, ops, tasks
+
+    metrics = Metrics()
+    token = settings.server.api_token.get_secret_value() if settings.server.api_token else None
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state = _build_state(settings, runner, device_source, metrics, token or None)
+        app.state.service = state
+        interrupted = await asyncio.to_thread(state.store.interrupt_running, instance=state.store.instance)
+        for task_id in interrupted:
+            log.warning("task %s was running when the server stopped: now interrupted", task_id)
+        await asyncio.to_thread(state.pool.refresh)
+        prepare = getattr(state.runner, "prepare", None)
+        if callable(prepare) and settings.server.preload_perception:
+            try:
+                await asyncio.to_thread(prepare)
+            except Exception as exc:  # runs will retry, and fail with a typed error
+                log.warning("perception models not loaded at startup: %s", exc)
+        state.scheduler.start()
+        state.ready.set()
+        try:
+            yield
+        finally:
+            state.ready.clear()
+            await asyncio.to_thread(state.scheduler.stop)
+            state.store.close()
+
+    app = FastAPI(
+        title="mobile-agent",
+        version="0.1.0",
+        description="Submit instructions to Android phones, watch the runs, fetch their trajectories.",
+        lifespan=lifespan,
+    )
+    if settings.server.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.server.cors_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+            allow_credentials=True,
+        )
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.server.max_body_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    app.include_router(tasks.router, prefix=f"/{API_VERSION}")
+    app.include_router(devices.router, prefix=f"/{API_VERSION}")
+    app.include_router(ops.router)
+    app.include_router(dashboard.router)
+    static_dir = Path(str(resources.files("server") / "static"))
+    app.mount("/dashboard/static", StaticFiles(directory=static_dir), name="static")
+    return app
+
+
+def _build_state(
+    settings: Settings,
+    runner: TaskRunner | None,
+    device_source: DeviceSource | None,
+    metrics: Metrics,
+    token: str | None,
+) -> ServiceState:
+    instance = settings.server.instance_id or socket.gethostname()
+    store = TaskStore(settings.server.database_url, instance=instance)
+    pool = DevicePool(device_source or AdbDeviceSource(settings))
+    runner = runner or AgentTaskRunner(settings)
+    hub = EventHub()
+    runs_dir = Path(settings.agent.output_dir).resolve()
+    scheduler = Scheduler(
+        store,
+        pool,
+        runner,
+        runs_dir=runs_dir,
+        max_workers=settings.server.workers,
+        refresh_interval_s=settings.server.device_refresh_s,
+        notify=hub.notify,
+        metrics=metrics,
+    )
+    return ServiceState(
+        settings=settings,
+        store=store,
+        pool=pool,
+        scheduler=scheduler,
+        hub=hub,
+        metrics=metrics,
+        runner=runner,
+        runs_dir=runs_dir,
+        api_token=token,
+    )
+
+
+def app_from_env() -> FastAPI:
+    """For ``uvicorn --factory``: settings from the environment / MOBILE_AGENT_CONFIG."""
+    return create_app(load_settings())

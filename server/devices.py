@@ -1,0 +1,197 @@
+"""The phones this instance can drive, and who holds each one.
+
+``DevicePool`` keeps one ``DeviceSlot`` per serial the adb server reports: its state,
+model, screen size, and the task that holds its lease (one task per phone at a time).
+A phone whose run ended with a device error is marked lost until a fresh probe answers.
+
+``DeviceSource`` is how the pool sees phones; ``AdbDeviceSource`` (the default) goes
+through ``mobile_agent.device`` and the real adb server.
+
+May import: ``mobile_agent`` (public API), the standard library.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from mobile_agent.errors import DeviceError
+from mobile_agent.settings import Settings
+
+__all__ = ["AdbDeviceSource", "DevicePool", "DeviceSlot", "DeviceSource", "LOST_ERROR_TYPES"]
+
+log = logging.getLogger(__name__)
+
+# Errors after which a phone is not handed out again until it answers a probe.
+LOST_ERROR_TYPES = frozenset(
+    {"DeviceLostError", "DeviceOfflineError", "DeviceNotFoundError", "NoDeviceError", "ScreenshotError"}
+)
+
+
+@dataclass
+class DeviceSlot:
+    serial: str
+    state: str
+    model: str | None = None
+    width: int | None = None
+    height: int | None = None
+    task_id: int | None = None
+    lost: bool = False
+    present: bool = True
+
+    @property
+    def available(self) -> bool:
+        return self.present and self.state == "device" and not self.lost
+
+    @property
+    def free(self) -> bool:
+        return self.available and self.task_id is None
+
+    def public(self) -> dict[str, Any]:
+        state = "lost" if self.lost else (self.state if self.present else "gone")
+        return {
+            "serial": self.serial,
+            "state": state,
+            "model": self.model,
+            "width": self.width,
+            "height": self.height,
+            "busy": self.task_id is not None,
+            "current_task": self.task_id,
+        }
+
+
+class DeviceSource(Protocol):
+    def list(self) -> list[tuple[str, str, str | None]]:
+        """(serial, state, model) of every phone the adb server knows."""
+        ...
+
+    def screen_size(self, serial: str) -> tuple[int, int]: ...
+
+    def screenshot(self, serial: str, fmt: str) -> bytes: ...
+
+    def connect(self, address: str) -> str: ...
+
+
+class AdbDeviceSource:
+    """Phones through ``mobile_agent.device`` (the real adb server)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def list(self) -> list[tuple[str, str, str | None]]:
+        from mobile_agent.device import list_devices
+
+        return [(d.serial, d.state, getattr(d, "model", None)) for d in list_devices(self.settings.adb)]
+
+    def _open(self, serial: str) -> Any:
+        from mobile_agent.device import open_device
+
+        return open_device(self.settings.adb, serial=serial)
+
+    def screen_size(self, serial: str) -> tuple[int, int]:
+        info = self._open(serial).screen_info()
+        return int(info.width), int(info.height)
+
+    def screenshot(self, serial: str, fmt: str) -> bytes:
+        shot = self._open(serial).screenshot()
+        if fmt == "jpeg":
+            return shot.to_jpeg(720, 70)
+        return shot.to_png()
+
+    def connect(self, address: str) -> str:
+        from mobile_agent.device import connect
+
+        connect(address, self.settings.adb)
+        return address
+
+
+class DevicePool:
+    """Leases over the known phones. All methods are thread-safe."""
+
+    def __init__(self, source: DeviceSource) -> None:
+        self.source = source
+        self._slots: dict[str, DeviceSlot] = {}
+        self._lock = threading.Lock()
+
+    def refresh(self) -> None:
+        """Re-read the adb device list; probe phones that are new or were lost."""
+        try:
+            listed = self.source.list()
+        except DeviceError as exc:
+            log.warning("cannot list devices: %s", exc.message)
+            return
+        seen = set()
+        probe: list[str] = []
+        with self._lock:
+            for serial, state, model in listed:
+                seen.add(serial)
+                slot = self._slots.get(serial)
+                if slot is None:
+                    slot = self._slots[serial] = DeviceSlot(serial=serial, state=state, model=model)
+                    probe.append(serial)
+                else:
+                    if not slot.present or (slot.lost and slot.task_id is None):
+                        probe.append(serial)
+                    slot.state, slot.present = state, True
+                    slot.model = model or slot.model
+            for serial, slot in self._slots.items():
+                if serial not in seen:
+                    slot.present = False
+        for serial in probe:
+            self._probe(serial)
+
+    def _probe(self, serial: str) -> None:
+        try:
+            width, height = self.source.screen_size(serial)
+        except Exception as exc:  # a phone that cannot answer stays out of rotation
+            log.info("device %s does not answer: %s", serial, exc)
+            with self._lock:
+                slot = self._slots.get(serial)
+                if slot is not None and slot.state == "device":
+                    slot.lost = True
+            return
+        with self._lock:
+            slot = self._slots.get(serial)
+            if slot is not None:
+                slot.width, slot.height, slot.lost = width, height, False
+
+    def slots(self) -> list[DeviceSlot]:
+        with self._lock:
+            return [DeviceSlot(**vars(s)) for s in sorted(self._slots.values(), key=lambda s: s.serial)]
+
+    def get(self, serial: str) -> DeviceSlot | None:
+        with self._lock:
+            slot = self._slots.get(serial)
+            return DeviceSlot(**vars(slot)) if slot is not None else None
+
+    def knows(self, serial: str) -> bool:
+        with self._lock:
+            return serial in self._slots
+
+    def lease(self, request: str, task_id: int) -> str | None:
+        """Give ``task_id`` the requested phone ("any" = first free); None if none free."""
+        with self._lock:
+            if request == "any":
+                candidates = sorted(self._slots.values(), key=lambda s: s.serial)
+            else:
+                slot = self._slots.get(request)
+                candidates = [slot] if slot is not None else []
+            for slot in candidates:
+                if slot.free:
+                    slot.task_id = task_id
+                    return slot.serial
+        return None
+
+    def release(self, serial: str, task_id: int, *, lost: bool = False) -> None:
+        with self._lock:
+            slot = self._slots.get(serial)
+            if slot is not None and slot.task_id == task_id:
+                slot.task_id = None
+                if lost:
+                    slot.lost = True
+
+    def any_free(self) -> bool:
+        with self._lock:
+            return any(s.free for s in self._slots.values())

@@ -1,0 +1,159 @@
+"""The seam between the scheduler and the agent: run one task on one leased phone.
+
+A ``TaskRunner`` is any callable ``(spec, *, cancel, emit) -> TaskOutcome``. The default,
+``AgentTaskRunner``, drives the real ``mobile_agent.agent.Agent`` on the leased device,
+with the perception models loaded once per process and shared by every run.
+
+It runs in a worker thread, never in a request. It may raise: the scheduler turns an
+exception into an ``error`` outcome (a device error also marks the phone lost).
+
+May import: ``mobile_agent`` (public API), the standard library.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, is_dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any, Protocol
+
+from mobile_agent.settings import Settings
+
+__all__ = ["AgentTaskRunner", "Emit", "TaskOutcome", "TaskRunner", "TaskSpec", "task_settings"]
+
+Emit = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """What one run needs: the task as submitted and the phone it was given."""
+
+    task_id: int
+    instruction: str
+    serial: str
+    options: dict[str, Any]
+    output_dir: Path
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """How a run ended, in the store's terms."""
+
+    status: str
+    error: dict[str, Any] | None = None
+    steps: int = 0
+    trajectory_dir: Path | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class TaskRunner(Protocol):
+    def __call__(self, spec: TaskSpec, *, cancel: threading.Event, emit: Emit) -> TaskOutcome: ...
+
+
+def task_settings(base: Settings, options: dict[str, Any], serial: str) -> Settings:
+    """The settings of one run: the server's, with the task's overrides applied."""
+    overrides: dict[str, Any] = {"adb.serial": serial}
+    for key, dotted in (
+        ("model", "planner.model"),
+        ("base_url", "planner.base_url"),
+        ("temperature", "planner.temperature"),
+        ("max_steps", "agent.max_steps"),
+        ("reflection", "agent.reflection"),
+    ):
+        if options.get(key) is not None:
+            overrides[dotted] = options[key]
+    return base.with_overrides(overrides)
+
+
+class AgentTaskRunner:
+    """Runs the real agent. The locator (perception) is built once per process, in the
+    app's lifespan via ``prepare()`` or when a step first needs it, and shared by every
+    run (it is thread-safe)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._locator: Any = None
+        self._locator_lock = threading.Lock()
+
+    def prepare(self) -> None:
+        """Load the perception models now (the app's lifespan calls this)."""
+        self._get_locator()
+
+    def _get_locator(self) -> Any:
+        with self._locator_lock:
+            if self._locator is None:
+                from mobile_agent.locate import build_locator
+
+                self._locator = build_locator(self.settings)
+            return self._locator
+
+    def __call__(self, spec: TaskSpec, *, cancel: threading.Event, emit: Emit) -> TaskOutcome:
+        from mobile_agent.agent import Agent
+        from mobile_agent.device import open_device
+
+        settings = task_settings(self.settings, spec.options, spec.serial)
+        device = open_device(settings.adb, serial=spec.serial)
+
+        def on_event(event: Any) -> None:
+            data = _jsonable(getattr(event, "data", None) or {})
+            if getattr(event, "step", None) is not None:
+                data = {"step": event.step, **data}
+            data.setdefault("run_id", getattr(event, "run_id", None))
+            emit(str(getattr(event, "kind", "event")), data)
+
+        agent = Agent(settings, device=device, locator=_LazyLocator(self._get_locator), on_event=on_event)
+        result = agent.run(spec.instruction, cancel=cancel, output_dir=spec.output_dir)
+        usage = result.usage
+        return TaskOutcome(
+            status=str(getattr(result.status, "value", result.status)),
+            error=result.error,
+            steps=len(result.steps),
+            trajectory_dir=Path(result.trajectory_dir) if result.trajectory_dir else None,
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            cost_usd=float(getattr(usage, "cost_usd", 0.0) or 0.0),
+            extra={"reason": getattr(result, "reason", "")},
+        )
+
+
+class _LazyLocator:
+    """Satisfies the ``Locator`` protocol; builds the shared locator on first use, so a
+    run that never clicks by text or icon never loads a model."""
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self._factory = factory
+
+    def find_text(self, image: Any, text: str) -> Any:
+        return self._factory().find_text(image, text)
+
+    def find_icon(self, image: Any, description: str, position: str | None = None) -> Any:
+        return self._factory().find_icon(image, description, position)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._factory(), name)
+
+
+def _jsonable(value: Any) -> Any:
+    """Event payloads as plain JSON values (paths as strings, dataclasses as dicts)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Enum):
+        return _jsonable(value.value)
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "model_dump"):
+        return _jsonable(value.model_dump(mode="json"))
+    if is_dataclass(value) and not isinstance(value, type):
+        return _jsonable(asdict(value))
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)

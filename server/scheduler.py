@@ -1,0 +1,220 @@
+"""The queue: queued tasks go to free phones, each run in its own worker thread.
+
+One scheduler thread wakes on every submission, finish or device refresh, walks the
+queued tasks oldest first and, for each, leases a phone (its serial, or the first free
+one for "any") and claims the task in the store. A claimed task runs in a worker
+thread through the ``TaskRunner``; its events go to the store, then to live listeners.
+
+Cancel: a queued task is cancelled in the store; a running one gets its cancel event
+set, and the agent stops at the next step boundary, keeping its trajectory.
+
+May import: ``server.store``, ``server.devices``, ``server.runner``, ``mobile_agent``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mobile_agent.errors import DeviceError, MobileAgentError
+from server.devices import LOST_ERROR_TYPES, DevicePool
+from server.metrics import Metrics
+from server.runner import TaskOutcome, TaskRunner, TaskSpec
+from server.store import TaskRow, TaskStore
+
+__all__ = ["Scheduler"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Running:
+    task_id: int
+    serial: str
+    cancel: threading.Event
+    thread: threading.Thread
+    user_cancelled: bool = False
+    started: float = field(default_factory=time.monotonic)
+
+
+class Scheduler:
+    def __init__(
+        self,
+        store: TaskStore,
+        pool: DevicePool,
+        runner: TaskRunner,
+        *,
+        runs_dir: Path,
+        max_workers: int = 0,
+        refresh_interval_s: float = 5.0,
+        notify: Callable[[int], None] | None = None,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self.store = store
+        self.pool = pool
+        self.runner = runner
+        self.runs_dir = Path(runs_dir)
+        self.max_workers = max_workers
+        self.refresh_interval_s = refresh_interval_s
+        self._notify_listeners = notify or (lambda task_id: None)
+        self._wake = threading.Condition()
+        self._woken = False
+        self._stopping = threading.Event()
+        self._running: dict[int, _Running] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self.metrics = metrics or Metrics()
+
+    # --- lifecycle -----------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="scheduler", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Stop dispatching; ask running tasks to stop; wait for their workers."""
+        self._stopping.set()
+        self.wake()
+        with self._lock:
+            running = list(self._running.values())
+        for run in running:
+            run.cancel.set()
+        deadline = time.monotonic() + timeout_s
+        for run in running:
+            run.thread.join(max(0.0, deadline - time.monotonic()))
+        if self._thread is not None:
+            self._thread.join(max(0.1, deadline - time.monotonic()))
+
+    def wake(self) -> None:
+        with self._wake:
+            self._woken = True
+            self._wake.notify_all()
+
+    @property
+    def running_count(self) -> int:
+        with self._lock:
+            return len(self._running)
+
+    def running_task(self, task_id: int) -> bool:
+        with self._lock:
+            return task_id in self._running
+
+    # --- requests ------------------------------------------------------------------
+
+    def cancel(self, task_id: int) -> bool:
+        """True if the task was queued (now cancelled) or running (now stopping)."""
+        with self._lock:
+            run = self._running.get(task_id)
+            if run is not None:
+                run.user_cancelled = True
+                run.cancel.set()
+                self.store.add_event(task_id, "cancel_requested", {})
+                self._notify_listeners(task_id)
+                return True
+        if self.store.cancel_queued(task_id):
+            self.metrics.observe_run("cancelled", 0.0)
+            self._notify_listeners(task_id)
+            return True
+        return False
+
+    # --- the loop ------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        next_refresh = 0.0
+        while not self._stopping.is_set():
+            now = time.monotonic()
+            if now >= next_refresh:
+                self.pool.refresh()
+                next_refresh = now + self.refresh_interval_s
+            try:
+                self._dispatch()
+            except Exception:  # keep scheduling; a broken row must not stop the queue
+                log.exception("dispatch failed")
+            with self._wake:
+                if not self._woken:
+                    self._wake.wait(timeout=min(1.0, max(0.05, next_refresh - time.monotonic())))
+                self._woken = False
+
+    def _dispatch(self) -> None:
+        for task in self.store.queued_tasks():
+            if self._stopping.is_set():
+                return
+            if self.max_workers and self.running_count >= self.max_workers:
+                return
+            if not self.pool.any_free():
+                return
+            serial = self.pool.lease(task.device_request, task.id)
+            if serial is None:
+                continue
+            output_dir = self.runs_dir / f"task-{task.id}"
+            if not self.store.claim(task.id, serial, output_dir):
+                self.pool.release(serial, task.id)  # another instance or a cancel won
+                continue
+            self._notify_listeners(task.id)
+            self._start_worker(task, serial, output_dir)
+
+    def _start_worker(self, task: TaskRow, serial: str, output_dir: Path) -> None:
+        cancel = threading.Event()
+        thread = threading.Thread(
+            target=self._work,
+            args=(task, serial, output_dir, cancel),
+            name=f"task-{task.id}@{serial}",
+            daemon=True,
+        )
+        with self._lock:
+            self._running[task.id] = _Running(task.id, serial, cancel, thread)
+        thread.start()
+
+    def _work(self, task: TaskRow, serial: str, output_dir: Path, cancel: threading.Event) -> None:
+        steps = 0
+
+        def emit(kind: str, data: dict[str, Any]) -> None:
+            nonlocal steps
+            self.store.add_event(task.id, kind, data)
+            if kind == "step_finished":
+                steps += 1
+                self.store.set_steps(task.id, steps)
+            self._notify_listeners(task.id)
+
+        spec = TaskSpec(task.id, task.instruction, serial, dict(task.options), output_dir)
+        started = time.monotonic()
+        try:
+            outcome = self.runner(spec, cancel=cancel, emit=emit)
+        except DeviceError as exc:
+            outcome = TaskOutcome(status="error", error=exc.to_dict(), steps=steps)
+        except MobileAgentError as exc:
+            outcome = TaskOutcome(status="error", error=exc.to_dict(), steps=steps)
+        except Exception as exc:  # a bug in a run ends that run, not the service
+            log.exception("task %s crashed", task.id)
+            outcome = TaskOutcome(
+                status="error", error={"type": type(exc).__name__, "message": str(exc)}, steps=steps
+            )
+        with self._lock:
+            run = self._running.get(task.id)
+        status = outcome.status
+        if status == "cancelled" and run is not None and not run.user_cancelled and self._stopping.is_set():
+            status = "interrupted"
+        error = outcome.error
+        lost = bool(error) and error.get("type") in LOST_ERROR_TYPES
+        if lost and error is not None:
+            error = {**error, "reason": "device lost"}
+        self.store.finish(
+            task.id,
+            status,
+            error=error,
+            steps=max(outcome.steps, steps),
+            prompt_tokens=outcome.prompt_tokens,
+            completion_tokens=outcome.completion_tokens,
+            cost_usd=outcome.cost_usd,
+        )
+        self.metrics.observe_run(status, time.monotonic() - started)
+        with self._lock:
+            self._running.pop(task.id, None)
+        self.pool.release(serial, task.id, lost=lost)
+        self._notify_listeners(task.id)
+        self.wake()

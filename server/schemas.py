@@ -1,0 +1,146 @@
+"""The REST schema family: what clients send (``*Create``) and get back (``*Public``).
+
+Limits that depend on settings (instruction length, max_steps) are checked by the
+route against ``Settings.server``; the static ones are here.
+
+May import: pydantic, the standard library.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "ConnectRequest",
+    "DeviceListPublic",
+    "DevicePublic",
+    "EventPublic",
+    "TaskCreate",
+    "TaskListPublic",
+    "TaskPublic",
+    "TaskStatus",
+]
+
+TaskStatus = Literal[
+    "queued", "running", "completed", "not_completed", "budget_exhausted", "error", "cancelled", "interrupted"
+]
+
+# adb serials: emulator-5554, 0123456789ABCDEF, 10.0.0.5:5555, [::1]:5555
+_SERIAL = re.compile(r"^[A-Za-z0-9._:\-\[\]]{1,200}$")
+_ADDRESS = re.compile(r"^[A-Za-z0-9.\-\[\]:]{1,253}:\d{1,5}$")
+
+
+class TaskCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    instruction: str = Field(..., min_length=1, description="what the agent should do, in words")
+    device: str = Field("any", description='a serial, or "any" for the first free phone')
+    model: str | None = Field(None, min_length=1, max_length=200, description="planner model override")
+    base_url: str | None = Field(None, max_length=2000, description="planner endpoint override")
+    temperature: float | None = Field(None, ge=0.0, le=2.0)
+    max_steps: int | None = Field(None, ge=1)
+    reflection: bool | None = None
+
+    @field_validator("instruction")
+    @classmethod
+    def _instruction_has_text(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("instruction is blank")
+        if "\x00" in value:
+            raise ValueError("instruction contains a NUL character")
+        return value
+
+    @field_validator("device")
+    @classmethod
+    def _device_is_serial(cls, value: str) -> str:
+        if value != "any" and not _SERIAL.match(value):
+            raise ValueError('device must be "any" or an adb serial')
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_http(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^https?://[^\s]+$", value):
+            raise ValueError("base_url must be an http(s) URL")
+        return value
+
+    def options(self) -> dict[str, Any]:
+        return {
+            k: v
+            for k, v in self.model_dump(exclude={"instruction", "device"}).items()
+            if v is not None
+        }
+
+
+class TaskPublic(BaseModel):
+    id: int
+    instruction: str
+    device_request: str
+    device: str | None
+    status: TaskStatus
+    options: dict[str, Any]
+    error: dict[str, Any] | None
+    steps: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    queued_s: float | None = Field(None, description="time between submission and start")
+    run_s: float | None = Field(None, description="time between start and finish")
+    links: dict[str, str] = Field(default_factory=dict)
+
+
+class TaskListPublic(BaseModel):
+    data: list[TaskPublic]
+    count: int = Field(..., description="tasks matching the filter, all pages")
+    offset: int
+    limit: int
+
+
+class EventPublic(BaseModel):
+    id: int
+    task_id: int
+    kind: str
+    data: dict[str, Any]
+    created_at: float
+
+
+class DevicePublic(BaseModel):
+    serial: str
+    state: str
+    model: str | None
+    width: int | None
+    height: int | None
+    busy: bool
+    current_task: int | None
+    screenshot_url: str
+
+
+class DeviceListPublic(BaseModel):
+    data: list[DevicePublic]
+    count: int
+
+
+class ConnectRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    address: str = Field(..., description="host:port of a phone's adb-over-TCP")
+
+    @field_validator("address")
+    @classmethod
+    def _address_is_host_port(cls, value: str) -> str:
+        if not _ADDRESS.match(value):
+            raise ValueError("address must be host:port")
+        port = int(value.rsplit(":", 1)[1])
+        if not 1 <= port <= 65535:
+            raise ValueError("port out of range")
+        return value
+
+
+def is_serial(value: str) -> bool:
+    return bool(_SERIAL.match(value))

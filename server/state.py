@@ -1,0 +1,76 @@
+"""What one running service holds: store, device pool, scheduler, live-event hub, metrics.
+
+``EventHub`` wakes the event streams of a task when the store gets a new event for it;
+the store remains the source of truth (streams re-read it), so a missed wake-up costs
+latency, never an event.
+
+May import: the other ``server`` modules, asyncio, the standard library.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mobile_agent.settings import Settings
+from server.devices import DevicePool
+from server.metrics import Metrics
+from server.runner import TaskRunner
+from server.scheduler import Scheduler
+from server.store import TaskStore
+
+__all__ = ["EventHub", "ServiceState"]
+
+
+class EventHub:
+    """Thread-safe wake-ups for asyncio listeners, one channel per task."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._listeners: dict[int, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
+
+    def listen(self, task_id: int) -> asyncio.Event:
+        event = asyncio.Event()
+        with self._lock:
+            self._listeners.setdefault(task_id, set()).add((asyncio.get_running_loop(), event))
+        return event
+
+    def unlisten(self, task_id: int, event: asyncio.Event) -> None:
+        with self._lock:
+            listeners = self._listeners.get(task_id, set())
+            for item in [i for i in listeners if i[1] is event]:
+                listeners.discard(item)
+            if not listeners:
+                self._listeners.pop(task_id, None)
+
+    def notify(self, task_id: int) -> None:
+        with self._lock:
+            listeners = list(self._listeners.get(task_id, ()))
+        for loop, event in listeners:
+            try:
+                loop.call_soon_threadsafe(event.set)
+            except RuntimeError:  # that loop has closed; its stream is gone
+                pass
+
+    @property
+    def listener_count(self) -> int:
+        with self._lock:
+            return sum(len(v) for v in self._listeners.values())
+
+
+@dataclass
+class ServiceState:
+    settings: Settings
+    store: TaskStore
+    pool: DevicePool
+    scheduler: Scheduler
+    hub: EventHub
+    metrics: Metrics
+    runner: TaskRunner
+    runs_dir: Path
+    api_token: str | None
+    ready: threading.Event = field(default_factory=threading.Event)
+    started_at: float = field(default_factory=time.time)

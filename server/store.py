@@ -1,0 +1,342 @@
+"""Durable state of the service: tasks and their events, in SQL (SQLAlchemy 2.0 Core).
+
+SQLite (WAL, busy timeout) is the embedded default; any SQLAlchemy URL works, so several
+instances can share one Postgres. Trajectories stay on disk; rows keep their path.
+
+The store is the source of truth for everything the API shows: the scheduler claims
+queued tasks with a conditional UPDATE (so two instances never run one task), and the
+event stream replays rows (so a client that reconnects loses nothing).
+
+May import: sqlalchemy, the standard library, ``server.schemas``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "TERMINAL_STATUSES",
+    "EventRow",
+    "TaskRow",
+    "TaskStore",
+]
+
+# queued -> running -> one of the agent's RunStatus values, or cancelled / interrupted.
+TERMINAL_STATUSES = frozenset(
+    {"completed", "not_completed", "budget_exhausted", "error", "cancelled", "interrupted"}
+)
+ACTIVE_STATUSES = frozenset({"queued", "running"})
+
+metadata = sa.MetaData()
+
+tasks_table = sa.Table(
+    "tasks",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("instruction", sa.Text, nullable=False),
+    sa.Column("device_request", sa.String(200), nullable=False),
+    sa.Column("device", sa.String(200), nullable=True),
+    sa.Column("status", sa.String(32), nullable=False, index=True),
+    sa.Column("options", sa.JSON, nullable=False),
+    sa.Column("error", sa.JSON, nullable=True),
+    sa.Column("steps", sa.Integer, nullable=False, default=0),
+    sa.Column("prompt_tokens", sa.Integer, nullable=False, default=0),
+    sa.Column("completion_tokens", sa.Integer, nullable=False, default=0),
+    sa.Column("cost_usd", sa.Float, nullable=False, default=0.0),
+    sa.Column("trajectory_dir", sa.Text, nullable=True),
+    sa.Column("instance", sa.String(100), nullable=True),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("started_at", sa.Float, nullable=True),
+    sa.Column("finished_at", sa.Float, nullable=True),
+)
+
+events_table = sa.Table(
+    "events",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("task_id", sa.Integer, sa.ForeignKey("tasks.id"), nullable=False, index=True),
+    sa.Column("kind", sa.String(64), nullable=False),
+    sa.Column("data", sa.JSON, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+)
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    id: int
+    instruction: str
+    device_request: str
+    device: str | None
+    status: str
+    options: dict[str, Any]
+    error: dict[str, Any] | None
+    steps: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    trajectory_dir: str | None
+    instance: str | None
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+
+@dataclass(frozen=True)
+class EventRow:
+    id: int
+    task_id: int
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+    created_at: float = 0.0
+
+
+def _task(row: sa.Row) -> TaskRow:
+    return TaskRow(**row._asdict())
+
+
+def _event(row: sa.Row) -> EventRow:
+    return EventRow(**row._asdict())
+
+
+class TaskStore:
+    """Thread-safe access to tasks and events. Every method is one short transaction."""
+
+    def __init__(self, url: str, *, instance: str = "local") -> None:
+        self.url = url
+        self.instance = instance
+        self.engine = _make_engine(url)
+        metadata.create_all(self.engine)
+        # Events of one task get ids in the order they were written; serialize writers
+        # in this process so a status change never interleaves a half-written step.
+        self._write_lock = threading.Lock()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # --- tasks ---------------------------------------------------------------------
+
+    def create_task(self, instruction: str, device_request: str, options: dict[str, Any]) -> TaskRow:
+        now = time.time()
+        with self._write_lock, self.engine.begin() as conn:
+            result = conn.execute(
+                tasks_table.insert().values(
+                    instruction=instruction,
+                    device_request=device_request,
+                    status="queued",
+                    options=options,
+                    steps=0,
+                    prompt_tokens=0,
+                    completion_tokens=0,
+                    cost_usd=0.0,
+                    created_at=now,
+                )
+            )
+            task_id = int(result.inserted_primary_key[0])
+            self._insert_event(conn, task_id, "status", {"status": "queued"}, now)
+            row = conn.execute(sa.select(tasks_table).where(tasks_table.c.id == task_id)).one()
+        return _task(row)
+
+    def get_task(self, task_id: int) -> TaskRow | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(tasks_table).where(tasks_table.c.id == task_id)).one_or_none()
+        return _task(row) if row is not None else None
+
+    def list_tasks(
+        self,
+        *,
+        status: str | None = None,
+        device: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> tuple[list[TaskRow], int]:
+        query = sa.select(tasks_table)
+        count = sa.select(sa.func.count()).select_from(tasks_table)
+        conditions = []
+        if status is not None:
+            conditions.append(tasks_table.c.status == status)
+        if device is not None:
+            conditions.append(
+                sa.or_(tasks_table.c.device == device, tasks_table.c.device_request == device)
+            )
+        for condition in conditions:
+            query = query.where(condition)
+            count = count.where(condition)
+        query = query.order_by(tasks_table.c.id.desc()).offset(offset).limit(limit)
+        with self.engine.connect() as conn:
+            rows = [_task(r) for r in conn.execute(query)]
+            total = int(conn.execute(count).scalar_one())
+        return rows, total
+
+    def queued_tasks(self) -> list[TaskRow]:
+        """Queued tasks, oldest first (the scheduler's queue)."""
+        query = (
+            sa.select(tasks_table).where(tasks_table.c.status == "queued").order_by(tasks_table.c.id)
+        )
+        with self.engine.connect() as conn:
+            return [_task(r) for r in conn.execute(query)]
+
+    def count_by_status(self) -> dict[str, int]:
+        query = sa.select(tasks_table.c.status, sa.func.count()).group_by(tasks_table.c.status)
+        with self.engine.connect() as conn:
+            return {status: int(n) for status, n in conn.execute(query)}
+
+    def claim(self, task_id: int, serial: str, trajectory_dir: Path) -> bool:
+        """queued -> running on ``serial``; False when someone else got there first."""
+        now = time.time()
+        with self._write_lock, self.engine.begin() as conn:
+            result = conn.execute(
+                tasks_table.update()
+                .where(tasks_table.c.id == task_id, tasks_table.c.status == "queued")
+                .values(
+                    status="running",
+                    device=serial,
+                    started_at=now,
+                    instance=self.instance,
+                    trajectory_dir=str(trajectory_dir),
+                )
+            )
+            if result.rowcount != 1:
+                return False
+            self._insert_event(conn, task_id, "status", {"status": "running", "device": serial}, now)
+        return True
+
+    def cancel_queued(self, task_id: int) -> bool:
+        """queued -> cancelled; False when the task is no longer queued."""
+        return self._finish_if(task_id, {"queued"}, "cancelled", None)
+
+    def finish(
+        self,
+        task_id: int,
+        status: str,
+        *,
+        error: dict[str, Any] | None = None,
+        steps: int | None = None,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        cost_usd: float = 0.0,
+        trajectory_dir: str | None = None,
+    ) -> bool:
+        values: dict[str, Any] = {
+            "prompt_tokens": int(prompt_tokens),
+            "completion_tokens": int(completion_tokens),
+            "cost_usd": float(cost_usd),
+        }
+        if steps is not None:
+            values["steps"] = int(steps)
+        if trajectory_dir is not None:
+            values["trajectory_dir"] = trajectory_dir
+        return self._finish_if(task_id, {"running"}, status, error, **values)
+
+    def interrupt_running(self, *, instance: str | None = None) -> list[int]:
+        """Tasks left running by a dead process become ``interrupted`` (at startup)."""
+        query = sa.select(tasks_table.c.id).where(tasks_table.c.status == "running")
+        if instance is not None:
+            query = query.where(tasks_table.c.instance == instance)
+        with self.engine.connect() as conn:
+            ids = [int(r[0]) for r in conn.execute(query)]
+        error = {"type": "Interrupted", "message": "the server stopped while this task was running"}
+        return [i for i in ids if self._finish_if(i, {"running"}, "interrupted", error)]
+
+    def set_steps(self, task_id: int, steps: int) -> None:
+        with self._write_lock, self.engine.begin() as conn:
+            conn.execute(tasks_table.update().where(tasks_table.c.id == task_id).values(steps=steps))
+
+    def _finish_if(
+        self,
+        task_id: int,
+        allowed: set[str],
+        status: str,
+        error: dict[str, Any] | None,
+        **values: Any,
+    ) -> bool:
+        now = time.time()
+        with self._write_lock, self.engine.begin() as conn:
+            result = conn.execute(
+                tasks_table.update()
+                .where(tasks_table.c.id == task_id, tasks_table.c.status.in_(sorted(allowed)))
+                .values(status=status, error=error, finished_at=now, **values)
+            )
+            if result.rowcount != 1:
+                return False
+            data: dict[str, Any] = {"status": status}
+            if error is not None:
+                data["error"] = error
+            self._insert_event(conn, task_id, "status", data, now)
+        return True
+
+    # --- events --------------------------------------------------------------------
+
+    def add_event(self, task_id: int, kind: str, data: dict[str, Any]) -> int:
+        with self._write_lock, self.engine.begin() as conn:
+            return self._insert_event(conn, task_id, kind, data, time.time())
+
+    def events_after(self, task_id: int, after_id: int = 0, limit: int = 500) -> list[EventRow]:
+        query = (
+            sa.select(events_table)
+            .where(events_table.c.task_id == task_id, events_table.c.id > after_id)
+            .order_by(events_table.c.id)
+            .limit(limit)
+        )
+        with self.engine.connect() as conn:
+            return [_event(r) for r in conn.execute(query)]
+
+    def step_events(self, task_id: int) -> Iterable[EventRow]:
+        query = (
+            sa.select(events_table)
+            .where(events_table.c.task_id == task_id, events_table.c.kind == "step_finished")
+            .order_by(events_table.c.id)
+        )
+        with self.engine.connect() as conn:
+            return [_event(r) for r in conn.execute(query)]
+
+    @staticmethod
+    def _insert_event(conn: sa.Connection, task_id: int, kind: str, data: dict[str, Any], now: float) -> int:
+        # Round-trip through JSON now so that a value the database cannot store fails
+        # here, in the writer, and not later in a reader.
+        data = json.loads(json.dumps(data, default=str))
+        result = conn.execute(
+            events_table.insert().values(task_id=task_id, kind=kind, data=data, created_at=now)
+        )
+        return int(result.inserted_primary_key[0])
+
+    def ping(self) -> None:
+        with self.engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+
+
+def _make_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        database = sa.engine.make_url(url).database
+        if database and database != ":memory:":
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(
+            url,
+            connect_args={"check_same_thread": False, "timeout": 30},
+            pool_size=20,
+            max_overflow=40,
+        )
+
+        @sa.event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cursor = dbapi_conn.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.close()
+
+        return engine
+    return sa.create_engine(url, pool_pre_ping=True, pool_size=20, max_overflow=40)
