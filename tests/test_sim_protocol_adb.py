@@ -1,0 +1,89 @@
+"""The simulated phone through the real adb server: connect, shell, exec-out, screencap."""
+
+from __future__ import annotations
+
+import struct
+
+import adbutils
+import pytest
+
+
+def test_adb_devices_lists_the_phone_with_its_product_properties(sim_phone, adb_server):
+    out = adb_server.run("devices", "-l").stdout
+    line = next(ln for ln in out.splitlines() if ln.startswith(sim_phone.serial))
+    assert " device " in line
+    assert f"model:{sim_phone.phone.model.replace(' ', '_')}" in line
+    assert f"device:{sim_phone.phone.device}" in line
+
+
+def test_shell_v2_through_the_cli_reports_exit_codes(sim_phone, adb_server):
+    ok = adb_server.run("-s", sim_phone.serial, "shell", "echo hi")
+    assert (ok.returncode, ok.stdout) == (0, "hi\n")
+    failed = adb_server.run("-s", sim_phone.serial, "shell", "echo out; false")
+    assert (failed.returncode, failed.stdout) == (1, "out\n")
+    code = adb_server.run("-s", sim_phone.serial, "shell", "exit 42")
+    assert code.returncode == 42
+
+
+def test_unknown_command_exits_127_with_stderr_kept_apart(sim_phone, adb_server):
+    result = adb_server.run("-s", sim_phone.serial, "shell", "no-such-tool --flag")
+    assert result.returncode == 127
+    assert result.stdout == ""
+    assert "no-such-tool: not found" in result.stderr
+
+
+def test_and_or_and_status_variable(sim_phone):
+    out = sim_phone.device.shell("false && echo no; false || echo yes; echo status=$?")
+    assert out == "yes\nstatus=0"
+
+
+def test_adbutils_shell2_gets_exit_code(sim_phone):
+    result = sim_phone.device.shell2("echo a; false")
+    assert result.returncode == 1
+    assert result.output == "a\n"
+    assert sim_phone.device.shell2("true").returncode == 0
+
+
+def test_quoted_text_arrives_exactly(sim_phone):
+    tricky = "it's a \"test\" $HOME `x` \\ ; && | *?"
+    out = sim_phone.device.shell(["echo", "-E", tricky])
+    assert out == tricky
+
+
+def test_exec_out_png_screenshot_is_the_phones_png(sim_phone, adb_server):
+    result = adb_server.run("-s", sim_phone.serial, "exec-out", "screencap", "-p", text=False)
+    assert result.returncode == 0
+    assert result.stdout == sim_phone.phone.screencap_png()
+    assert result.stdout.startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_raw_screencap_streams_the_full_framebuffer(sim_phone, adb_server):
+    result = adb_server.run("-s", sim_phone.serial, "exec-out", "screencap", text=False)
+    raw = sim_phone.phone.screencap_raw()
+    assert result.stdout == raw
+    width, height, fmt = struct.unpack_from("<III", result.stdout)
+    assert (width, height, fmt) == (1080, 2400, 1)
+    assert len(result.stdout) in (12 + width * height * 4, 16 + width * height * 4)
+
+
+def test_adbutils_screenshot_decodes(sim_phone):
+    image = sim_phone.device.screenshot()
+    assert image.size == (1080, 2400)
+
+
+def test_adbutils_shell_stream_of_large_output_is_complete(sim_phone):
+    # Goes through shell: v1 (raw) with chunking at the host's maxdata.
+    conn = sim_phone.device.shell("screencap", stream=True)
+    data = conn.read_until_close(encoding=None)
+    assert data == sim_phone.phone.screencap_raw()
+
+
+def test_unknown_service_is_refused(sim_phone, adb_server):
+    conn = adb_server.client.make_connection()
+    conn.send_command(f"host:transport:{sim_phone.serial}")
+    conn.check_okay()
+    conn.send_command("no-such-service:")
+    with pytest.raises(adbutils.AdbError):
+        conn.check_okay()
+    conn.close()
+    assert sim_phone.device.shell("echo still here") == "still here"
