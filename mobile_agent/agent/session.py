@@ -86,11 +86,9 @@ def _jsonable(value: Any) -> Any:
 
 
 def open_run_device(settings: Settings) -> Any:
-    """The device of ``settings.adb``: ``adb connect`` the listed addresses, then open it."""
-    from mobile_agent.device import connect, open_device
+    """The device of ``settings.adb`` (``open_device`` connects ``adb.connect`` first)."""
+    from mobile_agent.device import open_device
 
-    for address in settings.adb.connect:
-        connect(address, settings.adb)
     return open_device(settings.adb, settings.adb.serial)
 
 
