@@ -150,7 +150,9 @@ class PhoneServer:
                 return endpoint
         raise KeyError(f"no phone served as {which!r}")
 
-    def add_phone(self, phone: PhoneLike, *, port: int | None = None, unauthorized: bool | None = None) -> Endpoint:
+    def add_phone(
+        self, phone: PhoneLike, *, port: int | None = None, unauthorized: bool | None = None
+    ) -> Endpoint:
         """Serve one more phone (now, if the server is running); returns its endpoint."""
         endpoint = self._register(phone, port=port, unauthorized=unauthorized)
         if self._loop is not None:

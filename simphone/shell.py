@@ -223,7 +223,7 @@ class _Lexer:
                 return
             if ch == "\\":
                 nxt = self._peek(1)
-                if nxt in ('$', '`', '"', "\\"):
+                if nxt in ("$", "`", '"', "\\"):
                     word.add(nxt)
                     self.pos += 2
                 elif nxt == "\n":
@@ -352,7 +352,9 @@ def parse_script(text: str) -> list[_AndOr]:
 
     while i < len(tokens):
         if tokens[i][0] == "OP" and tokens[i][1] in (";", "\n", "&"):
-            if tokens[i][1] != "\n" and (not lists or (i > 0 and tokens[i - 1][0] == "OP" and tokens[i - 1][1] != "\n")):
+            if tokens[i][1] != "\n" and (
+                not lists or (i > 0 and tokens[i - 1][0] == "OP" and tokens[i - 1][1] != "\n")
+            ):
                 raise ShellSyntaxError(f"syntax error: '{tokens[i][1]}' unexpected")
             i += 1
             continue
@@ -378,7 +380,17 @@ class _Exit(Exception):
         self.code = code
 
 
-_ECHO_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\"}
+_ECHO_ESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+}
 
 
 def _echo(args: list[str]) -> bytes:
@@ -517,7 +529,9 @@ class _Interpreter:
                 try:
                     code = int(args[0]) & 0xFF
                 except ValueError:
-                    return CommandResult(stderr=f"{SHELL_PATH}: exit: {args[0]}: bad number\n".encode(), exit_code=1)
+                    return CommandResult(
+                        stderr=f"{SHELL_PATH}: exit: {args[0]}: bad number\n".encode(), exit_code=1
+                    )
             raise _Exit(code)
         if name == "export":
             for arg in args:
@@ -531,7 +545,9 @@ class _Interpreter:
             result = self.phone.run(argv)
         except Exception as exc:  # a bug in one app must not take the phone's shell down
             log.exception("phone.run(%r) raised", argv)
-            return CommandResult(stderr=f"{SHELL_PATH}: {name}: {type(exc).__name__}: {exc}\n".encode(), exit_code=1)
+            return CommandResult(
+                stderr=f"{SHELL_PATH}: {name}: {type(exc).__name__}: {exc}\n".encode(), exit_code=1
+            )
         if not isinstance(result, CommandResult):
             raise TypeError(f"phone.run must return CommandResult, got {type(result).__name__}")
         return result
@@ -568,7 +584,9 @@ class _Interpreter:
     def write_file(self, path: str, data: bytes, *, append: bool) -> None:
         fs = getattr(self.phone, "fs", None)
         if fs is None:
-            self.output.chunks.append((STDERR, f"{SHELL_PATH}: can't create {path}: Read-only file system\n".encode()))
+            self.output.chunks.append(
+                (STDERR, f"{SHELL_PATH}: can't create {path}: Read-only file system\n".encode())
+            )
             self.status = 1
             return
         if not path.startswith("/"):

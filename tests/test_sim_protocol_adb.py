@@ -45,7 +45,7 @@ def test_adbutils_shell2_gets_exit_code(sim_phone):
 
 
 def test_quoted_text_arrives_exactly(sim_phone):
-    tricky = "it's a \"test\" $HOME `x` \\ ; && | *?"
+    tricky = 'it\'s a "test" $HOME `x` \\ ; && | *?'
     out = sim_phone.device.shell(["echo", "-E", tricky])
     assert out == tricky
 

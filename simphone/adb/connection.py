@@ -123,7 +123,14 @@ class DeviceConnection:
         self._auth_tokens_sent = 0
 
     # -- framing -----------------------------------------------------------------------------
-    def _send(self, command: int, arg0: int, arg1: int, pieces: Iterable[bytes | memoryview] = (), size: int | None = None) -> None:
+    def _send(
+        self,
+        command: int,
+        arg0: int,
+        arg1: int,
+        pieces: Iterable[bytes | memoryview] = (),
+        size: int | None = None,
+    ) -> None:
         pieces = list(pieces)
         if size is None:
             size = sum(len(p) for p in pieces)
@@ -211,7 +218,9 @@ class DeviceConnection:
     def _go_online(self) -> None:
         phone = self.slot.phone
         self.online = True
-        self._send(A_CNXN, self.version, self.slot.maxdata, [device_banner(phone.name, phone.model, phone.device)])
+        self._send(
+            A_CNXN, self.version, self.slot.maxdata, [device_banner(phone.name, phone.model, phone.device)]
+        )
 
     def _on_open(self, remote_id: int, data: bytes) -> None:
         service = data.rstrip(b"\0").decode("utf-8", "surrogateescape")
@@ -306,7 +315,7 @@ class DeviceConnection:
         if service.startswith("abb_exec:") or service.startswith("abb:"):
             kind, _, rest = service.partition(":")
             argv = ["cmd", *[a for a in rest.split("\0") if a]]
-            return (lambda s: self._abb(s, argv, v2=kind == "abb"))
+            return lambda s: self._abb(s, argv, v2=kind == "abb")
         return None
 
     async def _run_in_thread(self, script: str) -> ShellOutput:
@@ -322,7 +331,9 @@ class DeviceConnection:
 
     async def _abb(self, stream: _Stream, argv: list[str], *, v2: bool) -> None:
         result = await asyncio.get_running_loop().run_in_executor(None, self.slot.run_argv, argv)
-        output = ShellOutput(chunks=[(STDOUT, result.stdout), (STDERR, result.stderr)], exit_code=result.exit_code)
+        output = ShellOutput(
+            chunks=[(STDOUT, result.stdout), (STDERR, result.stderr)], exit_code=result.exit_code
+        )
         await self.write_stream(stream, _v2_pieces(output) if v2 else output.merged())
 
     async def _interactive_v1(self, stream: _Stream) -> None:

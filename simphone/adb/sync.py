@@ -97,7 +97,22 @@ class SyncSession:
             await self.write([_STAT_V2.pack(ident, err, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)])
         else:
             await self.write(
-                [_STAT_V2.pack(ident, 0, _DEV, st.ino, st.mode, st.nlink, st.uid, st.gid, st.size, st.mtime, st.mtime, st.mtime)]
+                [
+                    _STAT_V2.pack(
+                        ident,
+                        0,
+                        _DEV,
+                        st.ino,
+                        st.mode,
+                        st.nlink,
+                        st.uid,
+                        st.gid,
+                        st.size,
+                        st.mtime,
+                        st.mtime,
+                        st.mtime,
+                    )
+                ]
             )
 
     async def _list(self, ident: bytes, path: str) -> None:
@@ -119,8 +134,19 @@ class SyncSession:
             else:
                 pieces.append(
                     _DENT_V2.pack(
-                        b"DNT2", 0, _DEV, st.ino, st.mode, st.nlink, st.uid, st.gid, st.size,
-                        st.mtime, st.mtime, st.mtime, len(raw),
+                        b"DNT2",
+                        0,
+                        _DEV,
+                        st.ino,
+                        st.mode,
+                        st.nlink,
+                        st.uid,
+                        st.gid,
+                        st.size,
+                        st.mtime,
+                        st.mtime,
+                        st.mtime,
+                        len(raw),
                     )
                 )
             pieces.append(raw)
