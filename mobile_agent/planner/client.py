@@ -1,0 +1,323 @@
+"""The planner: a multimodal chat model behind any OpenAI-compatible endpoint.
+
+``Planner(settings.planner)`` talks to OpenAI, DashScope's compatible mode (Qwen-VL),
+vLLM, SGLang, Ollama or LM Studio through the official ``openai`` client, with the
+client's own retries off and bounded retries of our own (exponential backoff with
+jitter on 429, 5xx, timeouts and connection errors, ``Retry-After`` honoured up to
+``backoff_max_s``). When they run out: ``PlannerUnreachableError`` (no answer) or
+``PlannerError`` (an error status), with ``status_code`` and ``attempts``; an answer
+with no usable message is a ``PlannerResponseError``.
+
+What the model sees at each step: the system prompt (instruction + operation cards),
+the operation history as text, the last step's feedback, and **one** screenshot,
+downscaled (two when reflecting: the previous and the current). Never every past
+screenshot.
+
+May import: openai, numpy, Pillow, mobile_agent.errors/settings/operations, perception.types.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from importlib import resources
+from string import Template
+from typing import Any
+
+import numpy as np
+import openai
+
+from mobile_agent.errors import PlannerError, PlannerResponseError, PlannerUnreachableError
+from mobile_agent.operations.registry import REGISTRY, OperationRegistry
+from mobile_agent.planner.images import encode_image, pixels_of
+from mobile_agent.planner.replies import parse_choice, parse_verdict, split_plan_reply
+from mobile_agent.planner.types import CompletionVerdict, PlanReply, PlanRequest, Usage
+from mobile_agent.settings import PlannerSettings
+from perception.types import Box, Candidate, Location
+
+__all__ = ["Planner", "load_prompt"]
+
+_RETRY_STATUS = frozenset({408, 409, 425, 429})
+_CROP_LONG_SIDE = 512
+_HISTORY_LIMIT = 40
+
+
+def load_prompt(name: str) -> Template:
+    """A prompt template from ``mobile_agent/planner/prompts/<name>.md``."""
+    text = resources.files("mobile_agent.planner.prompts").joinpath(f"{name}.md").read_text(encoding="utf-8")
+    return Template(text)
+
+
+class Planner:
+    """One model endpoint. Thread-safe; ``usage`` sums every call since creation."""
+
+    def __init__(
+        self,
+        settings: PlannerSettings,
+        *,
+        registry: OperationRegistry | None = None,
+        client: openai.OpenAI | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+        history_limit: int = _HISTORY_LIMIT,
+    ) -> None:
+        self.settings = settings
+        self.registry = registry if registry is not None else REGISTRY
+        self._client = client or openai.OpenAI(
+            base_url=settings.base_url,
+            # Local servers (Ollama, vLLM) accept any key; the client insists on one.
+            api_key=settings.api_key.get_secret_value() or "not-needed",
+            timeout=settings.timeout_s,
+            max_retries=0,
+        )
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._history_limit = history_limit
+        self._lock = threading.Lock()
+        self._usage = Usage()
+        self.last_choice_usage = Usage()
+        self._prompts = {n: load_prompt(n) for n in ("system", "step", "reflection", "choose", "completion")}
+
+    # --- usage ---------------------------------------------------------------------
+    @property
+    def usage(self) -> Usage:
+        with self._lock:
+            return self._usage
+
+    def _count(self, prompt_tokens: int, completion_tokens: int) -> Usage:
+        usage = Usage(prompt_tokens, completion_tokens, self._cost(prompt_tokens, completion_tokens), calls=1)
+        with self._lock:
+            self._usage = self._usage + usage
+        return usage
+
+    def _cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        prices = self.settings.prices.get(self.settings.model)
+        if prices is None:  # a dated model name ("gpt-4o-2024-08-06"): the longest matching prefix
+            keys = [k for k in self.settings.prices if self.settings.model.startswith(k)]
+            prices = self.settings.prices[max(keys, key=len)] if keys else {}
+        return (prompt_tokens * prices.get("input", 0.0) + completion_tokens * prices.get("output", 0.0)) / 1e6
+
+    # --- the three questions ---------------------------------------------------------
+    def plan(self, request: PlanRequest) -> PlanReply:
+        """Ask for the next operation."""
+        messages = self.plan_messages(request)
+        text, usage = self._complete(messages, purpose="plan")
+        observation, thought, action = split_plan_reply(text)
+        return PlanReply(observation=observation, thought=thought, action_text=action, raw=text, usage=usage)
+
+    def plan_messages(self, request: PlanRequest) -> list[dict[str, Any]]:
+        """The chat messages of one planning call (public for tests and benchmarks)."""
+        if not request.instruction or not request.instruction.strip():
+            raise ValueError("the instruction is empty")
+        system = self._prompts["system"].safe_substitute(
+            instruction=request.instruction.strip(), operations=self.registry.cards_prompt()
+        )
+        feedback = ""
+        if request.feedback:
+            lines = "\n".join(f"- {f}" for f in request.feedback if f)
+            feedback = f"## Feedback on your last operation\n\n{lines}\n\n"
+        reflection = ""
+        reflecting = request.previous_screenshot is not None
+        if reflecting or request.reflection_note:
+            reflection = self._prompts["reflection"].safe_substitute(note=request.reflection_note or "") + "\n"
+        shots = (
+            "The first image is the previous screenshot (before your last operation); the second is the current one."
+            if reflecting
+            else "The image is the current screenshot."
+        )
+        text = self._prompts["step"].safe_substitute(
+            history=self._history_text(request.history),
+            feedback=feedback,
+            reflection=reflection,
+            screenshots=shots + " What is your next operation?",
+        )
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        if reflecting:
+            content.append(self._image_part(request.previous_screenshot))
+        content.append(self._image_part(request.screenshot))
+        return [{"role": "system", "content": system}, {"role": "user", "content": content}]
+
+    def choose_candidate(self, instruction: str, location: Location, screenshot: Any | None = None) -> int | None:
+        """Which of ``location.candidates`` to tap: the crops go to the model with their
+        numbers; a bad answer is asked again once, then None. The usage of these calls
+        is in ``last_choice_usage`` (and ``usage``)."""
+        candidates = list(location.candidates)
+        self.last_choice_usage = Usage()
+        if not candidates:
+            return None
+        numbers = [c.index for c in candidates]
+        prompt = self._prompts["choose"].safe_substitute(
+            instruction=instruction.strip(),
+            target=location.target,
+            count=len(candidates),
+            numbers=", ".join(str(n) for n in numbers),
+        )
+        content: list[dict[str, Any]] = [{"type": "text", "text": prompt}]
+        for cand in candidates:
+            crop = self._crop_of(cand, screenshot)
+            content.append({"type": "text", "text": f"Candidate {cand.index}:"})
+            if crop is not None:
+                content.append(self._image_part(crop, long_side=_CROP_LONG_SIDE))
+            else:
+                content.append({"type": "text", "text": f"(text {cand.text!r} at box {cand.box.as_list()})"})
+        messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
+        total = Usage()
+        for attempt in range(2):
+            text, usage = self._complete(messages, purpose="choose")
+            total = total + usage
+            choice = parse_choice(text, numbers)
+            if choice is not None:
+                self.last_choice_usage = total
+                return choice
+            if attempt == 0:
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": text},
+                    {
+                        "role": "user",
+                        "content": f"Your answer {text.strip()[:80]!r} is not one of "
+                        f"{', '.join(str(n) for n in numbers)}. Answer with one number only.",
+                    },
+                ]
+        self.last_choice_usage = total
+        return None
+
+    def check_completion(self, instruction: str, history: Sequence[str], screenshot: Any) -> CompletionVerdict:
+        """A separate call: is the instruction complete on the current screen?"""
+        prompt = self._prompts["completion"].safe_substitute(
+            instruction=instruction.strip(), history=self._history_text(history)
+        )
+        messages = [{"role": "user", "content": [{"type": "text", "text": prompt}, self._image_part(screenshot)]}]
+        text, usage = self._complete(messages, purpose="completion")
+        done, reason = parse_verdict(text)
+        if done is None:
+            return CompletionVerdict(False, f"the completion check gave no verdict: {reason[:200]}", text, usage)
+        return CompletionVerdict(done, reason, text, usage)
+
+    def list_models(self) -> list[str]:
+        """The endpoint's model ids (for ``doctor``); one attempt, errors as PlannerError."""
+        try:
+            return [m.id for m in self._client.models.list().data]
+        except openai.APIConnectionError as exc:
+            raise PlannerUnreachableError(f"planner endpoint unreachable: {exc}", attempts=1) from exc
+        except openai.APIStatusError as exc:
+            raise PlannerError(f"planner endpoint answered {exc.status_code}", status_code=exc.status_code, attempts=1) from exc
+
+    # --- pieces ------------------------------------------------------------------------
+    def _history_text(self, history: Sequence[str]) -> str:
+        if not history:
+            return "None yet: this is the first step."
+        items = list(history)
+        skipped = max(0, len(items) - self._history_limit)
+        lines = [f"({skipped} earlier operations omitted)"] if skipped else []
+        lines += [f"{i}. {line}" for i, line in enumerate(items[skipped:], start=skipped + 1)]
+        return "\n".join(lines)
+
+    def _image_part(self, image: Any, long_side: int | None = None) -> dict[str, Any]:
+        encoded = encode_image(
+            image, long_side or self.settings.image_long_side, self.settings.jpeg_quality
+        )
+        return {"type": "image_url", "image_url": {"url": encoded.data_url}}
+
+    def _crop_of(self, cand: Candidate, screenshot: Any | None) -> np.ndarray | None:
+        if cand.crop is not None:
+            return cand.crop
+        if screenshot is None:
+            return None
+        pixels = pixels_of(screenshot)
+        height, width = pixels.shape[:2]
+        box: Box = cand.box.expand(cand.box.width * 0.5 + 20, cand.box.height + 20, width, height)
+        left, top, right, bottom = box.as_list()
+        if right <= left or bottom <= top:
+            return None
+        return pixels[top:bottom, left:right]
+
+    def _complete(self, messages: list[dict[str, Any]], *, purpose: str) -> tuple[str, Usage]:
+        s = self.settings
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                response = self._client.chat.completions.create(
+                    model=s.model,
+                    messages=messages,  # type: ignore[arg-type]
+                    temperature=s.temperature,
+                    max_tokens=s.max_tokens,
+                )
+            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                if attempts > s.max_retries:
+                    kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "could not be reached"
+                    raise PlannerUnreachableError(
+                        f"the planner endpoint {kind} ({attempts} attempts, {purpose})",
+                        attempts=attempts,
+                        purpose=purpose,
+                    ) from exc
+                self._sleep(self._backoff(attempts, None))
+                continue
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                retryable = status in _RETRY_STATUS or status >= 500
+                if not retryable or attempts > s.max_retries:
+                    raise PlannerError(
+                        f"the planner endpoint answered HTTP {status}: {_error_message(exc)} "
+                        f"({attempts} attempts, {purpose})",
+                        status_code=status,
+                        attempts=attempts,
+                        purpose=purpose,
+                    ) from exc
+                self._sleep(self._backoff(attempts, exc.response.headers.get("retry-after")))
+                continue
+            except openai.APIResponseValidationError as exc:
+                raise PlannerResponseError(
+                    f"the planner endpoint answered something that is not a chat completion ({purpose})",
+                    status_code=exc.status_code,
+                    attempts=attempts,
+                    purpose=purpose,
+                ) from exc
+            return self._read(response, attempts, purpose)
+
+    def _read(self, response: Any, attempts: int, purpose: str) -> tuple[str, Usage]:
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise PlannerResponseError(
+                f"the planner endpoint answered with no choices ({purpose})", attempts=attempts, purpose=purpose
+            )
+        message = getattr(choices[0], "message", None)
+        text = getattr(message, "content", None)
+        if not isinstance(text, str):
+            refusal = getattr(message, "refusal", None)
+            raise PlannerResponseError(
+                f"the planner endpoint answered with no text ({purpose})"
+                + (f": refusal {refusal!r}" if refusal else ""),
+                attempts=attempts,
+                purpose=purpose,
+            )
+        usage = getattr(response, "usage", None)
+        counted = self._count(
+            int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0)
+        )
+        return text, counted
+
+    def _backoff(self, attempt: int, retry_after: str | None) -> float:
+        s = self.settings
+        if retry_after:
+            try:
+                return min(s.backoff_max_s, max(0.0, float(retry_after)))
+            except ValueError:
+                pass  # an HTTP date: use our own schedule
+        ceiling = min(s.backoff_max_s, s.backoff_base_s * (2 ** (attempt - 1)))
+        # "Equal jitter": at least half the ceiling, so retries never bunch at zero.
+        return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
+
+
+def _error_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"][:300]
+        if isinstance(body.get("message"), str):
+            return body["message"][:300]
+    return str(exc.message)[:300]

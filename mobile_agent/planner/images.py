@@ -1,0 +1,56 @@
+"""Screenshots to what a chat model sees: downscaled JPEG data URLs.
+
+May import: numpy, Pillow.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+__all__ = ["EncodedImage", "encode_image", "pixels_of"]
+
+
+@dataclass(frozen=True)
+class EncodedImage:
+    data_url: str
+    width: int  # of the encoded image, not of the screen
+    height: int
+    nbytes: int  # JPEG bytes before base64
+
+
+def pixels_of(image: Any) -> np.ndarray:
+    """RGB uint8 HxWx3 from a ``Screenshot`` (``.pixels``), a PIL image or an array."""
+    if isinstance(image, Image.Image):
+        return np.asarray(image.convert("RGB"))
+    pixels = getattr(image, "pixels", image)
+    if not isinstance(pixels, np.ndarray):
+        raise TypeError(f"expected a screenshot or an RGB array, got {type(image).__name__}")
+    if pixels.ndim == 2:
+        pixels = np.stack([pixels] * 3, axis=-1)
+    if pixels.ndim != 3 or pixels.shape[2] not in (3, 4) or pixels.shape[0] < 1 or pixels.shape[1] < 1:
+        raise ValueError(f"expected an HxWx3 image, got shape {pixels.shape}")
+    if pixels.shape[2] == 4:
+        pixels = pixels[:, :, :3]
+    if pixels.dtype != np.uint8:
+        pixels = np.clip(pixels, 0, 255).astype(np.uint8)
+    return pixels
+
+
+def encode_image(image: Any, long_side: int, quality: int) -> EncodedImage:
+    """A JPEG data URL whose longer side is at most ``long_side`` (never upscaled)."""
+    pil = Image.fromarray(np.ascontiguousarray(pixels_of(image)), mode="RGB")
+    scale = long_side / max(pil.size)
+    if scale < 1:
+        size = (max(1, round(pil.width * scale)), max(1, round(pil.height * scale)))
+        pil = pil.resize(size, Image.Resampling.BILINEAR, reducing_gap=2.0)
+    out = io.BytesIO()
+    pil.save(out, format="JPEG", quality=int(quality))
+    raw = out.getvalue()
+    url = "data:image/jpeg;base64," + base64.b64encode(raw).decode("ascii")
+    return EncodedImage(data_url=url, width=pil.width, height=pil.height, nbytes=len(raw))

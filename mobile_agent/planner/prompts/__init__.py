@@ -1,0 +1,1 @@
+"""The planner's prompt texts (Markdown package files, read with importlib.resources)."""

@@ -1,0 +1,91 @@
+"""The planner's requests and answers (frozen records).
+
+May import: the standard library only (images are whatever the device layer gives:
+a ``Screenshot`` with ``pixels``, or an RGB uint8 numpy array).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["CompletionVerdict", "PlanReply", "PlanRequest", "Usage"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens of one call (or a sum of calls) and what they cost, from ``PlannerSettings.prices``."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.cost_usd + other.cost_usd,
+            self.calls + other.calls,
+        )
+
+    def plus(self, other: Usage | None) -> Usage:
+        return self if other is None else self + other
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": round(self.cost_usd, 6),
+            "calls": self.calls,
+        }
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """What the planner is asked at one step.
+
+    ``history``: one line per past step (its action and outcome or feedback), oldest
+    first. ``feedback``: what went wrong with the last step (text not found, several
+    candidates, screen unchanged). ``previous_screenshot`` and ``reflection_note`` are
+    set only when reflecting on a step that had no effect: then the model sees two
+    images, otherwise one.
+    """
+
+    instruction: str
+    screenshot: Any
+    history: list[str] = field(default_factory=list)
+    feedback: list[str] = field(default_factory=list)
+    previous_screenshot: Any | None = None
+    reflection_note: str | None = None
+
+
+@dataclass(frozen=True)
+class PlanReply:
+    """The model's answer: the paper's Observation / Thought / Action.
+
+    ``action_text`` is the text after the last ``Action:`` marker (the whole reply when
+    there is none); give it, or ``raw``, to ``operations.parse_action``.
+    """
+
+    observation: str
+    thought: str
+    action_text: str
+    raw: str
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True)
+class CompletionVerdict:
+    """Whether the instruction is complete, by a separate check after Stop."""
+
+    done: bool
+    reason: str
+    raw: str = ""
+    usage: Usage = field(default_factory=Usage)
