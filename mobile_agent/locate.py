@@ -1,0 +1,79 @@
+"""The agent's only entry to perception.
+
+Builds a ``perception.Perception`` from ``Settings.perception`` and re-raises the leaf
+library's ``PerceptionFailure`` as ``mobile_agent.errors.PerceptionError`` (keeping
+``backend``, ``hint`` and ``path``), so the agent sees one exception tree.
+
+May import: ``mobile_agent.settings``, ``mobile_agent.errors``, ``perception``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+from mobile_agent.errors import PerceptionError
+from mobile_agent.settings import PerceptionSettings, Settings
+from perception import Location, Perception, PerceptionConfig, PerceptionFailure, TextLine
+
+__all__ = ["PerceptionLocator", "build_locator", "perception_config"]
+
+T = TypeVar("T")
+
+_built: dict[PerceptionConfig, PerceptionLocator] = {}
+_built_lock = threading.Lock()
+
+
+def perception_config(settings: PerceptionSettings) -> PerceptionConfig:
+    """The perception library's config from the agent's settings (same field names)."""
+    names = {f.name for f in dataclasses.fields(PerceptionConfig)}
+    values = {k: v for k, v in settings.model_dump().items() if k in names}
+    try:
+        return PerceptionConfig(**values)
+    except (TypeError, ValueError) as exc:
+        raise PerceptionError(f"invalid perception settings: {exc}", backend="config") from exc
+
+
+def _wrapped(call: Callable[[], T]) -> T:
+    try:
+        return call()
+    except PerceptionFailure as exc:
+        raise PerceptionError(exc.message, backend=exc.backend, hint=exc.hint or None, path=exc.path) from exc
+
+
+class PerceptionLocator:
+    """``find_text`` / ``find_icon`` (the operations' ``Locator`` protocol), plus ``ocr``
+    and ``describe_backends``; raises ``PerceptionError`` only."""
+
+    def __init__(self, perception: Perception) -> None:
+        self.perception = perception
+
+    def find_text(self, image: np.ndarray, text: str) -> Location:
+        return _wrapped(lambda: self.perception.find_text(image, text))
+
+    def find_icon(self, image: np.ndarray, description: str, position: str | None = None) -> Location:
+        return _wrapped(lambda: self.perception.find_icon(image, description, position))
+
+    def ocr(self, image: np.ndarray) -> list[TextLine]:
+        return _wrapped(lambda: self.perception.ocr(image))
+
+    def describe_backends(self) -> dict[str, str]:
+        return _wrapped(self.perception.describe_backends)
+
+    def __getattr__(self, name: str) -> Any:  # timings, cache, config
+        return getattr(self.perception, name)
+
+
+def build_locator(settings: Settings | PerceptionSettings) -> PerceptionLocator:
+    """One locator per perception configuration per process (models are shared anyway)."""
+    section = settings.perception if isinstance(settings, Settings) else settings
+    config = perception_config(section)
+    with _built_lock:
+        locator = _built.get(config)
+        if locator is None:
+            locator = _built[config] = PerceptionLocator(Perception(config))
+        return locator

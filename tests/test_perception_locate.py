@@ -1,0 +1,55 @@
+"""mobile_agent.locate: settings -> PerceptionConfig, and failures as PerceptionError."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mobile_agent.errors import PerceptionError
+from mobile_agent.locate import PerceptionLocator, build_locator, perception_config
+from mobile_agent.settings import load_settings
+from perception import PerceptionConfig
+
+
+def test_settings_become_the_library_config() -> None:
+    settings = load_settings(overrides={"perception.max_text_candidates": 6, "perception.detector": "proposals"})
+    config = perception_config(settings.perception)
+    assert isinstance(config, PerceptionConfig)
+    assert config.max_text_candidates == 6 and config.detector == "proposals"
+    assert build_locator(settings) is build_locator(settings.perception)  # one per configuration
+    assert isinstance(build_locator(settings), PerceptionLocator)
+
+
+def test_missing_paddle_models_raise_perception_error(tmp_path) -> None:
+    settings = load_settings(
+        overrides={"perception.ocr_backend": "paddleocr", "perception.paddle_det_dir": str(tmp_path / "nope")}
+    )
+    locator = build_locator(settings)
+    with pytest.raises(PerceptionError) as info:
+        locator.find_text(np.full((64, 64, 3), 255, np.uint8), "OK")
+    err = info.value
+    assert err.backend == "paddleocr" and "paddle_det_dir" in err.hint
+    assert err.to_dict()["type"] == "PerceptionError"
+
+
+def test_missing_grounding_dino_weights_name_the_file_and_the_fix() -> None:
+    settings = load_settings(
+        overrides={
+            "perception.detector": "grounding-dino",
+            "perception.grounding_dino_path": "someone/not-in-the-cache",
+            "perception.compute_device": "cpu",
+        }
+    )
+    locator = build_locator(settings)
+    with pytest.raises(PerceptionError) as info:
+        locator.find_icon(np.full((64, 64, 3), 255, np.uint8), "red heart", None)
+    assert info.value.backend == "grounding-dino"
+    assert "huggingface-cli download" in info.value.hint
+    assert "someone/not-in-the-cache" in info.value.message
+
+
+def test_bad_input_is_a_perception_error() -> None:
+    locator = build_locator(load_settings())
+    with pytest.raises(PerceptionError) as info:
+        locator.find_text(np.zeros((10, 10), np.uint8), "x")
+    assert info.value.backend == "input"
