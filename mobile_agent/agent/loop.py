@@ -205,12 +205,12 @@ class Agent:
         def choose(location: Location) -> int | None:
             start = time.perf_counter()
             try:
-                answer = planner.choose_candidate(session.instruction, location, screenshot)
+                index = planner.choose_candidate(session.instruction, location, screenshot)
             finally:
                 chosen["model_ms"] = chosen.get("model_ms", 0.0) + _ms(start)
-            index, usage = (answer if isinstance(answer, tuple) else (answer, None))
-            if usage is not None:
-                chosen["usage"] = usage
+                usage = getattr(planner, "last_choice_usage", None)
+                if usage is not None and getattr(usage, "calls", 1):
+                    chosen["usage"] = usage
             chosen["index"] = index
             return index
 

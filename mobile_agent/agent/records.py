@@ -87,11 +87,11 @@ class RunUsage:
         """Add one call's usage (anything with prompt_tokens / completion_tokens / cost_usd)."""
         if usage is None:
             return self
-        return RunUsage(
+        return RunUsage(  # a planner Usage may already sum several calls (``calls``)
             prompt_tokens=self.prompt_tokens + int(getattr(usage, "prompt_tokens", 0) or 0),
             completion_tokens=self.completion_tokens + int(getattr(usage, "completion_tokens", 0) or 0),
             cost_usd=self.cost_usd + float(getattr(usage, "cost_usd", 0.0) or 0.0),
-            calls=self.calls + 1,
+            calls=self.calls + int(getattr(usage, "calls", 1) or 0),
         )
 
     def to_dict(self) -> dict[str, Any]:
