@@ -458,6 +458,13 @@ def _filter(argv: list[str], data: bytes) -> CommandResult | None:
     return None
 
 
+@dataclass
+class _FileTarget:
+    path: str
+    append: bool
+    data: bytearray = field(default_factory=bytearray)
+
+
 class _Interpreter:
     def __init__(self, phone: PhoneLike, env: dict[str, str]) -> None:
         self.phone = phone
@@ -553,33 +560,30 @@ class _Interpreter:
         return result
 
     def emit(self, command: _Command, result: CommandResult) -> None:
-        stdout_to: int | None = STDOUT
-        stderr_to: int | None = STDERR
-        stdout_file: tuple[str, bool] | None = None
+        """Route a command's output through its redirections (applied left to right)."""
+        # fd -> STDOUT / STDERR (the stream it ends up in), None (/dev/null) or a file.
+        table: dict[int, int | _FileTarget | None] = {STDOUT: STDOUT, STDERR: STDERR}
+        files: list[_FileTarget] = []
         for redirect in command.redirects:
+            if redirect.op == "<" or redirect.fd not in table:
+                continue
             target = self.expand(redirect.target)
-            if redirect.op == "<":
-                continue
-            if redirect.op == ">&":
-                dest = {"1": STDOUT, "2": STDERR, "-": None}.get(target, STDOUT)
-                if redirect.fd == 2:
-                    stderr_to = stdout_to if dest == STDOUT else dest
-                else:
-                    stdout_to = dest
-                continue
-            if target == "/dev/null":
-                if redirect.fd == 2:
-                    stderr_to = None
-                else:
-                    stdout_to = None
-            elif redirect.fd == 1:
-                stdout_file = (target, redirect.op == ">>")
-                stdout_to = None
-        if stdout_file is not None:
-            self.write_file(stdout_file[0], result.stdout, append=stdout_file[1])
-        for fd, data in ((stdout_to, result.stdout), (stderr_to, result.stderr)):
-            if fd is not None and data:
-                self.output.chunks.append((fd, data))
+            if redirect.op == ">&" and target in ("1", "2"):
+                table[redirect.fd] = table[int(target)]
+            elif (redirect.op == ">&" and target == "-") or target == "/dev/null":
+                table[redirect.fd] = None
+            else:
+                file_target = _FileTarget(target, append=redirect.op == ">>")
+                files.append(file_target)
+                table[redirect.fd] = file_target
+        for fd, data in ((STDOUT, result.stdout), (STDERR, result.stderr)):
+            dest = table[fd]
+            if isinstance(dest, _FileTarget):
+                dest.data += data
+            elif dest is not None and data:
+                self.output.chunks.append((dest, data))
+        for file_target in files:
+            self.write_file(file_target.path, bytes(file_target.data), append=file_target.append)
 
     def write_file(self, path: str, data: bytes, *, append: bool) -> None:
         fs = getattr(self.phone, "fs", None)

@@ -46,6 +46,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -65,8 +66,12 @@ os.environ["ANDROID_ADB_SERVER_PORT"] = str(_ADB_PORT)
 
 import adbutils  # noqa: E402
 
-from simphone import Phone  # noqa: E402
-from simphone.server import PhoneServer  # noqa: E402
+if TYPE_CHECKING:
+    from simphone import Phone
+    from simphone.server import PhoneServer
+
+# simphone is imported inside the fixtures: a half-edited phone model must not stop the
+# tests of other areas from being collected.
 
 
 def _bundled_adb() -> str:
@@ -174,6 +179,9 @@ class SimPhoneHandle:
 
 @pytest.fixture(scope="session")
 def _shared_phone(adb_server: AdbServerHandle) -> Iterator[SimPhoneHandle]:
+    from simphone import Phone
+    from simphone.server import PhoneServer
+
     phone = Phone()
     server = PhoneServer(phone).start()
     serial = server.serials[0]
@@ -198,6 +206,9 @@ def sim_phone(_shared_phone: SimPhoneHandle) -> SimPhoneHandle:
 
 @pytest.fixture
 def sim_phones(adb_server: AdbServerHandle):
+    from simphone import Phone
+    from simphone.server import PhoneServer
+
     servers: list[PhoneServer] = []
     handles: list[SimPhoneHandle] = []
 
