@@ -160,6 +160,10 @@ def _parse_line(registry: OperationRegistry, line: str) -> ParsedAction | None:
         if card is None:
             return None
         close_at = _matching_paren(line, open_at)
+        rest = line[close_at + 1 :] if close_at >= 0 else ""
+        if rest and not any(p in rest for p in _OPEN_PARENS) and any(p in rest for p in _CLOSE_PARENS):
+            # "type (:))": a closing paren inside the text; the last one closes the action.
+            close_at = max(line.rfind(")"), line.rfind("）"))
         args = line[open_at + 1 : close_at] if close_at >= 0 else line[open_at + 1 :]
         return _build(card, args, line)
     words = list(re.finditer(r"\S+", line))
@@ -282,7 +286,10 @@ def _parse_json(registry: OperationRegistry, text: str) -> ParsedAction | None:
 
 
 def split_top_level(text: str) -> list[str]:
-    """Split on commas (ASCII or full-width) that are not inside quotes."""
+    """Split on commas (ASCII or full-width) that are not inside a quoted part.
+
+    A quote opens a quoted part only at the start of a part; a quote that never
+    closes is taken literally (the text is split on every comma)."""
     parts: list[str] = []
     buf: list[str] = []
     closing: str | None = None
@@ -292,7 +299,7 @@ def split_top_level(text: str) -> list[str]:
             if ch == closing:
                 closing = None
             continue
-        if ch in ('"', "“", "「", "『", "«"):
+        if ch in ('"', "“", "「", "『", "«") and not "".join(buf).strip():
             closing = _QUOTES[ch]
             buf.append(ch)
         elif ch in ",，":
@@ -300,8 +307,12 @@ def split_top_level(text: str) -> list[str]:
             buf = []
         else:
             buf.append(ch)
-    parts.append("".join(buf).strip())
-    return [p for p in parts if p] if any(parts) else []
+    if closing is not None:
+        parts = re.split(r"[,，]", text)
+    else:
+        parts.append("".join(buf))
+    parts = [p.strip() for p in parts]
+    return [p for p in parts if p]
 
 
 def strip_quotes(value: Any) -> Any:
