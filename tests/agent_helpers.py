@@ -1,0 +1,39 @@
+"""Helpers shared by the agent's tests (tests/test_agent_*.py, tests/test_e2e_*.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mobile_agent.settings import AdbSettings, AgentSettings, PerceptionSettings, Settings
+
+
+def plan_reply(action: str, thought: str = "This is the next operation.", observation: str = "A phone screen.") -> str:
+    """A reply in the paper's Observation / Thought / Action format."""
+    return f"Observation: {observation}\nThought: {thought}\nAction: {action}"
+
+
+DONE = "Verdict: done\nReason: the screen shows the instruction carried out."
+
+
+def not_done(reason: str) -> str:
+    return f"Verdict: not done\nReason: {reason}"
+
+
+def agent_settings(adb_port: int, serial: str, output_dir: Path, llm: Any | None = None, **agent: Any) -> Settings:
+    """Settings for a run on a simulated phone behind the test adb server."""
+    values: dict[str, Any] = {"output_dir": output_dir, "settle_timeout_s": 1.5, "settle_interval_s": 0.1}
+    values.update(agent)
+    kwargs: dict[str, Any] = {
+        "adb": AdbSettings(server_port=adb_port, serial=serial),
+        "agent": AgentSettings(**values),
+        "perception": PerceptionSettings(detector="proposals", ranker="heuristic"),
+    }
+    if llm is not None:
+        kwargs["planner"] = llm.planner_settings()
+    return Settings(**kwargs)
+
+
+def request_text(request: Any) -> str:
+    """Every text part of a recorded chat request, joined."""
+    return request.text()
