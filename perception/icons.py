@@ -142,7 +142,7 @@ class IconLocator:
                     limit=c.max_icon_candidates,
                 )
             else:
-                raw = self._detector().detect(image)
+                raw = self._detector().detect(image, c)
                 found = filter_icon_boxes(
                     raw, width, height,
                     min_side_fraction=c.icon_min_side_fraction, max_area_fraction=c.icon_max_area_fraction,

@@ -146,12 +146,14 @@ class GroundingDinoDetector:
         self.model = model.to(self.device, dtype=self.dtype).eval()
         log.info("detector grounding-dino loaded from %s on %s", source, self.device)
 
-    def detect(self, image: np.ndarray) -> list[IconRegion]:
+    def detect(self, image: np.ndarray, settings: PerceptionConfig) -> list[IconRegion]:
+        """Boxes for ``settings.detector_prompt`` above its thresholds (the model is shared
+        between configurations that differ only in those, so they come per call)."""
         torch = _import_torch()
         from PIL import Image
 
         height, width = image.shape[:2]
-        prompt = self.config.detector_prompt.strip().lower()
+        prompt = settings.detector_prompt.strip().lower()
         if not prompt.endswith("."):
             prompt += "."  # Grounding DINO separates phrases with periods
         inputs = self.processor(images=Image.fromarray(image), text=prompt, return_tensors="pt")
@@ -164,8 +166,8 @@ class GroundingDinoDetector:
         results = self.processor.post_process_grounded_object_detection(
             outputs,
             inputs["input_ids"],
-            threshold=self.config.box_threshold,
-            text_threshold=self.config.text_threshold,
+            threshold=settings.box_threshold,
+            text_threshold=settings.text_threshold,
             target_sizes=[(height, width)],
         )[0]
         regions = []
@@ -177,7 +179,7 @@ class GroundingDinoDetector:
         return regions
 
     def describe(self) -> str:
-        return f"grounding-dino ({self.config.grounding_dino_path}, {self.device}, prompt {self.config.detector_prompt!r})"
+        return f"grounding-dino ({self.config.grounding_dino_path}, {self.device})"
 
 
 class GroundingDinoPyDetector:
@@ -212,7 +214,7 @@ class GroundingDinoPyDetector:
             ) from exc
         self.model = load_model(str(cfg_file), str(ckpt), device=self.device)
 
-    def detect(self, image: np.ndarray) -> list[IconRegion]:
+    def detect(self, image: np.ndarray, settings: PerceptionConfig) -> list[IconRegion]:
         torch = _import_torch()
         import groundingdino.datasets.transforms as T
         from groundingdino.util.inference import predict
@@ -225,8 +227,8 @@ class GroundingDinoPyDetector:
         tensor, _ = transform(Image.fromarray(image), None)
         with torch.inference_mode():
             boxes, logits, _ = predict(
-                self.model, tensor, self.config.detector_prompt, self.config.box_threshold,
-                self.config.text_threshold, device=self.device,
+                self.model, tensor, settings.detector_prompt, settings.box_threshold,
+                settings.text_threshold, device=self.device,
             )
         regions = []
         for (cx, cy, w, h), score in zip(boxes.tolist(), logits.tolist(), strict=True):
@@ -269,7 +271,7 @@ class ClipRanker:
             model, _, preprocess = open_clip.create_model_and_transforms(
                 config.clip_model, pretrained=pretrained, precision=precision, device=self.device
             )
-        except RuntimeError as exc:  # wrong file for this architecture
+        except (RuntimeError, AssertionError, KeyError, ValueError) as exc:  # wrong file for this architecture
             raise WeightsMissingError(
                 f"CLIP checkpoint {pretrained} does not fit {config.clip_model}: {exc}",
                 backend=self.name,

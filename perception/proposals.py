@@ -70,7 +70,9 @@ def propose_ui_elements(
     edges = cv2.Canny(gray, 40, 120)
     edges = cv2.dilate(edges, np.ones((3, 3), np.uint8), iterations=1)
     contours, _ = cv2.findContours(edges, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    text_boxes = [line.box for line in text_lines]
+    # OCR also "reads" icons (a blue square as "M", a glyph as "A"): only confident lines of
+    # two or more characters count as text to remove.
+    text_boxes = [line.box for line in text_lines if line.score >= 0.7 and len(line.text.strip()) >= 2]
     regions: list[IconRegion] = []
     for contour in contours:
         x, y, w, h = cv2.boundingRect(contour)
