@@ -296,6 +296,8 @@ class RunSession:
         """The run's end when ``exc`` escaped the step loop."""
         if isinstance(exc, RunCancelled):
             return self.finish(RunStatus.CANCELLED, "cancelled on request")
+        if isinstance(exc, KeyboardInterrupt):
+            return self.finish(RunStatus.CANCELLED, "interrupted (KeyboardInterrupt)")
         if not isinstance(exc, MobileAgentError):
             log.exception("run %s ended by an unexpected error", self.run_id, exc_info=exc)
         message = exc.message if isinstance(exc, MobileAgentError) else f"{type(exc).__name__}: {exc}"
