@@ -1,0 +1,168 @@
+"""Settings (com.android.settings): the main list and its pages.
+
+Views: {"view": "main"} (scrolling list, with the Airplane mode switch on it),
+{"view": "page", "page": KEY} for each row (Wi-Fi, Bluetooth, Display & brightness,
+Notifications & status bar, About phone ... ). State lives in the phone's settings tables:
+global airplane_mode_on / wifi_on / bluetooth_on, secure ui_night_mode (2 = dark),
+system status_bar_network_speed (1 = the speed shows in the status bar).
+
+May import: the standard library, `simphone.apps`, `simphone.ui`.
+"""
+
+from __future__ import annotations
+
+from simphone.apps import App, AppContext, register
+from simphone.ui.canvas import Canvas
+from simphone.ui.icons import COLORS
+from simphone.ui.widgets import ROW_H, TITLE_BAR_H, list_row, scroll_list, title_bar
+
+# key, title, icon, colour, subtitle
+MAIN_ROWS: list[tuple[str, str, str, str, str]] = [
+    ("wifi", "Wi-Fi", "wifi", "blue", ""),
+    ("bluetooth", "Bluetooth", "bluetooth", "blue", ""),
+    ("mobile", "Mobile network", "signal", "green", "SIM 1"),
+    ("airplane", "Airplane mode", "airplane", "orange", ""),
+    ("sharing", "Connection & sharing", "link", "teal", "Hotspot, VPN, Casting"),
+    ("personalizations", "Personalizations", "palette", "purple", "Wallpapers, icons, fonts"),
+    ("home_lock", "Home screen & Lock screen", "home", "pink", "Layout, lock screen style"),
+    ("display", "Display & brightness", "sun", "yellow", "Dark mode, brightness"),
+    ("sound", "Sound & vibration", "speaker", "green", "Volume, ringtone"),
+    ("notifications", "Notifications & status bar", "bell", "red", "Status bar icons, network speed"),
+    ("security", "Password & security", "lock", "blue", "Screen lock, fingerprint"),
+    ("privacy", "Privacy", "shield", "teal", "Permissions, data"),
+    ("location", "Location", "pin", "green", "On"),
+    ("battery", "Battery", "battery", "green", ""),
+    ("apps", "Apps", "grid", "blue", "Default apps, permissions"),
+    ("storage", "Storage", "folder", "orange", "43% used"),
+    ("accessibility", "Accessibility", "person", "purple", "Screen reader, display"),
+    ("system", "System", "info", "gray", "Languages, time, backup"),
+    ("about", "About phone", "info", "blue", ""),
+]
+TITLES = {key: title for key, title, *_ in MAIN_ROWS}
+PAGE_ACTIVITIES = {"wifi": ".wifi.WifiSettings", "bluetooth": ".bluetooth.BluetoothSettings",
+                   "display": ".DisplaySettings"}
+
+
+def _on(ctx: AppContext, ns: str, key: str) -> bool:
+    return ctx.setting(ns, key) == "1"
+
+
+def _flip(ctx: AppContext, ns: str, key: str) -> None:
+    ctx.put_setting(ns, key, "0" if _on(ctx, ns, key) else "1")
+
+
+@register
+class Settings(App):
+    package = "com.android.settings"
+    label = "Settings"
+    activity = ".Settings"
+    icon = "gear"
+    color = "gray"
+
+    def view_activity(self, view: dict) -> str:
+        if view.get("view") == "page":
+            return PAGE_ACTIVITIES.get(view.get("page", ""), ".SubSettings")
+        return self.activity
+
+    def on_intent(self, ctx: AppContext, action: str, data: str | None, extras: dict[str, str]) -> dict | None:
+        pages = {"android.settings.WIFI_SETTINGS": "wifi", "android.settings.BLUETOOTH_SETTINGS": "bluetooth",
+                 "android.settings.DISPLAY_SETTINGS": "display", "android.settings.DEVICE_INFO_SETTINGS": "about",
+                 "android.settings.AIRPLANE_MODE_SETTINGS": "main"}
+        page = pages.get(action, "main")
+        return {"view": "main"} if page == "main" else {"view": "page", "page": page}
+
+    def render(self, ctx: AppContext, c: Canvas) -> None:
+        if ctx.view["view"] == "page":
+            self._page(ctx, c, ctx.view.get("page", ""))
+        else:
+            self._main(ctx, c)
+
+    def _subtitle(self, ctx: AppContext, key: str, default: str) -> str:
+        if key == "wifi":
+            return "HomeNet-5G" if _on(ctx, "global", "wifi_on") else "Off"
+        if key == "bluetooth":
+            return "On" if _on(ctx, "global", "bluetooth_on") else "Off"
+        if key == "battery":
+            return f"{ctx.phone._state['battery']['level']}%"
+        if key == "about":
+            return ctx.phone.model
+        if key == "display":
+            return "Dark mode" if ctx.phone.dark_mode else "Light mode"
+        return default
+
+    def _main(self, ctx: AppContext, c: Canvas) -> None:
+        top = ctx.content[1] + TITLE_BAR_H
+
+        def draw(y: float) -> None:
+            for key, title, icon, color, subtitle in MAIN_ROWS:
+                if key == "airplane":
+                    y = list_row(c, y, title, on_tap=lambda: ctx.phone.set_airplane_mode(not ctx.phone.airplane_mode),
+                                 icon=icon, icon_color=COLORS[color], toggle=ctx.phone.airplane_mode)
+                else:
+                    y = list_row(c, y, title, on_tap=lambda k=key: ctx.push({"view": "page", "page": k}),
+                                 subtitle=self._subtitle(ctx, key, subtitle) or None, icon=icon,
+                                 icon_color=COLORS[color], chevron=True)
+
+        scroll_list(c, ctx, top, len(MAIN_ROWS) * ROW_H + 40, draw)
+        title_bar(c, ctx, "Settings", back=False, actions=[("magnifier", "search", lambda: None)])
+
+    def _page(self, ctx: AppContext, c: Canvas, page: str) -> None:
+        top = ctx.content[1] + TITLE_BAR_H
+        rows = self._page_rows(ctx, c, page)
+
+        def draw(y: float) -> None:
+            for row in rows:
+                y = row(y)
+
+        scroll_list(c, ctx, top, (len(rows) + 1) * ROW_H + 40, draw)
+        title_bar(c, ctx, TITLES.get(page, "Settings"))
+
+    def _page_rows(self, ctx: AppContext, c: Canvas, page: str) -> list:
+        def toggle(title: str, ns: str, key: str):
+            return lambda y: list_row(c, y, title, on_tap=lambda: _flip(ctx, ns, key), toggle=_on(ctx, ns, key))
+
+        def info(title: str, subtitle: str | None = None):
+            return lambda y: list_row(c, y, title, subtitle=subtitle)
+
+        if page == "wifi":
+            rows = [toggle("Wi-Fi", "global", "wifi_on")]
+            if _on(ctx, "global", "wifi_on"):
+                rows.append(info("HomeNet-5G", "Connected"))
+                rows += [info(name, "Saved" if i == 0 else None) for i, name in
+                         enumerate(["HomeNet-2.4G", "CoffeeShop_Free", "Office-Guest", "DIRECT-42-Printer"])]
+            return rows
+        if page == "bluetooth":
+            rows = [toggle("Bluetooth", "global", "bluetooth_on")]
+            if _on(ctx, "global", "bluetooth_on"):
+                rows += [info("Device name", ctx.phone.name), info("Pair new device")]
+            return rows
+        if page == "display":
+            return [lambda y: self._modes(ctx, c, y), info("Brightness level", "Adaptive"),
+                    toggle("Auto-rotate screen", "system", "accelerometer_rotation"), info("Screen timeout", "1 minute")]
+        if page == "notifications":
+            return [toggle("Real-time network speed", "system", "status_bar_network_speed"),
+                    toggle("Show battery percentage", "system", "status_bar_show_battery_percent"),
+                    info("Notification shade"), info("Lock screen notifications")]
+        if page == "about":
+            return [info("Device name", ctx.phone.name), info("Model", ctx.phone.model),
+                    info("Android version", "13"), info("Build number", "TQ3A.230901.001")]
+        if page == "battery":
+            return [info("Battery level", f"{ctx.phone._state['battery']['level']}%"),
+                    toggle("Battery Saver", "global", "low_power")]
+        return [info(f"{TITLES.get(page, page)} options"), info("Advanced")]
+
+    def _modes(self, ctx: AppContext, c: Canvas, y: float) -> float:
+        """Two cards: Light mode / Dark mode (selecting one sets secure ui_night_mode 1 / 2)."""
+        height = ROW_H * 2
+        dark = ctx.phone.dark_mode
+        for i, (name, icon, night) in enumerate((("Light mode", "sun", "1"), ("Dark mode", "moon", "2"))):
+            left = 60 + i * 500
+            card = (left, y + 30, left + 460, y + height - 30)
+            selected = dark == (night == "2")
+            c.rect(card, fill=c.theme.surface, radius=30, outline=c.theme.primary if selected else c.theme.divider,
+                   width=6 if selected else 2)
+            c.icon(icon, (left + 170, y + 70, left + 290, y + 190), COLORS["orange" if night == "1" else "blue"])
+            c.text((left + 230, y + 230), name, size=44, anchor="mt")
+            c.widget(card, f"{name} option, {'selected' if selected else 'not selected'}", text=name)
+            c.on_tap(card, lambda n=night: ctx.put_setting("secure", "ui_night_mode", n))
+        return y + height

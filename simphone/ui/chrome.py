@@ -1,0 +1,126 @@
+"""The system UI drawn over every app: status bar, navigation bar and the keyboard.
+
+Status bar: the clock (HH:MM from the phone's clock), the real-time network speed when
+`settings system status_bar_network_speed` is 1 ("0.5 KB/s", derived from seed and clock),
+airplane icon or Wi-Fi icon, signal bars, battery icon and percentage. Navigation bar:
+back triangle, home circle, recents square. Keyboard (while a text field has focus): a
+QWERTY keyboard whose keys type, or the ADB Keyboard's one-line bar when that IME is current.
+
+May import: the standard library, `simphone.ui` modules. Uses the `Phone` passed in.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from simphone.ui.canvas import Canvas
+
+if TYPE_CHECKING:
+    from simphone.phone import Phone
+
+__all__ = ["KEYBOARD_H", "NAV_H", "STATUS_H", "content_box", "draw_system_ui", "network_speed"]
+
+STATUS_H = 110
+NAV_H = 130
+KEYBOARD_H = 780
+ADB_KEYBOARD_H = 110
+ROWS = ["qwertyuiop", "asdfghjkl", "zxcvbnm"]
+
+
+def _keyboard_height(phone: Phone) -> float:
+    if not phone.keyboard_visible:
+        return 0
+    return ADB_KEYBOARD_H if phone.current_ime.startswith("com.android.adbkeyboard/") else KEYBOARD_H
+
+
+def content_box(phone: Phone, width_px: int, height_px: int) -> tuple[float, float, float, float]:
+    """The apps' area in layout units: between the status bar and the navigation bar / keyboard."""
+    height = height_px * 1080 / width_px
+    return (0, STATUS_H, 1080, height - NAV_H - _keyboard_height(phone))
+
+
+def network_speed(phone: Phone) -> str:
+    if phone.airplane_mode:
+        return "0.0 KB/s"
+    tenths = (phone.seed * 7 + phone.clock.hour * 60 + phone.clock.minute) % 97 + 1
+    return f"{tenths / 10:.1f} KB/s"
+
+
+def draw_system_ui(phone: Phone, c: Canvas) -> None:
+    th = c.theme
+    if phone.keyboard_visible:
+        _keyboard(phone, c)
+    # status bar
+    c.rect((0, 0, c.width, STATUS_H), fill=th.status_bg)
+    mid = STATUS_H / 2
+    c.text((50, mid), phone.clock.strftime("%H:%M"), size=40, color=th.status_fg, anchor="lm", bold=True)
+    x = c.width - 40
+    level = phone._state["battery"]["level"]
+    box = c.text((x, mid), f"{level}%", size=34, color=th.status_fg, anchor="rm")
+    x = box[0] - 10
+    c.icon("battery", (x - 50, mid - 28, x, mid + 28), th.status_fg, description="battery")
+    fill_top = mid + 24 - 46 * level / 100
+    c.rect((x - 34, fill_top, x - 16, mid + 22), fill=th.status_fg)
+    x -= 70
+    if phone.airplane_mode:
+        c.icon("airplane", (x - 50, mid - 25, x, mid + 25), th.status_fg, description="airplane mode")
+        x -= 70
+    else:
+        c.icon("signal", (x - 44, mid - 22, x, mid + 22), th.status_fg, description="mobile signal")
+        x -= 64
+        if phone.settings_get("global", "wifi_on") == "1":
+            c.icon("wifi", (x - 50, mid - 25, x, mid + 25), th.status_fg, description="wifi")
+            x -= 70
+    if phone.settings_get("global", "bluetooth_on") == "1":
+        c.icon("bluetooth", (x - 44, mid - 22, x, mid + 22), th.status_fg, description="bluetooth")
+        x -= 64
+    if phone.settings_get("system", "status_bar_network_speed") == "1":
+        c.text((x, mid), network_speed(phone), size=30, color=th.status_fg, anchor="rm")
+    # navigation bar
+    top = c.height - NAV_H
+    c.rect((0, top, c.width, c.height), fill=th.nav_bg)
+    cy = top + NAV_H / 2
+    for cx, icon, description, action in (
+        (250, "nav_back", "back", phone.press_back),
+        (540, "nav_home", "home", phone.go_home),
+        (830, "nav_recents", "recent apps", phone.show_recents),
+    ):
+        c.icon(icon, (cx - 36, cy - 36, cx + 36, cy + 36), th.nav_fg, description=description)
+        c.on_tap((cx - 120, top, cx + 120, c.height), action)
+
+
+def _keyboard(phone: Phone, c: Canvas) -> None:
+    th = c.theme
+    bottom = c.height - NAV_H
+    if phone.current_ime.startswith("com.android.adbkeyboard/"):
+        top = bottom - ADB_KEYBOARD_H
+        c.rect((0, top, c.width, bottom), fill=th.keyboard_bg)
+        c.text((c.width / 2, top + ADB_KEYBOARD_H / 2), "ADB Keyboard {ON}", size=36, color=th.key_fg, anchor="mm")
+        return
+    top = bottom - KEYBOARD_H
+    c.rect((0, top, c.width, bottom), fill=th.keyboard_bg)
+    key_w, key_h, gap = 100, 150, 8
+    y = top + 20
+    for row in ROWS:
+        x = (c.width - len(row) * (key_w + gap)) / 2
+        for ch in row:
+            _key(c, (x, y, x + key_w, y + key_h), ch, lambda ch=ch: phone.type_text(ch))
+            x += key_w + gap
+        y += key_h + 30
+    _key(c, (c.width - 150, y - key_h - 30, c.width - 20, y - 30), "⌫", phone.delete_char, label_text="delete")
+    _key(c, (200, y, 760, y + key_h), "space", lambda: phone.type_text(" "))
+    _key(c, (780, y, 1060, y + key_h), "enter", phone.press_enter)
+    _key(c, (20, y, 180, y + key_h), ",", lambda: phone.type_text(","))
+
+
+def _key(c: Canvas, box: tuple[float, float, float, float], label: str, action, label_text: str | None = None) -> None:
+    th = c.theme
+    c.rect(box, fill=th.key_bg, radius=14)
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    if label_text is not None:  # a glyph the fonts may lack: draw it, record its name
+        c.line([(cx + 25, cy - 20), (cx - 10, cy - 20), (cx - 30, cy), (cx - 10, cy + 20), (cx + 25, cy + 20),
+                (cx + 25, cy - 20)], fill=th.key_fg, width=4)
+        c.widget(box, f"{label_text} key", text="")
+    else:
+        c.text((cx, cy), label, size=52 if len(label) == 1 else 40, color=th.key_fg, anchor="mm")
+    c.on_tap(box, action)
