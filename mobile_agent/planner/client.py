@@ -269,10 +269,10 @@ class Planner:
                     ) from exc
                 self._sleep(self._backoff(attempts, exc.response.headers.get("retry-after")))
                 continue
-            except openai.APIResponseValidationError as exc:
+            except (openai.APIResponseValidationError, ValueError) as exc:  # ValueError: a body that is not JSON
                 raise PlannerResponseError(
                     f"the planner endpoint answered something that is not a chat completion ({purpose})",
-                    status_code=exc.status_code,
+                    status_code=getattr(exc, "status_code", None),
                     attempts=attempts,
                     purpose=purpose,
                 ) from exc
