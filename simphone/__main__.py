@@ -1,0 +1,7 @@
+"""``python -m simphone``: the same as the ``simphone`` console script."""
+
+import sys
+
+from simphone.cli import main
+
+sys.exit(main())

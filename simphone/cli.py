@@ -1,0 +1,141 @@
+"""``simphone``: run simulated phones that any adb can connect to.
+
+    simphone serve [--host 127.0.0.1] [--port 6100] [--count N] [--width W --height H]
+                   [--seed S] [--unauthorized] [--connect [--adb PATH] [--adb-port P]]
+
+Prints one line per phone (``SERIAL name WxH seed=S``), then serves until Ctrl-C or
+SIGTERM. ``--connect`` also runs ``adb connect SERIAL`` for each phone. ``--port 0``
+lets the system pick free ports.
+
+May import: the standard library, ``simphone``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["build_parser", "main"]
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"not a TCP port: {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="simphone", description="Simulated Android phones over ADB.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="serve one or more phones until Ctrl-C")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument(
+        "--port", type=_port, default=6100, help="first port; phones use PORT, PORT+1, … (0: any free)"
+    )
+    serve.add_argument("--count", type=_positive, default=1, help="how many phones (default 1)")
+    serve.add_argument("--width", type=_positive, default=1080)
+    serve.add_argument("--height", type=_positive, default=2400)
+    serve.add_argument(
+        "--seed", type=int, default=0, help="seed of the first phone; the next ones get seed+1, …"
+    )
+    serve.add_argument(
+        "--unauthorized", action="store_true", help="never accept the host's key (shows 'unauthorized')"
+    )
+    serve.add_argument("--connect", action="store_true", help="run `adb connect` for each phone")
+    serve.add_argument(
+        "--adb", type=Path, default=None, help="adb binary for --connect (default: PATH, then adbutils')"
+    )
+    serve.add_argument("--adb-port", type=_port, default=None, help="adb server port for --connect")
+    serve.add_argument("-v", "--verbose", action="store_true", help="log protocol events")
+    return parser
+
+
+def _find_adb(explicit: Path | None) -> str:
+    if explicit is not None:
+        if not explicit.is_file():
+            raise SystemExit(f"simphone: no adb binary at {explicit}")
+        return str(explicit)
+    found = shutil.which("adb")
+    if found:
+        return found
+    try:
+        import adbutils
+    except ImportError:
+        raise SystemExit("simphone: no adb on PATH; pass --adb PATH") from None
+    bundled = Path(adbutils.__file__).parent / "binaries" / "adb"
+    if not bundled.is_file():
+        raise SystemExit("simphone: no adb on PATH; pass --adb PATH")
+    return str(bundled)
+
+
+def _adb_connect(adb: str, adb_port: int | None, serial: str) -> None:
+    command = [adb, *(["-P", str(adb_port)] if adb_port else []), "connect", serial]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    message = (result.stdout + result.stderr).strip()
+    print(f"adb connect {serial}: {message}", file=sys.stderr, flush=True)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from simphone import Phone
+    from simphone.server import PhoneServer
+
+    if args.width < 320 or args.height < 480:
+        raise SystemExit(f"simphone: screen too small: {args.width}x{args.height} (at least 320x480)")
+    phones = [Phone(width=args.width, height=args.height, seed=args.seed + i) for i in range(args.count)]
+    try:
+        server = PhoneServer(phones, host=args.host, port=args.port, unauthorized=args.unauthorized)
+        server.start()
+    except (ValueError, OSError) as exc:
+        raise SystemExit(f"simphone: cannot serve: {exc}") from None
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        for index, (endpoint, phone) in enumerate(zip(server.endpoints, phones, strict=True)):
+            print(
+                f"{endpoint.serial} {phone.name} {args.width}x{args.height} seed={args.seed + index}",
+                flush=True,
+            )
+        if args.connect:
+            adb = _find_adb(args.adb)
+            for serial in server.serials:
+                _adb_connect(adb, args.adb_port, serial)
+        print("serving; Ctrl-C to stop", file=sys.stderr, flush=True)
+        try:
+            while not stop.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        server.stop()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if getattr(args, "verbose", False) else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if args.command == "serve":
+        return _serve(args)
+    raise AssertionError(args.command)  # argparse only lets known commands through
+
+
+if __name__ == "__main__":
+    sys.exit(main())
