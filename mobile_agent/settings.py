@@ -137,6 +137,7 @@ class ServerSettings(BaseModel):
     instance_id: str = Field("", description="names this instance in a shared database; default: hostname")
     device_refresh_s: float = Field(5.0, gt=0, description="how often the device list is re-read")
     preload_perception: bool = Field(True, description="load the perception models at startup, not on first use")
+    devices: list[str] = Field(default_factory=list, description="serials this instance drives; empty = every attached phone")
 
 
 class Settings(BaseSettings):

@@ -118,6 +118,8 @@ class MetricsMiddleware:
                 status_code = message["status"]
                 route = scope.get("route")
                 path = getattr(route, "path", None) or "unmatched"
+                if route is not None and not scope["path"].startswith(path.split("{")[0]):
+                    path = f"/{API_VERSION}{path}"
                 self.metrics.observe_request(scope["method"], path, status_code, time.perf_counter() - started)
             await send(message)
 
@@ -206,7 +208,7 @@ def _build_state(
 ) -> ServiceState:
     instance = settings.server.instance_id or socket.gethostname()
     store = TaskStore(settings.server.database_url, instance=instance)
-    pool = DevicePool(device_source or AdbDeviceSource(settings))
+    pool = DevicePool(device_source or AdbDeviceSource(settings), allow=settings.server.devices)
     runner = runner or AgentTaskRunner(settings)
     hub = EventHub()
     runs_dir = Path(settings.agent.output_dir).resolve()

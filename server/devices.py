@@ -110,15 +110,16 @@ class AdbDeviceSource:
 class DevicePool:
     """Leases over the known phones. All methods are thread-safe."""
 
-    def __init__(self, source: DeviceSource) -> None:
+    def __init__(self, source: DeviceSource, *, allow: list[str] | None = None) -> None:
         self.source = source
+        self.allow = frozenset(allow or ())
         self._slots: dict[str, DeviceSlot] = {}
         self._lock = threading.Lock()
 
     def refresh(self) -> None:
         """Re-read the adb device list; probe phones that are new or were lost."""
         try:
-            listed = self.source.list()
+            listed = [d for d in self.source.list() if not self.allow or d[0] in self.allow]
         except DeviceError as exc:
             log.warning("cannot list devices: %s", exc.message)
             return

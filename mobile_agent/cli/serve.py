@@ -1,10 +1,70 @@
-"""`mobile-agent serve` (placeholder until its issue lands)."""
+"""`mobile-agent serve`: the REST service and dashboard (uvicorn).
+
+The service lives in the top-level ``server`` package, which sits above ``mobile_agent``;
+this command loads it at run time only, so the core never imports it.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import sys
+from pathlib import Path
+
+from mobile_agent.errors import ConfigError
+from mobile_agent.settings import load_settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("serve", help="(not yet available)")
-    parser.set_defaults(func=lambda args: print("mobile-agent serve: not yet available") or 2)
+    parser = subparsers.add_parser(
+        "serve",
+        help="run the REST task API and the dashboard",
+        description="Serve /v1/tasks, /v1/devices, /metrics and the dashboard. Beyond localhost an API "
+        "token is required (MOBILE_AGENT_SERVER__API_TOKEN or --token-file).",
+    )
+    parser.add_argument("--host", help="listen address (default: server.host, 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="listen port (default: server.port, 8000)")
+    parser.add_argument("--token-file", type=Path, help="file holding the API token (first line)")
+    parser.add_argument("--database-url", help="SQLAlchemy URL (default: sqlite under runs/)")
+    parser.add_argument("--runs-dir", type=Path, help="where trajectories go (default: agent.output_dir)")
+    parser.add_argument(
+        "--device", action="append", default=None, metavar="SERIAL", help="drive only this phone (repeatable)"
+    )
+    parser.add_argument("--no-preload", action="store_true", help="load perception models on first use")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    token = None
+    if args.token_file is not None:
+        try:
+            token = args.token_file.read_text(encoding="utf-8").splitlines()[0].strip()
+        except (OSError, IndexError) as exc:
+            raise ConfigError(f"cannot read a token from {args.token_file}: {exc}", path=str(args.token_file)) from exc
+    settings = load_settings(
+        getattr(args, "config", None),
+        overrides={
+            "server.host": args.host,
+            "server.port": args.port,
+            "server.api_token": token,
+            "server.database_url": args.database_url,
+            "server.devices": args.device,
+            "server.preload_perception": False if args.no_preload else None,
+            "agent.output_dir": str(args.runs_dir) if args.runs_dir else None,
+        },
+    )
+    try:
+        import uvicorn
+    except ImportError:  # pragma: no cover - uvicorn is a core dependency
+        print("error: uvicorn is missing: pip install 'uvicorn[standard]'", file=sys.stderr)
+        return 3
+    app = importlib.import_module("server.app").create_app(settings)
+    uvicorn.run(
+        app,
+        host=settings.server.host,
+        port=settings.server.port,
+        log_level=args.log_level,
+        timeout_graceful_shutdown=5,
+    )
+    return 0

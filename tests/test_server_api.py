@@ -1,0 +1,216 @@
+"""The REST API end to end: the real agent on a simulated phone (real adb server),
+planned by the scripted OpenAI-compatible server, served by a real uvicorn."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import httpx
+import pytest
+from PIL import Image
+
+from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+from tests.server_fixtures import (
+    TaggedPlanner,
+    service_fixture,  # noqa: F401  (the `service` fixture)
+)
+
+
+def _sse(client: httpx.Client, path: str, headers: dict[str, str] | None = None) -> list[dict]:
+    """Read an event stream to its ``end`` event; returns the events as dicts."""
+    events: list[dict] = []
+    current: dict = {}
+    with client.stream("GET", path, headers=headers or {}, timeout=60) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for line in response.iter_lines():
+            if not line:
+                if "event" in current:
+                    events.append(current)
+                    if current.get("event") == "end":
+                        return events
+                current = {}
+                continue
+            if line.startswith(":"):
+                continue
+            key, _, value = line.partition(": ")
+            current[key] = value
+    return events
+
+
+def test_task_runs_on_the_phone_and_reports_steps_events_and_files(service, sim_phones) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    planner = TaggedPlanner(plans={"t-home": ["Wait (0.1)", "Wait (0.2)"]})
+    live = service([phone], planner=planner)
+
+    created = live.submit("[t-home] go to the home screen", max_steps=5)
+    assert created["status"] == "queued"
+    task = live.wait_task(created["id"])
+
+    assert task["status"] == "completed", task["error"]
+    assert task["device"] == phone.serial
+    assert task["steps"] == 3  # two actions, then Stop
+    assert task["prompt_tokens"] == 3000 and task["completion_tokens"] == 150
+    assert task["cost_usd"] == pytest.approx(3000 * 2.5e-6 + 150 * 10e-6)
+    assert task["run_s"] > 0 and task["queued_s"] >= 0
+    assert planner.calls["t-home"] == 3
+
+    events = _sse(live.client, f"/v1/tasks/{task['id']}/events")
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "status" and kinds[-1] == "end"
+    assert kinds.count("step_started") == 3 and kinds.count("step_finished") == 3
+    statuses = [json.loads(e["data"])["data"]["status"] for e in events if e["event"] == "status"]
+    assert statuses == ["queued", "running", "completed"]
+    ids = [int(e["id"]) for e in events if "id" in e]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    finished = [json.loads(e["data"])["data"] for e in events if e["event"] == "step_finished"]
+    assert [f["action"] for f in finished][:2] == ["Wait (0.1)", "Wait (0.2)"]
+    shot = live.client.get(finished[0]["screenshot_path_url"])
+    assert shot.status_code == 200 and shot.headers["content-type"] == "image/png"
+    assert Image.open(io.BytesIO(shot.content)).size == (540, 1200)
+
+    step_shot = live.client.get(f"/v1/tasks/{task['id']}/steps/1/screenshot")
+    assert step_shot.status_code == 200 and step_shot.content == shot.content
+    assert live.client.get(f"/v1/tasks/{task['id']}/steps/9/screenshot").status_code == 404
+
+    # Replay resumes after Last-Event-ID: only what came later.
+    resumed = _sse(live.client, f"/v1/tasks/{task['id']}/events", headers={"Last-Event-ID": str(ids[-2])})
+    assert [int(e["id"]) for e in resumed if "id" in e] == [ids[-1]]
+
+    archive = live.client.get(f"/v1/tasks/{task['id']}/trajectory.zip")
+    assert archive.status_code == 200 and archive.headers["content-type"] == "application/zip"
+    names = zipfile.ZipFile(io.BytesIO(archive.content)).namelist()
+    assert any(n.endswith("trajectory.jsonl") for n in names)
+    assert sum(n.endswith(".png") for n in names) >= 3
+
+
+def test_bad_input_gets_clear_errors(service, sim_phones) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    live = service([phone], **{"server.max_instruction_chars": 50, "server.max_steps_limit": 10})
+    post = live.client.post
+
+    blank = post("/v1/tasks", json={"instruction": "   "})
+    assert blank.status_code == 422 and "blank" in blank.text
+    long = post("/v1/tasks", json={"instruction": "x" * 51})
+    assert long.status_code == 422 and long.json()["detail"][0]["loc"] == ["body", "instruction"]
+    steps = post("/v1/tasks", json={"instruction": "ok", "max_steps": 11})
+    assert steps.status_code == 422 and steps.json()["detail"][0]["loc"] == ["body", "max_steps"]
+    assert post("/v1/tasks", json={"instruction": "ok", "max_steps": 0}).status_code == 422
+    assert post("/v1/tasks", json={"instruction": "ok", "temperature": 3}).status_code == 422
+    assert post("/v1/tasks", json={"instruction": "ok", "surprise": 1}).status_code == 422
+    assert post("/v1/tasks", json={"instruction": "ok", "base_url": "file:///etc/passwd"}).status_code == 422
+    assert post("/v1/tasks", json={"instruction": "ok", "device": "a b; reboot"}).status_code == 422
+    unknown = post("/v1/tasks", json={"instruction": "ok", "device": "10.9.9.9:5555"})
+    assert unknown.status_code == 422 and "unknown_device" in unknown.text
+    assert post("/v1/tasks", content=b"{not json", headers={"content-type": "application/json"}).status_code == 422
+    huge = post("/v1/tasks", content=b'{"instruction": "' + b"y" * 70_000 + b'"}', headers={"content-type": "application/json"})
+    assert huge.status_code == 413
+
+    def chunks():
+        yield b'{"instruction": "'
+        for _ in range(20):
+            yield b"z" * 4096
+        yield b'"}'
+
+    streamed = post("/v1/tasks", content=chunks(), headers={"content-type": "application/json"})
+    assert streamed.status_code == 413
+
+    assert live.client.get("/v1/tasks/999").status_code == 404
+    assert live.client.get("/v1/tasks/abc").status_code == 422
+    assert live.client.get("/v1/tasks?status=bogus").status_code == 422
+    assert live.client.get("/v1/tasks?limit=0").status_code == 422
+    assert live.client.get("/v1/devices/nope/screenshot").status_code == 404
+    assert live.client.post("/v1/devices/connect", json={"address": "a;b"}).status_code == 422
+    assert live.client.get("/v1/tasks", params={"status": "queued"}).json()["count"] == 0
+
+
+def test_file_endpoints_refuse_path_traversal(service, sim_phones, tmp_path) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    live = service([phone])
+    task = live.wait_task(live.submit("[t-one] one step", max_steps=2)["id"])
+    assert task["status"] == "completed"
+    secret = tmp_path / "secret.txt"
+    secret.write_text("do not serve")
+    runs = tmp_path / "runs"
+    (runs / "outside.png").write_bytes(b"not the task's")
+    base = f"/v1/tasks/{task['id']}/files/"
+    for attack in (
+        "../secret.txt",
+        "../../secret.txt",
+        "..%2F..%2Fsecret.txt",
+        "%2e%2e/%2e%2e/secret.txt",
+        "../outside.png",
+        str(secret),
+        "/etc/passwd",
+        "%2Fetc%2Fpasswd",
+    ):
+        response = live.client.get(base + attack)
+        # 404 from the file route, or 422/404 where the client already folded the dots
+        assert response.status_code in (404, 422), (attack, response.status_code)
+        assert b"do not serve" not in response.content
+    # a real file of the trajectory is served
+    jsonl = [p for p in (runs / f"task-{task['id']}").rglob("trajectory.jsonl")]
+    relative = jsonl[0].relative_to(runs / f"task-{task['id']}").as_posix()
+    assert live.client.get(base + relative).status_code == 200
+
+
+def test_devices_list_screenshot_and_connect(service, sim_phones, adb_server) -> None:
+    phones = sim_phones(2, width=540, height=1200)
+    live = service(phones)
+    listed = live.client.get("/v1/devices").json()
+    assert listed["count"] == 2
+    assert {d["serial"] for d in listed["data"]} == {p.serial for p in phones}
+    for device in listed["data"]:
+        assert device["state"] == "device" and not device["busy"] and device["current_task"] is None
+        assert (device["width"], device["height"]) == (540, 1200)
+    png = live.client.get(f"/v1/devices/{phones[0].serial}/screenshot")
+    assert png.status_code == 200 and png.headers["content-type"] == "image/png"
+    assert Image.open(io.BytesIO(png.content)).size == (540, 1200)
+    jpeg = live.client.get(f"/v1/devices/{phones[0].serial}/screenshot", params={"format": "jpeg"})
+    assert jpeg.status_code == 200 and jpeg.content[:2] == b"\xff\xd8"
+
+    adb_server.disconnect(phones[1].serial)
+    adb_server.wait_state(phones[1].serial, None)
+    connected = live.client.post("/v1/devices/connect", json={"address": phones[1].serial})
+    assert connected.status_code == 200, connected.text
+    assert phones[1].serial in {d["serial"] for d in connected.json()["data"] if d["state"] == "device"}
+    refused = live.client.post("/v1/devices/connect", json={"address": "127.0.0.1:1"})
+    assert refused.status_code == 502
+
+
+def test_health_readiness_metrics_and_openapi(service, sim_phones) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    live = service([phone])
+    assert live.client.get("/healthz").json() == {"status": "ok"}
+    ready = live.client.get("/readyz")
+    assert ready.status_code == 200 and ready.json()["devices"] == 1
+    live.wait_task(live.submit("[t-m] metrics", max_steps=2)["id"])
+    text = live.client.get("/metrics").text
+    assert "# TYPE mobile_agent_http_requests_total counter" in text
+    assert 'mobile_agent_http_requests_total{method="POST",route="/v1/tasks",status="202"} 1' in text
+    assert 'mobile_agent_tasks_finished_total{status="completed"} 1' in text
+    assert 'mobile_agent_tasks{status="completed"} 1' in text
+    assert 'mobile_agent_devices{state="device"} 1' in text
+    assert "mobile_agent_task_run_seconds_count 1" in text
+    schema = live.client.get("/openapi.json").json()
+    assert {"/v1/tasks", "/v1/tasks/{task_id}", "/v1/tasks/{task_id}/events", "/v1/devices"} <= set(schema["paths"])
+    assert {"TaskCreate", "TaskPublic", "TaskListPublic"} <= set(schema["components"]["schemas"])
+
+
+def test_listing_filters_and_pages(service, sim_phones) -> None:
+    phones = sim_phones(2, width=540, height=1200)
+    live = service(phones)
+    ids = [live.submit(f"[t-l{i}] list me", max_steps=2, device=phones[i % 2].serial)["id"] for i in range(4)]
+    for task_id in ids:
+        assert live.wait_task(task_id)["status"] == "completed"
+    page = live.client.get("/v1/tasks", params={"limit": 3}).json()
+    assert page["count"] == 4 and len(page["data"]) == 3 and page["data"][0]["id"] == ids[-1]
+    rest = live.client.get("/v1/tasks", params={"limit": 3, "offset": 3}).json()
+    assert [t["id"] for t in rest["data"]] == [ids[0]]
+    mine = live.client.get("/v1/tasks", params={"device": phones[1].serial}).json()
+    assert sorted(t["id"] for t in mine["data"]) == [ids[1], ids[3]]
+    assert all(t["device"] == phones[1].serial for t in mine["data"])
+    assert live.client.get("/v1/tasks", params={"status": "completed"}).json()["count"] == 4
+    assert live.client.get("/v1/tasks", params={"status": "running"}).json()["count"] == 0
