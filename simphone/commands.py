@@ -133,9 +133,9 @@ def _screencap(phone: Phone, args: list[str]) -> CommandResult:
     data = phone.screencap_png() if ("-p" in args or (files and files[0].endswith(".png"))) else phone.screencap_raw()
     if files:  # screencap FILE: written to the virtual filesystem
         try:
-            phone.fs[files[0]] = data
-        except TypeError:
-            phone.fs.write(files[0], data)  # type: ignore[attr-defined]
+            phone.fs.write_file(files[0], data)
+        except OSError as exc:
+            return fail(f"Error opening file: {files[0]} ({exc.strerror or exc})\n", 1)
         return ok()
     return CommandResult(stdout=data)
 

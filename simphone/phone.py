@@ -22,20 +22,13 @@ from typing import Any
 
 from simphone.apps import APPS, AppContext
 from simphone.apps.builtin import LAUNCHER, load_builtin_apps
+from simphone.fs import VirtualFS
 from simphone.types import CommandResult
 from simphone.ui import chrome
 from simphone.ui.canvas import Canvas
 from simphone.ui.theme import theme_for
 
 __all__ = ["ADB_KEYBOARD_IME", "DEFAULT_CLOCK", "LATIN_IME", "LAUNCHER", "Phone"]
-
-try:  # the ADB side's virtual filesystem (for sync:); a dict until it lands
-    from simphone.fs import VirtualFS  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - only while the fs module is missing
-
-    class VirtualFS(dict):  # type: ignore[no-redef]
-        """Placeholder: path -> bytes."""
-
 
 LATIN_IME = "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME"
 ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
@@ -64,6 +57,7 @@ class Phone:
         self.fs = VirtualFS()
         self.lock = threading.RLock()  # one command at a time, whatever thread serves ADB
         self._initial_clock = clock or DEFAULT_CLOCK
+        self._initial_seed = seed
         self._frame_key: str | None = None
         self._canvas: Canvas | None = None
         self._png: bytes | None = None
@@ -72,9 +66,12 @@ class Phone:
 
     # -- state --------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> None:
-        """Back to the freshly set-up phone of `seed` (default: the current seed)."""
+        """Back to the freshly set-up phone of `seed` (default: the seed it was made with).
+        The filesystem is left as it is."""
+        if seed is not None and not isinstance(seed, int):
+            raise TypeError(f"seed must be an int, got {type(seed).__name__}")
         with self.lock:
-            self.seed = self.seed if seed is None and hasattr(self, "seed") else (seed or 0)
+            self.seed = self._initial_seed if seed is None else seed
             self.clock = self._initial_clock
             installed = [p for p, app in APPS.items() if app.preinstalled]
             if self.adb_keyboard:
