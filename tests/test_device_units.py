@@ -144,6 +144,26 @@ def test_parse_launcher_activities_verbose_and_brief() -> None:
     ]
 
 
+def test_parse_launcher_activities_label_on_the_labelres_line() -> None:
+    text = """2 activities found:
+Activity #0:
+  priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false
+  ActivityInfo:
+    name=com.google.android.apps.youtube.music.Main
+    packageName=com.google.android.apps.youtube.music
+    labelRes=0x7f1400a1 nonLocalizedLabel=YouTube Music icon=0x7f0800b2
+Activity #1:
+  ActivityInfo:
+    name=com.x.A
+    packageName=com.x
+    labelRes=0x7f1400a1 nonLocalizedLabel=null icon=0x7f0800b2
+"""
+    assert parse_launcher_activities(text) == [
+        LauncherApp("com.google.android.apps.youtube.music", "com.google.android.apps.youtube.music.Main", "YouTube Music"),
+        LauncherApp("com.x", "com.x.A", None),
+    ]
+
+
 def test_match_label() -> None:
     apps = [
         LauncherApp("com.android.settings", None, "Settings"),

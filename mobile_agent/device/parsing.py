@@ -36,6 +36,8 @@ _FOCUS_RES = (
     re.compile(r"mCurrentFocus=Window\{[^}]*?\s([A-Za-z][\w.]*)\}"),
 )
 _PACKAGE_LINE_RE = re.compile(r"^\s*packageName=(\S+)", re.M)
+# `labelRes=0x7f14 nonLocalizedLabel=YouTube Music icon=0x7f08`: the label may hold spaces
+_LABEL_RE = re.compile(r"(?:^|\s)(?:nonLocalizedLabel|label)=(.*?)(?=\s+(?:icon|banner|logo|theme)=|\s*$)", re.M)
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ def parse_launcher_activities(text: str) -> list[LauncherApp]:
             if not pkg:
                 continue
             name = re.search(r"^\s*name=(\S+)", block, re.M)
-            label = re.search(r"^\s*(?:nonLocalizedLabel|label)=(.*)$", block, re.M)
+            label = _LABEL_RE.search(block)
             label_text = label.group(1).strip() if label else None
             if label_text in ("null", ""):
                 label_text = None

@@ -1,0 +1,150 @@
+"""Text input, keys, swipes and apps on the simulated phone, over the real adb server.
+
+What arrives is read from the phone's own state (``Phone.state()``: the focused field
+of the foreground view), never from what the device layer says it sent.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mobile_agent.device import Device, open_device
+from mobile_agent.errors import AdbKeyboardMissingError, AppNotFoundError
+from mobile_agent.settings import AdbSettings
+
+NOTES = "com.google.android.keep"
+SHELL_TRAPS = ["; touch /data/local/tmp/pwned", "$(reboot)", "`id`", "a && rm -rf /", "x | sh", "'\\\"", "$HOME ${PATH}",
+               "> /data/local/tmp/out", "100%sure %s %% %%s", "  two  spaces ", "#not a comment", "*?[a]~!", "\\n"]
+
+
+def _adb(adb_server) -> AdbSettings:
+    return AdbSettings(server_port=adb_server.port, command_timeout_s=20)
+
+
+def _focused_text(phone) -> str:
+    state = phone.state()
+    field = state["focus"]
+    assert field is not None, "no text field has focus"
+    return state["tasks"][state["foreground"]][-1]["fields"][field]
+
+
+def _open_note_editor(device: Device, phone) -> None:
+    device.launch_app(NOTES)
+    for element in phone.ground_truth():
+        if "new note" in element["description"]:
+            left, top, right, bottom = element["box"]
+            device.tap((left + right) // 2, (top + bottom) // 2)
+            break
+    assert phone.state()["focus"] is not None
+
+
+@pytest.fixture
+def editor(sim_phone, adb_server):
+    device = open_device(_adb(adb_server), serial=sim_phone.serial)
+    _open_note_editor(device, sim_phone.phone)
+    return device, sim_phone.phone
+
+
+@pytest.fixture
+def keyboard_editor(sim_phones, adb_server):
+    (handle,) = sim_phones(1, adb_keyboard=True)
+    device = open_device(_adb(adb_server), serial=handle.serial)
+    _open_note_editor(device, handle.phone)
+    return device, handle.phone
+
+
+def _no_side_effects(phone) -> None:
+    assert not any("pwned" in str(path) or "out" == str(path).rsplit("/", 1)[-1] for path in _fs_paths(phone))
+    assert phone.state()["foreground"] == NOTES
+
+
+def _fs_paths(phone) -> list[str]:
+    fs = phone.fs
+    for attr in ("paths", "list_paths", "keys"):
+        if hasattr(fs, attr):
+            return [str(p) for p in getattr(fs, attr)()]
+    return []
+
+
+@pytest.mark.parametrize("text", SHELL_TRAPS)
+def test_shell_special_text_arrives_literally(editor, text: str) -> None:
+    device, phone = editor
+    device.clear_text()
+    device.type_text(text)
+    assert _focused_text(phone) == text
+    _no_side_effects(phone)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=60))
+def test_any_ascii_text_arrives_exactly(editor, text: str) -> None:
+    device, phone = editor
+    device.clear_text()
+    assert _focused_text(phone) == ""
+    ime = phone.state()["ime"]["current"]
+    device.type_text(text)
+    assert _focused_text(phone) == text
+    assert phone.state()["ime"]["current"] == ime
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=40))
+def test_any_unicode_text_arrives_exactly_through_adb_keyboard(keyboard_editor, text: str) -> None:
+    device, phone = keyboard_editor
+    device.clear_text()
+    assert _focused_text(phone) == ""
+    ime = phone.state()["ime"]["current"]
+    assert "adbkeyboard" not in ime
+    device.type_text(text)
+    assert _focused_text(phone) == text
+    assert phone.state()["ime"]["current"] == ime  # the user's IME is back
+
+
+def test_non_ascii_without_adb_keyboard_names_it(editor) -> None:
+    device, phone = editor
+    device.clear_text()
+    with pytest.raises(AdbKeyboardMissingError, match="ADBKeyBoard") as info:
+        device.type_text("héllo 日本")
+    assert info.value.serial == device.serial
+    assert _focused_text(phone) == ""
+
+
+def test_clear_text_and_delete_key(editor) -> None:
+    device, phone = editor
+    device.type_text("abc")
+    device.key("delete")
+    assert _focused_text(phone) == "ab"
+    device.clear_text()
+    assert _focused_text(phone) == ""
+
+
+def test_apps_launch_resolve_current_stop(sim_phone, adb_server) -> None:
+    device = open_device(_adb(adb_server), serial=sim_phone.serial)
+    packages = device.list_packages()
+    assert NOTES in packages and "com.android.settings" in packages
+    assert device.resolve_app_label("settings") == "com.android.settings"
+    assert device.resolve_app_label("NOTES") == NOTES
+    assert device.resolve_app_label("Google Map") == "com.google.android.apps.maps"
+    assert device.resolve_app_label("No Such App Here") is None
+    device.launch_app("com.android.settings")
+    assert sim_phone.phone.state()["foreground"] == "com.android.settings"
+    assert device.current_app() == "com.android.settings"
+    device.force_stop("com.android.settings")
+    assert device.current_app() != "com.android.settings"
+    with pytest.raises(AppNotFoundError):
+        device.launch_app("com.example.not.installed")
+    with pytest.raises(AppNotFoundError, match="invalid package"):
+        device.launch_app("com.x; reboot")
+
+
+def test_swipe_direction_and_screen_state(sim_phone, adb_server) -> None:
+    device = open_device(_adb(adb_server), serial=sim_phone.serial)
+    assert device.is_screen_on()
+    launcher = "com.android.launcher3"
+    stroke = device.swipe_direction("up", distance=0.6)
+    assert stroke == (540, 1200 + 720, 540, 1200 - 720)
+    assert sim_phone.phone.state()["tasks"][launcher][-1]["view"] == "drawer"
+    device.key("back")
+    assert sim_phone.phone.state()["tasks"][launcher][-1]["view"] == "home"

@@ -1,0 +1,296 @@
+"""The device layer against the simulated phone, over the real adb server.
+
+Screenshots, input, errors (wrong serial, no device, several devices, unauthorized,
+phone killed mid-call), the adb server started by us, and several threads at once.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+
+import adbutils
+import numpy as np
+import pytest
+
+from mobile_agent.device import Device, ScreenInfo, list_devices, open_device
+from mobile_agent.device.server import ensure_server
+from mobile_agent.errors import (
+    AdbNotFoundError,
+    AdbServerError,
+    DeviceError,
+    DeviceLostError,
+    DeviceNotFoundError,
+    DeviceUnauthorizedError,
+    MultipleDevicesError,
+    NoDeviceError,
+    ScreenshotError,
+)
+from mobile_agent.settings import AdbSettings
+
+
+def _free_port() -> int:
+    import socket
+
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if not 5555 <= port <= 5585:
+            return port
+
+
+@pytest.fixture
+def adb_settings(adb_server) -> AdbSettings:
+    return AdbSettings(server_port=adb_server.port, command_timeout_s=20)
+
+
+@pytest.fixture
+def device(sim_phone, adb_settings) -> Device:
+    return open_device(adb_settings, serial=sim_phone.serial)
+
+
+# --- listing and choosing ---------------------------------------------------------------
+
+
+def test_list_devices_reports_state_and_model(sim_phone, adb_settings) -> None:
+    infos = {d.serial: d for d in list_devices(adb_settings)}
+    info = infos[sim_phone.serial]
+    assert info.state == "device"
+    assert info.model == sim_phone.phone.model.replace(" ", "_")
+
+
+def test_wrong_serial(sim_phone, adb_settings) -> None:
+    with pytest.raises(DeviceNotFoundError) as info:
+        open_device(adb_settings, serial="127.0.0.1:1")
+    assert info.value.serial == "127.0.0.1:1"
+    assert sim_phone.serial in info.value.fields["attached"]
+
+
+def test_invalid_serial_is_rejected_before_adb(adb_settings) -> None:
+    with pytest.raises(DeviceError, match="invalid device serial"):
+        open_device(adb_settings, serial="x; reboot")
+
+
+def test_several_devices_without_serial(sim_phones, adb_settings) -> None:
+    phones = sim_phones(2)
+    with pytest.raises(MultipleDevicesError) as info:
+        open_device(adb_settings)
+    assert {p.serial for p in phones} <= set(info.value.serials)
+    # choosing one by serial works
+    assert open_device(adb_settings, serial=phones[1].serial).serial == phones[1].serial
+
+
+def test_unauthorized_phone(sim_phones, adb_settings) -> None:
+    (phone,) = sim_phones(1, unauthorized=True)
+    with pytest.raises(DeviceUnauthorizedError, match="RSA") as info:
+        open_device(adb_settings, serial=phone.serial)
+    assert info.value.serial == phone.serial
+    # a Device built without checks gets the same typed error from its first call
+    with pytest.raises(DeviceUnauthorizedError):
+        Device(phone.serial, adb_settings).shell(["echo", "hi"])
+
+
+@pytest.fixture
+def private_adb(tmp_path, monkeypatch, adb_server):
+    """A settings object pointing at an adb server that is not running yet (its own
+    port, HOME in tmp); killed after the test."""
+    port = _free_port()
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    settings = AdbSettings(server_port=port, adb_path=adb_server.adb_path, command_timeout_s=10)
+    yield settings
+    subprocess.run([adb_server.adb_path, "-P", str(port), "kill-server"], capture_output=True, timeout=30,
+                   env=dict(os.environ, HOME=str(tmp_path), TMPDIR=str(tmp_path)))  # fmt: skip
+
+
+def test_server_is_started_when_not_running_and_no_device(private_adb) -> None:
+    client = adbutils.AdbClient("127.0.0.1", private_adb.server_port)
+    with pytest.raises(adbutils.AdbError):
+        client.server_version()  # nothing there yet (adbutils would start 5037's, not ours)
+    with pytest.raises(NoDeviceError, match="no device"):
+        open_device(private_adb)
+    assert ensure_server(private_adb).server_version() >= 39
+    assert list_devices(private_adb) == []
+
+
+def test_missing_adb_binary_is_named(tmp_path) -> None:
+    settings = AdbSettings(server_port=_free_port(), adb_path=tmp_path / "no-adb-here")
+    with pytest.raises(AdbNotFoundError, match="adb_path"):
+        open_device(settings)
+
+
+def test_remote_server_not_answering(tmp_path) -> None:
+    settings = AdbSettings(server_host="192.0.2.1", server_port=_free_port(), command_timeout_s=0.5)
+    with pytest.raises(AdbServerError, match="not answering"):
+        list_devices(settings)
+
+
+# --- screen ---------------------------------------------------------------------------------
+
+
+def test_screenshot_matches_the_phone_frame(device, sim_phone) -> None:
+    shot = device.screenshot()
+    assert (shot.width, shot.height) == (sim_phone.phone.width, sim_phone.phone.height)
+    raw = sim_phone.phone.screencap_raw()
+    w, h = int.from_bytes(raw[0:4], "little"), int.from_bytes(raw[4:8], "little")
+    expected = np.frombuffer(raw[len(raw) - w * h * 4 :], np.uint8).reshape(h, w, 4)[:, :, :3]
+    assert np.array_equal(shot.pixels, expected)
+    assert shot.pixels.std() > 0  # not a flat (black) frame
+    assert abs(shot.captured_at - time.time()) < 5
+
+
+def test_png_fallback_gives_the_same_pixels(device) -> None:
+    raw = device.screenshot()
+    png = device._screenshot_png()
+    assert np.array_equal(raw.pixels, png.pixels)
+
+
+def test_screen_info(device, sim_phone) -> None:
+    info = device.screen_info()
+    assert isinstance(info, ScreenInfo)
+    assert (info.width, info.height) == (sim_phone.phone.width, sim_phone.phone.height)
+    assert info.rotation == 0
+
+
+def test_wait_settled_returns_a_frame_of_a_still_screen(device) -> None:
+    started = time.monotonic()
+    shot = device.wait_settled(timeout_s=3.0, interval_s=0.05, tolerance=0.0)
+    assert time.monotonic() - started < 2.0  # a still screen settles on the first comparison
+    assert shot.pixels.shape[2] == 3
+
+
+# --- input and shell ----------------------------------------------------------------------
+
+
+def test_shell_arguments_are_never_interpreted(device) -> None:
+    text = "a  b; echo INJECTED $(reboot) `id` $HOME 'q' \"d\" \\ | & > /x"
+    assert device.shell(["echo", text]) == text + "\n"
+    result = device.run(["sh", "-c", "exit 3"]) if False else device.run(["false"])
+    assert result.exit_code == 1
+
+
+def test_shell_refuses_a_string(device) -> None:
+    with pytest.raises(TypeError):
+        device.shell("echo hi")  # type: ignore[arg-type]
+
+
+def _center_of(phone, description: str) -> tuple[int, int]:
+    for element in phone.ground_truth():
+        if element["description"] == description or element["text"] == description:
+            left, top, right, bottom = element["box"]
+            return (left + right) // 2, (top + bottom) // 2
+    raise AssertionError(f"{description!r} is not on the phone's screen")
+
+
+def test_tap_reaches_the_phone(device, sim_phone) -> None:
+    assert sim_phone.phone.state()["foreground"] == "com.android.launcher3"
+    device.tap(*_center_of(sim_phone.phone, "Settings app icon"))
+    assert sim_phone.phone.state()["foreground"] == "com.android.settings"
+    device.key("home")
+    assert sim_phone.phone.state()["foreground"] == "com.android.launcher3"
+
+
+def test_bad_coordinates_are_rejected(device) -> None:
+    for bad in (-1, float("nan"), "10", True):
+        with pytest.raises(ValueError):
+            device.tap(bad, 5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        device.swipe_direction("sideways")
+    with pytest.raises(ValueError):
+        device.key("explode")
+
+
+# --- a phone that dies -------------------------------------------------------------------
+
+
+def test_phone_killed_mid_screenshot_raises_device_lost(sim_phones, adb_settings) -> None:
+    (handle,) = sim_phones(1)
+    device = open_device(adb_settings, serial=handle.serial)
+    device.screenshot()
+    phone = handle.phone
+    original = phone.screencap_raw
+    entered = threading.Event()
+
+    def slow_raw() -> bytes:  # the phone dies while it is producing the frame
+        entered.set()
+        time.sleep(1.0)
+        return original()
+
+    phone.screencap_raw = slow_raw  # type: ignore[method-assign]
+    killer = threading.Thread(target=lambda: (entered.wait(10), handle.kill(wait_offline=False)))
+    killer.start()
+    try:
+        with pytest.raises(DeviceLostError) as info:
+            device.screenshot()
+    finally:
+        killer.join()
+    assert info.value.serial == handle.serial
+
+
+def test_phone_killed_mid_command_raises_device_lost(sim_phones, adb_settings) -> None:
+    (handle,) = sim_phones(1)
+    device = open_device(adb_settings, serial=handle.serial)
+    phone = handle.phone
+    original = phone.run
+    entered = threading.Event()
+
+    def slow_run(argv: list[str]):
+        if argv[:1] == ["wm"]:
+            entered.set()
+            time.sleep(1.0)
+        return original(argv)
+
+    phone.run = slow_run  # type: ignore[method-assign]
+    killer = threading.Thread(target=lambda: (entered.wait(10), handle.kill(wait_offline=False)))
+    killer.start()
+    try:
+        with pytest.raises(DeviceLostError):
+            device.shell(["wm", "size"])
+    finally:
+        killer.join()
+
+
+def test_calls_after_the_phone_is_gone_raise_device_lost(sim_phones, adb_settings) -> None:
+    (handle,) = sim_phones(1)
+    device = open_device(adb_settings, serial=handle.serial)
+    handle.kill()
+    with pytest.raises(DeviceLostError):
+        device.tap(1, 1)
+    with pytest.raises((DeviceLostError, ScreenshotError)):
+        device.screenshot()
+
+
+# --- several devices, several threads -------------------------------------------------------
+
+
+def test_several_devices_from_several_threads(sim_phones, adb_settings) -> None:
+    handles = sim_phones(3)
+    devices = [open_device(adb_settings, serial=h.serial) for h in handles]
+    errors: list[BaseException] = []
+    shapes: list[tuple[int, ...]] = []
+    lock = threading.Lock()
+
+    def work(dev: Device, k: int) -> None:
+        try:
+            for i in range(5):
+                shot = dev.screenshot()
+                dev.tap(10 + k, 20 + i)
+                with lock:
+                    shapes.append(shot.pixels.shape)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(d, k)) for k, d in enumerate(devices) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    assert len(shapes) == 30 and set(shapes) == {(2400, 1080, 3)}
+    for k, h in enumerate(handles):
+        taps = getattr(h.phone, "taps", None)
+        if taps is not None:
+            assert sorted(taps) == sorted([(10 + k, 20 + i) for i in range(5)] * 2)
