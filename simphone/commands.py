@@ -519,7 +519,10 @@ def _dumpsys(phone: Phone, args: list[str]) -> CommandResult:
         return ok(f"DISPLAY MANAGER (dumpsys display)\n  mScreenState=ON\n"
                   f"  DisplayDeviceInfo{{\"Built-in Screen\": {phone.width} x {phone.height}, density {phone.density}, "
                   f"rotation 0}}\n  mCurrentOrientation=0\n  orientation=0\n")
-    if service == "activity" and args[1:2] in (["activities"], ["a"], ["top"], []):
+    if service == "activity" and args[1:2] == ["top"]:
+        return ok(f"TASK {package} id={_task_id(phone, package)} userId=0\n"
+                  f"  ACTIVITY {component} {token} pid={1000 + _task_id(phone, package)}\n")
+    if service == "activity" and args[1:2] in (["activities"], ["a"], []):
         record = f"ActivityRecord{{{token} u0 {component} t{_task_id(phone, package)}}}"
         return ok(f"ACTIVITY MANAGER ACTIVITIES (dumpsys activity activities)\n  mResumedActivity: {record}\n"
                   f"  ResumedActivity: {record}\n  mFocusedApp={record}\n")
@@ -530,7 +533,7 @@ def _dumpsys(phone: Phone, args: list[str]) -> CommandResult:
                   f"  level: {b['level']}\n  scale: 100\n  voltage: 4123\n  temperature: 250\n  technology: Li-ion\n")
     if service == "power":
         return ok("POWER MANAGER (dumpsys power)\n  mWakefulness=Awake\n  mWakefulnessChanging=false\n"
-                  "  mIsPowered=false\n  Display Power: state=ON\n")
+                  "  mIsPowered=false\n  mHoldingDisplaySuspendBlocker=true\n  Display Power: state=ON\n")
     if service == "input_method":
         return ok(f"  mCurSelectedId={phone.current_ime}\n  mInputShown={str(phone.keyboard_visible).lower()}\n")
     if service == "package" and len(args) > 1:
