@@ -26,7 +26,7 @@ import uvicorn
 from mobile_agent.settings import Settings, load_settings
 from tests.llm_server import Reply, ScriptedLLMServer
 
-__all__ = ["LiveService", "TaggedPlanner", "free_port", "service_fixture", "service_settings", "start_service"]
+__all__ = ["LiveService", "TaggedPlanner", "free_port", "waits", "service_fixture", "service_settings", "start_service"]
 
 _TAG = re.compile(r"\[(t-[A-Za-z0-9_-]+)\]")
 
@@ -35,6 +35,11 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def waits(n: int) -> list[str]:
+    """n different short waits (identical actions in a row would trip the agent's budget)."""
+    return [f"Wait ({0.05 + 0.01 * i:.2f})" for i in range(n)]
 
 
 def _texts(request_json: dict[str, Any]) -> str:

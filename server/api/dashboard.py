@@ -8,6 +8,7 @@ May import: fastapi, ``server.*``.
 
 from __future__ import annotations
 
+import hmac
 from importlib import resources
 
 from fastapi import APIRouter, Request, status
@@ -32,13 +33,16 @@ def root() -> RedirectResponse:
 @router.get("/dashboard")
 @router.get("/dashboard/")
 def dashboard(request: Request, service: Service) -> Response:
-    if not token_ok(service, request, allow_query=True):
-        return HTMLResponse(_page("login.html"), status_code=status.HTTP_401_UNAUTHORIZED)
     query_token = request.query_params.get("token")
-    if query_token and service.api_token is not None:
+    if query_token is not None and service.api_token is not None:
+        # Only the token in the query counts here: a wrong one never replaces a good cookie.
+        if not hmac.compare_digest(query_token.encode(), service.api_token.encode()):
+            return HTMLResponse(_page("login.html"), status_code=status.HTTP_401_UNAUTHORIZED)
         response = RedirectResponse("/dashboard/", status_code=status.HTTP_303_SEE_OTHER)
         response.set_cookie(
             COOKIE_NAME, query_token, httponly=True, samesite="strict", secure=request.url.scheme == "https"
         )
         return response
+    if not token_ok(service, request):
+        return HTMLResponse(_page("login.html"), status_code=status.HTTP_401_UNAUTHORIZED)
     return HTMLResponse(_page("index.html"), headers={"Cache-Control": "no-store"})

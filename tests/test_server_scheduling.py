@@ -1,0 +1,86 @@
+"""Scheduling with device leases, and cancel, with the real agent on simulated phones."""
+
+from __future__ import annotations
+
+import time
+
+from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+from tests.server_fixtures import (
+    TaggedPlanner,
+    service_fixture,  # noqa: F401  (the `service` fixture)
+    waits,
+)
+
+
+def _wait_status(live, task_id: int, status: str, timeout: float = 30.0) -> dict:
+    return live.wait_task(task_id, statuses={status}, timeout=timeout)
+
+
+def test_tasks_for_a_busy_phone_wait_and_any_takes_a_free_one(service, sim_phones) -> None:
+    phones = sorted(sim_phones(2, width=540, height=1200), key=lambda p: p.serial)
+    planner = TaggedPlanner(
+        plans={"t-slow": waits(3)},
+        delay_s={"t-slow": 0.4},
+    )
+    live = service(phones, planner=planner)
+    first = live.submit("[t-slow] hold the first phone", device=phones[0].serial, max_steps=6)
+    _wait_status(live, first["id"], "running")
+    second = live.submit("[t-after] same phone, later", device=phones[0].serial, max_steps=3)
+    anyone = live.submit("[t-any] any phone", max_steps=3)
+
+    done_any = live.wait_task(anyone["id"])
+    assert done_any["status"] == "completed" and done_any["device"] == phones[1].serial
+    assert live.client.get(f"/v1/tasks/{second['id']}").json()["status"] == "queued"
+    busy = {d["serial"]: d for d in live.client.get("/v1/devices").json()["data"]}
+    assert busy[phones[0].serial]["busy"] and busy[phones[0].serial]["current_task"] == first["id"]
+
+    done_first = live.wait_task(first["id"])
+    done_second = live.wait_task(second["id"])
+    assert done_first["status"] == done_second["status"] == "completed"
+    assert done_second["device"] == phones[0].serial
+    assert done_second["started_at"] >= done_first["finished_at"]
+
+
+def test_cancel_a_queued_task_and_a_running_one(service, sim_phones) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    planner = TaggedPlanner(plans={"t-long": waits(20)}, delay_s={"t-long": 0.3})
+    live = service([phone], planner=planner)
+    running = live.submit("[t-long] a long task", max_steps=20)
+    _wait_status(live, running["id"], "running")
+    queued = live.submit("[t-never] never runs", max_steps=2)
+
+    cancelled = live.client.post(f"/v1/tasks/{queued['id']}/cancel")
+    assert cancelled.status_code == 202 and cancelled.json()["status"] == "cancelled"
+    assert cancelled.json()["device"] is None and cancelled.json()["started_at"] is None
+
+    deadline = time.monotonic() + 20
+    while live.client.get(f"/v1/tasks/{running['id']}").json()["steps"] < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert live.client.post(f"/v1/tasks/{running['id']}/cancel").status_code == 202
+    stopped = live.wait_task(running["id"])
+    assert stopped["status"] == "cancelled"
+    assert 1 <= stopped["steps"] < 20
+    # the trajectory stays: its steps are downloadable
+    assert live.client.get(f"/v1/tasks/{running['id']}/trajectory.zip").status_code == 200
+    assert live.client.get(f"/v1/tasks/{running['id']}/steps/1/screenshot").status_code == 200
+
+    again = live.client.post(f"/v1/tasks/{running['id']}/cancel")
+    assert again.status_code == 409
+    assert "t-never" not in planner.calls
+    # the phone is free again and takes the next task
+    after = live.wait_task(live.submit("[t-next] next", max_steps=2)["id"])
+    assert after["status"] == "completed" and after["device"] == phone.serial
+
+
+def test_model_overrides_reach_the_planner(service, sim_phones, llm_server) -> None:  # noqa: F811
+    (phone,) = sim_phones(1, width=540, height=1200)
+    live = service([phone])
+    task = live.wait_task(
+        live.submit("[t-model] with overrides", max_steps=2, model="gpt-4o-mini", temperature=0.7)["id"]
+    )
+    assert task["status"] == "completed"
+    assert task["options"] == {"model": "gpt-4o-mini", "temperature": 0.7, "max_steps": 2}
+    sent = [r.json for r in llm_server.chat_requests]
+    assert sent and all(body["model"] == "gpt-4o-mini" and body["temperature"] == 0.7 for body in sent)
+    assert task["cost_usd"] < 0.001  # priced as gpt-4o-mini

@@ -1,0 +1,109 @@
+"""The bearer token, the dashboard's cookie, exposure beyond localhost, CORS, raw path traversal."""
+
+from __future__ import annotations
+
+import http.client
+
+import httpx
+import pytest
+
+from mobile_agent.errors import ConfigError
+from mobile_agent.settings import load_settings
+from server.app import check_exposure, create_app
+from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
+
+TOKEN = "s3cret-token-for-tests"
+
+
+def test_api_and_dashboard_need_the_token(service, sim_phones) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    live = service([phone], **{"server.api_token": TOKEN})
+    anonymous = httpx.Client(base_url=live.url, timeout=10, follow_redirects=False)
+    try:
+        for method, path in (
+            ("GET", "/v1/tasks"),
+            ("POST", "/v1/tasks"),
+            ("GET", "/v1/tasks/1"),
+            ("GET", "/v1/tasks/1/events"),
+            ("GET", "/v1/devices"),
+            ("GET", f"/v1/devices/{phone.serial}/screenshot"),
+            ("POST", "/v1/devices/connect"),
+            ("GET", "/metrics"),
+        ):
+            response = anonymous.request(method, path, json={"instruction": "x"} if method == "POST" else None)
+            assert response.status_code == 401, (method, path, response.status_code)
+            assert response.headers["www-authenticate"] == "Bearer"
+        wrong = anonymous.get("/v1/tasks", headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+        assert anonymous.get("/v1/tasks", headers={"Authorization": f"Basic {TOKEN}"}).status_code == 401
+        assert anonymous.get("/v1/tasks", params={"token": TOKEN}).status_code == 401  # query only for the page
+        assert anonymous.get("/healthz").status_code == 200
+        assert anonymous.get("/readyz").status_code == 200
+
+        # the page: a sign-in form without the token ...
+        login = anonymous.get("/dashboard/")
+        assert login.status_code == 401 and 'name="token"' in login.text and "/v1/" not in login.text
+        # ... and with it in the query, a cookie and a redirect that drops it from the address
+        signed_in = anonymous.get("/dashboard/", params={"token": TOKEN})
+        assert signed_in.status_code == 303 and signed_in.headers["location"] == "/dashboard/"
+        cookie = signed_in.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "samesite=strict" in cookie.lower()
+        page = anonymous.get("/dashboard/")  # the client kept the cookie
+        assert page.status_code == 200 and "/dashboard/static/app.js" in page.text
+        assert anonymous.get("/v1/devices").status_code == 200  # the cookie opens the API for the page
+        assert anonymous.get("/dashboard/", params={"token": "wrong"}).status_code == 401
+    finally:
+        anonymous.close()
+    assert live.client.get("/v1/tasks").status_code == 200  # the header
+
+
+def test_refuses_to_listen_beyond_localhost_without_a_token() -> None:
+    exposed = load_settings(overrides={"server.host": "0.0.0.0"})
+    with pytest.raises(ConfigError) as info:
+        check_exposure(exposed)
+    assert info.value.fields["host"] == "0.0.0.0"
+    with pytest.raises(ConfigError):
+        create_app(exposed)
+    with pytest.raises(ConfigError):
+        create_app(load_settings(overrides={"server.host": "192.168.1.20", "server.api_token": ""}))
+    check_exposure(load_settings(overrides={"server.host": "0.0.0.0", "server.api_token": TOKEN}))
+    for host in ("127.0.0.1", "localhost", "::1", "127.0.0.2"):
+        check_exposure(load_settings(overrides={"server.host": host}))
+
+
+def test_cors_is_off_by_default_and_configurable(service, sim_phones) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    closed = service([phone])
+    preflight = {"Origin": "https://ops.example", "Access-Control-Request-Method": "POST"}
+    assert "access-control-allow-origin" not in closed.client.options("/v1/tasks", headers=preflight).headers
+    closed.stop()
+    opened = service([phone], **{"server.cors_origins": ["https://ops.example"]})
+    answer = opened.client.options("/v1/tasks", headers=preflight)
+    assert answer.headers["access-control-allow-origin"] == "https://ops.example"
+    other = opened.client.options("/v1/tasks", headers={**preflight, "Origin": "https://evil.example"})
+    assert other.headers.get("access-control-allow-origin") != "https://evil.example"
+
+
+def test_raw_dot_segments_never_leave_the_trajectory(service, sim_phones, tmp_path) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    live = service([phone])
+    task = live.wait_task(live.submit("[t-raw] one step", max_steps=2)["id"])
+    (tmp_path / "secret.txt").write_text("do not serve")
+    host, port = live.url.removeprefix("http://").split(":")
+    for raw in (
+        f"/v1/tasks/{task['id']}/files/../../secret.txt",
+        f"/v1/tasks/{task['id']}/files/..%2f..%2fsecret.txt",
+        f"/v1/tasks/{task['id']}/files/%2e%2e/%2e%2e/%2e%2e/secret.txt",
+        f"/v1/tasks/{task['id']}/files/%00",
+    ):
+        connection = http.client.HTTPConnection(host, int(port), timeout=10)
+        try:
+            connection.putrequest("GET", raw, skip_accept_encoding=True)
+            connection.endheaders()
+            response = connection.getresponse()
+            body = response.read()
+        finally:
+            connection.close()
+        assert response.status in (404, 422), (raw, response.status)
+        assert b"do not serve" not in body
