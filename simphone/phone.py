@@ -377,8 +377,8 @@ class Phone:
         with self.lock:
             canvas = self._ensure_frame()
             if self._raw is None:
-                img = canvas.image.convert("RGBA")
-                self._raw = struct.pack("<IIII", img.width, img.height, 1, 0) + img.tobytes()
+                img = canvas.image  # RGB; "RGBX" packs it as RGBA with alpha 255, without a converted copy
+                self._raw = struct.pack("<IIII", img.width, img.height, 1, 0) + img.tobytes("raw", "RGBX")
             return self._raw
 
     def screenshot(self):
