@@ -7,7 +7,9 @@ Matching goes in tiers and the first tier with a hit wins:
 2. span — the target is a run of whole words inside a longer OCR line (OCR often merges
    neighbours: "Wi-Fi  On"); its sub-box is cut from the line's box in proportion to
    character widths;
-3. fuzzy — OCR misreads: rapidfuzz similarity over the folded text, with a threshold that
+3. joined — the target runs over neighbouring OCR lines (OCR split "WhatsApp Messenger"
+   into two lines, side by side or stacked); the box is their union;
+4. fuzzy — OCR misreads: rapidfuzz similarity over the folded text, with a threshold that
    tightens for short targets (3 characters or fewer must match exactly).
 
 OCR boxes larger than ``max_box_fraction`` of the image are ignored (banners, paragraphs).
@@ -30,7 +32,7 @@ from perception.types import Box, Candidate, LocateStatus, Location, TextLine
 
 __all__ = ["TextMatch", "fold", "locate_text", "match_text"]
 
-TIER_EXACT, TIER_SPAN, TIER_FUZZY = 0, 1, 2
+TIER_EXACT, TIER_SPAN, TIER_JOINED, TIER_FUZZY = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)
@@ -132,10 +134,10 @@ def match_text(lines: list[TextLine], target: str, image_size: tuple[int, int], 
     if not t:
         return []
     threshold = _fuzzy_threshold(len(t))
-    tiers: dict[int, list[TextMatch]] = {TIER_EXACT: [], TIER_SPAN: [], TIER_FUZZY: []}
+    tiers: dict[int, list[TextMatch]] = {TIER_EXACT: [], TIER_SPAN: [], TIER_JOINED: [], TIER_FUZZY: []}
+    lines = [line for line in lines if line.box.area <= limit]
+    tiers[TIER_JOINED] = _joined_matches(lines, t)
     for line in lines:
-        if line.box.area > limit:
-            continue
         folded = _fold_full(line.text)
         compact = folded.compact
         if line.text.strip() == target.strip() or compact == t:
@@ -157,10 +159,49 @@ def match_text(lines: list[TextLine], target: str, image_size: tuple[int, int], 
                 first = folded.index[spaced_pos[part.dest_start]]
                 last = folded.index[spaced_pos[max(part.dest_end - 1, part.dest_start)]] + 1
                 tiers[TIER_FUZZY].append(TextMatch(line, _sub_box(line, first, last), TIER_FUZZY, part.score / 100))
-    for tier in (TIER_EXACT, TIER_SPAN, TIER_FUZZY):
+    for tier in (TIER_EXACT, TIER_SPAN, TIER_JOINED, TIER_FUZZY):
         if tiers[tier]:
             return _dedupe(tiers[tier])
     return []
+
+
+def _neighbours(a: Box, b: Box) -> bool:
+    """b follows a on the same row (right of it) or on the next row (below, overlapping columns)."""
+    height = max(a.height, b.height, 1.0)
+    rows_overlap = min(a.bottom, b.bottom) - max(a.top, b.top) > 0.5 * min(a.height, b.height)
+    if rows_overlap and 0 <= b.left - a.right + 0.2 * height <= 2.0 * height:
+        return True
+    columns_overlap = min(a.right, b.right) - max(a.left, b.left) > 0
+    return columns_overlap and -0.2 * height <= b.top - a.bottom <= 1.2 * height
+
+
+def _joined_matches(lines: list[TextLine], target: str) -> list[TextMatch]:
+    """Chains of neighbouring lines whose folded texts concatenate to the target."""
+    compact = [_fold_full(line.text).compact for line in lines]
+    found = []
+    for i, first in enumerate(compact):
+        if not first or first == target or not target.startswith(first):
+            continue
+        chain, rest = [i], target[len(first):]
+        while rest:
+            nexts = [
+                j for j, text in enumerate(compact)
+                if j not in chain and text and rest.startswith(text) and _neighbours(lines[chain[-1]].box, lines[j].box)
+            ]  # fmt: skip
+            if not nexts:
+                break
+            j = max(nexts, key=lambda k: len(compact[k]))
+            chain.append(j)
+            rest = rest[len(compact[j]):]
+        if not rest:
+            boxes = [lines[k].box for k in chain]
+            union = Box(
+                min(b.left for b in boxes), min(b.top for b in boxes),
+                max(b.right for b in boxes), max(b.bottom for b in boxes),
+            )  # fmt: skip
+            joined = TextLine(" ".join(lines[k].text for k in chain), union, min(lines[k].score for k in chain))
+            found.append(TextMatch(joined, union, TIER_JOINED, 1.0))
+    return found
 
 
 def _dedupe(matches: list[TextMatch]) -> list[TextMatch]:

@@ -18,7 +18,15 @@ from perception import (
     PerceptionConfig,
     TextLine,
 )
-from perception.text_match import TIER_EXACT, TIER_FUZZY, TIER_SPAN, fold, locate_text, match_text
+from perception.text_match import (
+    TIER_EXACT,
+    TIER_FUZZY,
+    TIER_JOINED,
+    TIER_SPAN,
+    fold,
+    locate_text,
+    match_text,
+)
 
 REFERENCE = Path("/work/shared/reference/mobile-agent-v1-runs")
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
@@ -213,3 +221,14 @@ def test_bad_input_is_a_typed_error(perception: Perception) -> None:
         perception.find_text(np.zeros((100, 100, 3), np.uint8), "   ")
     with pytest.raises(ValueError):  # also a ValueError for callers that catch that
         perception.find_icon(np.zeros((100, 100, 3), np.uint8), "")
+
+
+def test_target_split_over_neighbouring_lines() -> None:
+    side_by_side = [line("WhatsApp", 100, 500, 260, 540), line("Messenger", 275, 502, 450, 540)]
+    matches = match_text(side_by_side, "WhatsApp Messenger", SIZE, 0.25)
+    assert len(matches) == 1 and matches[0].tier == TIER_JOINED
+    assert matches[0].box == Box(100, 500, 450, 540)
+    stacked = [line("FULL GAME", 40, 900, 300, 940), line("HIGHLIGHTS", 40, 950, 320, 990)]
+    assert match_text(stacked, "Full game highlights", SIZE, 0.25)[0].box == Box(40, 900, 320, 990)
+    far_apart = [line("WhatsApp", 100, 500, 260, 540), line("Messenger", 100, 1500, 300, 1540)]
+    assert match_text(far_apart, "WhatsApp Messenger", SIZE, 0.25) == []
