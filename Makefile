@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch + torchvision pinned to the builds that pip finds on these machines' disk
 TORCH_PINS ?= torch==2.14.1 torchvision==0.29.1
 
-.PHONY: demo test venv install install-dev browser lint bench clean
+.PHONY: demo test venv install install-dev browser fonts lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,12 +27,20 @@ browser:
 	    { DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; }; } || \
 	  echo "chromium not installed: browser tests will be skipped"
 
+# A CJK font for the simulated phone's screens (Debian's fonts-wqy-zenhei); without it CJK text
+# draws as boxes, everything else still renders (simphone/ui/fonts.py falls back to any TTF).
+fonts:
+	@fc-list 2>/dev/null | grep -qi -e "wqy" -e "Noto Sans CJK" -e "DroidSansFallback" || \
+	  { [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-wqy-zenhei >/dev/null 2>&1 || \
+	    { DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-wqy-zenhei >/dev/null; }; } || \
+	  echo "fonts-wqy-zenhei not installed: CJK text on the simulated phone draws as boxes"
+
 # Sets up and runs the main job on the simulated phone.
 demo: install
 	$(BIN)/python scripts/quickstart.py
 
 # Sets up and passes the tests.
-test: install-dev browser
+test: install-dev browser fonts
 	$(BIN)/python -m pytest -q
 
 lint: install-dev
