@@ -49,6 +49,7 @@ class ShellOutput:
 
     chunks: list[tuple[int, bytes]] = field(default_factory=list)
     exit_code: int = 0
+    exited: bool = False  # the script ran `exit` (an interactive shell ends there)
 
     @property
     def stdout(self) -> bytes:
@@ -631,4 +632,5 @@ def run_script(script: str, phone: PhoneLike, *, env: dict[str, str] | None = No
         interpreter.output.exit_code = interpreter.status
     except _Exit as done:
         interpreter.output.exit_code = done.code
+        interpreter.output.exited = True
     return interpreter.output

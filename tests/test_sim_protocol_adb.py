@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import socket
 import struct
+import subprocess
 
 import adbutils
 import pytest
@@ -87,3 +91,54 @@ def test_unknown_service_is_refused(sim_phone, adb_server):
         conn.check_okay()
     conn.close()
     assert sim_phone.device.shell("echo still here") == "still here"
+
+
+def _other_adb() -> str | None:
+    """Another adb build than the wheel's (Debian's `adb` package), if this machine has one.
+
+    ``SIMPHONE_TEST_OTHER_ADB`` may name it (with ``LD_LIBRARY_PATH`` set for its libraries).
+    """
+    candidates = [
+        os.environ.get("SIMPHONE_TEST_OTHER_ADB"),
+        shutil.which("adb"),
+        "/usr/lib/android-sdk/platform-tools/adb",
+    ]
+    wheel = os.path.realpath(os.path.join(os.path.dirname(adbutils.__file__), "binaries", "adb"))
+    for path in candidates:
+        if path and os.path.isfile(path) and os.path.realpath(path) != wheel:
+            return path
+    return None
+
+
+@pytest.mark.skipif(_other_adb() is None, reason="no second adb build (Debian's adb) on this machine")
+def test_another_adb_build_drives_the_phone(sim_phones, tmp_path):
+    # Its own server on its own port: adb clients kill a server of another version.
+    adb = _other_adb()
+    assert adb is not None
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = dict(os.environ, HOME=str(tmp_path), TMPDIR=str(tmp_path))
+
+    def run(*args: str, **kwargs) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [adb, "-P", str(port), *args], env=env, capture_output=True, timeout=60, **kwargs
+        )
+
+    (phone,) = sim_phones(1)
+    assert run("start-server").returncode == 0
+    try:
+        assert b"connected to" in run("connect", phone.serial).stdout
+        result = run("-s", phone.serial, "shell", "echo hi; exit 3")
+        assert (result.returncode, result.stdout) == (3, b"hi\n")
+        assert run("-s", phone.serial, "exec-out", "screencap").stdout == phone.phone.screencap_raw()
+        local = tmp_path / "f.bin"
+        local.write_bytes(os.urandom(100_000))
+        assert run("-s", phone.serial, "push", str(local), "/sdcard/Download/").returncode == 0
+        assert phone.phone.fs.read_file("/sdcard/Download/f.bin") == local.read_bytes()
+        assert (
+            run("-s", phone.serial, "pull", "/sdcard/Download/f.bin", str(tmp_path / "g.bin")).returncode == 0
+        )
+        assert (tmp_path / "g.bin").read_bytes() == local.read_bytes()
+    finally:
+        run("kill-server")

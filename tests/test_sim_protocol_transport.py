@@ -266,5 +266,8 @@ def test_killed_phone_is_reconnected_by_the_adb_server_itself(sim_phones, adb_se
 
 
 def test_interactive_adb_shell_reads_commands_from_stdin(sim_phone, adb_server):
-    result = adb_server.run("-s", sim_phone.serial, "shell", input="echo one\necho two; false\nexit\n")
-    assert "one\n" in result.stdout and "two\n" in result.stdout
+    result = adb_server.run(
+        "-s", sim_phone.serial, "shell", input="echo one\necho two; false\nexit 4\necho never\n"
+    )
+    assert result.stdout == "one\ntwo\n"  # stdin is not a terminal: no prompt
+    assert result.returncode == 4

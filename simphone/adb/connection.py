@@ -305,7 +305,11 @@ class DeviceConnection:
                 return None
             v2 = "v2" in options
             if command == "":
-                return self._interactive_v2 if v2 else self._interactive_v1
+                # A pty (the default) shows a prompt; "raw" (stdin not a terminal) doesn't.
+                prompt = b"" if "raw" in options else b"$ "
+                if v2:
+                    return lambda s: self._interactive_v2(s, prompt)
+                return lambda s: self._interactive_v1(s, prompt)
             return (lambda s: self._shell_v2(s, command)) if v2 else (lambda s: self._shell_raw(s, command))
         if service.startswith("exec:"):
             command = service[len("exec:") :]
@@ -336,10 +340,10 @@ class DeviceConnection:
         )
         await self.write_stream(stream, _v2_pieces(output) if v2 else output.merged())
 
-    async def _interactive_v1(self, stream: _Stream) -> None:
+    async def _interactive_v1(self, stream: _Stream, prompt: bytes) -> None:
         """``adb shell`` without a command on a raw stream: a line-at-a-time shell."""
         pending = b""
-        await self.write_stream(stream, [b"$ "])
+        await self.write_stream(stream, [prompt])
         while True:
             data = await stream.read_some()
             if data is None:
@@ -347,17 +351,17 @@ class DeviceConnection:
             pending += data.replace(b"\r", b"\n")
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
-                text = line.decode("utf-8", "replace")
-                if text.strip() == "exit":
+                output = await self._run_in_thread(line.decode("utf-8", "replace"))
+                if output.exited:
+                    await self.write_stream(stream, output.merged())
                     return
-                output = await self._run_in_thread(text)
-                await self.write_stream(stream, [*output.merged(), b"$ "])
+                await self.write_stream(stream, [*output.merged(), prompt])
 
-    async def _interactive_v2(self, stream: _Stream) -> None:
+    async def _interactive_v2(self, stream: _Stream, prompt: bytes) -> None:
         """``adb shell`` without a command over shell protocol v2 (stdin packets)."""
         pending = b""
         status = 0
-        await self.write_stream(stream, [_SHELL_PACKET.pack(_SHELL_STDOUT, 2), b"$ "])
+        await self.write_stream(stream, _prompt_packet(prompt))
         while True:
             kind, length = _SHELL_PACKET.unpack(await stream.read_exact(_SHELL_PACKET.size))
             payload = await stream.read_exact(length) if length else b""
@@ -368,14 +372,13 @@ class DeviceConnection:
             pending += payload.replace(b"\r", b"\n")
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
-                text = line.decode("utf-8", "replace")
-                if text.strip() == "exit":
-                    await self.write_stream(stream, [_SHELL_PACKET.pack(_SHELL_EXIT, 1), bytes([status])])
-                    return
-                output = await self._run_in_thread(text)
+                output = await self._run_in_thread(line.decode("utf-8", "replace"))
                 status = output.exit_code
+                if output.exited:
+                    await self.write_stream(stream, _v2_pieces(output))
+                    return
                 pieces = _v2_pieces(output, with_exit=False)
-                await self.write_stream(stream, [*pieces, _SHELL_PACKET.pack(_SHELL_STDOUT, 2), b"$ "])
+                await self.write_stream(stream, [*pieces, *_prompt_packet(prompt)])
         await self.write_stream(stream, [_SHELL_PACKET.pack(_SHELL_EXIT, 1), bytes([status])])
 
     async def _sync(self, stream: _Stream) -> None:
@@ -385,6 +388,10 @@ class DeviceConnection:
             lambda pieces: self.write_stream(stream, pieces),
         )
         await session.run()
+
+
+def _prompt_packet(prompt: bytes) -> list[bytes]:
+    return [_SHELL_PACKET.pack(_SHELL_STDOUT, len(prompt)), prompt] if prompt else []
 
 
 def _v2_pieces(output: ShellOutput, *, with_exit: bool = True) -> list[bytes | memoryview]:
