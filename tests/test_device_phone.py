@@ -294,3 +294,76 @@ def test_several_devices_from_several_threads(sim_phones, adb_settings) -> None:
         taps = getattr(h.phone, "taps", None)
         if taps is not None:
             assert sorted(taps) == sorted([(10 + k, 20 + i) for i in range(5)] * 2)
+
+
+# --- framebuffer variants and broken captures (the phone's screencap replaced per test) ---------
+
+
+@pytest.fixture
+def lone_phone(sim_phones, adb_settings):
+    (handle,) = sim_phones(1, width=480, height=800)
+    return handle, open_device(adb_settings, serial=handle.serial)
+
+
+def test_old_12_byte_header_is_understood(lone_phone) -> None:
+    handle, device = lone_phone
+    raw = handle.phone.screencap_raw()
+    old = raw[:12] + raw[16:]  # Android < 9: no colorspace word
+    handle.phone.screencap_raw = lambda: old  # type: ignore[method-assign]
+    shot = device.screenshot()
+    expected = np.frombuffer(raw[16:], np.uint8).reshape(800, 480, 4)[:, :, :3]
+    assert np.array_equal(shot.pixels, expected)
+
+
+def test_truncated_framebuffer_falls_back_to_png(lone_phone) -> None:
+    handle, device = lone_phone
+    good = device.screenshot()
+    raw = handle.phone.screencap_raw()
+    handle.phone.screencap_raw = lambda: raw[: len(raw) // 2]  # type: ignore[method-assign]
+    shot = device.screenshot()
+    assert np.array_equal(shot.pixels, good.pixels)  # came through screencap -p
+
+
+def test_broken_capture_raises_never_a_black_frame(lone_phone) -> None:
+    handle, device = lone_phone
+    handle.phone.screencap_raw = lambda: b""  # type: ignore[method-assign]
+    handle.phone.screencap_png = lambda: b"\x89PNG\r\n\x1a\n" + b"\0" * 64  # type: ignore[method-assign]
+    with pytest.raises(ScreenshotError) as info:
+        device.screenshot()
+    assert info.value.serial == handle.serial
+
+
+def _frames(width: int, height: int, values: list[int]) -> list[bytes]:
+    header = np.array([width, height, 1, 0], "<u4").tobytes()
+    return [header + np.full((height, width, 4), v, np.uint8).tobytes() for v in values]
+
+
+def test_wait_settled_waits_for_the_screen_to_stop_changing(lone_phone) -> None:
+    handle, device = lone_phone
+    frames = _frames(480, 800, [10, 60, 110, 160, 200])
+    calls = []
+
+    def animated() -> bytes:
+        calls.append(1)
+        return frames[min(len(calls) - 1, len(frames) - 1)]
+
+    handle.phone.screencap_raw = animated  # type: ignore[method-assign]
+    shot = device.wait_settled(timeout_s=5.0, interval_s=0.01, tolerance=0.01)
+    assert int(shot.pixels[0, 0, 0]) == 200
+    assert len(calls) >= 5
+
+
+def test_wait_settled_gives_up_at_the_timeout(lone_phone) -> None:
+    handle, device = lone_phone
+    frames = _frames(480, 800, [0, 255])
+    calls = []
+
+    def flicker() -> bytes:
+        calls.append(1)
+        return frames[len(calls) % 2]
+
+    handle.phone.screencap_raw = flicker  # type: ignore[method-assign]
+    started = time.monotonic()
+    shot = device.wait_settled(timeout_s=0.5, interval_s=0.05, tolerance=0.01)
+    assert 0.4 <= time.monotonic() - started < 3.0
+    assert int(shot.pixels[0, 0, 0]) in (0, 255)
