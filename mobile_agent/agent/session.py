@@ -49,7 +49,16 @@ EventCallback = Callable[[AgentEvent], None]
 
 
 def error_cause(exc: BaseException) -> str:
-    """A stable, machine-readable name for why a run ended with an error."""
+    """A stable, machine-readable name for why a run ended with an error.
+
+    An endpoint that kept answering 429 or 5xx through every retry is as good as
+    unreachable for the run: ``planner_unreachable``, like refused connections and
+    timeouts. Other HTTP errors (401, 404: fix the settings) are ``planner``.
+    """
+    if isinstance(exc, PlannerError) and not isinstance(exc, PlannerUnreachableError):
+        status = exc.fields.get("status_code")
+        if isinstance(status, int) and (status == 429 or status >= 500):
+            return "planner_unreachable"
     ordered: list[tuple[type[BaseException], str]] = [
         (DeviceLostError, "device_lost"),
         (AdbKeyboardMissingError, "adb_keyboard_missing"),
