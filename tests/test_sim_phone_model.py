@@ -114,15 +114,22 @@ def test_icons_are_described_by_colour_and_glyph(phone: Phone) -> None:
     assert {"back", "home", "recent apps", "battery", "wifi"} <= descriptions
 
 
-def test_cjk_text_is_drawn() -> None:
+def test_cjk_text_is_drawn_with_real_glyphs() -> None:
+    from simphone.ui.fonts import describe_fonts
+
+    if describe_fonts()["cjk"] == "(Pillow built-in)":
+        pytest.skip("no CJK font installed (make fonts)")
     phone = Phone(adb_keyboard=True)
     sh(phone, "ime", "set", "com.android.adbkeyboard/.AdbIME")
     tap(phone, "Notes")
     tap(phone, "orange plus button: new note")
     sh(phone, "am", "broadcast", "-a", "ADB_INPUT_TEXT", "--es", "msg", "购物清单")
-    el = element(phone, "购物清单")
-    crop = decode_png(phone).crop(el["box"])
-    assert len(crop.getcolors(maxcolors=1 << 20)) > 2  # glyphs, not an empty box
+    left, top, right, bottom = next(el["box"] for el in phone.ground_truth()
+                                    if el["kind"] == "text" and el["text"] == "购物清单")
+    image = decode_png(phone)
+    step = (right - left) // 4
+    glyphs = [image.crop((left + i * step, top, left + (i + 1) * step, bottom)).tobytes() for i in range(4)]
+    assert len(set(glyphs)) == 4  # four different glyphs, not four identical "missing glyph" boxes
 
 
 # -- unknown / basic commands --------------------------------------------------------------------
@@ -461,3 +468,40 @@ def test_bad_construction_is_a_clear_error() -> None:
         Phone(width=10, height=10)
     with pytest.raises(TypeError):
         Phone().reset("3")  # type: ignore[arg-type]
+
+
+def test_installed_apps_appear_on_the_launcher() -> None:
+    from simphone.apps import APPS, App, AppContext, register
+    from simphone.ui.canvas import Canvas
+    from simphone.ui.widgets import title_bar
+
+    @register
+    class Compass(App):
+        package = "com.example.compass"
+        label = "Compass"
+        icon = "location"
+        color = "red"
+        preinstalled = False
+
+        def initial_data(self, seed: int) -> dict:
+            return {"heading": seed * 10}
+
+        def render(self, ctx: AppContext, c: Canvas) -> None:
+            c.text((100, ctx.content[1] + 300), f"Heading {ctx.data['heading']}")
+            title_bar(c, ctx, self.label, back=False)
+
+    try:
+        phone = Phone(seed=4)
+        assert "package:com.example.compass" not in sh(phone, "pm", "list", "packages")
+        phone.install("com.example.compass")
+        assert "package:com.example.compass" in sh(phone, "pm", "list", "packages", "-3")
+        sh(phone, "input", "swipe", "900", "1200", "150", "1200", "200")  # the last page
+        tap(phone, "Compass")
+        assert visible(phone, "Heading 40")
+        phone.uninstall("com.example.compass")
+        assert phone.state()["current"]["package"] == "com.android.launcher3"
+        assert not visible(phone, "Compass")
+        with pytest.raises(KeyError):
+            phone.install("com.example.nothing")
+    finally:
+        APPS.pop("com.example.compass", None)
