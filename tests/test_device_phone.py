@@ -367,3 +367,20 @@ def test_wait_settled_gives_up_at_the_timeout(lone_phone) -> None:
     shot = device.wait_settled(timeout_s=0.5, interval_s=0.05, tolerance=0.01)
     assert 0.4 <= time.monotonic() - started < 3.0
     assert int(shot.pixels[0, 0, 0]) in (0, 255)
+
+
+def test_open_device_connects_the_configured_addresses(adb_server) -> None:
+    from simphone import Phone
+    from simphone.server import PhoneServer
+
+    server = PhoneServer(Phone(width=600, height=1000)).start()
+    serial = server.serials[0]
+    try:
+        assert adb_server.state(serial) is None
+        settings = AdbSettings(server_port=adb_server.port, connect=[serial], serial=serial)
+        device = open_device(settings)
+        assert device.serial == serial
+        assert device.screenshot().pixels.shape == (1000, 600, 3)
+    finally:
+        adb_server.disconnect(serial)
+        server.stop()

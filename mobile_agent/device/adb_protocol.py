@@ -73,6 +73,8 @@ def failure_to_error(message: str, serial: str | None) -> DeviceError:
             f"device {serial} is offline: reconnect it (USB cable, or `adb disconnect` + `adb connect`)",
             serial=serial,
         )
+    if "connecting" in text or "authorizing" in text:
+        return DeviceOfflineError(f"device {serial} is not ready yet ({message}): retry in a moment", serial=serial)
     if "more than one" in text:
         return MultipleDevicesError(f"adb server: {message}", serials=[], serial=serial)
     if "not found" in text or "no devices" in text or "no emulators" in text:
@@ -279,14 +281,20 @@ class _BufferedReader:
 
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
-        self._buf = bytearray()
+        self._buf = b""
+        self._pos = 0
 
     def read(self, n: int) -> bytes | None:
-        while len(self._buf) < n:
-            chunk = self._sock.recv(max(_RECV_CHUNK, n - len(self._buf)))
-            if not chunk:
-                return None
-            self._buf += chunk
-        data = bytes(self._buf[:n])
-        del self._buf[:n]
+        if len(self._buf) - self._pos < n:
+            parts = [self._buf[self._pos :]]
+            have = len(parts[0])
+            while have < n:
+                chunk = self._sock.recv(max(_RECV_CHUNK, n - have))
+                if not chunk:
+                    return None
+                parts.append(chunk)
+                have += len(chunk)
+            self._buf, self._pos = b"".join(parts), 0
+        data = self._buf[self._pos : self._pos + n]
+        self._pos += n
         return data

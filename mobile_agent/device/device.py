@@ -86,6 +86,7 @@ KEYCODES: dict[str, int] = {
     "wakeup": 224,
 }
 _DIRECTIONS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
+_CONNECT_SETTLE_S = 5.0
 _PNG_FALLBACK_AFTER = 2  # consecutive raw failures before a Device prefers PNG
 
 T = TypeVar("T")
@@ -492,6 +493,12 @@ def open_device(settings: AdbSettings, serial: str | None = None) -> Device:
     for address in settings.connect:
         connect(address, settings)
     devices = parse_devices_l(host.query("host:devices-l"))
+    deadline = time.monotonic() + _CONNECT_SETTLE_S
+    while settings.connect and time.monotonic() < deadline and any(
+        d.serial in settings.connect and d.state != "device" for d in devices
+    ):  # a fresh `adb connect` shows offline / connecting until its handshake is done
+        time.sleep(0.05)
+        devices = parse_devices_l(host.query("host:devices-l"))
     if serial is None:
         if not devices:
             raise NoDeviceError(
