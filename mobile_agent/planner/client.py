@@ -77,7 +77,7 @@ class Planner:
         self._history_limit = history_limit
         self._lock = threading.Lock()
         self._usage = Usage()
-        self.last_choice_usage = Usage()
+        self._local = threading.local()  # last_choice_usage is per calling thread (one run each)
         self._prompts = {n: load_prompt(n) for n in ("system", "step", "reflection", "choose", "completion")}
 
     # --- usage ---------------------------------------------------------------------
@@ -85,6 +85,15 @@ class Planner:
     def usage(self) -> Usage:
         with self._lock:
             return self._usage
+
+    @property
+    def last_choice_usage(self) -> Usage:
+        """The usage of this thread's last ``choose_candidate`` (one or two calls)."""
+        return getattr(self._local, "choice_usage", Usage())
+
+    @last_choice_usage.setter
+    def last_choice_usage(self, value: Usage) -> None:
+        self._local.choice_usage = value
 
     def _count(self, prompt_tokens: int, completion_tokens: int) -> Usage:
         usage = Usage(prompt_tokens, completion_tokens, self._cost(prompt_tokens, completion_tokens), calls=1)
