@@ -48,8 +48,10 @@ Rules:
   (default: `activity`).
 - `preinstalled = False` apps are not installed until `Phone.install(package)` (the
   Play Store's job); they then appear on the launcher.
-- Replacing an app: register a class with the same `package`; the last registration
-  wins (the placeholders of `simphone.apps.placeholder` are registered first).
+- Where: one module per app in this package (`simphone/apps/music.py`); `Phone()` imports
+  every module here (`simphone.apps.builtin.load_builtin_apps`), so a new module is all it
+  takes. Replacing a placeholder: register a class with the same `package` (the catalogue
+  of `simphone.apps.builtin` lists the preinstalled packages, labels, icons).
 
 May import: the standard library, `simphone.ui`. Never `simphone.phone` at import time.
 '''

@@ -1,8 +1,8 @@
 """The built-in app catalogue: every preinstalled package, as a placeholder screen until a
 real app registers the same package.
 
-Placeholders are registered first, then the real apps' modules are imported (each
-registers itself over its placeholder); `load_builtin_apps()` does this once.
+Placeholders are registered first, then every module of the `simphone.apps` package is
+imported (each registers its app over the placeholder); `load_builtin_apps()` does this once.
 
 May import: the standard library, `simphone.apps`, `simphone.ui`.
 """
@@ -10,6 +10,7 @@ May import: the standard library, `simphone.apps`, `simphone.ui`.
 from __future__ import annotations
 
 import importlib
+import pkgutil
 
 from simphone.apps import APPS, App, AppContext, register
 from simphone.ui.canvas import Canvas
@@ -67,13 +68,12 @@ def _placeholder(package: str, label: str, activity: str, icon: str, color: str,
 
 
 _loaded = False
-REAL_APPS = ["simphone.apps.launcher", "simphone.apps.settings", "simphone.apps.notes", "simphone.apps.calendar",
-             "simphone.apps.weather"]
-EXTRA_APPS = ["simphone.apps.extra"]  # the other apps' package, when it exists
+REAL_APPS = ["launcher", "settings", "notes", "calendar", "weather"]
 
 
 def load_builtin_apps() -> None:
-    """Register placeholders for the catalogue, then the real apps over them (once)."""
+    """Register placeholders for the catalogue, then import every module of `simphone.apps`
+    (each registers its app(s) over the placeholders) - once. A new app is one new module."""
     global _loaded
     if _loaded:
         return
@@ -81,11 +81,7 @@ def load_builtin_apps() -> None:
     for entry in CATALOGUE:
         if entry[0] not in APPS:
             register(_placeholder(*entry))
-    for module in REAL_APPS:
-        importlib.import_module(module)
-    for module in EXTRA_APPS:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+    package = importlib.import_module("simphone.apps")
+    others = sorted(m.name for m in pkgutil.iter_modules(package.__path__) if m.name not in REAL_APPS + ["builtin"])
+    for name in REAL_APPS + others:
+        importlib.import_module(f"simphone.apps.{name}")

@@ -75,7 +75,7 @@ class Launcher(App):
         all_pages = pages(ctx)
         page = min(int(ctx.view.get("page", 0)), len(all_pages) - 1)
         dock_top = bottom - 230
-        y = top + 60
+        y = top + (60 if page == 0 else 140)
         if page == 0:
             c.text((70, y), ctx.clock.strftime("%A, %B %-d"), size=56, bold=True)
             y += 130
