@@ -245,6 +245,29 @@ def test_several_phones_at_once_are_independent(sim_phones):
         assert handle.device.sync.read_bytes("/sdcard/who.txt") == f"{index}\n".encode()
 
 
+def test_many_streams_on_one_phone_at_once(sim_phone):
+    png = sim_phone.phone.screencap_png()
+    errors: list[BaseException] = []
+
+    def work(index: int) -> None:
+        try:
+            for _ in range(3):
+                if index % 2:
+                    conn = sim_phone.device.shell("screencap -p", stream=True)
+                    assert conn.read_until_close(encoding=None) == png
+                else:
+                    assert sim_phone.device.shell(f"echo {index}") == str(index)
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert errors == []
+
+
 def test_killed_phone_goes_offline_and_comes_back_after_reconnect(sim_phones, adb_server):
     first, second = sim_phones(2)
     first.kill()  # waits until the adb server shows it offline

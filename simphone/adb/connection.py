@@ -121,6 +121,7 @@ class DeviceConnection:
         self.streams: dict[int, _Stream] = {}
         self._next_id = 1
         self._auth_tokens_sent = 0
+        self._drain_lock = asyncio.Lock()  # Python 3.10's drain() allows one waiter only
 
     # -- framing -----------------------------------------------------------------------------
     def _send(
@@ -149,7 +150,8 @@ class DeviceConnection:
                 header = parse_header(raw, max_payload=self.slot.maxdata)
                 data = await self.reader.readexactly(header.data_length) if header.data_length else b""
                 await self._dispatch(header.command, header.arg0, header.arg1, data)
-                await self.writer.drain()
+                async with self._drain_lock:
+                    await self.writer.drain()
         except ProtocolError as exc:
             log.warning("closing adb connection from %s: %s", peer, exc)
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -269,7 +271,8 @@ class DeviceConnection:
             raise _StreamClosed
         stream.acked.clear()
         self._send(A_WRTE, stream.local_id, stream.remote_id, batch, size)
-        await self.writer.drain()
+        async with self._drain_lock:
+            await self.writer.drain()
 
     async def _finish(self, stream: _Stream) -> None:
         await stream.acked.wait()
