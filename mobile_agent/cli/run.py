@@ -163,16 +163,21 @@ def run_command(args: argparse.Namespace) -> int:
                 outcome["result"] = Agent(settings, on_event=printer).run(args.instruction, cancel=cancel)
         except BaseException as exc:  # handed to the main thread
             outcome["exc"] = exc
+        finally:
+            finished.set()
 
+    # Thread.join interrupted by Ctrl-C can report a live thread as finished (CPython
+    # gh-90882): wait on an Event of our own instead.
+    finished = threading.Event()
     worker = threading.Thread(target=work, name="mobile-agent-run", daemon=True)
     worker.start()
     try:
-        while worker.is_alive():
-            worker.join(0.2)
+        while not finished.wait(0.2):
+            pass
     except KeyboardInterrupt:
         print("\ncancelling: stopping after the current step (Ctrl-C again to abort)…", file=err)
         cancel.set()
-        worker.join()
+        finished.wait()
     if "exc" in outcome:
         exc = outcome["exc"]
         if isinstance(exc, (OperationError, ConfigError)):

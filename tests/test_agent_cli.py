@@ -1,0 +1,128 @@
+"""`mobile-agent run` as a user runs it: a subprocess, the simulated phone over the real adb
+server, the scripted LLM server on loopback; exit codes, progress, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.agent_helpers import DONE, plan_reply
+from tests.llm_fixtures import Reply, llm_server  # noqa: F401  (fixture)
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.timeout(180)
+
+
+def _env(adb_port: int, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")}
+    env.update({"MOBILE_AGENT_ADB__SERVER_PORT": str(adb_port), "PYTHONUNBUFFERED": "1"}, **extra)
+    return env
+
+
+def _cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "mobile_agent.cli", "run", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _trajectory(stdout: str) -> Path:
+    match = re.search(r"^trajectory: (.+)$", stdout, re.M)
+    assert match, stdout
+    return Path(match.group(1))
+
+
+def _final(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
+
+
+def test_script_mode_runs_and_exits_0(adb_server, sim_phone, tmp_path):
+    script = tmp_path / "ops.txt"
+    script.write_text("# go home, then back\nHome\n\nBack\nStop\n", encoding="utf-8")
+    proc = _cli("--serial", sim_phone.serial, "--script", str(script), "-o", str(tmp_path / "runs"),
+                env=_env(adb_server.port))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "[step 1] Home" in proc.stdout and "[step 3] Stop" in proc.stdout
+    assert "result: completed" in proc.stdout
+    path = _trajectory(proc.stdout)
+    assert path.is_file() and _final(path)["status"] == "completed"
+    assert re.search(r"^report: .+report\.html$", proc.stdout, re.M)
+
+
+def test_usage_errors_exit_2(adb_server, sim_phone, tmp_path):
+    env = _env(adb_server.port)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("Home\nFly to the moon (now)\n", encoding="utf-8")
+    proc = _cli("--serial", sim_phone.serial, "--script", str(bad), env=env)
+    assert proc.returncode == 2 and "script line 2" in proc.stderr
+    proc = _cli("--serial", sim_phone.serial, env=env)
+    assert proc.returncode == 2 and "--instruction" in proc.stderr
+    proc = _cli("--serial", sim_phone.serial, "--instruction", "Turn on the dark mode", env=env)
+    assert proc.returncode == 2 and "MOBILE_AGENT_PLANNER__BASE_URL" in proc.stderr
+    proc = _cli("--serial", sim_phone.serial, "--script", str(tmp_path / "missing.txt"), env=env)
+    assert proc.returncode == 2 and "cannot read" in proc.stderr
+
+
+def test_planned_run_with_flags_exits_0_and_budget_exits_1(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+    env = _env(adb_server.port)
+    llm_server.script([plan_reply("Back"), plan_reply("Stop"), DONE])
+    common = ["--serial", sim_phone.serial, "--base-url", llm_server.base_url, "--api-key", "k-123456",
+              "--model", "scripted-vlm", "-o", str(tmp_path / "runs")]
+    proc = _cli(*common, "--instruction", "Go back", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "thought:" in proc.stdout and "tokens:" in proc.stdout
+    assert llm_server.chat_requests[0].json["model"] == "scripted-vlm"
+    assert "k-123456" not in _trajectory(proc.stdout).read_text(encoding="utf-8")
+
+    llm_server.script([], default=plan_reply("Home"))
+    proc = _cli(*common, "--instruction", "Go home", "--max-steps", "2", env=env)
+    assert proc.returncode == 1 and "budget_exhausted" in proc.stdout
+
+
+def test_unreachable_planner_exits_3(adb_server, sim_phone, tmp_path):
+    env = _env(adb_server.port, MOBILE_AGENT_PLANNER__MAX_RETRIES="0", MOBILE_AGENT_PLANNER__TIMEOUT_S="2")
+    proc = _cli("--serial", sim_phone.serial, "--base-url", "http://127.0.0.1:9/v1", "--api-key", "x",
+                "--instruction", "Go home", "-o", str(tmp_path), env=env)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "planner_unreachable" in proc.stderr
+
+
+def test_ctrl_c_stops_cleanly_writes_the_trajectory_and_exits_130(
+    adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
+):
+    llm_server.script([], default=Reply(text=plan_reply("Back"), delay_s=0.6))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mobile_agent.cli", "run", "--serial", sim_phone.serial,
+         "--base-url", llm_server.base_url, "--api-key", "k", "--instruction", "Go back forever",
+         "--max-steps", "50", "-o", str(tmp_path)],
+        cwd=ROOT,
+        env=_env(adb_server.port),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(llm_server.chat_requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(llm_server.chat_requests) >= 2
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out + err
+    assert "cancelling" in err and "result: cancelled" in out
+    assert _final(_trajectory(out))["status"] == "cancelled"
