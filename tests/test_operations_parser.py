@@ -108,6 +108,8 @@ def test_reference_full_replies_parse(where: str, step: dict[str, str]) -> None:
         ("click icon (gear, right, top)", "click_icon", {"icon": "gear", "position": "top right"}),
         ("click icon (blue circle)", "click_icon", {"icon": "blue circle", "position": None}),
         ("click icon (left arrow, upper left)", "click_icon", {"icon": "left arrow", "position": "top left"}),
+        ("click icon (checkmark, top-right corner of the screen)", "click_icon", {"icon": "checkmark", "position": "top right"}),
+        ("click icon (the screen, center)", "click_icon", {"icon": "the screen", "position": "center"}),
         ('click_icon(icon="gear", position="middle")', "click_icon", {"icon": "gear", "position": "center"}),
         ('type ("Oh, chef, your spirit")', "type", {"text": "Oh, chef, your spirit"}),
         ("type (Your note content here.)", "type", {"text": "Your note content here."}),
@@ -147,6 +149,7 @@ def test_variants(text: str, name: str, params: dict[str, object]) -> None:
         ("Action：click text (E)", "E"),
         ("Observation: x\nAction: I will tap it.\nclick text (F)", "F"),
         ("Sure!\nclick text (G)", "G"),
+        ("Observation: a list\nThought: tap it\n\nclick text (H)", "H"),
     ],
 )
 def test_action_section_choice(reply: str, expected: str) -> None:
@@ -167,6 +170,7 @@ def test_extract_action_section_last_wins() -> None:
         ("", OperationParseError),
         ("   \n\n", OperationParseError),
         ("Observation: a\nThought: b", OperationParseError),
+        ("Observation: a\nThought: I would click text (X) here, but no", OperationParseError),
         ("Action:", OperationParseError),
         ("Action: dance (wildly)", UnknownOperationError),
         ("Action: fly away", UnknownOperationError),
@@ -256,11 +260,16 @@ def test_click_text_variants_keep_the_text(value: str, name: str, wrap: str, quo
     assert action.params.text == value.strip()[:200] or len(value.strip()) > 200
 
 
+_POSITIONISH = {
+    "top", "bottom", "left", "right", "center", "centre", "middle", "upper", "lower", "up", "down", "central",
+    "corner", "side", "of", "the", "screen", "part", "area", "edge", "at", "on", "in",
+}
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     icon=_WORDS.filter(lambda s: "," not in s and "，" not in s and not all(
-        w in {"top", "bottom", "left", "right", "center", "centre", "middle", "upper", "lower", "up", "down", "central"}
-        for w in s.lower().replace("-", " ").replace("_", " ").replace("/", " ").split()
+        w in _POSITIONISH for w in s.lower().replace("-", " ").replace("_", " ").replace("/", " ").split()
     )),
     vertical=st.sampled_from(["top", "bottom", "upper", "lower", ""]),
     horizontal=st.sampled_from(["left", "right", "center", ""]),

@@ -48,8 +48,13 @@ _POSITION_ORDER = ("top", "bottom", "center", "left", "right")
 POSITIONS_HELP = "one or two of top, bottom, left, right, center (e.g. 'top right')"
 
 
+# Filler a model adds around a position ("top right corner of the screen").
+_POSITION_FILLER = frozenset({"corner", "side", "of", "the", "screen", "part", "area", "edge", "at", "on", "in"})
+
+
 def _position_words(text: str) -> list[str] | None:
     words = [w for w in text.lower().replace("-", " ").replace("_", " ").replace("/", " ").split() if w]
+    words = [w for w in words if w not in _POSITION_FILLER]
     if not words or any(w not in _POSITION_WORDS for w in words):
         return None
     return [_POSITION_WORDS[w] for w in words]

@@ -16,7 +16,9 @@ the action text, and is lenient about what real models print:
 
 Several ``Action:`` markers: **the last one counts** (a model that corrects itself
 writes its final choice last); inside that section, the first line that names an
-operation is the action. Without any marker, the first line naming an operation is.
+operation is the action. Without any marker, the first line naming an operation is;
+when the reply has other sections (Observation, Thought) but no ``Action:``, only its
+last line is tried.
 
 What cannot be parsed raises ``OperationParseError`` (no action at all),
 ``UnknownOperationError`` (names no operation) or ``InvalidParametersError`` (bad
@@ -101,7 +103,14 @@ def parse_with(registry: OperationRegistry, reply: str) -> ParsedAction:
     reply = reply[:_MAX_REPLY_CHARS]
     section = extract_action_section(reply)
     has_headers = _HEADER_RE.search(reply) is not None
-    body = section if section is not None else ("" if has_headers else reply)
+    if section is not None:
+        body = section
+    elif has_headers:
+        # Sections but no "Action:": the model may still have ended with the action.
+        tail = _candidate_lines(reply)[-1:]
+        body = tail[0] if tail and _parse_line(registry, tail[0]) is not None else ""
+    else:
+        body = reply
     lines = _candidate_lines(body)
     if not lines:
         raise OperationParseError(_no_action_message(registry), reply=reply[:500])
