@@ -138,3 +138,11 @@ def test_swipe_direction_and_screen_state(sim_phone, adb_server) -> None:
     assert sim_phone.phone.state()["tasks"][launcher][-1]["view"] == "drawer"
     device.key("back")
     assert sim_phone.phone.state()["tasks"][launcher][-1]["view"] == "home"
+
+
+def test_newlines_are_the_enter_key(editor) -> None:
+    device, phone = editor
+    device.type_text("Shopping\nmilk; eggs\n$(bread)")
+    view = phone.state()["tasks"][NOTES][-1]
+    assert view["fields"]["title"] == "Shopping"  # Enter in the title moves to the body
+    assert view["fields"]["body"] == "milk; eggs\n$(bread)"

@@ -384,3 +384,12 @@ def test_open_device_connects_the_configured_addresses(adb_server) -> None:
     finally:
         adb_server.disconnect(serial)
         server.stop()
+
+
+def test_devices_without_shell_v2_use_the_v1_shell(device) -> None:
+    device._features = frozenset()  # as an old (Android < 7) phone advertises
+    assert device.shell(["echo", "a b ; $(x)"]) == "a b ; $(x)\n"
+    assert device.run(["false"]).exit_code is None  # v1 carries no exit status
+    with pytest.raises(DeviceError) as info:
+        device.check(["input", "bogus-verb"])  # its "Error:" line still fails the call
+    assert info.value.fields["command"] == ["input", "bogus-verb"]

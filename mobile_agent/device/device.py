@@ -315,16 +315,20 @@ class Device:
     def type_text(self, text: str) -> None:
         """Type ``text`` into the focused field, exactly.
 
-        Printable ASCII goes through ``input text``; anything else through ADB Keyboard
-        (``AdbKeyboardMissingError`` when it is not installed).
+        Printable ASCII goes through ``input text`` (``\\n`` as the Enter key); anything
+        else through ADB Keyboard (``AdbKeyboardMissingError`` when it is not installed).
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be str, got {type(text).__name__}")
         if not text:
             return
-        if is_plain_ascii(text):
-            for argv in input_text_commands(text):
-                self.check(argv)
+        lines = text.split("\n")
+        if all(is_plain_ascii(line) for line in lines):
+            for i, line in enumerate(lines):
+                if i:  # a newline is the Enter key, as on the on-screen keyboard
+                    self.check(["input", "keyevent", str(KEYCODES["enter"])])
+                for argv in input_text_commands(line):
+                    self.check(argv)
             return
         with self._adb_keyboard():
             self.check(adb_keyboard_broadcast(text))
