@@ -212,6 +212,8 @@ def test_decode_png_raises_instead_of_black_frame() -> None:
         decode_png(b"\x89PNG\r\n\x1a\n" + b"garbage" * 10)
     shot = Screenshot(pixels=_rgba(9, 6)[:, :, :3])
     assert np.array_equal(decode_png(shot.to_png()), shot.pixels)
+    warning = b"[Warning] Multiple displays were found, but no display id was specified! Defaulting to the first.\n"
+    assert np.array_equal(decode_png(warning + shot.to_png()), shot.pixels)
 
 
 def test_screenshot_type() -> None:

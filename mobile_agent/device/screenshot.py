@@ -17,6 +17,7 @@ from mobile_agent.errors import ScreenshotError
 __all__ = ["Screenshot", "decode_framebuffer", "decode_png"]
 
 # android PixelFormat: RGBA_8888=1, RGBX_8888=2, RGB_888=3, RGB_565=4, BGRA_8888=5
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _FORMAT_NAMES = {1: "RGBA_8888", 2: "RGBX_8888", 3: "RGB_888", 4: "RGB_565", 5: "BGRA_8888"}
 
 
@@ -110,7 +111,10 @@ def decode_framebuffer(width: int, height: int, fmt: int, data: np.ndarray, seri
 
 def decode_png(data: bytes, serial: str | None = None) -> np.ndarray:
     """RGB pixels of a ``screencap -p`` PNG; raises instead of returning a black frame."""
-    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+    start = data.find(_PNG_SIGNATURE, 0, 4096)  # multi-display phones print a warning first
+    if start > 0:
+        data = data[start:]
+    if start < 0:
         raise ScreenshotError(
             f"screencap -p returned no PNG ({len(data)} bytes: {data[:60]!r})", serial=serial, received=len(data)
         )
