@@ -123,8 +123,8 @@ def bench_sim(perception: Perception) -> None:
     except ImportError as exc:
         print("simulated phone: not available:", exc)
         return
-    text_total = text_strict = text_usable = 0
-    icon_total = icon_strict = icon_usable = 0
+    text_total = text_strict = text_usable = text_clipped = 0
+    icon_total = icon_strict = icon_usable = icon_ambiguous = 0
     text_misses, icon_misses = [], []
     for name, image, truth in screens:
         height, width = image.shape[:2]
@@ -135,6 +135,9 @@ def bench_sim(perception: Perception) -> None:
                 return x0 <= point[0] <= x1 and y0 <= point[1] <= y1
 
             if element["kind"] == "text" and element["text"].strip():
+                if y1 - y0 < 12:  # clipped by a screen edge or a bar: a sliver nobody can read
+                    text_clipped += 1
+                    continue
                 text_total += 1
                 where = perception.find_text(image, element["text"])
                 strict, usable = _located(where, inside)
@@ -145,8 +148,16 @@ def bench_sim(perception: Perception) -> None:
                     text_misses.append(f"{name}: {element['text']!r} -> {where.status.value} {where.point}")
             description = element.get("description", "")
             if element["kind"] == "icon" and description.split(" ")[0] in (*COLOUR_WORDS, "gray", "teal"):
-                icon_total += 1
                 position = _position_words(element["box"], width, height)
+                twins = [
+                    e for e in truth
+                    if e["kind"] == "icon" and e["description"] == description
+                    and _position_words(e["box"], width, height) == position
+                ]  # fmt: skip
+                if len(twins) > 1:  # the same words name two icons: no description can tell them apart
+                    icon_ambiguous += 1
+                    continue
+                icon_total += 1
                 where = perception.find_icon(image, description, position)
                 strict, usable = _located(where, inside)
                 icon_strict += strict
@@ -154,11 +165,13 @@ def bench_sim(perception: Perception) -> None:
                 if not strict:
                     icon_misses.append(f"{name}: {description!r} ({position}) -> {where.status.value} {where.point}")
     print(f"simulated text targets: {text_strict}/{text_total} = {text_strict / max(1, text_total):.1%} (goal >= 99%)")
+    print(f"  ({text_clipped} texts left out: clipped to a sliver under 12 px high)")
     for miss in text_misses:
         print("  miss:", miss)
     print(f"simulated icon targets ({perception.describe_backends()['icon_ranker'].split(' ')[0]}): "
           f"found at the right place {icon_strict}/{icon_total} = {icon_strict / max(1, icon_total):.1%} (goal >= 80%); "
           f"right one found or among the candidates {icon_usable}/{icon_total} = {icon_usable / max(1, icon_total):.1%}")  # fmt: skip
+    print(f"  ({icon_ambiguous} targets left out: another icon on the same screen has the same description and position)")
     for miss in icon_misses:
         print("  not found at the right place:", miss)
 

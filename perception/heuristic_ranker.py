@@ -29,14 +29,14 @@ __all__ = ["COLOUR_WORDS", "SHAPE_WORDS", "HeuristicRanker", "ShapeFeatures", "s
 
 # OpenCV HSV: H 0..179, S and V 0..255.  (hue ranges, min S, max S, min V, max V)
 _COLOURS: dict[str, list[tuple[tuple[int, int], int, int, int, int]]] = {
-    "red": [((0, 8), 90, 255, 70, 255), ((170, 179), 90, 255, 70, 255)],
+    "red": [((0, 8), 90, 255, 70, 255), ((175, 179), 90, 255, 70, 255)],
     "orange": [((9, 20), 90, 255, 120, 255)],
     "yellow": [((21, 34), 80, 255, 120, 255)],
     "green": [((35, 85), 60, 255, 50, 255)],
     "cyan": [((86, 100), 60, 255, 60, 255)],
     "blue": [((95, 130), 60, 255, 50, 255)],
     "purple": [((131, 155), 50, 255, 50, 255)],
-    "pink": [((156, 169), 50, 255, 100, 255), ((0, 8), 30, 89, 150, 255), ((160, 179), 30, 89, 150, 255)],
+    "pink": [((150, 174), 50, 255, 100, 255), ((0, 8), 30, 89, 150, 255), ((175, 179), 30, 89, 150, 255)],
     "brown": [((8, 22), 80, 255, 40, 119)],
     "black": [((0, 179), 0, 255, 0, 59)],
     "white": [((0, 179), 0, 30, 216, 255)],
@@ -44,24 +44,53 @@ _COLOURS: dict[str, list[tuple[tuple[int, int], int, int, int, int]]] = {
 }
 _COLOUR_SYNONYMS = {
     "gray": "grey", "violet": "purple", "magenta": "pink", "teal": "cyan", "golden": "yellow",
-    "gold": "yellow", "silver": "grey", "dark": "black", "reddish": "red", "bluish": "blue",
+    "gold": "yellow", "silver": "grey", "reddish": "red", "bluish": "blue",
     "greenish": "green",
 }
 COLOUR_WORDS = tuple(_COLOURS)
 
 _SHAPE_SYNONYMS = {
-    "circle": "circle", "circular": "circle", "round": "circle", "dot": "circle", "ring": "circle",
-    "oval": "circle", "ball": "circle", "button": None,
-    "square": "square", "squared": "square", "box": "square", "rectangle": "rectangle",
+    "circle": "circle", "circular": "circle", "round": "circle", "dot": "circle", "oval": "circle",
+    "ball": "circle", "square": "square", "squared": "square", "box": "square", "rectangle": "rectangle",
     "rectangular": "rectangle", "card": "rectangle",
     "triangle": "triangle", "triangular": "triangle", "play": "triangle",
     "heart": "heart", "like": "heart", "love": "heart", "favorite": "heart", "favourite": "heart",
-    "star": "star", "bookmark": None,
-    "plus": "plus", "add": "plus", "cross": "plus", "close": "plus", "x": "plus", "new": "plus",
-    "arrow": "arrow", "back": "arrow", "forward": "arrow", "send": "arrow", "share": None,
-    "gear": "gear", "cog": "gear", "settings": "gear", "setting": "gear", "wheel": "gear",
+    "star": "star", "plus": "plus", "add": "plus", "cross": "plus", "close": "plus", "x": "plus", "new": "plus",
+    "arrow": "arrow", "back": "arrow", "forward": "arrow", "send": "arrow",
+    "gear": "gear", "cog": "gear", "settings": "gear", "setting": "gear",
+    "house": "house", "home": "house", "cloud": "cloud", "rain": "cloud", "cloudy": "cloud",
+    "sun": "sun", "sunny": "sun", "brightness": "sun", "wifi": "wifi", "wireless": "wifi",
+    "bluetooth": "bluetooth", "pin": "pin", "location": "pin", "marker": "pin", "map": "pin",
+    "lock": "lock", "padlock": "lock", "security": "lock", "speaker": "speaker", "volume": "speaker",
+    "sound": "speaker", "moon": "moon", "crescent": "moon", "bell": "bell", "notification": "bell",
+    "alarm": "bell", "envelope": "envelope", "mail": "envelope", "email": "envelope",
 }
-SHAPE_WORDS = ("circle", "square", "rectangle", "triangle", "heart", "star", "plus", "arrow", "gear")
+# Prototypes: feature -> (ideal value, tolerance); a shape's score is the product of
+# exp(-((value - ideal) / tolerance)^2) over its features. "pieces" counts the separate
+# blobs of the glyph (a sun's rays, a Wi-Fi symbol's arcs).
+_PROTOTYPES: dict[str, dict[str, tuple[float, float]]] = {
+    "circle": {"circularity": (0.9, 0.12), "defects": (0, 0.8), "aspect": (1.0, 0.2)},
+    "square": {"extent": (0.95, 0.1), "vertices": (4, 1.5), "aspect": (1.0, 0.2), "defects": (0, 0.8)},
+    "rectangle": {"extent": (0.95, 0.1), "vertices": (4, 1.5), "defects": (0, 0.8)},
+    "triangle": {"vertices": (3, 1.0), "extent": (0.5, 0.12), "solidity": (1.0, 0.1)},
+    "heart": {"defects": (1, 0.7), "solidity": (0.93, 0.06), "aspect": (1.05, 0.2), "extent": (0.62, 0.12)},
+    "star": {"defects": (5, 0.8), "solidity": (0.55, 0.15), "aspect": (1.0, 0.25)},
+    "plus": {"defects": (4, 0.8), "solidity": (0.45, 0.15), "aspect": (1.0, 0.2)},
+    "gear": {"defects": (8, 2.0), "solidity": (0.75, 0.12), "aspect": (1.0, 0.2)},
+    "arrow": {"defects": (2, 0.8), "solidity": (0.55, 0.2)},
+    "house": {"vertices": (6, 1.5), "solidity": (0.9, 0.06), "extent": (0.6, 0.1), "aspect": (1.0, 0.2)},
+    "cloud": {"aspect": (1.5, 0.35), "solidity": (0.97, 0.05), "extent": (0.71, 0.1), "defects": (0, 0.8)},
+    "sun": {"pieces": (9, 3.0), "circularity": (0.88, 0.12)},
+    "wifi": {"pieces": (3.5, 1.5), "aspect": (3.0, 1.2)},
+    "bluetooth": {"aspect": (0.6, 0.12), "solidity": (0.58, 0.12), "defects": (4, 1.2)},
+    "pin": {"aspect": (0.67, 0.1), "solidity": (0.96, 0.04), "extent": (0.6, 0.08), "defects": (0, 0.8)},
+    "lock": {"aspect": (0.75, 0.1), "solidity": (0.95, 0.04), "extent": (0.8, 0.08)},
+    "speaker": {"aspect": (0.62, 0.12), "solidity": (0.78, 0.1), "defects": (2, 1.0)},
+    "moon": {"solidity": (0.62, 0.12), "defects": (1, 0.7), "aspect": (0.75, 0.15)},
+    "bell": {"solidity": (0.93, 0.05), "extent": (0.68, 0.08), "aspect": (1.2, 0.15), "defects": (2, 1.0)},
+    "envelope": {"aspect": (1.48, 0.2), "extent": (0.92, 0.06), "vertices": (4, 1.5)},
+}
+SHAPE_WORDS = tuple(_PROTOTYPES)
 
 
 @dataclass(frozen=True)
@@ -73,6 +102,7 @@ class ShapeFeatures:
     aspect: float
     defects: int
     foreground_share: float
+    pieces: int = 1
 
 
 def _near(value: float, ideal: float, tolerance: float) -> float:
@@ -80,26 +110,10 @@ def _near(value: float, ideal: float, tolerance: float) -> float:
 
 
 def _shape_score(shape: str, f: ShapeFeatures) -> float:
-    square_aspect = _near(f.aspect, 1.0, 0.25)
-    if shape == "circle":
-        return min(1.0, max(0.0, (f.circularity - 0.55) / 0.3)) * square_aspect * _near(f.defects, 0, 0.8)
-    if shape == "square":
-        return _near(f.extent, 0.95, 0.12) * square_aspect * _near(f.vertices, 4, 1.5) * _near(f.defects, 0, 0.8)
-    if shape == "rectangle":
-        return _near(f.extent, 0.95, 0.12) * _near(f.vertices, 4, 1.5) * _near(f.defects, 0, 0.8)
-    if shape == "triangle":
-        return _near(f.extent, 0.5, 0.15) * _near(f.vertices, 3, 1.0) * _near(f.solidity, 1.0, 0.15)
-    if shape == "heart":
-        return _near(f.defects, 1, 0.7) * _near(f.solidity, 0.92, 0.08) * square_aspect
-    if shape == "arrow":
-        return _near(f.defects, 2, 0.8) * _near(f.solidity, 0.65, 0.2)
-    if shape == "plus":
-        return _near(f.defects, 4, 0.8) * _near(f.solidity, 0.5, 0.2) * square_aspect
-    if shape == "star":
-        return _near(f.defects, 5, 0.8) * _near(f.solidity, 0.6, 0.2) * square_aspect
-    if shape == "gear":
-        return min(1.0, max(0.0, (f.defects - 4) / 4)) * _near(f.solidity, 0.85, 0.12) * square_aspect
-    return 0.0
+    score = 1.0
+    for feature, (ideal, tolerance) in _PROTOTYPES[shape].items():
+        score *= _near(float(getattr(f, feature)), ideal, tolerance)
+    return score
 
 
 def _background_and_mask(patch: np.ndarray, inner: tuple[int, int, int, int]) -> np.ndarray:
@@ -121,6 +135,19 @@ def _background_and_mask(patch: np.ndarray, inner: tuple[int, int, int, int]) ->
     return (diff > 40).astype(np.uint8)
 
 
+def _glyph_mask(region: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
+    """For an icon drawn on its own filled plate (app icon, round button): the glyph on
+    the plate, as pixels unlike the plate's colour; None when there is no plate."""
+    if mask.mean() < 0.55:
+        return None
+    plate = np.median(region[mask.astype(bool)], axis=0).astype(np.int16)
+    glyph = (np.abs(region.astype(np.int16) - plate).max(axis=2) > 60) & mask.astype(bool)
+    # erode the plate's edge away so its anti-aliased rim is not taken for the glyph
+    inner = cv2.erode(mask, np.ones((5, 5), np.uint8), iterations=2).astype(bool)
+    glyph &= inner
+    return glyph.astype(np.uint8) if glyph.mean() > 0.02 else None
+
+
 def shape_features(mask: np.ndarray) -> ShapeFeatures | None:
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     if not contours:
@@ -129,6 +156,7 @@ def shape_features(mask: np.ndarray) -> ShapeFeatures | None:
     area = float(cv2.contourArea(contour))
     if area < 12:
         return None
+    pieces = sum(1 for c in contours if cv2.contourArea(c) >= 0.02 * area)
     perimeter = cv2.arcLength(contour, True)
     x, y, w, h = cv2.boundingRect(contour)
     hull = cv2.convexHull(contour)
@@ -153,6 +181,7 @@ def shape_features(mask: np.ndarray) -> ShapeFeatures | None:
         aspect=w / float(h),
         defects=defects,
         foreground_share=float(mask.mean()),
+        pieces=pieces,
     )
 
 
@@ -213,8 +242,17 @@ class HeuristicRanker:
                 # "white plus on a blue circle": every named colour should be present
                 parts.append(float(np.mean([min(1.0, _colour_share(pixels, c) / 0.5) for c in colours])))
             if shapes:
-                features = shape_features(mask)
-                parts.append(0.0 if features is None else max(_shape_score(s, features) for s in shapes))
+                region = patch[inner[1]: inner[3], inner[0]: inner[2]]
+                masks = [mask]
+                glyph = _glyph_mask(region, mask)
+                if glyph is not None:
+                    masks.append(glyph)
+                best = 0.0
+                for candidate in masks:
+                    features = shape_features(candidate)
+                    if features is not None:
+                        best = max(best, max(_shape_score(s, features) for s in shapes))
+                parts.append(best)
             own = float(np.mean(parts)) if parts else 0.0
             scores.append(own + 0.05 * base)
         return scores

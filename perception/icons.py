@@ -10,9 +10,9 @@ Backends (chosen once, on first use; ``describe()`` says which):
   its weights are local, heuristic otherwise.
 
 Models are shared process-wide (``perception.registry``); detections are cached per frame.
-When the ranker cannot judge the description (heuristic ranker, no colour or shape word
-it knows, or no box scores above a floor), the best few boxes go back as numbered
-candidates for the planner, instead of a guess.
+When the heuristic ranker cannot judge the description (no colour or shape word it
+knows, or no box scores above a floor) or cannot separate the best boxes (scores within
+a margin), those boxes go back as numbered candidates for the planner, not a guess.
 
 May import: numpy, the standard library, ``perception.*``.
 """
@@ -39,8 +39,10 @@ __all__ = ["IconLocator"]
 
 log = logging.getLogger(__name__)
 
-# Below this heuristic score the best box is a guess: show candidates instead.
+# Below this heuristic score the best box is a guess: show candidates instead; boxes
+# within the margin of the best are a tie.
 _HEURISTIC_FLOOR = 0.25
+_HEURISTIC_MARGIN = 0.08
 
 
 class Ranker(Protocol):
@@ -179,12 +181,16 @@ class IconLocator:
         self._timings["rank"] = time.perf_counter() - started
         order = sorted(range(len(regions)), key=lambda i: -scores[i])
         best = order[0]
-        confident = ranker.name != "heuristic" or (
-            ranker.understands(description) and scores[best] >= _HEURISTIC_FLOOR
-        )
-        if confident or len(order) == 1:
+        if ranker.name == "heuristic":
+            understood = ranker.understands(description) and scores[best] >= _HEURISTIC_FLOOR
+            # boxes the heuristic cannot tell apart from the best go to the planner to choose
+            close = [i for i in order if scores[i] >= scores[best] - _HEURISTIC_MARGIN] if understood else order
+        else:
+            close = [best]
+        if len(close) == 1:
             box = boxes[best]
             return Location(LocateStatus.FOUND, description, point=box.center, box=box, backend=backend)
+        order = close
         top = order[: self.config.max_text_candidates]
         candidates = tuple(
             Candidate(
