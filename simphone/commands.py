@@ -274,7 +274,7 @@ def _am(phone: Phone, args: list[str]) -> CommandResult:
         if package is None:
             return fail(f"Error: Activity not started, unable to resolve Intent {{ {described} flg=0x10000000 }}\n",
                         1, stdout=f"Starting: Intent {{ {described} }}\n")
-        ctx = phone._context(package)
+        ctx = phone.app_context(package)
         view = APPS[package].on_intent(ctx, action, str(data) if data else None, dict(intent["extras"]))  # type: ignore[arg-type]
         phone.launch(package, view)
         return ok(f"Starting: Intent {{ {described} }}\n")
@@ -474,17 +474,15 @@ def _settings(phone: Phone, args: list[str]) -> CommandResult:
         value = phone.settings_get(args[1], args[2])
         return ok(f"{'null' if value is None else value}\n")
     if args[:1] == ["put"] and len(args) >= 4:
-        namespace, key, value = args[1], args[2], args[3]
-        if namespace == "global" and key == "airplane_mode_on":
-            phone.settings_put(namespace, key, value)  # the radios follow only via the UI / cmd connectivity
-        else:
-            phone.settings_put(namespace, key, value)
+        # as on Android, writing airplane_mode_on alone does not switch the radios (the UI
+        # and `cmd connectivity airplane-mode` do)
+        phone.settings_put(args[1], args[2], args[3])
         return ok()
     if args[:1] == ["delete"] and len(args) == 3:
         phone.settings_put(args[1], args[2], None)
         return ok("Deleted 1 rows\n")
     if args[:1] == ["list"] and len(args) == 2:
-        table = phone._state["settings"][args[1]]
+        table = phone.settings_table(args[1])
         return ok("".join(f"{k}={v}\n" for k, v in sorted(table.items())))
     raise _Usage("usage:  settings [--user <USER_ID> | current] get namespace key\n"
                  "        settings [--user <USER_ID> | current] put namespace key value", 255)
@@ -527,7 +525,7 @@ def _dumpsys(phone: Phone, args: list[str]) -> CommandResult:
         return ok(f"ACTIVITY MANAGER ACTIVITIES (dumpsys activity activities)\n  mResumedActivity: {record}\n"
                   f"  ResumedActivity: {record}\n  mFocusedApp={record}\n")
     if service == "battery":
-        b = phone._state["battery"]
+        b = phone.battery
         return ok(f"Current Battery Service state:\n  AC powered: false\n  USB powered: {str(b['charging']).lower()}\n"
                   f"  Wireless powered: false\n  status: {2 if b['charging'] else 3}\n  health: 2\n  present: true\n"
                   f"  level: {b['level']}\n  scale: 100\n  voltage: 4123\n  temperature: 250\n  technology: Li-ion\n")
@@ -549,4 +547,4 @@ def _dumpsys(phone: Phone, args: list[str]) -> CommandResult:
 
 
 def _task_id(phone: Phone, package: str) -> int:
-    return 10 + sorted(phone._state["tasks"]).index(package) if package in phone._state["tasks"] else 1
+    return phone.task_ids().get(package, 1)

@@ -135,6 +135,24 @@ class Phone:
         else:
             table[key] = value
 
+    def settings_table(self, namespace: str) -> dict[str, str]:
+        """A copy of one settings namespace (`system`, `secure`, `global`)."""
+        return dict(self._state["settings"][namespace])
+
+    @property
+    def battery(self) -> dict[str, Any]:
+        """{"level": 0-100, "charging": bool} (a copy)."""
+        return dict(self._state["battery"])
+
+    @property
+    def recents(self) -> list[str]:
+        """Packages of the recent-apps screen, most recent first (a copy)."""
+        return list(self._state["recents"])
+
+    def task_ids(self) -> dict[str, int]:
+        """A stable task number per package with a task (for `dumpsys` records)."""
+        return {package: 10 + i for i, package in enumerate(sorted(self._state["tasks"]))}
+
     @property
     def dark_mode(self) -> bool:
         return self.settings_get("secure", "ui_night_mode") == "2"
@@ -263,7 +281,7 @@ class Phone:
             self._state["focus"] = None
             return
         package = self.foreground
-        if APPS[package].on_back(self._context(package)):
+        if APPS[package].on_back(self.app_context(package)):
             return
         self.pop_view(package)
 
@@ -283,7 +301,7 @@ class Phone:
         field = self._state["focus"]
         if field is None:
             return False
-        ctx = self._context(self.foreground)
+        ctx = self.app_context(self.foreground)
         parts = text.split("\n")
         for i, part in enumerate(parts):
             if part:
@@ -297,18 +315,18 @@ class Phone:
     def press_enter(self) -> None:
         field = self._state["focus"]
         if field is not None:
-            APPS[self.foreground].on_enter(self._context(self.foreground), field)
+            APPS[self.foreground].on_enter(self.app_context(self.foreground), field)
 
     def delete_char(self) -> None:
         field = self._state["focus"]
         if field is not None:
-            ctx = self._context(self.foreground)
+            ctx = self.app_context(self.foreground)
             ctx.set_field(field, ctx.field(field)[:-1])
 
     def clear_text(self) -> None:
         field = self._state["focus"]
         if field is not None:
-            self._context(self.foreground).set_field(field, "")
+            self.app_context(self.foreground).set_field(field, "")
 
     # -- touch --------------------------------------------------------------------------
     def tap(self, x: float, y: float) -> None:
@@ -338,7 +356,7 @@ class Phone:
                 area.on_scroll((x2 - x1) / canvas.scale, (y2 - y1) / canvas.scale)
 
     # -- screen -------------------------------------------------------------------------
-    def _context(self, package: str, content: tuple[float, float, float, float] | None = None) -> AppContext:
+    def app_context(self, package: str, content: tuple[float, float, float, float] | None = None) -> AppContext:
         if content is None:
             content = chrome.content_box(self, self.width, self.height)
         return AppContext(self, package, content, theme_for(self.dark_mode))
@@ -349,7 +367,7 @@ class Phone:
         if self._canvas is None or key != self._frame_key:
             canvas = Canvas(self.width, self.height, theme_for(self.dark_mode))
             package = self.foreground
-            ctx = self._context(package, chrome.content_box(self, self.width, self.height))
+            ctx = self.app_context(package, chrome.content_box(self, self.width, self.height))
             with canvas.clip(ctx.content):
                 APPS[package].render(ctx, canvas)
             chrome.draw_system_ui(self, canvas)

@@ -129,7 +129,7 @@ class Launcher(App):
 
     def _recents(self, ctx: AppContext, c: Canvas) -> None:
         top = ctx.content[1] + TITLE_BAR_H
-        recents = [p for p in ctx.phone._state["recents"] if p in APPS]
+        recents = [p for p in ctx.phone.recents if p in APPS]
         y = top + 20
         if not recents:
             c.text((540, top + 400), "No recent items", size=48, color=c.theme.text_secondary, anchor="mm")
@@ -148,6 +148,6 @@ class Launcher(App):
 
 
 def _clear(ctx: AppContext) -> None:
-    for package in list(ctx.phone._state["recents"]):
+    for package in list(ctx.phone.recents):
         ctx.phone.force_stop(package)
     ctx.phone.go_home()

@@ -83,7 +83,7 @@ class Settings(App):
         if key == "bluetooth":
             return "On" if _on(ctx, "global", "bluetooth_on") else "Off"
         if key == "battery":
-            return f"{ctx.phone._state['battery']['level']}%"
+            return f"{ctx.phone.battery['level']}%"
         if key == "about":
             return ctx.phone.model
         if key == "display":
@@ -147,7 +147,7 @@ class Settings(App):
             return [info("Device name", ctx.phone.name), info("Model", ctx.phone.model),
                     info("Android version", "13"), info("Build number", "TQ3A.230901.001")]
         if page == "battery":
-            return [info("Battery level", f"{ctx.phone._state['battery']['level']}%"),
+            return [info("Battery level", f"{ctx.phone.battery['level']}%"),
                     toggle("Battery Saver", "global", "low_power")]
         return [info(f"{TITLES.get(page, page)} options"), info("Advanced")]
 

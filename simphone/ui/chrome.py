@@ -55,7 +55,7 @@ def draw_system_ui(phone: Phone, c: Canvas) -> None:
     mid = STATUS_H / 2
     c.text((50, mid), phone.clock.strftime("%H:%M"), size=40, color=th.status_fg, anchor="lm", bold=True)
     x = c.width - 40
-    level = phone._state["battery"]["level"]
+    level = phone.battery["level"]
     box = c.text((x, mid), f"{level}%", size=34, color=th.status_fg, anchor="rm")
     x = box[0] - 10
     c.icon("battery", (x - 50, mid - 28, x, mid + 28), th.status_fg, description="battery")
