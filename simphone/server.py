@@ -125,6 +125,11 @@ class PhoneServer:
         async def shutdown() -> None:
             for endpoint in self._endpoints:
                 await self._unlisten(endpoint)
+            # Let connection and stream tasks end before the loop closes under them.
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in others:
+                task.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
 
         try:
             asyncio.run_coroutine_threadsafe(shutdown(), loop).result(_START_TIMEOUT_S)
