@@ -81,9 +81,18 @@ class AdbDeviceSource:
         self.settings = settings
 
     def list(self) -> list[tuple[str, str, str | None]]:
-        from mobile_agent.device import list_devices
+        from mobile_agent.device import connect, list_devices
 
-        return [(d.serial, d.state, getattr(d, "model", None)) for d in list_devices(self.settings.adb)]
+        listed = list_devices(self.settings.adb)
+        missing = [a for a in self.settings.adb.connect if a not in {d.serial for d in listed}]
+        for address in missing:  # adb.connect phones (compose, Wi-Fi): (re)connect when absent
+            try:
+                connect(address, self.settings.adb)
+            except DeviceError as exc:
+                log.info("adb connect %s: %s", address, exc.message)
+        if missing:
+            listed = list_devices(self.settings.adb)
+        return [(d.serial, d.state, getattr(d, "model", None)) for d in listed]
 
     def _open(self, serial: str) -> Any:
         from mobile_agent.device import open_device

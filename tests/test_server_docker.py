@@ -1,0 +1,113 @@
+"""The Docker images and compose file reference files, Makefile targets, commands and
+settings that exist (no Docker engine here: CI builds them with the same commands)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import tomllib
+import yaml
+
+from mobile_agent.cli import build_parser
+from mobile_agent.settings import Settings
+from simphone.cli import build_parser as simphone_parser
+
+REPO = Path(__file__).resolve().parents[1]
+DOCKERFILES = [REPO / "docker" / "Dockerfile.cpu", REPO / "docker" / "Dockerfile.cuda"]
+
+
+def _instructions(path: Path) -> list[tuple[str, str]]:
+    text = re.sub(r"\\\n", " ", path.read_text())
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            word, _, rest = line.partition(" ")
+            out.append((word.upper(), rest.strip()))
+    return out
+
+
+def _makefile_targets() -> set[str]:
+    return set(re.findall(r"^([A-Za-z][\w-]*):", (REPO / "Makefile").read_text(), re.M))
+
+
+def _check_command(argv: list[str]) -> None:
+    """The command parses with the real CLI parser of the console script it names."""
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert argv[0] in scripts, argv
+    parser = build_parser() if argv[0] == "mobile-agent" else simphone_parser()
+    parser.parse_args(argv[1:])
+
+
+def _check_env(name: str) -> None:
+    """MOBILE_AGENT_SECTION__FIELD names a real settings field."""
+    if not name.startswith("MOBILE_AGENT_"):
+        return
+    section, _, field = name.removeprefix("MOBILE_AGENT_").lower().partition("__")
+    assert section in Settings.model_fields, name
+    assert field in Settings.model_fields[section].annotation.model_fields, name
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
+def test_dockerfile_references_what_exists(dockerfile: Path) -> None:
+    steps = _instructions(dockerfile)
+    assert steps[0][0] == "FROM"
+    copies = [rest.split() for word, rest in steps if word == "COPY"]
+    assert copies
+    for parts in copies:
+        for source in parts[:-1]:
+            assert (REPO / source).exists(), f"{dockerfile.name}: COPY {source} does not exist"
+    runs = " ".join(rest for word, rest in steps if word == "RUN")
+    targets = [t for word, rest in steps if word == "RUN" for t in re.findall(r"(?:^|&&|;)\s*make\s+([\w-]+)", rest)]
+    assert targets and set(targets) <= _makefile_targets()
+    assert "apt-get install" in runs and " adb " in runs  # adb inside the image
+    extras = re.findall(r"-e '\.\[([\w,]+)\]'", runs)
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    for extra in ",".join(extras).split(","):
+        if extra:
+            assert extra in declared
+    for word, rest in steps:
+        if word == "ENV":
+            for name in re.findall(r"(MOBILE_AGENT_\w+)=", rest):
+                _check_env(name)
+    cmd = [rest for word, rest in steps if word == "CMD"]
+    assert len(cmd) == 1
+    argv = yaml.safe_load(cmd[0])
+    _check_command(argv)
+    assert "--host" in argv and argv[argv.index("--host") + 1] == "0.0.0.0"
+    assert (REPO / "docker" / f"{dockerfile.name}.dockerignore").is_file()
+
+
+def test_compose_file_builds_the_images_and_runs_real_commands() -> None:
+    compose = yaml.safe_load((REPO / "docker" / "compose.yaml").read_text())
+    services = compose["services"]
+    assert {"phones", "service"} <= set(services)
+    for name, spec in services.items():
+        build = spec["build"]
+        context = (REPO / "docker" / build["context"]).resolve()
+        assert context == REPO, name
+        assert (context / build["dockerfile"]).is_file(), name
+        _check_command(spec["command"])
+        for key in spec.get("environment", {}):
+            _check_env(key)
+        for dependency in spec.get("depends_on", {}):
+            assert dependency in services
+    phones = simphone_parser().parse_args(services["phones"]["command"][1:])
+    addresses = yaml.safe_load(services["service"]["environment"]["MOBILE_AGENT_ADB__CONNECT"])
+    assert addresses == [f"phones:{phones.port + i}" for i in range(phones.count)]
+    assert phones.count >= 2  # several simulated phones
+    assert "MOBILE_AGENT_SERVER__API_TOKEN" in services["service"]["environment"]
+    for volume in services["service"]["volumes"]:
+        target = volume.split(":")[1] if not volume.startswith("$") else volume.rsplit(":", 2)[1]
+        assert target in {"/data", "/models"}
+
+
+def test_image_commands_are_shell_free() -> None:
+    """CMD in exec form: no shell between the container and the server."""
+    for dockerfile in DOCKERFILES:
+        cmd = [rest for word, rest in _instructions(dockerfile) if word == "CMD"][0]
+        assert cmd.startswith("["), dockerfile.name
+        assert shlex.split(" ".join(yaml.safe_load(cmd)))[0] == "mobile-agent"
