@@ -18,10 +18,11 @@ paper counts steps):
 - the *expected* action is reference step ``p``; ``act_match`` says whether the agent chose
   its operation (any alternative), ``args_score`` is the best η among the alternatives with
   that operation — these give GPT4Tools' SR_act, SR_args and SR (act match and η > 0.5);
-- the step is *correct* if it matches (same operation, η > 0.5) some reference step
-  ``j ≥ p`` — the expected one or a later one, since skipping a step that the screen made
-  unnecessary is not a mistake; the match consumes ``j`` and moves ``p`` to ``j + 1``.
-  Repeating a consumed step, a wrong operation or wrong arguments are incorrect steps.
+- the step is *correct* if it was carried out on the device and matches (same operation,
+  η > 0.5) some reference step ``j ≥ p`` — the expected one or a later one, since skipping
+  a step that the screen made unnecessary is not a mistake; the match consumes ``j`` and
+  moves ``p`` to ``j + 1``. Repeating a consumed step, a wrong operation, wrong arguments,
+  or a right action that could not be carried out (text not found) are incorrect steps.
 
 Then PS = correct steps / agent steps, and the reference steps *reached* are ``p`` (the
 furthest consumed step); CR = p / len(reference), or 1 when the validator says the task
@@ -169,14 +170,23 @@ class StepScores:
         return self._rate(lambda s: 1.0 if s.act_match and (s.args_score or 0.0) > ARGS_THRESHOLD else 0.0)
 
 
-def judge_steps(actions: Sequence[ActionRef | None], reference: Sequence[ReferenceStep]) -> StepScores:
-    """Judge an agent's actions (``None`` for a step whose reply did not parse).
+def judge_steps(
+    actions: Sequence[ActionRef | None],
+    reference: Sequence[ReferenceStep],
+    executed: Sequence[bool] | None = None,
+) -> StepScores:
+    """Judge an agent's actions (``None`` for a step whose reply did not parse);
+    ``executed[i]`` is False for a step that could not be carried out (default: all were).
 
     The last action is dropped when it is a Stop; see the module docstring for the rule.
     """
     actions = list(actions)
+    done = list(executed) if executed is not None else [True] * len(actions)
+    if len(done) != len(actions):
+        raise ValueError("executed needs one flag per action")
     if actions and actions[-1] is not None and actions[-1].is_stop:
         actions.pop()
+        done.pop()
     pointer = 0
     judged: list[StepJudgement] = []
     for index, action in enumerate(actions, start=1):
@@ -188,7 +198,7 @@ def judge_steps(actions: Sequence[ActionRef | None], reference: Sequence[Referen
             best = _best_args(action, expected) if action is not None else None
             act_match = best is not None
             score = best if best is not None else 0.0
-        if action is not None:
+        if action is not None and done[index - 1]:
             for j in range(pointer, len(reference)):
                 best = _best_args(action, reference[j])
                 if best is not None and best > ARGS_THRESHOLD:

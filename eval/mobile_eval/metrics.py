@@ -126,6 +126,7 @@ class ResultTable:
     averages: dict[int, LevelSummary] = field(default_factory=dict)
     overall: LevelSummary | None = None
     duplicates: list[str] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
 
     @property
     def apps(self) -> list[str]:
@@ -135,18 +136,20 @@ class ResultTable:
 
 
 def summarize(records: Iterable[TaskResult], label: str | None = None) -> ResultTable:
-    """Table 2 from result records; a task recorded twice keeps its last record."""
+    """Table 2 from result records; a task recorded twice keeps its last record, and
+    records still waiting for a judge (``pending``) are listed apart, not averaged."""
     latest: dict[str, TaskResult] = {}
     duplicates: list[str] = []
     for record in records:
         if record.task_id in latest:
             duplicates.append(record.task_id)
         latest[record.task_id] = record
-    chosen = list(latest.values())
+    pending = sorted(r.task_id for r in latest.values() if r.judged_by == "pending")
+    chosen = [r for r in latest.values() if r.judged_by != "pending"]
     if label is None:
         labels = sorted({r.label for r in chosen if r.label})
         label = ", ".join(labels)
-    table = ResultTable(label=label, duplicates=duplicates)
+    table = ResultTable(label=label, duplicates=duplicates, pending=pending)
     for record in chosen:
         table.cells[(record.app, record.level)] = record
     for level in LEVELS:

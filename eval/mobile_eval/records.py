@@ -37,8 +37,10 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 # Who decided success and step correctness: the phone's state (simulator), a person
-# (annotation file), an MLLM judge, or the figures as a paper published them.
-JudgedBy = Literal["state", "human", "mllm", "published"]
+# (annotation file), an MLLM judge, or the figures as a paper published them. "pending": a
+# run on a phone whose state cannot be read, waiting for `mobile-agent eval annotate`;
+# averages leave pending records out.
+JudgedBy = Literal["state", "human", "mllm", "published", "pending"]
 
 
 class StepJudgement(BaseModel):

@@ -1,10 +1,186 @@
-"""`mobile-agent eval` (placeholder until its issue lands)."""
+"""`mobile-agent eval`: the Mobile-Eval benchmark.
+
+    mobile-agent eval mobile-eval [--device SERIAL]... [--app APP]... [--level N]... [--script-reference]
+    mobile-agent eval annotate RUN_DIR [--task ID] [--results FILE]
+    mobile-agent eval report RESULTS [--compare BEFORE] [--out DIR]
+    mobile-agent eval tasks [--app APP] [--level N]
+
+The harness lives in the top-level ``eval.mobile_eval`` package, which sits above
+``mobile_agent``; the CLI is the one place that composes them, so it imports the harness
+inside the command functions and never at import time.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("eval", help="(not yet available)")
-    parser.set_defaults(func=lambda args: print("mobile-agent eval: not yet available") or 2)
+    parser = subparsers.add_parser("eval", help="benchmarks: Mobile-Eval (the paper's 33 instructions)",
+                                   description="Evaluate the agent on Mobile-Eval.")
+    commands = parser.add_subparsers(dest="eval_command", metavar="BENCHMARK")
+    parser.set_defaults(func=lambda args: parser.print_help() or EXIT_USAGE)
+
+    run = commands.add_parser("mobile-eval", help="run the Mobile-Eval tasks on one or more phones")
+    run.add_argument("--device", "-s", action="append", metavar="SERIAL",
+                     help="a phone to use (repeatable: one task per phone at a time; default: the only one)")
+    run.add_argument("--connect", metavar="HOST:PORT", action="append", help="`adb connect` first (repeatable)")
+    run.add_argument("--model", help="planner model (default: settings)")
+    run.add_argument("--base-url", help="OpenAI-compatible endpoint")
+    run.add_argument("--api-key", help="API key (prefer MOBILE_AGENT_PLANNER__API_KEY)")
+    run.add_argument("--app", action="append", metavar="APP", help="only this app (name or slug; repeatable)")
+    run.add_argument("--level", action="append", type=int, choices=(1, 2, 3), help="only this level (repeatable)")
+    run.add_argument("--task", action="append", metavar="ID", help="only this task id, e.g. notes-2 (repeatable)")
+    run.add_argument("--script-reference", action="store_true",
+                     help="run each task's reference solution in scripted mode (no LLM): checks tasks and validators")
+    run.add_argument("--output", "-o", type=Path, default=Path("runs/mobile-eval"), metavar="DIR",
+                     help="results.jsonl, trajectories/ and reports (default: runs/mobile-eval); rerun to resume")
+    run.add_argument("--label", help="name of this run in reports (default: the model, or 'reference')")
+    run.add_argument("--seed", type=int, default=0, help="seed of the simulated phone's reset (default 0)")
+    run.add_argument("--param", action="append", metavar="NAME=VALUE", help="task parameter, e.g. address=a@b.c")
+    run.add_argument("--max-steps", type=int, help="step budget per task (default: 3 x human steps + 5)")
+    run.add_argument("--judge", choices=("auto", "mllm"), default="auto",
+                     help="phones without readable state: auto = annotate later, mllm = ask the planner model")
+    run.set_defaults(func=mobile_eval_command)
+
+    annotate = commands.add_parser("annotate", help="judge a run step by step (correct? y/n) on the terminal")
+    annotate.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the run's trajectory folder")
+    annotate.add_argument("--task", metavar="ID", help="the task it ran (default: from the results file)")
+    annotate.add_argument("--results", type=Path, metavar="FILE", help="append the judged result to this results.jsonl")
+    annotate.add_argument("--annotator", default="", help="your name, kept in annotation.json")
+    annotate.set_defaults(func=annotate_command)
+
+    report = commands.add_parser("report", help="Markdown/HTML/JSON report of a results file")
+    report.add_argument("results", type=Path, metavar="RESULTS", help="a results.jsonl")
+    report.add_argument("--compare", type=Path, metavar="BEFORE", help="an earlier results file: compare BEFORE -> RESULTS")
+    report.add_argument("--out", type=Path, metavar="DIR", help="where to write (default: beside RESULTS)")
+    report.add_argument("--no-paper", action="store_true", help="leave out the paper's published figures")
+    report.set_defaults(func=report_command)
+
+    tasks = commands.add_parser("tasks", help="list the Mobile-Eval tasks")
+    tasks.add_argument("--app", action="append", metavar="APP")
+    tasks.add_argument("--level", action="append", type=int, choices=(1, 2, 3))
+    tasks.add_argument("--reference", action="store_true", help="print each reference solution too")
+    tasks.set_defaults(func=tasks_command)
+
+
+def _params(pairs: list[str] | None) -> dict[str, str]:
+    values = {}
+    for pair in pairs or []:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise SystemExit(f"mobile-agent eval: --param wants NAME=VALUE, got {pair!r}")
+        values[name.strip()] = value
+    return values
+
+
+def mobile_eval_command(args: argparse.Namespace) -> int:
+    from eval.mobile_eval.records import load_paper_results
+    from eval.mobile_eval.report import write_reports
+    from eval.mobile_eval.runner import EvalConfig, SuiteRunner
+    from eval.mobile_eval.schema import load_tasks, select_tasks
+    from mobile_agent.device import open_device
+    from mobile_agent.settings import load_settings
+
+    settings = load_settings(args.config, {
+        "adb.connect": args.connect, "planner.model": args.model,
+        "planner.base_url": args.base_url, "planner.api_key": args.api_key,
+    })
+    if not args.script_reference and not settings.planner.configured:
+        print("mobile-agent eval: no planner endpoint configured (set MOBILE_AGENT_PLANNER__BASE_URL / "
+              "MOBILE_AGENT_PLANNER__API_KEY or --base-url), or use --script-reference", file=sys.stderr)
+        return EXIT_USAGE
+    tasks = select_tasks(load_tasks(), apps=args.app, levels=args.level, ids=args.task)
+    if not tasks:
+        print("mobile-agent eval: no task matches the filters", file=sys.stderr)
+        return EXIT_USAGE
+    serials = args.device or [None]
+    devices = [open_device(settings.adb, serial) for serial in serials]
+    label = args.label or ("reference" if args.script_reference else settings.planner.model)
+    config = EvalConfig(output_dir=args.output, mode="reference" if args.script_reference else "agent",
+                        label=label, seed=args.seed, params=_params(args.param), judge=args.judge,
+                        max_steps=args.max_steps)
+
+    def show(record: Any) -> None:
+        mark = {"pending": "?"}.get(record.judged_by, "✓" if record.success else "×")
+        print(f"{mark} {record.task_id:<16} {record.agent_steps:>2}/{record.human_steps:<2} steps  "
+              f"{(record.reasons or [''])[-1][:90]}", flush=True)
+
+    runner = SuiteRunner(settings, devices, config, on_result=show)
+    done = runner.results.done_ids()
+    skipped = [t.id for t in tasks if t.id in done]
+    if skipped:
+        print(f"resuming: {len(skipped)} task(s) already in {runner.results.path}", flush=True)
+    try:
+        records = runner.run(tasks)
+    except KeyboardInterrupt:
+        runner.cancel.set()
+        print("interrupted; rerun the same command to resume", file=sys.stderr)
+        return 130
+    chosen = {t.id for t in tasks}
+    paths = write_reports([r for r in records if r.task_id in chosen], args.output, paper=load_paper_results(),
+                          label=label)
+    print(f"results: {runner.results.path}\nreport: {paths['html']}\n{paths['markdown'].read_text()}")
+    return EXIT_OK
+
+
+def annotate_command(args: argparse.Namespace) -> int:
+    from eval.mobile_eval.judges import annotate_run, result_from_annotation
+    from eval.mobile_eval.records import ResultsFile
+    from eval.mobile_eval.schema import load_tasks
+
+    tasks = {t.id: t for t in load_tasks()}
+    task_id = args.task
+    if task_id is None and args.results is not None and args.results.exists():
+        folder = args.run_dir.resolve()
+        for record in ResultsFile(args.results).records():
+            if record.trajectory_dir and Path(record.trajectory_dir).resolve() == folder:
+                task_id = record.task_id
+    if task_id is not None and task_id not in tasks:
+        print(f"mobile-agent eval annotate: no task {task_id!r}", file=sys.stderr)
+        return EXIT_USAGE
+    task = tasks.get(task_id) if task_id else None
+    annotation = annotate_run(args.run_dir, stdin=sys.stdin, stdout=sys.stdout, annotator=args.annotator,
+                              human_steps=task.human_steps if task else None, task_id=task_id)
+    print(f"wrote {args.run_dir / 'annotation.json'}")
+    if args.results is not None:
+        if task is None:
+            print("mobile-agent eval annotate: --results needs --task (the run is not in that file)", file=sys.stderr)
+            return EXIT_USAGE
+        record = result_from_annotation(task, args.run_dir, annotation)
+        ResultsFile(args.results).append(record)
+        print(f"appended the judged result of {task.id} to {args.results}")
+    return EXIT_OK
+
+
+def report_command(args: argparse.Namespace) -> int:
+    from eval.mobile_eval.metrics import summarize
+    from eval.mobile_eval.records import load_paper_results, load_results
+    from eval.mobile_eval.report import compare_markdown, write_reports
+
+    records = load_results(args.results)
+    out = args.out or args.results.parent
+    paths = write_reports(records, out, paper=None if args.no_paper else load_paper_results())
+    print(paths["markdown"].read_text())
+    if args.compare is not None:
+        text = compare_markdown(summarize(load_results(args.compare)), summarize(records))
+        (out / "compare.md").write_text(text, encoding="utf-8")
+        print(text)
+    print(f"report: {paths['html']}")
+    return EXIT_OK
+
+
+def tasks_command(args: argparse.Namespace) -> int:
+    from eval.mobile_eval.schema import load_tasks, select_tasks
+
+    for task in select_tasks(load_tasks(), apps=args.app, levels=args.level):
+        print(f"{task.id:<16} L{task.level} {task.human_steps:>2} steps  {task.instruction}")
+        if args.reference:
+            for line in task.reference:
+                print(f"{'':<20}{line}")
+    return EXIT_OK

@@ -1,0 +1,226 @@
+"""Running the Mobile-Eval suite on one or more phones.
+
+For each task: reset the phone (``PhoneEnvironment``), read the state before, run the agent
+(or the task's reference solution through scripted mode), read the state after, judge,
+and append one ``TaskResult`` line to ``results.jsonl`` at once. Tasks go to the phones
+through a queue, one task per phone at a time. The results file makes a suite resumable:
+task ids already in it are skipped. One task's crash is a failed record and the suite goes
+on; a phone that is lost stops taking tasks, and the others carry on.
+
+Judging: a phone with readable state is judged by its state (validator) and its steps
+against the reference actions (``matching``); otherwise by the MLLM judge when asked,
+else the record is ``pending`` until ``mobile-agent eval annotate`` judges the run.
+
+May import: mobile_agent (public API: settings, agent, operations, errors), mobile_eval.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from eval.mobile_eval.app_validators import derive
+from eval.mobile_eval.environment import PhoneEnvironment
+from eval.mobile_eval.judges import MllmJudge, result_from_annotation
+from eval.mobile_eval.matching import ActionRef, judge_steps, parse_reference
+from eval.mobile_eval.records import ResultsFile, TaskResult
+from eval.mobile_eval.schema import EvalTask
+from eval.mobile_eval.validators import MissingPath, validate
+from mobile_agent.errors import DeviceError, MobileAgentError
+from mobile_agent.settings import Settings
+
+__all__ = ["EvalConfig", "SuiteRunner", "parse_action_ref", "step_action_ref"]
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["agent", "reference"]
+
+
+def _subclass_names(cls: type) -> set[str]:
+    return {cls.__name__}.union(*(_subclass_names(sub) for sub in cls.__subclasses__()))
+
+
+# A run that ended on one of these lost its phone: the worker stops taking tasks.
+_DEVICE_ERRORS = _subclass_names(DeviceError)
+
+
+def parse_action_ref(text: str) -> ActionRef:
+    """A reference action line, parsed by the operations' own parser."""
+    from mobile_agent.operations import parse_action
+
+    parsed = parse_action(f"Action: {text}")
+    return ActionRef(parsed.name, parsed.params.model_dump(), parsed.text)
+
+
+def step_action_ref(step: Any) -> ActionRef | None:
+    """The action of a ``StepRecord`` (or its dict), ``None`` when the reply did not parse."""
+    operation = step.get("operation") if isinstance(step, dict) else step.operation
+    text = step.get("action_text", "") if isinstance(step, dict) else step.action_text
+    if not operation:
+        return None
+    return ActionRef(operation["name"], dict(operation.get("params") or {}), text)
+
+
+@dataclass
+class EvalConfig:
+    output_dir: Path
+    mode: Mode = "agent"
+    label: str = ""
+    seed: int = 0
+    params: dict[str, str] = field(default_factory=dict)  # e.g. {"address": "..."}
+    judge: Literal["auto", "mllm"] = "auto"  # auto: state when readable, else pending (annotate)
+    max_steps: int | None = None  # overrides each task's budget
+
+
+class SuiteRunner:
+    """Runs tasks on phones in parallel; resumable through the results file."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        devices: Sequence[Any],
+        config: EvalConfig,
+        *,
+        locator: Any | None = None,
+        planner_factory: Callable[[], Any] | None = None,
+        judge: MllmJudge | None = None,
+        on_result: Callable[[TaskResult], None] | None = None,
+    ) -> None:
+        if not devices:
+            raise ValueError("at least one device")
+        self.settings = settings
+        self.devices = list(devices)
+        self.config = config
+        self.locator = locator
+        self.planner_factory = planner_factory
+        self.judge = judge
+        self.on_result = on_result
+        self.results = ResultsFile(Path(config.output_dir) / "results.jsonl")
+        self.cancel = threading.Event()
+
+    @property
+    def trajectories_dir(self) -> Path:
+        return Path(self.config.output_dir) / "trajectories"
+
+    def run(self, tasks: Sequence[EvalTask]) -> list[TaskResult]:
+        """Run the tasks not yet in the results file; returns every record of the file."""
+        done = self.results.done_ids()
+        todo: queue.Queue[EvalTask] = queue.Queue()
+        for task in tasks:
+            if task.id not in done:
+                todo.put(task)
+        workers = [threading.Thread(target=self._work, args=(device, todo), name=f"eval-{device.serial}", daemon=True)
+                   for device in self.devices]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        return self.results.records()
+
+    def _work(self, device: Any, todo: queue.Queue[EvalTask]) -> None:
+        environment = PhoneEnvironment(device)
+        while not self.cancel.is_set():
+            try:
+                task = todo.get_nowait()
+            except queue.Empty:
+                return
+            record, device_gone = self.run_task(task, environment)
+            self.results.append(record)
+            if self.on_result is not None:
+                self.on_result(record)
+            if device_gone:
+                log.warning("%s is lost; it takes no more tasks", device.serial)
+                return
+
+    # -- one task ----------------------------------------------------------------------------
+
+    def run_task(self, task: EvalTask, environment: PhoneEnvironment) -> tuple[TaskResult, bool]:
+        """One task, always a record; the flag says the phone is gone."""
+        started = time.monotonic()
+        try:
+            return self._run_task(task, environment, started), False
+        except Exception as exc:  # one task's crash is a failed record; the suite goes on
+            log.exception("task %s crashed on %s", task.id, environment.serial)
+            error = exc.to_dict() if isinstance(exc, MobileAgentError) else {"type": type(exc).__name__, "message": str(exc)}
+            record = TaskResult(
+                task_id=task.id, app=task.app, level=task.level, label=self.config.label,
+                success=False, judged_by="state" if environment._stateful else "pending",
+                agent_steps=0, human_steps=task.human_steps, cr=0.0, status="crashed", error=error,
+                reasons=[f"crashed: {error.get('message', '')}"[:300]],
+                duration_s=round(time.monotonic() - started, 3), finished_at=datetime.now(timezone.utc),
+            )
+            return record, isinstance(exc, DeviceError)
+
+    def _run_task(self, task: EvalTask, environment: PhoneEnvironment, started: float) -> TaskResult:
+        environment.reset(seed=self.config.seed, apps=task.apps)
+        stateful = environment.stateful
+        before = environment.read_state() if stateful else None
+        values = dict(self.config.params)
+        values = {k: v for k, v in values.items() if k in task.params}
+        if task.derived:
+            try:
+                values.update(derive(task.derived, before) if before is not None else dict.fromkeys(task.derived, "?"))
+            except MissingPath as exc:
+                return TaskResult(
+                    task_id=task.id, app=task.app, level=task.level, label=self.config.label, success=False,
+                    judged_by="state", agent_steps=0, human_steps=task.human_steps, cr=0.0, status="not_started",
+                    reasons=[f"✗ the phone's state has no {exc.path!r} (is the app implemented?)"],
+                    duration_s=round(time.monotonic() - started, 3), finished_at=datetime.now(timezone.utc),
+                )
+        instruction = task.render(values)
+        settings = self.settings.with_overrides({"agent.max_steps": self.config.max_steps or task.step_budget})
+        output_dir = self.trajectories_dir / task.id
+        if self.config.mode == "reference":
+            from mobile_agent.agent import run_script
+
+            run = run_script(settings, task.reference_script(values), device=environment.device,
+                             locator=self.locator, output_dir=output_dir, instruction=instruction, cancel=self.cancel)
+        else:
+            from mobile_agent.agent import Agent
+
+            planner = self.planner_factory() if self.planner_factory is not None else None
+            agent = Agent(settings, device=environment.device, planner=planner, locator=self.locator)
+            run = agent.run(instruction, cancel=self.cancel, output_dir=output_dir)
+        if run.status.value == "error" and run.error and run.error.get("type") in _DEVICE_ERRORS:
+            raise DeviceError(f"device failed during {task.id}: {run.error.get('message', '')}",
+                              serial=environment.serial)
+        extra = {
+            "label": self.config.label, "instruction": instruction, "status": run.status.value,
+            "error": run.error, "duration_s": round(time.monotonic() - started, 3),
+            "prompt_tokens": run.usage.prompt_tokens, "completion_tokens": run.usage.completion_tokens,
+            "cost_usd": round(run.usage.cost_usd, 6), "finished_at": datetime.now(timezone.utc),
+        }
+        if not stateful:
+            return self._judge_without_state(task, run, instruction, extra)
+        after = environment.read_state()
+        verdict = validate(task.validator.filled(task.resolved_params(values)), before, after)
+        reference = parse_reference(task.reference_lines(values), parse_action_ref)
+        scores = judge_steps([step_action_ref(s) for s in run.steps], reference, [s.ok for s in run.steps])
+        return TaskResult(
+            task_id=task.id, app=task.app, level=task.level, success=verdict.success, judged_by="state",
+            agent_steps=scores.agent_steps, human_steps=task.human_steps, ps=scores.ps,
+            cr=scores.cr(verdict.success), sr_act=scores.sr_act, sr_args=scores.sr_args, sr=scores.sr,
+            steps=scores.steps, reasons=list(verdict.reasons), trajectory_dir=str(run.trajectory_dir),
+            replay=str(run.report_path), **extra,
+        )
+
+    def _judge_without_state(self, task: EvalTask, run: Any, instruction: str, extra: dict[str, Any]) -> TaskResult:
+        if self.config.judge == "mllm":
+            judge = self.judge or MllmJudge(self.settings.planner)
+            annotation = judge.judge_run(run.trajectory_dir, instruction=instruction,
+                                         human_steps=task.human_steps, task_id=task.id)
+            return result_from_annotation(task, run.trajectory_dir, annotation, **extra)
+        steps = [s for s in run.steps if s.operation_name != "stop" or s is not run.steps[-1]]
+        return TaskResult(
+            task_id=task.id, app=task.app, level=task.level, success=False, judged_by="pending",
+            agent_steps=len(steps), human_steps=task.human_steps, cr=0.0,
+            reasons=[f"awaiting a judge: mobile-agent eval annotate {run.trajectory_dir}"],
+            trajectory_dir=str(run.trajectory_dir), replay=str(run.report_path), **extra,
+        )
