@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from simphone.adb.connection import DeviceConnection, PhoneSlot
 from simphone.adb.protocol import MAX_PAYLOAD
@@ -28,6 +29,7 @@ __all__ = ["EMULATOR_PORTS", "Endpoint", "PhoneServer"]
 log = logging.getLogger(__name__)
 
 EMULATOR_PORTS = range(5555, 5586)
+T = TypeVar("T")
 _START_TIMEOUT_S = 10.0
 
 
@@ -200,7 +202,7 @@ class PhoneServer:
         self._endpoints.append(endpoint)
         return endpoint
 
-    def _call(self, coro):  # noqa: ANN001, ANN202
+    def _call(self, coro: Coroutine[Any, Any, T]) -> T:
         assert self._loop is not None
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(_START_TIMEOUT_S)
 

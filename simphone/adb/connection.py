@@ -21,7 +21,7 @@ import logging
 import os
 import struct
 import threading
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 
 from simphone.adb.protocol import (
@@ -106,6 +106,9 @@ class _Stream:
             self.buffer.clear()
             return out
         return await self.inbox.get()
+
+
+_Handler = Callable[[_Stream], Awaitable[None]]
 
 
 class DeviceConnection:
@@ -281,7 +284,7 @@ class DeviceConnection:
             self.streams.pop(stream.local_id, None)
             stream.closed = True
 
-    async def _run_service(self, stream: _Stream, handler, service: str) -> None:  # noqa: ANN001
+    async def _run_service(self, stream: _Stream, handler: _Handler, service: str) -> None:
         try:
             await handler(stream)
             await self._finish(stream)
@@ -298,7 +301,7 @@ class DeviceConnection:
                 self.streams.pop(stream.local_id, None)
 
     # -- services --------------------------------------------------------------------------------
-    def _service_handler(self, service: str):  # noqa: ANN202
+    def _service_handler(self, service: str) -> _Handler | None:
         if service.startswith("shell"):
             head, colon, command = service.partition(":")
             if not colon:
