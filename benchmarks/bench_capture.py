@@ -53,19 +53,24 @@ from simphone import Phone  # noqa: E402
 from simphone.server import PhoneServer  # noqa: E402
 
 
-def median_ms(fn: Callable[[], object], repeat: int, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
+def medians_ms(fns: dict[str, Callable[[], object]], repeat: int, warmup: int = 2) -> dict[str, float]:
+    """Median wall time of each function, measured round-robin so that the machine's
+    load drifts over all of them alike (it is shared)."""
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times) * 1000
+        for name, fn in fns.items():
+            started = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - started)
+    return {name: statistics.median(t) * 1000 for name, t in times.items()}
 
 
 def raw_socket_read(port: int, serial: str) -> int:
-    """Read the whole ``exec:screencap`` stream from a plain socket; returns its size."""
+    """Read the whole ``exec:screencap`` stream from a plain socket into one preallocated
+    buffer (the transport's floor: no protocol layer, no decoding); returns its size."""
     with socket.create_connection(("127.0.0.1", port)) as sock:
         for request in (f"host:transport:{serial}", "exec:screencap"):
             data = request.encode()
@@ -73,13 +78,17 @@ def raw_socket_read(port: int, serial: str) -> int:
             status = sock.recv(4, socket.MSG_WAITALL)
             if status != b"OKAY":
                 raise RuntimeError(f"{request}: {status!r}")
-        chunks = []
+        buf = bytearray(RAW_BUFFER_BYTES)
+        view = memoryview(buf)
+        got = 0
         while True:
-            chunk = sock.recv(1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return len(b"".join(chunks))
+            n = sock.recv_into(view[got:])
+            if n == 0:
+                return got
+            got += n
+
+
+RAW_BUFFER_BYTES = 16 + 1080 * 2400 * 4 + 1  # one spare byte so EOF is seen by recv_into
 
 
 def main() -> int:
@@ -114,24 +123,32 @@ def main() -> int:
               f"raw stream {raw_socket_read(PORT, serial) / 1e6:.1f} MB, "
               f"PNG {len(phone.screencap_png()) / 1e3:.0f} kB; median of {args.repeat} runs")  # fmt: skip
 
-        ours = median_ms(lambda: device.screenshot(), args.repeat)
-        adbu = median_ms(lambda: np.asarray(theirs.screenshot().convert("RGB")), args.repeat)
-        raw = median_ms(lambda: raw_socket_read(PORT, serial), args.repeat)
+        capture = medians_ms(
+            {
+                "ours": lambda: device.screenshot(),
+                "adbutils": lambda: np.asarray(theirs.screenshot().convert("RGB")),
+                "raw": lambda: raw_socket_read(PORT, serial),
+            },
+            args.repeat,
+        )
+        ours, adbu, raw = capture["ours"], capture["adbutils"], capture["raw"]
         print(f"capture  ours (raw framebuffer -> RGB view)   {ours:8.2f} ms")
         print(f"capture  adbutils screenshot() + np.asarray   {adbu:8.2f} ms")
-        print(f"capture  raw socket read, no decode           {raw:8.2f} ms")
+        print(f"capture  raw socket recv_into, no decode      {raw:8.2f} ms")
         speedup = adbu / ours
         overhead = ours / raw
         print(f"ratio    adbutils / ours   = {speedup:5.1f}x  (goal >= 3x: {'met' if speedup >= 3 else 'NOT met'})")
         print(f"ratio    ours / raw socket = {overhead:5.2f}x  (goal <= 2x: {'met' if overhead <= 2 else 'NOT met'})")
 
-        tap_ours = median_ms(lambda: device.tap(540, 1200), args.repeat)
-        tap_adbu = median_ms(lambda: theirs.click(540, 1200), args.repeat)
+        taps = medians_ms({"ours": lambda: device.tap(540, 1200), "adbutils": lambda: theirs.click(540, 1200)}, args.repeat)
+        tap_ours, tap_adbu = taps["ours"], taps["adbutils"]
         print(f"tap      ours Device.tap                       {tap_ours:8.2f} ms")
         print(f"tap      adbutils click                        {tap_adbu:8.2f} ms")
         print(f"ratio    adbutils click / ours tap = {tap_adbu / tap_ours:5.1f}x")
         return 0
     finally:
+        for serial in server.serials:  # disconnect first: the phone then shuts down quietly
+            subprocess.run([adb, "-P", str(PORT), "disconnect", serial], env=env, capture_output=True, timeout=30)
         server.stop()
         subprocess.run([adb, "-P", str(PORT), "kill-server"], env=env, capture_output=True, timeout=30)
         shutil.rmtree(home, ignore_errors=True)
