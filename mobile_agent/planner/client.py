@@ -130,7 +130,14 @@ class Planner:
         reflection = ""
         reflecting = request.previous_screenshot is not None
         if reflecting or request.reflection_note:
-            reflection = self._prompts["reflection"].safe_substitute(note=request.reflection_note or "") + "\n"
+            compare = (
+                "Compare the previous screenshot (before your last operation) with the current one."
+                if reflecting
+                else "Look at the current screenshot."
+            )
+            reflection = (
+                self._prompts["reflection"].safe_substitute(note=request.reflection_note or "", compare=compare) + "\n"
+            )
         shots = (
             "The first image is the previous screenshot (before your last operation); the second is the current one."
             if reflecting
