@@ -129,7 +129,14 @@ def _wm(phone: Phone, args: list[str]) -> CommandResult:
 
 @command("screencap")
 def _screencap(phone: Phone, args: list[str]) -> CommandResult:
-    files = [a for a in args if not a.startswith("-")]
+    files, i = [], 0
+    while i < len(args):  # -d DISPLAY takes a value; -p and -j are flags
+        if args[i] == "-d":
+            i += 2
+            continue
+        if not args[i].startswith("-"):
+            files.append(args[i])
+        i += 1
     data = phone.screencap_png() if ("-p" in args or (files and files[0].endswith(".png"))) else phone.screencap_raw()
     if files:  # screencap FILE: written to the virtual filesystem
         try:
@@ -148,7 +155,7 @@ INPUT_SOURCES = {"touchscreen", "touchpad", "keyboard", "mouse", "dpad", "gamepa
 def _input(phone: Phone, args: list[str]) -> CommandResult:
     if args[:1] and args[0] in INPUT_SOURCES:
         args = args[1:]
-    if args[:2] == ["-d", args[1] if len(args) > 1 else ""]:
+    if args[:1] == ["-d"]:  # display id: there is one display
         args = args[2:]
     if not args:
         raise _Usage("Usage: input [<source>] <command> [<arg>...]")

@@ -505,3 +505,11 @@ def test_installed_apps_appear_on_the_launcher() -> None:
             phone.install("com.example.nothing")
     finally:
         APPS.pop("com.example.compass", None)
+
+
+def test_screencap_to_a_file_and_display_flag(phone: Phone) -> None:
+    assert phone.run(["screencap", "-d", "0", "-p"]).stdout == phone.screencap_png()
+    assert sh(phone, "screencap", "-p", "/sdcard/Pictures/shot.png") == ""
+    assert phone.fs.read_file("/sdcard/Pictures/shot.png") == phone.screencap_png()
+    r = phone.run(["screencap", "-p", "/no/such/dir/x.png"])
+    assert r.exit_code == 1 and b"No such file" in r.stderr
