@@ -75,6 +75,15 @@ def test_adbutils_screenshot_decodes(sim_phone):
     assert image.size == (1080, 2400)
 
 
+def test_legacy_framebuffer_service(sim_phone):
+    image = sim_phone.device.framebuffer()
+    raw = sim_phone.phone.screencap_raw()
+    width, height = struct.unpack_from("<II", raw)
+    assert image.size == (width, height)
+    assert image.mode == "RGBA"
+    assert image.tobytes() == raw[len(raw) - width * height * 4 :]
+
+
 def test_adbutils_shell_stream_of_large_output_is_complete(sim_phone):
     # Goes through shell: v1 (raw) with chunking at the host's maxdata.
     conn = sim_phone.device.shell("screencap", stream=True)
