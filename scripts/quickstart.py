@@ -15,6 +15,7 @@ Exit code: the `mobile-agent run` exit code (0 = completed), or 3 when setup fai
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -82,7 +83,9 @@ def main() -> int:
     phone = None
     try:
         print(f"* starting a private adb server on port {adb_port} ({adb})")
-        subprocess.run([adb, "-P", str(adb_port), "start-server"], env=adb_env, check=True, timeout=60)
+        subprocess.run(
+            [adb, "-P", str(adb_port), "start-server"], env=adb_env, check=True, timeout=60, capture_output=True
+        )
 
         print(f"* starting a simulated phone on port {phone_port} (simphone serve)")
         phone = subprocess.Popen(
@@ -119,7 +122,7 @@ def main() -> int:
                 "   e.g. https://api.openai.com/v1 and your key, or a local http://localhost:11434/v1)"
             )
             command += ["--script", str(DEMO_SCRIPT)]
-        print("$ mobile-agent " + " ".join(command[command.index("run"):]))
+        print("$ mobile-agent " + shlex.join(command[command.index("run"):]))
         code = subprocess.run(command, env=run_env, cwd=os.getcwd()).returncode
 
         night = subprocess.run(

@@ -191,6 +191,6 @@ def run_command(args: argparse.Namespace) -> int:
     usage = result.usage
     if usage.calls:
         print(f"tokens: {usage.prompt_tokens} in / {usage.completion_tokens} out, cost ${usage.cost_usd:.4f}")
-    print(f"trajectory: {result.trajectory_path}")
-    print(f"report: {result.report_path}")
+    print(f"trajectory: {result.trajectory_path.resolve()}")
+    print(f"report: {result.report_path.resolve()}")
     return EXIT_CODES[result.status.value]
