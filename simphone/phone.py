@@ -93,6 +93,7 @@ class Phone:
                 "tasks": {LAUNCHER: [APPS[LAUNCHER].main_view()]},
                 "recents": [],
                 "focus": None,
+                "shade_open": False,
                 "radios_before_airplane": None,
                 "apps": {p: APPS[p].initial_data(self.seed) for p in installed if p in APPS},
             }
@@ -240,6 +241,7 @@ class Phone:
             recents.remove(package)
         recents.insert(0, package)
         self._state["focus"] = None
+        self._state["shade_open"] = False
 
     def go_home(self) -> None:
         page = 0
@@ -248,11 +250,13 @@ class Phone:
         self._state["tasks"][LAUNCHER] = [dict(APPS[LAUNCHER].main_view(), page=page)]
         self._state["foreground"] = LAUNCHER
         self._state["focus"] = None
+        self._state["shade_open"] = False
 
     def show_recents(self) -> None:
         self._state["tasks"][LAUNCHER] = [self.task(LAUNCHER)[0], {"view": "recents"}]
         self._state["foreground"] = LAUNCHER
         self._state["focus"] = None
+        self._state["shade_open"] = False
 
     def force_stop(self, package: str) -> None:
         with self.lock:
@@ -276,7 +280,18 @@ class Phone:
         elif package != LAUNCHER and self.foreground == package:
             self.go_home()  # Android 12+: BACK on a task's root moves the task to the back
 
+    @property
+    def shade_open(self) -> bool:
+        """The notification shade (quick settings) is pulled down over the app."""
+        return bool(self._state["shade_open"])
+
+    def set_shade(self, open_: bool) -> None:
+        self._state["shade_open"] = open_
+
     def press_back(self) -> None:
+        if self._state["shade_open"]:
+            self._state["shade_open"] = False
+            return
         if self._state["focus"] is not None:  # the first BACK only hides the keyboard
             self._state["focus"] = None
             return
@@ -351,6 +366,9 @@ class Phone:
                     self.tap(x1, y1)
                 return
             canvas = self._ensure_frame()
+            if not self.shade_open and y1 < chrome.STATUS_H * canvas.scale and y2 - y1 > 100 * canvas.scale:
+                self._state["shade_open"] = True  # pulled down from the status bar
+                return
             area = canvas.scroll_area_at(x1, y1)
             if area is not None:
                 area.on_scroll((x2 - x1) / canvas.scale, (y2 - y1) / canvas.scale)
@@ -368,8 +386,9 @@ class Phone:
             canvas = Canvas(self.width, self.height, theme_for(self.dark_mode))
             package = self.foreground
             ctx = self.app_context(package, chrome.content_box(self, self.width, self.height))
-            with canvas.clip(ctx.content):
-                APPS[package].render(ctx, canvas)
+            if not self.shade_open:  # the pulled-down shade covers the whole screen
+                with canvas.clip(ctx.content):
+                    APPS[package].render(ctx, canvas)
             chrome.draw_system_ui(self, canvas)
             canvas.finish()
             self._canvas, self._frame_key, self._png, self._raw = canvas, key, None, None

@@ -513,3 +513,19 @@ def test_screencap_to_a_file_and_display_flag(phone: Phone) -> None:
     assert phone.fs.read_file("/sdcard/Pictures/shot.png") == phone.screencap_png()
     r = phone.run(["screencap", "-p", "/no/such/dir/x.png"])
     assert r.exit_code == 1 and b"No such file" in r.stderr
+
+
+def test_notification_shade_quick_settings(phone: Phone) -> None:
+    tap(phone, "Settings")
+    sh(phone, "input", "swipe", "540", "40", "540", "1200", "300")  # pull down from the status bar
+    assert phone.state()["shade_open"]
+    assert not visible(phone, "Display & brightness")  # the shade covers the app
+    tap(phone, "Dark theme quick setting, off")
+    assert phone.state()["theme"] == "dark"
+    tap(phone, "Airplane mode")
+    assert phone.state()["airplane_mode"] and visible(phone, "Airplane mode quick setting, on")
+    sh(phone, "input", "keyevent", "BACK")
+    assert not phone.state()["shade_open"] and phone.state()["current"]["package"] == "com.android.settings"
+    sh(phone, "input", "swipe", "540", "40", "540", "1200", "300")
+    sh(phone, "input", "swipe", "540", "1500", "540", "300", "300")  # pushed back up
+    assert not phone.state()["shade_open"]

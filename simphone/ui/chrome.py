@@ -5,6 +5,8 @@ Status bar: the clock (HH:MM from the phone's clock), the real-time network spee
 airplane icon or Wi-Fi icon, signal bars, battery icon and percentage. Navigation bar:
 back triangle, home circle, recents square. Keyboard (while a text field has focus): a
 QWERTY keyboard whose keys type, or the ADB Keyboard's one-line bar when that IME is current.
+Notification shade (a swipe down from the status bar): quick-settings tiles for Wi-Fi,
+Bluetooth, Airplane mode and Dark theme, drawn over the whole screen.
 
 May import: the standard library, `simphone.ui` modules. Uses the `Phone` passed in.
 """
@@ -48,7 +50,9 @@ def network_speed(phone: Phone) -> str:
 
 def draw_system_ui(phone: Phone, c: Canvas) -> None:
     th = c.theme
-    if phone.keyboard_visible:
+    if phone.shade_open:
+        _shade(phone, c)
+    elif phone.keyboard_visible:
         _keyboard(phone, c)
     # status bar
     c.rect((0, 0, c.width, STATUS_H), fill=th.status_bg)
@@ -87,6 +91,38 @@ def draw_system_ui(phone: Phone, c: Canvas) -> None:
     ):
         c.icon(icon, (cx - 36, cy - 36, cx + 36, cy + 36), th.nav_fg, description=description)
         c.on_tap((cx - 120, top, cx + 120, c.height), action)
+
+
+def _shade(phone: Phone, c: Canvas) -> None:
+    """The pulled-down notification shade: four quick-settings tiles and the notifications.
+    A tap outside the tiles, a swipe up, BACK or HOME closes it."""
+    th = c.theme
+    c.rect((0, 0, c.width, c.height), fill=th.surface)
+    c.on_tap((0, 0, c.width, c.height), lambda: phone.set_shade(False))
+    c.on_scroll((0, 0, c.width, c.height), lambda dx, dy: dy < -100 and (phone.set_shade(False) or True))
+    c.text((60, STATUS_H + 40), phone.clock.strftime("%A, %B %-d"), size=44, color=th.text_secondary)
+
+    def flip(ns: str, key: str):
+        return lambda: phone.settings_put(ns, key, "0" if phone.settings_get(ns, key) == "1" else "1")
+
+    tiles = [
+        ("Wi-Fi", "wifi", phone.settings_get("global", "wifi_on") == "1", flip("global", "wifi_on")),
+        ("Bluetooth", "bluetooth", phone.settings_get("global", "bluetooth_on") == "1", flip("global", "bluetooth_on")),
+        ("Airplane mode", "airplane", phone.airplane_mode, lambda: phone.set_airplane_mode(not phone.airplane_mode)),
+        ("Dark theme", "moon", phone.dark_mode,
+         lambda: phone.settings_put("secure", "ui_night_mode", "1" if phone.dark_mode else "2")),
+    ]
+    for i, (label, icon, on, action) in enumerate(tiles):
+        row, col = divmod(i, 2)
+        left, top = 50 + col * 500, STATUS_H + 140 + row * 220
+        box = (left, top, left + 480, top + 190)
+        c.rect(box, fill=th.primary if on else th.field_bg, radius=60)
+        fg = ((255, 255, 255) if th.name == "light" else (20, 20, 24)) if on else th.text
+        c.icon(icon, (left + 40, top + 55, left + 120, top + 135), fg, description=f"{label} tile icon")
+        c.text((left + 150, top + 95), label, size=42, color=fg, anchor="lm", max_width=310)
+        c.widget(box, f"{label} quick setting, {'on' if on else 'off'}", text=label)
+        c.on_tap(box, action)
+    c.text((c.width / 2, STATUS_H + 720), "No notifications", size=42, color=th.text_secondary, anchor="mm")
 
 
 def _keyboard(phone: Phone, c: Canvas) -> None:
