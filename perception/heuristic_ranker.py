@@ -138,13 +138,17 @@ def _background_and_mask(patch: np.ndarray, inner: tuple[int, int, int, int]) ->
 def _glyph_mask(region: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
     """For an icon drawn on its own filled plate (app icon, round button): the glyph on
     the plate, as pixels unlike the plate's colour; None when there is no plate."""
-    if mask.mean() < 0.55:
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    if not contours:
         return None
-    plate = np.median(region[mask.astype(bool)], axis=0).astype(np.int16)
-    glyph = (np.abs(region.astype(np.int16) - plate).max(axis=2) > 60) & mask.astype(bool)
+    plate = np.zeros_like(mask)
+    cv2.drawContours(plate, [max(contours, key=cv2.contourArea)], -1, 1, thickness=cv2.FILLED)
+    if plate.mean() < 0.55:
+        return None
+    colour = np.median(region[(plate & mask).astype(bool)], axis=0).astype(np.int16)
+    glyph = np.abs(region.astype(np.int16) - colour).max(axis=2) > 60
     # erode the plate's edge away so its anti-aliased rim is not taken for the glyph
-    inner = cv2.erode(mask, np.ones((5, 5), np.uint8), iterations=2).astype(bool)
-    glyph &= inner
+    glyph &= cv2.erode(plate, np.ones((5, 5), np.uint8), iterations=2).astype(bool)
     return glyph.astype(np.uint8) if glyph.mean() > 0.02 else None
 
 
