@@ -155,6 +155,27 @@ def test_shell_v2_packets_and_exit_code(raw_host):
     ]
 
 
+def _read_stream(host: RawHost, host_id: int) -> bytes:
+    command, local_id, remote_id, _, _ = host.recv()
+    assert (command, remote_id) == (A_OKAY, host_id)
+    out = bytearray()
+    while True:
+        command, _, _, data, _ = host.recv()
+        if command == A_CLSE:
+            return bytes(out)
+        out += data
+        host.send(A_OKAY, host_id, local_id)
+
+
+def test_abb_exec_runs_cmd_with_nul_separated_arguments(raw_host, sim_phone):
+    host = raw_host()
+    host.handshake()
+    host.send(A_OPEN, 4, 0, b"abb_exec:simphone\0ground-truth\0")
+    expected = sim_phone.phone.run(["cmd", "simphone", "ground-truth"])
+    assert expected.exit_code == 0
+    assert _read_stream(host, 4) == expected.stdout + expected.stderr
+
+
 def test_unknown_service_is_refused_with_clse(raw_host, sim_phone):
     host = raw_host()
     host.handshake()
