@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mobile_agent.device import Screenshot, validate_address, validate_package, validate_serial
-from mobile_agent.device.device import _keycode, frame_difference
+from mobile_agent.device.device import frame_difference
 from mobile_agent.device.parsing import (
     LauncherApp,
     match_label,
@@ -36,6 +36,7 @@ from mobile_agent.device.text_input import (
     is_plain_ascii,
     shell_line,
 )
+from mobile_agent.device.validation import keycode_for
 from mobile_agent.errors import AppNotFoundError, DeviceError, ScreenshotError
 
 printable_ascii = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=500)
@@ -278,13 +279,13 @@ def test_addresses() -> None:
 
 
 def test_keycodes() -> None:
-    assert _keycode("back") == 4 and _keycode("HOME") == 3 and _keycode("app_switch") == 187
-    assert _keycode(66) == 66 and _keycode("67") == 67 and _keycode("KEYCODE_ENTER") == 66
-    assert _keycode("KEYCODE_CAMERA") == 27
-    assert _keycode("keycode_dpad_up") == "KEYCODE_DPAD_UP"
+    assert keycode_for("back") == 4 and keycode_for("HOME") == 3 and keycode_for("app_switch") == 187
+    assert keycode_for(66) == 66 and keycode_for("67") == 67 and keycode_for("KEYCODE_ENTER") == 66
+    assert keycode_for("KEYCODE_CAMERA") == 27
+    assert keycode_for("keycode_dpad_up") == "KEYCODE_DPAD_UP"
     for bad in ["", "explode", "KEYCODE_X;reboot", 999, True, "KEYCODE_"]:
         with pytest.raises(ValueError):
-            _keycode(bad)
+            keycode_for(bad)
 
 
 def test_raw_header_sizes_are_both_understood() -> None:

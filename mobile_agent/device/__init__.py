@@ -10,18 +10,12 @@ May import: adbutils, numpy, Pillow, the standard library, ``mobile_agent.errors
 
 from __future__ import annotations
 
-from mobile_agent.device.device import (
-    KEYCODES,
-    Device,
-    ScreenInfo,
-    ScreenState,
-    frame_difference,
-    open_device,
-)
+from mobile_agent.device.device import Device, ScreenInfo, ScreenState, frame_difference
 from mobile_agent.device.parsing import LauncherApp
 from mobile_agent.device.screenshot import Screenshot
+from mobile_agent.device.selection import open_device
 from mobile_agent.device.server import DeviceInfo, adb_version, connect, ensure_server, find_adb, list_devices
-from mobile_agent.device.validation import validate_address, validate_package, validate_serial
+from mobile_agent.device.validation import KEYCODES, validate_address, validate_package, validate_serial
 
 __all__ = [
     "KEYCODES",

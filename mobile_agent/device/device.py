@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import adbutils
 import numpy as np
 
-from mobile_agent.device.adb_protocol import UNAUTHORIZED_HINT, AdbHost, ShellResult
+from mobile_agent.device.adb_protocol import AdbHost, ShellResult
 from mobile_agent.device.parsing import (
     match_label,
     parse_current_app,
@@ -32,7 +32,7 @@ from mobile_agent.device.parsing import (
     parse_wm_size,
 )
 from mobile_agent.device.screenshot import Screenshot, decode_framebuffer, decode_png
-from mobile_agent.device.server import connect, ensure_server, parse_devices_l
+from mobile_agent.device.server import parse_devices_l
 from mobile_agent.device.text_input import (
     ADB_KEYBOARD_HINT,
     ADB_KEYBOARD_IME,
@@ -42,7 +42,14 @@ from mobile_agent.device.text_input import (
     is_plain_ascii,
     shell_line,
 )
-from mobile_agent.device.validation import validate_package, validate_serial
+from mobile_agent.device.validation import (
+    KEYCODES,
+    check_coordinate,
+    check_duration,
+    keycode_for,
+    validate_package,
+    validate_serial,
+)
 from mobile_agent.errors import (
     AdbKeyboardMissingError,
     AppNotFoundError,
@@ -51,42 +58,15 @@ from mobile_agent.errors import (
     DeviceLostError,
     DeviceNotFoundError,
     DeviceOfflineError,
-    DeviceUnauthorizedError,
-    MultipleDevicesError,
-    NoDeviceError,
     ScreenshotError,
 )
 from mobile_agent.settings import AdbSettings
 
-__all__ = ["KEYCODES", "Device", "ScreenInfo", "ScreenState", "open_device"]
+__all__ = ["Device", "ScreenInfo", "ScreenState", "frame_difference"]
 
 log = logging.getLogger(__name__)
 
-KEYCODES: dict[str, int] = {
-    "home": 3,
-    "back": 4,
-    "call": 5,
-    "volume_up": 24,
-    "volume_down": 25,
-    "power": 26,
-    "camera": 27,
-    "tab": 61,
-    "space": 62,
-    "enter": 66,
-    "delete": 67,
-    "backspace": 67,
-    "menu": 82,
-    "search": 84,
-    "escape": 111,
-    "forward_delete": 112,
-    "move_home": 122,
-    "move_end": 123,
-    "app_switch": 187,
-    "recent": 187,
-    "wakeup": 224,
-}
 _DIRECTIONS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
-_CONNECT_SETTLE_S = 5.0
 _PNG_FALLBACK_AFTER = 2  # consecutive raw failures before a Device prefers PNG
 
 T = TypeVar("T")
@@ -275,15 +255,15 @@ class Device:
     # --- input ---------------------------------------------------------------------------
 
     def tap(self, x: int, y: int) -> None:
-        self.check(["input", "tap", str(_coord(x)), str(_coord(y))])
+        self.check(["input", "tap", str(check_coordinate(x)), str(check_coordinate(y))])
 
     def long_press(self, x: int, y: int, duration_ms: int = 800) -> None:
-        x, y = _coord(x), _coord(y)
-        self.check(["input", "swipe", str(x), str(y), str(x), str(y), str(_duration(duration_ms))])
+        x, y = check_coordinate(x), check_coordinate(y)
+        self.check(["input", "swipe", str(x), str(y), str(x), str(y), str(check_duration(duration_ms))])
 
     def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
-        coords = [str(_coord(v)) for v in (x1, y1, x2, y2)]
-        self.check(["input", "swipe", *coords, str(_duration(duration_ms))])
+        coords = [str(check_coordinate(v)) for v in (x1, y1, x2, y2)]
+        self.check(["input", "swipe", *coords, str(check_duration(duration_ms))])
 
     def swipe_direction(self, direction: str, distance: float = 0.5, duration_ms: int = 300) -> tuple[int, int, int, int]:
         """Swipe the finger ``direction`` (up/down/left/right) through the screen's centre,
@@ -310,7 +290,7 @@ class Device:
     def key(self, name: str | int) -> None:
         """A key event: a name of ``KEYCODES`` (back, home, enter, app_switch, delete…),
         ``KEYCODE_*``, or a numeric keycode."""
-        self.check(["input", "keyevent", str(_keycode(name))])
+        self.check(["input", "keyevent", str(keycode_for(name))])
 
     def type_text(self, text: str) -> None:
         """Type ``text`` into the focused field, exactly.
@@ -440,98 +420,3 @@ def frame_difference(a: Screenshot, b: Screenshot, step: int = 8, threshold: int
         return 1.0
     ta, tb = a.thumbnail(step), b.thumbnail(step)
     return float(np.count_nonzero(np.abs(ta - tb) > threshold)) / ta.size
-
-
-def _coord(value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float)):
-        raise ValueError(f"coordinate must be a number, got {value!r}")
-    if value != value or not 0 <= value <= 100_000:  # NaN or off any screen
-        raise ValueError(f"coordinate out of range: {value!r}")
-    return int(round(value))
-
-
-def _duration(ms: int) -> int:
-    if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms <= 60_000:
-        raise ValueError(f"duration_ms must be between 0 and 60000, got {ms!r}")
-    return int(ms)
-
-
-def _keycode(name: str | int) -> int | str:
-    if isinstance(name, bool):
-        raise ValueError(f"invalid key {name!r}")
-    if isinstance(name, int):
-        if not 0 <= name <= 400:
-            raise ValueError(f"keycode out of range: {name}")
-        return name
-    if isinstance(name, str):
-        key = name.strip()
-        if key.isascii() and key.isdigit():
-            return _keycode(int(key))
-        lowered = key.lower()
-        if lowered in KEYCODES:
-            return KEYCODES[lowered]
-        if lowered.startswith("keycode_") and lowered[8:] in KEYCODES:
-            return KEYCODES[lowered[8:]]
-        upper = key.upper()
-        if upper.startswith("KEYCODE_") and upper[8:].replace("_", "").isalnum() and upper.isascii():
-            return upper
-    raise ValueError(
-        f"unknown key {name!r}: use one of {', '.join(sorted(KEYCODES))}, KEYCODE_<NAME>, or a keycode number"
-    )
-
-
-# --- choosing a device ------------------------------------------------------------------
-
-
-def open_device(settings: AdbSettings, serial: str | None = None) -> Device:
-    """The device to drive: ``serial`` (or ``settings.serial``), or the only one attached.
-
-    Starts the adb server when needed and ``adb connect``s ``settings.connect`` first.
-    Raises ``NoDeviceError``, ``MultipleDevicesError``, ``DeviceNotFoundError``,
-    ``DeviceOfflineError``, ``DeviceUnauthorizedError`` with what to do in the message.
-    """
-    serial = serial or settings.serial
-    if serial is not None:
-        validate_serial(serial)
-    host = ensure_server(settings)
-    for address in settings.connect:
-        connect(address, settings)
-    devices = parse_devices_l(host.query("host:devices-l"))
-    deadline = time.monotonic() + _CONNECT_SETTLE_S
-    while settings.connect and time.monotonic() < deadline and any(
-        d.serial in settings.connect and d.state != "device" for d in devices
-    ):  # a fresh `adb connect` shows offline / connecting until its handshake is done
-        time.sleep(0.05)
-        devices = parse_devices_l(host.query("host:devices-l"))
-    if serial is None:
-        if not devices:
-            raise NoDeviceError(
-                "no device attached: plug in a phone with USB debugging on, or `mobile-agent devices --connect HOST:PORT`"
-            )
-        if len(devices) > 1:
-            serials = [d.serial for d in devices]
-            raise MultipleDevicesError(
-                f"{len(devices)} devices attached ({', '.join(serials)}): choose one with --serial or adb.serial",
-                serials=serials,
-            )
-        chosen = devices[0]
-    else:
-        matches = [d for d in devices if d.serial == serial]
-        if not matches:
-            attached = ", ".join(d.serial for d in devices) or "none"
-            raise DeviceNotFoundError(
-                f"device {serial!r} is not attached (attached: {attached})", serial=serial, attached=[d.serial for d in devices]
-            )
-        chosen = matches[0]
-    if chosen.state == "unauthorized":
-        raise DeviceUnauthorizedError(
-            f"device {chosen.serial} is unauthorized: {UNAUTHORIZED_HINT}", serial=chosen.serial, hint=UNAUTHORIZED_HINT
-        )
-    if chosen.state == "offline":
-        raise DeviceOfflineError(
-            f"device {chosen.serial} is offline: reconnect it (USB cable, or `adb disconnect` then `adb connect`)",
-            serial=chosen.serial,
-        )
-    if chosen.state != "device":
-        raise DeviceError(f"device {chosen.serial} is in state {chosen.state!r}, not ready", serial=chosen.serial)
-    return Device(chosen.serial, settings, host=host)
