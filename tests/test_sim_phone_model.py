@@ -529,3 +529,16 @@ def test_notification_shade_quick_settings(phone: Phone) -> None:
     sh(phone, "input", "swipe", "540", "40", "540", "1200", "300")
     sh(phone, "input", "swipe", "540", "1500", "540", "300", "300")  # pushed back up
     assert not phone.state()["shade_open"]
+
+
+def test_long_note_bodies_wrap_inside_the_screen(phone: Phone) -> None:
+    tap(phone, "Notes")
+    tap(phone, "orange plus button: new note")
+    tap(phone, "Note text field")
+    words = "the quick brown fox jumps over the lazy dog " * 4
+    sh(phone, "input", "text", words.strip())
+    lines = [el for el in phone.ground_truth() if el["kind"] == "text" and el["text"].startswith(("the", "fox", "quick",
+                                                                                                 "brown", "jumps", "over", "lazy", "dog"))]
+    assert len(lines) >= 3
+    assert " ".join(el["text"] for el in lines) == words.strip()
+    assert all(el["box"][2] <= 1080 - 40 for el in lines)

@@ -18,7 +18,8 @@ from simphone.ui.theme import Color
 if TYPE_CHECKING:
     from simphone.apps import AppContext
 
-__all__ = ["TITLE_BAR_H", "ROW_H", "button", "fab", "list_row", "scroll_list", "switch", "text_field", "title_bar"]
+__all__ = ["TITLE_BAR_H", "ROW_H", "button", "fab", "list_row", "scroll_list", "switch", "text_field", "title_bar",
+           "wrap"]
 
 TITLE_BAR_H = 170
 ROW_H = 180
@@ -117,7 +118,11 @@ def text_field(c: Canvas, ctx: AppContext, box: tuple[float, float, float, float
     pad = 30
     left, top, right, bottom = box
     c.widget(box, f"{placeholder} text field{', focused' if focused else ''}", text=value)
-    lines = value.split("\n") if multiline else [value.replace("\n", " ")]
+    width = right - left - 2 * pad
+    if multiline:
+        lines = [w for paragraph in value.split("\n") for w in wrap(c, paragraph, size, width, bold)]
+    else:
+        lines = [value.replace("\n", " ")]
     line_h = size * 1.35
     y = top + pad
     last_box = (left + pad, y, left + pad, y + size)
@@ -128,7 +133,7 @@ def text_field(c: Canvas, ctx: AppContext, box: tuple[float, float, float, float
             if y + line_h > bottom:
                 break
             if line:
-                last_box = c.text((left + pad, y), line, size=size, bold=bold, max_width=right - left - 2 * pad)
+                last_box = c.text((left + pad, y), line, size=size, bold=bold, max_width=width)
             else:
                 last_box = (left + pad, y, left + pad, y + size)
             y += line_h
@@ -137,6 +142,27 @@ def text_field(c: Canvas, ctx: AppContext, box: tuple[float, float, float, float
         cy = last_box[1] if value else top + pad
         c.rect((x, cy, x + 4, cy + size * 1.1), fill=th.primary)
     c.on_tap(box, lambda: ctx.focus(field))
+
+
+def wrap(c: Canvas, text: str, size: float, width: float, bold: bool = False) -> list[str]:
+    """`text` broken into lines no wider than `width` (at spaces; a word too long for a line,
+    or text without spaces such as CJK, is broken between characters)."""
+    lines: list[str] = []
+    line = ""
+    for ch in text:
+        candidate = line + ch
+        if line and c.text_size(candidate, size, bold)[0] > width:
+            cut = line.rfind(" ")
+            if ch != " " and cut > 0:
+                lines.append(line[:cut])
+                line = line[cut + 1:] + ch
+            else:
+                lines.append(line)
+                line = "" if ch == " " else ch
+        else:
+            line = candidate
+    lines.append(line)
+    return lines
 
 
 def scroll_list(c: Canvas, ctx: AppContext, top: float, content_height: float,
