@@ -193,6 +193,14 @@ def test_tap_reaches_the_phone(device, sim_phone) -> None:
     assert sim_phone.phone.state()["foreground"] == "com.android.launcher3"
 
 
+def test_long_press_and_swipe_reach_the_point(device, sim_phone) -> None:
+    # an icon without a long-press action treats a long press as a tap (as launchers do)
+    device.long_press(*_center_of(sim_phone.phone, "Notes app icon"), duration_ms=600)
+    assert sim_phone.phone.state()["foreground"] == "com.google.android.keep"
+    with pytest.raises(ValueError):
+        device.long_press(10, 10, duration_ms=-5)
+
+
 def test_bad_coordinates_are_rejected(device) -> None:
     for bad in (-1, float("nan"), "10", True):
         with pytest.raises(ValueError):
