@@ -1,0 +1,178 @@
+"""The service under load: latency of ``GET /v1/tasks/{id}`` and task throughput, 4 phones vs 1.
+
+Real parts, as in the tests: a private adb server (the adbutils wheel's binary), simulated
+phones over ADB on loopback, the real agent, the scripted OpenAI-compatible server (each
+reply delayed by ``--llm-delay`` seconds to stand in for a model's latency), the app on a
+real uvicorn. Each phase submits ``--tasks`` tasks at once (two short waits, then Stop)
+while ``--clients`` threads poll task status as fast as they get answers.
+
+Prints p50/p99 of the polls, tasks per minute with 4 phones and with 1, and the scaling
+ratio (ideal: 4.0; the goal: >= 2.5 on a 2-core machine).
+
+Run: ``python benchmarks/bench_server.py [--tasks 20] [--clients 50]`` or ``python -m benchmarks server``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def _free_port() -> int:
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if not 5555 <= port <= 5585:
+            return port
+
+
+ADB_PORT = _free_port()
+os.environ["ANDROID_ADB_SERVER_PORT"] = str(ADB_PORT)  # before adbutils builds its module client
+
+import adbutils  # noqa: E402
+import httpx  # noqa: E402
+
+from simphone import Phone  # noqa: E402
+from simphone.server import PhoneServer  # noqa: E402
+from tests.llm_server import ScriptedLLMServer  # noqa: E402
+from tests.server_fixtures import TaggedPlanner, service_settings, start_service, waits  # noqa: E402
+
+FINAL = {"completed", "not_completed", "budget_exhausted", "error", "cancelled", "interrupted"}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def phase(
+    n_phones: int, args: argparse.Namespace, adb: str, env: dict[str, str], workdir: Path
+) -> dict[str, float]:
+    phones = [Phone(width=args.width, height=args.height, seed=i) for i in range(n_phones)]
+    server = PhoneServer(phones).start()
+    serials = list(server.serials)
+    for serial in serials:
+        subprocess.run([adb, "-P", str(ADB_PORT), "connect", serial], env=env, check=True, capture_output=True, timeout=30)
+    client = adbutils.AdbClient(host="127.0.0.1", port=ADB_PORT)
+    deadline = time.monotonic() + 30
+    while {d.serial for d in client.list() if d.state == "device"} < set(serials):
+        if time.monotonic() > deadline:
+            raise SystemExit("phones did not come up")
+        time.sleep(0.05)
+    planner = TaggedPlanner(default_plan=waits(2), delay_s={})
+    delay = args.llm_delay
+    llm = ScriptedLLMServer().start()
+    llm.script([], default=lambda body: _delayed(planner, body, delay))
+    folder = workdir / f"phones-{n_phones}"
+    folder.mkdir()
+    settings = service_settings(folder, ADB_PORT, llm, serials)
+    live = start_service(settings)
+    latencies: list[float] = []
+    lock = threading.Lock()
+    done = threading.Event()
+    try:
+        started = time.perf_counter()
+        ids = [live.submit(f"[t-b{i}] bench task {i}", max_steps=4)["id"] for i in range(args.tasks)]
+
+        def poll(k: int) -> None:
+            with httpx.Client(base_url=live.url, timeout=30) as http:
+                i = k
+                while not done.is_set():
+                    t0 = time.perf_counter()
+                    answer = http.get(f"/v1/tasks/{ids[i % len(ids)]}")
+                    elapsed = time.perf_counter() - t0
+                    if answer.status_code != 200:
+                        raise SystemExit(f"poll failed: {answer.status_code}")
+                    with lock:
+                        latencies.append(elapsed)
+                    i += 1
+
+        pollers = [threading.Thread(target=poll, args=(k,), daemon=True) for k in range(args.clients)]
+        for thread in pollers:
+            thread.start()
+        tasks = [live.wait_task(task_id, timeout=600) for task_id in ids]
+        finished = max(t["finished_at"] for t in tasks)
+        first_submit = min(t["created_at"] for t in tasks)
+        done.set()
+        for thread in pollers:
+            thread.join(30)
+        wall = time.perf_counter() - started
+        bad = [(t["id"], t["status"]) for t in tasks if t["status"] != "completed"]
+        if bad:
+            raise SystemExit(f"tasks did not complete: {bad}")
+        span = finished - first_submit
+        return {
+            "phones": n_phones,
+            "tasks_per_min": args.tasks / span * 60,
+            "span_s": span,
+            "wall_s": wall,
+            "polls": len(latencies),
+            "p50_ms": statistics.median(latencies) * 1000,
+            "p99_ms": percentile(latencies, 99) * 1000,
+        }
+    finally:
+        done.set()
+        live.stop()
+        llm.stop()
+        for serial in serials:
+            subprocess.run([adb, "-P", str(ADB_PORT), "disconnect", serial], env=env, capture_output=True, timeout=30)
+        server.stop()
+
+
+def _delayed(planner: TaggedPlanner, body: dict, delay: float):
+    reply = planner(body)
+    from tests.llm_server import Reply
+
+    return Reply(text=reply.text, delay_s=delay, usage=reply.usage)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=20)
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--llm-delay", type=float, default=0.5, help="seconds per model reply")
+    parser.add_argument("--width", type=int, default=540)
+    parser.add_argument("--height", type=int, default=1200)
+    args = parser.parse_args()
+
+    adb = str(Path(adbutils.__file__).parent / "binaries" / "adb")
+    home = tempfile.mkdtemp(prefix="bench-server-")
+    env = dict(os.environ, HOME=home, TMPDIR=home)
+    subprocess.run([adb, "-P", str(ADB_PORT), "start-server"], env=env, check=True, capture_output=True, timeout=60)
+    workdir = Path(tempfile.mkdtemp(prefix="bench-server-runs-"))
+    try:
+        print(
+            f"{args.tasks} tasks (3 steps each), {args.clients} polling clients, "
+            f"model latency {args.llm_delay:g} s, phones {args.width}x{args.height}, {os.cpu_count()} CPU(s)"
+        )
+        results = [phase(4, args, adb, env, workdir), phase(1, args, adb, env, workdir)]
+        for r in results:
+            print(
+                f"{r['phones']} phone(s): {r['tasks_per_min']:.1f} tasks/min ({r['span_s']:.1f} s); "
+                f"GET /v1/tasks/{{id}} p50 {r['p50_ms']:.1f} ms, p99 {r['p99_ms']:.1f} ms over {r['polls']} polls"
+            )
+        ratio = results[0]["tasks_per_min"] / results[1]["tasks_per_min"]
+        print(f"scaling 4 phones vs 1: {ratio:.2f}x (ideal 4.00x; goal >= 2.5x)")
+        print(f"p99 / p50 under load (4 phones): {results[0]['p99_ms'] / results[0]['p50_ms']:.1f}")
+    finally:
+        subprocess.run([adb, "-P", str(ADB_PORT), "kill-server"], env=env, capture_output=True, timeout=30)
+        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
