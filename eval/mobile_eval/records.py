@@ -81,6 +81,7 @@ class TaskResult(BaseModel):
     reasons: list[str] = Field(default_factory=list, description="why the judge decided so")
     status: str | None = Field(None, description="the agent's RunStatus, or 'crashed'")
     error: dict[str, Any] | None = None
+    device: str | None = Field(None, description="serial of the phone that ran the task")
     trajectory_dir: str | None = None
     replay: str | None = Field(None, description="the run's report.html")
     duration_s: float | None = Field(None, ge=0)

@@ -153,6 +153,7 @@ class SuiteRunner:
                 task_id=task.id, app=task.app, level=task.level, label=self.config.label,
                 success=False, judged_by="state" if environment._stateful else "pending",
                 agent_steps=0, human_steps=task.human_steps, cr=0.0, status="crashed", error=error,
+                device=environment.serial,
                 reasons=[f"crashed: {error.get('message', '')}"[:300]],
                 duration_s=round(time.monotonic() - started, 3), finished_at=datetime.now(timezone.utc),
             )
@@ -171,6 +172,7 @@ class SuiteRunner:
                 return TaskResult(
                     task_id=task.id, app=task.app, level=task.level, label=self.config.label, success=False,
                     judged_by="state", agent_steps=0, human_steps=task.human_steps, cr=0.0, status="not_started",
+                    device=environment.serial,
                     reasons=[f"✗ the phone's state has no {exc.path!r} (is the app implemented?)"],
                     duration_s=round(time.monotonic() - started, 3), finished_at=datetime.now(timezone.utc),
                 )
@@ -193,7 +195,7 @@ class SuiteRunner:
                               serial=environment.serial)
         extra = {
             "label": self.config.label, "instruction": instruction, "status": run.status.value,
-            "error": run.error, "duration_s": round(time.monotonic() - started, 3),
+            "error": run.error, "duration_s": round(time.monotonic() - started, 3), "device": environment.serial,
             "prompt_tokens": run.usage.prompt_tokens, "completion_tokens": run.usage.completion_tokens,
             "cost_usd": round(run.usage.cost_usd, 6), "finished_at": datetime.now(timezone.utc),
         }
