@@ -199,7 +199,11 @@ def _keyevent(phone: Phone, key: str, long_press: bool) -> None:
     if code is None:
         raise _Usage(f"Error: Unknown keycode: {key}")
     name = CODE_NAMES.get(code, "")
-    if code == 4:
+    if code in (26, 223, 224):  # POWER toggles, SLEEP / WAKEUP set
+        phone.set_screen(not phone.screen_on if code == 26 else code == 224)
+    elif not phone.screen_on:
+        return  # a dark screen takes no keys but power
+    elif code == 4:
         phone.press_back()
     elif code == 3:
         phone.go_home()
@@ -521,7 +525,7 @@ def _dumpsys(phone: Phone, args: list[str]) -> CommandResult:
                   f"  mInputMethodTarget={focus if phone.keyboard_visible else 'null'}\n"
                   f"  mIsInputMethodShown={'true' if phone.keyboard_visible else 'false'}\n")
     if service == "display":
-        return ok(f"DISPLAY MANAGER (dumpsys display)\n  mScreenState=ON\n"
+        return ok(f"DISPLAY MANAGER (dumpsys display)\n  mScreenState={'ON' if phone.screen_on else 'OFF'}\n"
                   f"  DisplayDeviceInfo{{\"Built-in Screen\": {phone.width} x {phone.height}, density {phone.density}, "
                   f"rotation 0}}\n  mCurrentOrientation=0\n  orientation=0\n")
     if service == "activity" and args[1:2] == ["top"]:
@@ -537,8 +541,11 @@ def _dumpsys(phone: Phone, args: list[str]) -> CommandResult:
                   f"  Wireless powered: false\n  status: {2 if b['charging'] else 3}\n  health: 2\n  present: true\n"
                   f"  level: {b['level']}\n  scale: 100\n  voltage: 4123\n  temperature: 250\n  technology: Li-ion\n")
     if service == "power":
-        return ok("POWER MANAGER (dumpsys power)\n  mWakefulness=Awake\n  mWakefulnessChanging=false\n"
-                  "  mIsPowered=false\n  mHoldingDisplaySuspendBlocker=true\n  Display Power: state=ON\n")
+        on = phone.screen_on
+        return ok(f"POWER MANAGER (dumpsys power)\n  mWakefulness={'Awake' if on else 'Asleep'}\n"
+                  f"  mWakefulnessChanging=false\n  mIsPowered=false\n"
+                  f"  mHoldingDisplaySuspendBlocker={'true' if on else 'false'}\n"
+                  f"  Display Power: state={'ON' if on else 'OFF'}\n")
     if service == "input_method":
         return ok(f"  mCurSelectedId={phone.current_ime}\n  mInputShown={str(phone.keyboard_visible).lower()}\n")
     if service == "package" and len(args) > 1:

@@ -94,6 +94,7 @@ class Phone:
                 "recents": [],
                 "focus": None,
                 "shade_open": False,
+                "screen_on": True,
                 "radios_before_airplane": None,
                 "apps": {p: APPS[p].initial_data(self.seed) for p in installed if p in APPS},
             }
@@ -108,7 +109,8 @@ class Phone:
                 "schema_version": SCHEMA_VERSION,
                 "seed": self.seed,
                 "clock": self.clock.isoformat(),
-                "screen": {"width": self.width, "height": self.height, "density": self.density, "on": True},
+                "screen": {"width": self.width, "height": self.height, "density": self.density,
+                           "on": self.screen_on},
                 "current": {"package": self.foreground, "activity": self.activity_of(self.foreground),
                             "view": top.get("view")},
                 "theme": "dark" if self.dark_mode else "light",
@@ -314,7 +316,7 @@ class Phone:
     def type_text(self, text: str) -> bool:
         """Append `text` to the focused field; False when no field has focus."""
         field = self._state["focus"]
-        if field is None:
+        if field is None or not self.screen_on:
             return False
         ctx = self.app_context(self.foreground)
         parts = text.split("\n")
@@ -342,6 +344,17 @@ class Phone:
         field = self._state["focus"]
         if field is not None:
             self.app_context(self.foreground).set_field(field, "")
+
+    # -- screen power -------------------------------------------------------------------
+    @property
+    def screen_on(self) -> bool:
+        return bool(self._state["screen_on"])
+
+    def set_screen(self, on: bool) -> None:
+        """POWER / WAKEUP / SLEEP: a dark screen shows black, has no elements, ignores touch."""
+        self._state["screen_on"] = on
+        if not on:
+            self._state["shade_open"] = False
 
     # -- touch --------------------------------------------------------------------------
     def tap(self, x: float, y: float) -> None:
@@ -384,6 +397,10 @@ class Phone:
         key = json.dumps([self._state, self.clock.isoformat(), self.seed], sort_keys=True, default=str)
         if self._canvas is None or key != self._frame_key:
             canvas = Canvas(self.width, self.height, theme_for(self.dark_mode))
+            if not self.screen_on:
+                canvas.draw.rectangle((0, 0, self.width, self.height), fill=(0, 0, 0))
+                self._canvas, self._frame_key, self._png, self._raw = canvas, key, None, None
+                return canvas
             package = self.foreground
             ctx = self.app_context(package, chrome.content_box(self, self.width, self.height))
             if not self.shade_open:  # the pulled-down shade covers the whole screen
