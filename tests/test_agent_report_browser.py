@@ -1,0 +1,80 @@
+"""report.html opened from disk in a real headless chromium (Debian's, driven by
+Playwright): self-contained, replays the run step by step with buttons and arrow keys.
+Skipped only where chromium is not installed."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from mobile_agent.agent import RunStatus, run_script
+from tests.agent_helpers import agent_settings
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.timeout(180),
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="chromium is not installed (make browser)"),
+]
+
+
+def test_report_replays_the_run_from_disk(adb_server, sim_phone, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path / "runs")
+    script = (ROOT / "scripts" / "demo_dark_mode.txt").read_text(encoding="utf-8")
+    result = run_script(settings, script, instruction="Turn on the dark mode")
+    assert result.status is RunStatus.COMPLETED
+    # moved elsewhere: a self-contained page does not depend on the files beside it
+    report = tmp_path / "elsewhere" / "report.html"
+    report.parent.mkdir()
+    shutil.copy(result.report_path, report)
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 1000})
+            errors: list[str] = []
+            fetched: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on("request", lambda req: fetched.append(req.url))
+            page.goto(report.as_uri())
+            assert page.text_content("#instruction") == "Turn on the dark mode"
+            assert page.text_content("#status") == "completed"
+            assert page.text_content("#counter") == "step 1 / 4"
+            assert "Open App (Settings)" in page.text_content("#details")
+            assert page.evaluate("document.getElementById('shot').naturalWidth") > 0
+
+            page.keyboard.press("ArrowRight")
+            assert page.text_content("#counter") == "step 2 / 4"
+            details = page.text_content("#details")
+            assert "Click text (Display & brightness)" in details and "found" in details and "Timings" in details
+            page.click("#next")
+            page.click("#next")
+            assert page.text_content("#counter") == "step 4 / 4"
+            page.click("#next")  # past the end stays on the last step
+            assert page.text_content("#counter") == "step 4 / 4"
+            page.keyboard.press("ArrowLeft")
+            page.click("#prev")
+            assert page.text_content("#counter") == "step 2 / 4"
+            page.click("#strip button:nth-child(3)")
+            assert page.text_content("#counter") == "step 3 / 4"
+            assert "Result: completed" in page.text_content("#result")
+
+            png = page.screenshot(full_page=True)
+            pixels = np.asarray(Image.open(io.BytesIO(png)).convert("L"), dtype=np.float32)
+            assert pixels.std() > 10  # something is drawn, not a blank page
+            assert not errors, errors
+            assert all(url.startswith(("file:", "data:")) for url in fetched), fetched
+        finally:
+            browser.close()
