@@ -1,0 +1,76 @@
+"""`mobile-agent eval ...` in-process: run, resume, report, compare, annotate, list."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from eval.mobile_eval.records import load_results
+from mobile_agent.cli import main
+
+
+@pytest.fixture
+def adb_env(adb_server, monkeypatch):
+    monkeypatch.setenv("MOBILE_AGENT_ADB__SERVER_PORT", str(adb_server.port))
+    monkeypatch.delenv("MOBILE_AGENT_PLANNER__BASE_URL", raising=False)
+    monkeypatch.delenv("MOBILE_AGENT_PLANNER__API_KEY", raising=False)
+    return adb_server
+
+
+def test_tasks_lists_the_filtered_tasks(capsys):
+    assert main(["eval", "tasks", "--app", "notes", "--level", "2", "--reference"]) == 0
+    out = capsys.readouterr().out
+    assert "notes-2" in out and "notes-1" not in out
+    assert "Type (Hello, this is a note)" in out
+
+
+@pytest.mark.slow
+def test_script_reference_run_resume_and_report(adb_env, sim_phone, tmp_path, capsys):
+    out_dir = tmp_path / "eval"
+    argv = ["eval", "mobile-eval", "--script-reference", "--app", "Settings", "--level", "1",
+            "--device", sim_phone.serial, "--output", str(out_dir)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "✓ settings-1" in printed and "| Settings | ✓ | 1.00 | 3/4 | 100.0% |" in printed
+    assert "Avg. (paper)" in printed
+    (record,) = load_results(out_dir / "results.jsonl")
+    assert record.success and record.label == "reference"
+    assert (out_dir / "report.html").is_file() and (out_dir / "summary.json").is_file()
+    assert main(argv) == 0  # resumes: nothing left to run
+    assert "resuming: 1 task(s)" in capsys.readouterr().out
+    assert len(load_results(out_dir / "results.jsonl")) == 1
+
+    paper = tmp_path / "paper.jsonl"
+    from importlib import resources
+
+    paper.write_text((resources.files("eval.mobile_eval") / "data" / "paper_table2.jsonl").read_text())
+    assert main(["eval", "report", str(out_dir / "results.jsonl"), "--compare", str(paper), "--no-paper"]) == 0
+    compare = (out_dir / "compare.md").read_text()
+    assert "| 1 | su | 0.91 | 1.00 | +0.09 |" in compare
+    summary = json.loads((out_dir / "summary.json").read_text())
+    assert "paper" not in summary and summary["run"]["levels"]["1"]["n"] == 1
+
+
+def test_usage_errors(adb_env, capsys):
+    assert main(["eval", "mobile-eval", "--app", "Notes"]) == 2  # no planner and no --script-reference
+    assert "--script-reference" in capsys.readouterr().err
+    assert main(["eval", "mobile-eval", "--script-reference", "--app", "Snapchat"]) == 3
+    assert "no Mobile-Eval app 'Snapchat'" in capsys.readouterr().err
+    assert main(["eval"]) == 2
+
+
+@pytest.mark.slow
+def test_annotate_appends_the_judged_result(adb_env, sim_phone, tmp_path, monkeypatch, capsys):
+    out_dir = tmp_path / "eval"
+    assert main(["eval", "mobile-eval", "--script-reference", "--task", "settings-2", "--device", sim_phone.serial,
+                 "--output", str(out_dir)]) == 0
+    (record,) = load_results(out_dir / "results.jsonl")
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\nn\nn\n2\n"))
+    assert main(["eval", "annotate", record.trajectory_dir, "--results", str(out_dir / "results.jsonl"),
+                 "--annotator", "me"]) == 0
+    assert "How many of the 4 human steps" in capsys.readouterr().out
+    first, judged = load_results(out_dir / "results.jsonl")
+    assert first.judged_by == "state" and judged.judged_by == "human"
+    assert not judged.success and judged.ps == 0.5 and judged.cr == 0.5
