@@ -1,0 +1,104 @@
+"""The task store on a real SQLite file: claims are exclusive across instances, restarts
+interrupt only this instance's runs, events keep their order; graceful shutdown and the
+serve command's refusal to listen beyond localhost without a token."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from mobile_agent.cli import main as cli_main
+from server.store import TaskStore
+from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+from tests.server_fixtures import (
+    TaggedPlanner,
+    service_fixture,  # noqa: F401  (the `service` fixture)
+    waits,
+)
+
+
+def _url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'store.sqlite3'}"
+
+
+def test_only_one_instance_claims_a_task(tmp_path: Path) -> None:
+    stores = [TaskStore(_url(tmp_path), instance=f"i{n}") for n in range(4)]
+    try:
+        ids = [stores[0].create_task(f"task {i}", "any", {}).id for i in range(30)]
+        wins: dict[int, list[str]] = {i: [] for i in ids}
+        lock = threading.Lock()
+
+        def claim_all(store: TaskStore) -> None:
+            for task_id in ids:
+                if store.claim(task_id, f"phone-{store.instance}", tmp_path / f"t{task_id}"):
+                    with lock:
+                        wins[task_id].append(store.instance)
+
+        threads = [threading.Thread(target=claim_all, args=(s,)) for s in stores]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert all(len(w) == 1 for w in wins.values()), wins
+        for task_id, (winner,) in wins.items():
+            row = stores[1].get_task(task_id)
+            assert row.status == "running" and row.instance == winner and row.device == f"phone-{winner}"
+        assert stores[2].queued_tasks() == []
+        assert stores[3].cancel_queued(ids[0]) is False  # running, not queued
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_restart_interrupts_only_this_instances_runs_and_keeps_events(tmp_path: Path) -> None:
+    mine, theirs = TaskStore(_url(tmp_path), instance="a"), TaskStore(_url(tmp_path), instance="b")
+    try:
+        a = mine.create_task("mine", "any", {"max_steps": 3})
+        b = theirs.create_task("theirs", "any", {})
+        queued = mine.create_task("still queued", "any", {})
+        assert mine.claim(a.id, "p1", tmp_path) and theirs.claim(b.id, "p2", tmp_path)
+        for n in range(5):
+            mine.add_event(a.id, "step_finished", {"step": n + 1, "path": tmp_path / f"{n}.png"})
+        assert mine.interrupt_running(instance="a") == [a.id]
+        assert mine.get_task(a.id).status == "interrupted"
+        assert mine.get_task(a.id).error["type"] == "Interrupted"
+        assert mine.get_task(b.id).status == "running"
+        assert mine.get_task(queued.id).status == "queued"
+        events = mine.events_after(a.id)
+        assert [e.kind for e in events] == ["status", "status"] + ["step_finished"] * 5 + ["status"]
+        assert [e.data.get("step") for e in events if e.kind == "step_finished"] == [1, 2, 3, 4, 5]
+        assert events[3].data["path"] == str(tmp_path / "1.png")  # stored as JSON text
+        assert [e.id for e in events] == sorted(e.id for e in events)
+        assert mine.events_after(a.id, events[-2].id) == [events[-1]]
+        assert mine.finish(a.id, "completed") is False  # an interrupted run stays interrupted
+        rows, total = mine.list_tasks(status="running")
+        assert total == 1 and rows[0].id == b.id
+        assert mine.count_by_status() == {"interrupted": 1, "running": 1, "queued": 1}
+    finally:
+        mine.close()
+        theirs.close()
+
+
+def test_stopping_the_service_interrupts_its_runs(service, sim_phones, tmp_path: Path) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    planner = TaggedPlanner(plans={"t-stop": waits(20)}, delay_s={"t-stop": 0.3})
+    live = service([phone], planner=planner)
+    task = live.submit("[t-stop] runs while the service stops", max_steps=20)
+    live.wait_task(task["id"], statuses={"running"})
+    live.stop()
+    store = TaskStore(live.settings.server.database_url)
+    try:
+        row = store.get_task(task["id"])
+        assert row.status == "interrupted" and row.finished_at is not None
+    finally:
+        store.close()
+
+
+def test_serve_refuses_to_listen_beyond_localhost_without_a_token(monkeypatch, capsys) -> None:
+    monkeypatch.delenv("MOBILE_AGENT_SERVER__API_TOKEN", raising=False)
+    assert cli_main(["serve", "--host", "0.0.0.0", "--port", "1"]) == 3
+    assert "api_token" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli_main(["serve", "--port", "not-a-port"])
