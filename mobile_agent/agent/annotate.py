@@ -50,8 +50,10 @@ def annotate(
             box = cand["box"]
             draw.rectangle(box, outline=colour, width=unit)
             label = str(cand.get("index", "?"))
-            draw.rectangle([box[0], box[1], box[0] + unit * 8, box[1] + unit * 10], fill=colour)
-            draw.text((box[0] + unit, box[1]), label, fill=(255, 255, 255), font=font)
+            # the number sits left of the box when there is room, so it hides none of the target
+            lx = box[0] - unit * 9 if box[0] >= unit * 9 else box[0]
+            draw.rectangle([lx, box[1], lx + unit * 8, box[1] + unit * 10], fill=colour)
+            draw.text((lx + unit, box[1]), label, fill=(255, 255, 255), font=font)
         if location.box is not None:
             draw.rectangle(location.box, outline=_GREEN, width=unit)
 
