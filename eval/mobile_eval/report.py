@@ -98,6 +98,12 @@ def render_markdown(table: ResultTable, paper: ResultTable | None = None) -> str
         lines.append(f"| {n} | {summary.n if summary else 0} | " + " | ".join(_step_rates(summary)) + " |")
     if table.overall is not None:
         lines.append(f"| all | {table.overall.n} | " + " | ".join(_step_rates(table.overall)) + " |")
+    if table.pending:
+        lines += ["", f"Waiting for a judge (`mobile-agent eval annotate`): {', '.join(table.pending)}."]
+    lines += ["", "## Tasks", "", "| Task | Judged by | Status | Steps | Why |", "|---|---|---|---|---|"]
+    for r in sorted(table.cells.values(), key=lambda r: (table.apps.index(r.app), r.level)):
+        why = "; ".join(r.reasons).replace("|", "/")[:200]
+        lines.append(f"| {r.task_id} | {r.judged_by} | {r.status or ''} | {r.agent_steps}/{r.human_steps} | {why} |")
     failures = [r for r in table.cells.values() if r.error or r.status == "crashed"]
     if failures:
         lines += ["", "## Tasks that crashed", ""]
@@ -178,8 +184,8 @@ def _svg_success_by_level(series: Sequence[tuple[str, ResultTable]]) -> str:
             parts.append(f'<rect x="{x:.1f}" y="{base - h:.1f}" width="{bar * 0.9:.1f}" height="{h:.1f}" '
                          f'fill="{colors[si % len(colors)]}"><title>{html.escape(name)}: {value:.2f}</title></rect>')
     for si, (name, _) in enumerate(series):
-        parts.append(f'<rect x="{pad + si * 140}" y="6" width="10" height="10" fill="{colors[si % len(colors)]}"/>'
-                     f'<text x="{pad + si * 140 + 14}" y="15" font-size="11">{html.escape(name[:22])}</text>')
+        parts.append(f'<rect x="{pad + si * 190}" y="6" width="10" height="10" fill="{colors[si % len(colors)]}"/>'
+                     f'<text x="{pad + si * 190 + 14}" y="15" font-size="11">{html.escape(name[:28])}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -198,6 +204,11 @@ def _svg_steps(table: ResultTable) -> str:
     x1, y1 = xy(0, 0)
     x2, y2 = xy(top, top)
     parts.append(f'<line x1="{x1}" y1="{y1}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#999" stroke-dasharray="4"/>')
+    for tick in sorted({0, top // 2, top}):
+        tx, ty = xy(tick, 0)
+        parts.append(f'<text x="{tx:.1f}" y="{ty + 13:.1f}" font-size="10" text-anchor="middle">{tick}</text>')
+        tx, ty = xy(0, tick)
+        parts.append(f'<text x="{tx - 5:.1f}" y="{ty + 4:.1f}" font-size="10" text-anchor="end">{tick}</text>')
     parts.append(f'<text x="{size / 2}" y="{size - 6}" font-size="11" text-anchor="middle">human steps</text>')
     parts.append(f'<text x="10" y="{size / 2}" font-size="11" transform="rotate(-90 10 {size / 2})" '
                  'text-anchor="middle">agent steps</text>')
@@ -266,6 +277,16 @@ def render_html(table: ResultTable, paper: ResultTable | None = None, *, base: P
         f"<tr><td>{n}</td>" + "".join(f"<td>{v}</td>" for v in _step_rates(table.averages.get(n))) + "</tr>"
         for n in LEVELS
     )
+    task_rows = []
+    for r in sorted(table.cells.values(), key=lambda r: (table.apps.index(r.app), r.level)):
+        href = _link(r, base)
+        name = f'<a href="{e(href)}">{e(r.task_id)}</a>' if href else e(r.task_id)
+        task_rows.append(
+            f'<tr><td class="app">{name}</td><td>{e(r.judged_by)}</td><td>{e(r.status or "")}</td>'
+            f"<td>{r.agent_steps}/{r.human_steps}</td><td>{_num(r.ps, 2)}</td><td>{_num(r.sr, 2)}</td>"
+            f'<td class="app">{e("; ".join(r.reasons)[:400])}</td></tr>'
+        )
+    pending = f"<p>Waiting for a judge: {e(', '.join(table.pending))}.</p>" if table.pending else ""
     series = [(table.label or "run", table)] + ([(paper.label, paper)] if paper else [])
     note = " Grey figures under a cell are the paper's." if paper else ""
     return f"""<!DOCTYPE html>
@@ -277,6 +298,9 @@ succeeded. A ✓ / × links to the task's replay.{note}</p>
 <table><tr><th rowspan="2">App</th>{head}</tr><tr>{sub}</tr>{"".join(rows)}</table>
 <h2>Step metrics (GPT4Tools, against the reference actions)</h2>
 <table><tr><th>Level</th><th>SR_act</th><th>SR_args</th><th>SR</th></tr>{step_rows}</table>
+<h2>Tasks</h2>{pending}
+<table><tr><th>Task</th><th>Judged by</th><th>Status</th><th>Steps</th><th>PS</th><th>SR</th><th>Why</th></tr>
+{"".join(task_rows)}</table>
 <h2>Plots</h2>
 <div class="plots"><figure>{_svg_success_by_level(series)}<figcaption>Success by level</figcaption></figure>
 <figure>{_svg_steps(table)}<figcaption>Agent steps against human steps (dashed: equal)</figcaption></figure></div>

@@ -120,8 +120,16 @@ class SuiteRunner:
                    for device in self.devices]
         for worker in workers:
             worker.start()
-        for worker in workers:
-            worker.join()
+        try:
+            for worker in workers:
+                worker.join()
+        except KeyboardInterrupt:
+            # Let the running tasks stop at their next step; their records are not written,
+            # so that a resumed suite runs them again.
+            self.cancel.set()
+            for worker in workers:
+                worker.join(timeout=30)
+            raise
         return self.results.records()
 
     def _work(self, device: Any, todo: queue.Queue[EvalTask]) -> None:
@@ -132,6 +140,8 @@ class SuiteRunner:
             except queue.Empty:
                 return
             record, device_gone = self.run_task(task, environment)
+            if self.cancel.is_set() and record.status in ("cancelled", "crashed"):
+                return  # interrupted, not failed: left for the resumed suite
             self.results.append(record)
             if self.on_result is not None:
                 self.on_result(record)
