@@ -117,7 +117,11 @@ class AgentTaskRunner:
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
             cost_usd=float(getattr(usage, "cost_usd", 0.0) or 0.0),
-            extra={"reason": getattr(result, "reason", "")},
+            extra={
+                "reason": getattr(result, "reason", ""),
+                "run_id": getattr(result, "run_id", ""),
+                "duration_s": round(result.finished_at - result.started_at, 3),
+            },
         )
 
 

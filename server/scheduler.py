@@ -207,6 +207,7 @@ class Scheduler:
             task.id,
             status,
             error=error,
+            result=dict(outcome.extra) or None,
             steps=max(outcome.steps, steps),
             prompt_tokens=outcome.prompt_tokens,
             completion_tokens=outcome.completion_tokens,

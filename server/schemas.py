@@ -83,6 +83,7 @@ class TaskPublic(BaseModel):
     status: TaskStatus
     options: dict[str, Any]
     error: dict[str, Any] | None
+    result: dict[str, Any] | None = Field(None, description="how the run ended: reason, run id, duration")
     steps: int
     prompt_tokens: int
     completion_tokens: int

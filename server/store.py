@@ -49,6 +49,7 @@ tasks_table = sa.Table(
     sa.Column("status", sa.String(32), nullable=False, index=True),
     sa.Column("options", sa.JSON, nullable=False),
     sa.Column("error", sa.JSON, nullable=True),
+    sa.Column("result", sa.JSON, nullable=True),
     sa.Column("steps", sa.Integer, nullable=False, default=0),
     sa.Column("prompt_tokens", sa.Integer, nullable=False, default=0),
     sa.Column("completion_tokens", sa.Integer, nullable=False, default=0),
@@ -80,6 +81,7 @@ class TaskRow:
     status: str
     options: dict[str, Any]
     error: dict[str, Any] | None
+    result: dict[str, Any] | None
     steps: int
     prompt_tokens: int
     completion_tokens: int
@@ -224,6 +226,7 @@ class TaskStore:
         status: str,
         *,
         error: dict[str, Any] | None = None,
+        result: dict[str, Any] | None = None,
         steps: int | None = None,
         prompt_tokens: int = 0,
         completion_tokens: int = 0,
@@ -234,6 +237,7 @@ class TaskStore:
             "prompt_tokens": int(prompt_tokens),
             "completion_tokens": int(completion_tokens),
             "cost_usd": float(cost_usd),
+            "result": json.loads(json.dumps(result, default=str)) if result is not None else None,
         }
         if steps is not None:
             values["steps"] = int(steps)

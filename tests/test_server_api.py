@@ -42,16 +42,19 @@ def _sse(client: httpx.Client, path: str, headers: dict[str, str] | None = None)
 
 def test_task_runs_on_the_phone_and_reports_steps_events_and_files(service, sim_phones) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
-    planner = TaggedPlanner(plans={"t-home": ["Wait (0.1)", "Wait (0.2)"]})
+    planner = TaggedPlanner(plans={"t-home": ["Wait (0.1)", "Open App (Settings)"]})
     live = service([phone], planner=planner)
 
-    created = live.submit("[t-home] go to the home screen", max_steps=5)
+    assert phone.phone.state()["foreground"] == "com.android.launcher3"
+    created = live.submit("[t-home] open the settings", max_steps=5)
     assert created["status"] == "queued"
     task = live.wait_task(created["id"])
 
     assert task["status"] == "completed", task["error"]
     assert task["device"] == phone.serial
     assert task["steps"] == 3  # two actions, then Stop
+    assert phone.phone.state()["foreground"] == "com.android.settings"  # read from the phone itself
+    assert task["result"]["reason"] and len(task["result"]["run_id"]) == 12
     assert task["prompt_tokens"] == 3000 and task["completion_tokens"] == 150
     assert task["cost_usd"] == pytest.approx(3000 * 2.5e-6 + 150 * 10e-6)
     assert task["run_s"] > 0 and task["queued_s"] >= 0
@@ -66,7 +69,7 @@ def test_task_runs_on_the_phone_and_reports_steps_events_and_files(service, sim_
     ids = [int(e["id"]) for e in events if "id" in e]
     assert ids == sorted(ids) and len(set(ids)) == len(ids)
     finished = [json.loads(e["data"])["data"] for e in events if e["event"] == "step_finished"]
-    assert [f["action"] for f in finished][:2] == ["Wait (0.1)", "Wait (0.2)"]
+    assert [f["action"] for f in finished] == ["Wait (0.1)", "Open App (Settings)", "Stop"]
     shot = live.client.get(finished[0]["screenshot_path_url"])
     assert shot.status_code == 200 and shot.headers["content-type"] == "image/png"
     assert Image.open(io.BytesIO(shot.content)).size == (540, 1200)

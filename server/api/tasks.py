@@ -58,6 +58,7 @@ def task_public(task: TaskRow) -> TaskPublic:
         status=task.status,  # type: ignore[arg-type]
         options=task.options,
         error=task.error,
+        result=task.result,
         steps=task.steps,
         prompt_tokens=task.prompt_tokens,
         completion_tokens=task.completion_tokens,

@@ -149,7 +149,8 @@ async function loadTask(id) {
     setStatus(t.status);
     $("run-device").textContent = t.device ? `on ${t.device}` : `waiting for ${t.device_request}`;
     $("run-usage").textContent = `· ${t.steps} step(s) · ${t.prompt_tokens + t.completion_tokens} tokens · $${t.cost_usd.toFixed(4)}`
-      + (t.error ? ` · ${t.error.reason || t.error.type}: ${t.error.message || ""}` : "");
+      + (t.error ? ` · ${t.error.reason || t.error.type}: ${t.error.message || ""}` : "")
+      + (t.result && t.result.reason && !t.error ? ` · ${t.result.reason}` : "");
     const link = $("download-link");
     link.hidden = !t.links.trajectory || !["completed", "not_completed", "budget_exhausted", "error", "cancelled", "interrupted"].includes(t.status);
     link.href = t.links.trajectory || "#";
@@ -163,6 +164,8 @@ function setStatus(status) {
 }
 
 function imageUrl(data) {
+  // the annotated frame (tap point, swipe) when the step has one, else the plain screenshot
+  if (typeof data.annotated_path_url === "string") return data.annotated_path_url;
   for (const [key, value] of Object.entries(data)) {
     if (key.endsWith("_url") && typeof value === "string" && key.includes("screenshot")) return value;
   }
