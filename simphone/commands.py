@@ -273,11 +273,18 @@ def _am(phone: Phone, args: list[str]) -> CommandResult:
         if "-n" in intent:
             component = str(intent["-n"])
             package, _, activity = component.partition("/")
-            if package not in phone.installed or package not in APPS:
+            view = APPS[package].activity_view(activity) if package in phone.installed and package in APPS else None
+            if view is None:
                 return fail(f"Error type 3\nError: Activity class {{{component}}} does not exist.\n", 1,
                             stdout=f"Starting: Intent {{ cmp={component} }}\n")
-            phone.launch(package)
+            if package in phone.task_ids() and view == APPS[package].main_view():
+                phone.launch(package)  # the main activity brings its task back as it was
+            else:
+                phone.launch(package, view)
             return ok(f"Starting: Intent {{ cmp={component} }}\n")
+        if intent.get("-c") == "android.intent.category.HOME":
+            phone.go_home()
+            return ok("Starting: Intent { act=android.intent.action.MAIN cat=[android.intent.category.HOME] }\n")
         action = str(intent.get("-a", "android.intent.action.MAIN"))
         data = intent.get("-d")
         package = _resolve_intent(phone, action, str(data) if data else None)

@@ -568,3 +568,14 @@ def test_power_key_turns_the_screen_off_and_on(phone: Phone) -> None:
     sh(phone, "input", "keyevent", "WAKEUP")
     assert phone.state()["screen"]["on"] and phone.state()["current"]["package"] == "com.android.settings"
     assert "mWakefulness=Awake" in sh(phone, "dumpsys", "power")
+
+
+def test_am_start_names_real_activities_only(phone: Phone) -> None:
+    sh(phone, "am", "start", "-n", "com.android.settings/com.android.settings.Settings")  # full name
+    assert phone.state()["current"]["activity"] == ".Settings"
+    sh(phone, "am", "start", "-n", "com.android.settings/.DisplaySettings")
+    assert phone.state()["current"]["activity"] == ".DisplaySettings"
+    r = phone.run(["am", "start", "-n", "com.android.settings/.NoSuchActivity"])
+    assert r.exit_code != 0 and b"does not exist" in r.stderr
+    sh(phone, "am", "start", "-a", "android.intent.action.MAIN", "-c", "android.intent.category.HOME")
+    assert phone.state()["current"]["package"] == "com.android.launcher3"

@@ -45,7 +45,8 @@ Rules:
   `am start -a ACTION -d DATA` (return None to refuse); `schemes` lists the URI schemes the
   app opens (`("http", "https")` for a browser).
 - `view_activity(view) -> str`: the activity name shown by `dumpsys window` for a view
-  (default: `activity`).
+  (default: `activity`); `activity_view(activity) -> dict | None`: the view `am start -n`
+  opens for an activity name (default: the main view for `activity`, None otherwise).
 - `preinstalled = False` apps are not installed until `Phone.install(package)` (the
   Play Store's job); they then appear on the launcher.
 - Where: one module per app in this package (`simphone/apps/music.py`); `Phone()` imports
@@ -105,6 +106,12 @@ class App:
 
     def view_activity(self, view: dict[str, Any]) -> str:
         return self.activity
+
+    def activity_view(self, activity: str) -> dict[str, Any] | None:
+        """The first view for `am start -n package/activity` (short `.Main` or full name);
+        None when the app has no such activity. Default: the main activity only."""
+        full = self.package + self.activity if self.activity.startswith(".") else self.activity
+        return self.main_view() if activity in (self.activity, full) else None
 
 
 APPS: dict[str, App] = {}

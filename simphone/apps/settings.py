@@ -64,6 +64,15 @@ class Settings(App):
             return PAGE_ACTIVITIES.get(view.get("page", ""), ".SubSettings")
         return self.activity
 
+    def activity_view(self, activity: str) -> dict | None:
+        short = activity.removeprefix(self.package)
+        for page, name in PAGE_ACTIVITIES.items():
+            if short == name:
+                return {"view": "page", "page": page}
+        if short == ".SubSettings":
+            return None  # needs extras naming the fragment
+        return super().activity_view(activity)
+
     def on_intent(self, ctx: AppContext, action: str, data: str | None, extras: dict[str, str]) -> dict | None:
         pages = {"android.settings.WIFI_SETTINGS": "wifi", "android.settings.BLUETOOTH_SETTINGS": "bluetooth",
                  "android.settings.DISPLAY_SETTINGS": "display", "android.settings.DEVICE_INFO_SETTINGS": "about",
