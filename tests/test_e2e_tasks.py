@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mobile_agent.agent import Agent, RunStatus, run_script
@@ -129,3 +130,26 @@ def test_text_with_several_matches_is_resolved_by_choosing_a_candidate(
     view = phone.task(NOTES)[-1]
     assert view["view"] == "edit" and view["note_id"] == expected_id
     assert click.tap_point and click.location.candidates[1]["box"][1] <= click.tap_point[1]
+
+
+def test_secret_typed_on_screen_is_masked_in_saved_screenshots(adb_server, sim_phone, tmp_path):
+    from PIL import Image
+
+    from mobile_agent.locate import build_locator
+
+    secret = "Hunter2Secret"
+    settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, secrets=[secret])
+    script = f"Open App (Notes)\nClick icon (orange plus, bottom right)\nType ({secret})\nBack\n"
+    result = run_script(settings, script)
+    assert result.status is RunStatus.COMPLETED, result.reason
+    view = sim_phone.phone.task(NOTES)[-1]
+    assert secret in view["fields"]["title"]
+
+    shown = result.trajectory_dir / result.steps[3].screenshot  # the frame after typing
+    pixels = np.asarray(Image.open(shown).convert("RGB"))
+    texts = " ".join(line.text for line in build_locator(settings).ocr(pixels))
+    assert "New note" in texts  # the rest of the screen is kept
+    assert secret.lower() not in texts.lower().replace(" ", "")
+    for path in result.trajectory_dir.iterdir():
+        if path.suffix in (".jsonl", ".html"):
+            assert secret not in path.read_text(encoding="utf-8")

@@ -154,6 +154,7 @@ class Agent:
             on_event=self.on_event,
             output_dir=output_dir,
             cancel=cancel,
+            locator=self._locator.untimed,
         )
         if opening_error is not None:
             return session.finish_from_exception(opening_error)

@@ -87,6 +87,7 @@ def run_script(
             device = open_run_device(settings)
         except Exception as exc:
             opening_error = exc
+    timed = TimedLocator(locator, lambda: _build_locator(settings))
     session = RunSession(
         settings,
         instruction=instruction or f"script of {len(lines)} operations",
@@ -95,10 +96,10 @@ def run_script(
         on_event=on_event,
         output_dir=Path(output_dir) if output_dir is not None else None,
         cancel=cancel,
+        locator=timed.untimed,
     )
     if opening_error is not None:
         return session.finish_from_exception(opening_error)
-    timed = TimedLocator(locator, lambda: _build_locator(settings))
     try:
         return _run_lines(session, settings, device, timed, lines)
     except BaseException as exc:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from mobile_agent.agent.mask import ScreenSecretMasker
 from mobile_agent.agent.records import (
     AgentEvent,
     EventKind,
@@ -140,6 +141,10 @@ class TimedLocator:
     def find_icon(self, image: np.ndarray, description: str, position: str | None) -> Location:
         return self._timed("find_icon", image, description, position)
 
+    def untimed(self) -> Any:
+        """The locator itself (for work outside the steps' timings, such as masking)."""
+        return self._get()
+
     def take_ms(self) -> float:
         """Milliseconds spent since the last call."""
         elapsed, self._elapsed = self._elapsed, 0.0
@@ -159,6 +164,7 @@ class RunSession:
         on_event: EventCallback | None,
         output_dir: Path | None,
         cancel: threading.Event | None,
+        locator: Callable[[], Any] | None = None,
     ) -> None:
         self.settings = settings
         self.instruction = instruction
@@ -170,7 +176,15 @@ class RunSession:
         self.usage = RunUsage()
         self.started_at = time.time()
         root = Path(output_dir) if output_dir is not None else Path(settings.agent.output_dir)
-        self.writer = TrajectoryWriter(root, self.run_id, self.redact, self._header(mode, device))
+        secrets = [x.get_secret_value() for x in settings.agent.secrets]
+        masker = ScreenSecretMasker(secrets, locator) if locator is not None else None
+        self.writer = TrajectoryWriter(
+            root,
+            self.run_id,
+            self.redact,
+            self._header(mode, device),
+            mask=masker if masker is not None and masker.active else None,
+        )
         self.trajectory_dir = self.writer.folder
         self._emit_now(
             EventKind.RUN_STARTED,

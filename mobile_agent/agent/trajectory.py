@@ -9,7 +9,8 @@ Layout of ``<output_dir>/<UTC timestamp>-<run id>/``::
     step-001-marked.jpg   the same with the tap point / swipe arrow / candidate boxes
     report.html           a self-contained replay page
 
-Every line and the report go through the run's ``Redactor``. Images are encoded on one
+Every line and the report go through the run's ``Redactor``; with secrets configured,
+every frame goes through a ``ScreenSecretMasker`` (``mask``) before it is written. Images are encoded on one
 background thread so that the step loop does not wait for PNG compression; ``close``
 waits for them.
 
@@ -22,6 +23,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -42,11 +44,20 @@ log = logging.getLogger(__name__)
 class TrajectoryWriter:
     """Writes one run's folder as the run goes, so that a crash keeps what happened."""
 
-    def __init__(self, root: Path, run_id: str, redactor: Redactor, header: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        run_id: str,
+        redactor: Redactor,
+        header: dict[str, Any],
+        *,
+        mask: Callable[[np.ndarray], np.ndarray] | None = None,
+    ) -> None:
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
         self.folder = Path(root) / f"{stamp}-{run_id}"
         self.folder.mkdir(parents=True, exist_ok=False)
         self._redact = redactor
+        self._mask = mask  # blacks out secrets on screen before a frame is written
         self._header = self._redact({"type": "run", "schema_version": SCHEMA_VERSION, **header})
         self._steps: list[dict[str, Any]] = []
         self._result: dict[str, Any] | None = None
@@ -85,15 +96,17 @@ class TrajectoryWriter:
         """Run ``fn`` once every image queued so far is on disk (events that name them)."""
         self._submit(fn, *args)
 
-    @staticmethod
-    def _write_png(pixels: np.ndarray, path: Path) -> None:
-        # compress_level 1: ~5x faster than the default for a few % more bytes
-        Image.fromarray(np.ascontiguousarray(pixels[:, :, :3])).save(path, format="PNG", compress_level=1)
+    def _masked(self, pixels: np.ndarray) -> np.ndarray:
+        return self._mask(pixels) if self._mask is not None else pixels
 
-    @staticmethod
-    def _write_annotated(pixels: np.ndarray, record: StepRecord, path: Path) -> None:
+    def _write_png(self, pixels: np.ndarray, path: Path) -> None:
+        # compress_level 1: ~5x faster than the default for a few % more bytes
+        image = Image.fromarray(np.ascontiguousarray(self._masked(pixels)[:, :, :3]))
+        image.save(path, format="PNG", compress_level=1)
+
+    def _write_annotated(self, pixels: np.ndarray, record: StepRecord, path: Path) -> None:
         image = annotate(
-            Image.fromarray(np.ascontiguousarray(pixels[:, :, :3])),
+            Image.fromarray(np.ascontiguousarray(self._masked(pixels)[:, :, :3])),
             tap_point=record.tap_point,
             swipe=record.swipe,
             location=record.location,
