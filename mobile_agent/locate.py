@@ -65,6 +65,8 @@ class PerceptionLocator:
         return _wrapped(self.perception.describe_backends)
 
     def __getattr__(self, name: str) -> Any:  # timings, cache, config
+        if name == "perception":  # not set yet (copy, unpickling): no recursion
+            raise AttributeError(name)
         return getattr(self.perception, name)
 
 

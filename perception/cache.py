@@ -36,25 +36,43 @@ class FrameCache:
         self._size = size
         self._frames: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._lock = threading.Lock()
+        self._pending: dict[tuple[str, str], threading.Event] = {}
         self.hits = 0
         self.misses = 0
 
     def get_or_compute(self, key: str, kind: str, compute: Callable[[], T]) -> T:
-        with self._lock:
-            frame = self._frames.get(key)
-            if frame is not None and kind in frame:
-                self._frames.move_to_end(key)
-                self.hits += 1
-                return frame[kind]
-            self.misses += 1
-        value = compute()  # outside the lock: OCR takes ~1 s and must not block other frames
-        if self._size > 0:
+        """The cached value, or ``compute()`` once: threads asking for the same frame and
+        kind meanwhile wait for that one computation instead of repeating it."""
+        while True:
             with self._lock:
-                self._frames.setdefault(key, {})[kind] = value
-                self._frames.move_to_end(key)
-                while len(self._frames) > self._size:
-                    self._frames.popitem(last=False)
-        return value
+                frame = self._frames.get(key)
+                if frame is not None and kind in frame:
+                    self._frames.move_to_end(key)
+                    self.hits += 1
+                    return frame[kind]
+                pending = self._pending.get((key, kind))
+                if pending is None:
+                    pending = self._pending[(key, kind)] = threading.Event()
+                    self.misses += 1
+                    break
+            pending.wait()  # another thread computes it; then read it (or compute if it failed)
+            if self._size == 0:
+                with self._lock:
+                    self.misses += 1
+                return compute()
+        try:
+            value = compute()  # outside the lock: OCR takes ~1 s and must not block other frames
+            if self._size > 0:
+                with self._lock:
+                    self._frames.setdefault(key, {})[kind] = value
+                    self._frames.move_to_end(key)
+                    while len(self._frames) > self._size:
+                        self._frames.popitem(last=False)
+            return value
+        finally:
+            with self._lock:
+                self._pending.pop((key, kind), None)
+            pending.set()
 
     def clear(self) -> None:
         with self._lock:

@@ -1,0 +1,104 @@
+"""Perception's runtime pieces: the process-wide model registry under threads, the
+per-frame cache, the config's validation, and the facade used from several threads."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from perception import PerceptionConfig
+from perception.cache import FrameCache, frame_key
+from perception.registry import shared
+
+
+def test_registry_builds_once_under_threads() -> None:
+    calls = []
+
+    def factory() -> object:
+        calls.append(1)
+        time.sleep(0.05)  # long enough for every thread to arrive while it loads
+        return object()
+
+    key = ("test-registry", id(calls))
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(shared(key, factory))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1
+    assert len(results) == 8 and all(r is results[0] for r in results)
+
+
+def test_frame_key_sees_one_pixel_and_shape() -> None:
+    frame = np.zeros((40, 30, 3), np.uint8)
+    same = frame.copy()
+    changed = frame.copy()
+    changed[39, 29, 2] = 1
+    assert frame_key(frame) == frame_key(same)
+    assert frame_key(frame) != frame_key(changed)
+    assert frame_key(frame) != frame_key(np.zeros((30, 40, 3), np.uint8))  # same bytes, other shape
+    view = np.zeros((80, 30, 3), np.uint8)[::2]  # non-contiguous
+    assert frame_key(view) == frame_key(frame)
+
+
+def test_frame_cache_is_a_small_lru() -> None:
+    cache = FrameCache(2)
+    computed = []
+
+    def compute(tag: str):
+        return lambda: computed.append(tag) or tag
+
+    assert cache.get_or_compute("a", "ocr", compute("a")) == "a"
+    cache.get_or_compute("b", "ocr", compute("b"))
+    cache.get_or_compute("a", "ocr", compute("a-again"))  # hit: a is now the newest
+    cache.get_or_compute("c", "ocr", compute("c"))  # evicts b
+    cache.get_or_compute("a", "ocr", compute("a-third"))
+    cache.get_or_compute("b", "ocr", compute("b-again"))
+    assert computed == ["a", "b", "c", "b-again"]
+    assert cache.get_or_compute("b", "icons", compute("b-icons")) == "b-icons"  # kinds apart
+    off = FrameCache(0)
+    off.get_or_compute("a", "ocr", compute("x"))
+    off.get_or_compute("a", "ocr", compute("y"))
+    assert computed[-2:] == ["x", "y"]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"max_text_candidates": 0},
+        {"max_box_fraction": 0.0},
+        {"max_box_fraction": 1.5},
+        {"ocr_limit_side_len": 10},
+        {"cache_size": -1},
+        {"nms_iou": 2.0},
+    ],
+)
+def test_config_rejects_nonsense(bad: dict) -> None:
+    with pytest.raises(ValueError):
+        PerceptionConfig(**bad)
+
+
+def test_facade_from_threads_gives_one_answer() -> None:
+    from PIL import Image, ImageDraw, ImageFont
+
+    from perception import LocateStatus, Perception
+
+    image = Image.new("RGB", (720, 1280), "white")
+    ImageDraw.Draw(image).text(
+        (80, 600), "Bluetooth", fill="black", font=ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", 40)
+    )
+    frame = np.asarray(image)
+    perception = Perception(PerceptionConfig())
+    answers = []
+    threads = [threading.Thread(target=lambda: answers.append(perception.find_text(frame, "Bluetooth"))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(answers) == 3 and all(a.status is LocateStatus.FOUND for a in answers)
+    assert len({a.point for a in answers}) == 1
+    assert perception.cache.misses == 1  # the other threads waited for the one OCR run
