@@ -91,6 +91,11 @@ def test_dashboard_shows_phones_runs_a_task_live_cancels_and_replays(service, si
     assert "/files/" in (page.get_attribute("#run-screen", "src") or "")
     assert page.is_visible("#download-link")
     assert phones[1].serial in page.inner_text("#run-device")
+    # the phone's card follows: busy with the task while it ran, free again now
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.device .state')].every(s => s.textContent === 'free')",
+        timeout=10_000,
+    )
     shot = page.screenshot(full_page=True)
     (tmp_path / "dashboard-run.png").write_bytes(shot)
     assert _not_blank(shot) > 10
