@@ -579,3 +579,25 @@ def test_am_start_names_real_activities_only(phone: Phone) -> None:
     assert r.exit_code != 0 and b"does not exist" in r.stderr
     sh(phone, "am", "start", "-a", "android.intent.action.MAIN", "-c", "android.intent.category.HOME")
     assert phone.state()["current"]["package"] == "com.android.launcher3"
+
+
+def test_settings_search_finds_a_setting_inside_a_page(phone: Phone) -> None:
+    tap(phone, "Settings")
+    tap(phone, "search")
+    assert phone.state()["focus"] == "query" and phone.state()["keyboard_visible"]
+    sh(phone, "input", "text", "dark")
+    assert visible(phone, "Dark mode") and not visible(phone, "Wi-Fi")
+    sh(phone, "input", "keyevent", "BACK")  # keyboard away, results stay
+    tap(phone, "Dark mode")
+    assert phone.state()["current"]["activity"] == ".DisplaySettings"
+    sh(phone, "input", "keyevent", "BACK")  # the search was replaced by the page: back to the list
+    assert phone.state()["current"]["view"] == "main"
+    tap(phone, "search")
+    sh(phone, "input", "text", "zzz")
+    assert visible(phone, "No results")
+    sh(phone, "input", "keyevent", "DEL", "DEL", "DEL")
+    sh(phone, "input", "text", "airplane")
+    sh(phone, "input", "keyevent", "BACK")
+    tap(phone, "Airplane mode")
+    tap(phone, "Airplane mode switch, off")
+    assert phone.state()["airplane_mode"]

@@ -1,6 +1,7 @@
 """Settings (com.android.settings): the main list and its pages.
 
 Views: {"view": "main"} (scrolling list, with the Airplane mode switch on it),
+{"view": "search", "fields": {"query"}} (the magnifier: matching settings as you type),
 {"view": "page", "page": KEY} for each row (Wi-Fi, Bluetooth, Display & brightness,
 Notifications & status bar, About phone ... ). State lives in the phone's settings tables:
 global airplane_mode_on / wifi_on / bluetooth_on, secure ui_night_mode (2 = dark),
@@ -14,7 +15,7 @@ from __future__ import annotations
 from simphone.apps import App, AppContext, register
 from simphone.ui.canvas import Canvas
 from simphone.ui.icons import COLORS
-from simphone.ui.widgets import ROW_H, TITLE_BAR_H, list_row, scroll_list, title_bar
+from simphone.ui.widgets import ROW_H, TITLE_BAR_H, list_row, scroll_list, text_field, title_bar
 
 # key, title, icon, colour, subtitle
 MAIN_ROWS: list[tuple[str, str, str, str, str]] = [
@@ -39,6 +40,11 @@ MAIN_ROWS: list[tuple[str, str, str, str, str]] = [
     ("about", "About phone", "info", "blue", ""),
 ]
 TITLES = {key: title for key, title, *_ in MAIN_ROWS}
+# what the search finds besides the main rows: (title, page it opens)
+SEARCHABLE = [("Dark mode", "display"), ("Light mode", "display"), ("Brightness level", "display"),
+              ("Real-time network speed", "notifications"), ("Show battery percentage", "notifications"),
+              ("Battery Saver", "battery"), ("Android version", "about"), ("Device name", "about"),
+              ("Pair new device", "bluetooth")]
 PAGE_ACTIVITIES = {"wifi": ".wifi.WifiSettings", "bluetooth": ".bluetooth.BluetoothSettings",
                    "display": ".DisplaySettings"}
 
@@ -83,6 +89,8 @@ class Settings(App):
     def render(self, ctx: AppContext, c: Canvas) -> None:
         if ctx.view["view"] == "page":
             self._page(ctx, c, ctx.view.get("page", ""))
+        elif ctx.view["view"] == "search":
+            self._search(ctx, c)
         else:
             self._main(ctx, c)
 
@@ -113,7 +121,32 @@ class Settings(App):
                                  icon_color=COLORS[color], chevron=True)
 
         scroll_list(c, ctx, top, len(MAIN_ROWS) * ROW_H + 40, draw)
-        title_bar(c, ctx, "Settings", back=False, actions=[("magnifier", "search", lambda: None)])
+        title_bar(c, ctx, "Settings", back=False, actions=[("magnifier", "search", lambda: self.open_search(ctx))])
+
+    def open_search(self, ctx: AppContext) -> None:
+        ctx.push({"view": "search", "fields": {"query": ""}})
+        ctx.focus("query")
+
+    def _search(self, ctx: AppContext, c: Canvas) -> None:
+        """A search field (focused when opened) and the settings whose title holds every typed word."""
+        y0 = ctx.content[1]
+        words = ctx.field("query").casefold().split()
+        found = [(title, key) for key, title, *_ in MAIN_ROWS] + SEARCHABLE
+        hits = [(t, k) for t, k in found if words and all(w in t.casefold() for w in words)]
+        top = y0 + TITLE_BAR_H + 20
+
+        def draw(y: float) -> None:
+            for title, key in hits:
+                y = list_row(c, y, title, subtitle=TITLES.get(key, "Settings") if title != TITLES.get(key) else None,
+                             on_tap=lambda k=key: ctx.replace({"view": "page", "page": k}))
+
+        if words and not hits:
+            c.text((540, top + 200), "No results", size=44, color=c.theme.text_secondary, anchor="mm")
+        scroll_list(c, ctx, top, len(hits) * ROW_H + 40, draw)
+        c.rect((0, y0, c.width, y0 + TITLE_BAR_H + 20), fill=c.theme.background)
+        c.icon("back", (30, y0 + 45, 110, y0 + 125), c.theme.text, description="back arrow")
+        c.on_tap((10, y0 + 20, 140, y0 + 150), ctx.back)
+        text_field(c, ctx, (150, y0 + 25, c.width - 40, y0 + 145), "query", "Search settings", size=44)
 
     def _page(self, ctx: AppContext, c: Canvas, page: str) -> None:
         top = ctx.content[1] + TITLE_BAR_H
@@ -152,6 +185,9 @@ class Settings(App):
             return [toggle("Real-time network speed", "system", "status_bar_network_speed"),
                     toggle("Show battery percentage", "system", "status_bar_show_battery_percent"),
                     info("Notification shade"), info("Lock screen notifications")]
+        if page == "airplane":
+            return [lambda y: list_row(c, y, "Airplane mode", toggle=ctx.phone.airplane_mode,
+                                       on_tap=lambda: ctx.phone.set_airplane_mode(not ctx.phone.airplane_mode))]
         if page == "about":
             return [info("Device name", ctx.phone.name), info("Model", ctx.phone.model),
                     info("Android version", "13"), info("Build number", "TQ3A.230901.001")]
