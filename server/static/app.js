@@ -236,9 +236,11 @@ $("cancel-button").addEventListener("click", async () => {
 });
 
 // --- start -----------------------------------------------------------------------------
-refreshDevices();
-refreshTasks();
-setInterval(refreshDevices, 2500);
-setInterval(refreshTasks, 4000);
+// One refresh at a time per list (never two answers racing to the screen).
+async function every(fn, ms) {
+  try { await fn(); } finally { setTimeout(() => every(fn, ms), ms); }
+}
+every(refreshDevices, 2500);
+every(refreshTasks, 4000);
 const fromHash = /^#task-(\d+)$/.exec(location.hash);
 if (fromHash) openTask(Number(fromHash[1]));
