@@ -20,6 +20,7 @@ import threading
 from datetime import datetime
 from typing import Any
 
+from simphone import system_commands  # noqa: F401  (registers its shell commands)
 from simphone.apps import APPS, AppContext
 from simphone.apps.builtin import LAUNCHER, load_builtin_apps
 from simphone.fs import VirtualFS

@@ -1,0 +1,255 @@
+"""Android shell commands about the system: packages (`pm`, `cmd package`), input methods
+(`ime`), settings (`settings`, `svc`), services (`cmd connectivity|uimode|simphone`) and
+`dumpsys`. Registered with `simphone.commands.command` when imported (`simphone.phone` does).
+
+`cmd package query-activities` prints each activity's label as `nonLocalizedLabel=` on the
+`labelRes=` line (the line a device layer reads to map app labels to packages).
+
+May import: the standard library, `simphone.types`, `simphone.apps`, `simphone.commands`.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from simphone.apps import APPS
+from simphone.commands import Usage, command, component_of, fail, ok, short_hash, to_int
+from simphone.types import CommandResult
+
+if TYPE_CHECKING:
+    from simphone.phone import Phone
+
+__all__: list[str] = []
+
+
+# -- packages ------------------------------------------------------------------------------
+@command("pm")
+def _pm(phone: Phone, args: list[str]) -> CommandResult:
+    if args[:2] == ["list", "packages"]:
+        flags = [a for a in args[2:] if a.startswith("-")]
+        filters = [a for a in args[2:] if not a.startswith("-")]
+        from simphone.phone import SYSTEM_PACKAGES
+
+        packages = sorted(set(phone.installed) | set(SYSTEM_PACKAGES))
+        if "-3" in flags:
+            packages = [p for p in packages if p in APPS and not APPS[p].preinstalled or p == "com.android.adbkeyboard"]
+        if filters:
+            packages = [p for p in packages if filters[0] in p]
+        return ok("".join(f"package:{p}\n" for p in packages))
+    if args[:1] == ["path"] and len(args) > 1:
+        if args[1] in phone.installed:
+            return ok(f"package:/data/app/{args[1]}-1/base.apk\n")
+        return fail("", 1)
+    raise Usage(f"Unknown command: {' '.join(args[:2])}", 255)
+
+
+def _resolve_lines(phone: Phone, package: str, brief: bool) -> str:
+    app = APPS[package]
+    activity = app.activity if app.activity.startswith(".") is False else package + app.activity
+    short = app.activity
+    head = "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false"
+    if brief:
+        return f"{head}\n{package}/{short}\n"
+    return (f"  {head}\n  ActivityInfo:\n    name={activity}\n    packageName={package}\n"
+            f"    labelRes=0x7f1400{zlib.crc32(package.encode()) % 256:02x} nonLocalizedLabel={app.label} "
+            f"icon=0x7f0800{zlib.crc32(app.label.encode()) % 256:02x}\n"
+            f"    enabled=true exported=true directBootAware=false\n")
+
+
+def _launchable(phone: Phone) -> list[str]:
+    return [p for p in phone.installed if p in APPS and APPS[p].on_launcher]
+
+
+@command("cmd")
+def _cmd(phone: Phone, args: list[str]) -> CommandResult:
+    if not args:
+        raise Usage("cmd: No service specified; use -l to list all running services.", 255)
+    service, rest = args[0], args[1:]
+    if service == "package":
+        brief = "--brief" in rest
+        rest = [a for a in rest if a not in ("--brief", "--components")]
+        if rest[:1] == ["resolve-activity"]:
+            packages = [a for a in rest[1:] if not a.startswith("-") and "." in a and not a.startswith("android.")]
+            if packages and packages[-1] in _launchable(phone):
+                return ok(_resolve_lines(phone, packages[-1], brief))
+            return ok("No activity found\n")
+        if rest[:1] == ["query-activities"]:
+            packages = _launchable(phone)
+            if brief:
+                return ok("".join(_resolve_lines(phone, p, True) for p in packages))
+            body = "".join(f"Activity #{i}:\n{_resolve_lines(phone, p, False)}" for i, p in enumerate(packages))
+            return ok(f"{len(packages)} activities found:\n{body}")
+        if rest[:2] == ["list", "packages"]:
+            return _pm(phone, rest)
+        raise Usage(f"Unknown command: {' '.join(rest[:1])}", 255)
+    if service == "simphone":
+        return _cmd_simphone(phone, rest)
+    if service == "connectivity" and rest[:1] == ["airplane-mode"]:
+        if rest[1:2] in (["enable"], ["disable"]):
+            phone.set_airplane_mode(rest[1] == "enable")
+            return ok()
+        return ok("enabled\n" if phone.airplane_mode else "disabled\n")
+    if service == "uimode" and rest[:1] == ["night"]:
+        if rest[1:2] in (["yes"], ["no"]):
+            phone.settings_put("secure", "ui_night_mode", "2" if rest[1] == "yes" else "1")
+        return ok(f"Night mode: {'yes' if phone.dark_mode else 'no'}\n")
+    return fail(f"Can't find service: {service}\n", 20)
+
+
+def _cmd_simphone(phone: Phone, args: list[str]) -> CommandResult:
+    verb = args[0] if args else ""
+    if verb == "reset":
+        seed = None
+        if "--seed" in args:
+            i = args.index("--seed")
+            if i + 1 >= len(args):
+                raise Usage("Error: --seed needs a number", 2)
+            seed = to_int(args[i + 1])
+        phone.reset(seed)
+        return ok(f"reset seed={phone.seed}\n")
+    if verb == "clock":
+        if len(args) < 2:
+            return ok(phone.clock.isoformat() + "\n")
+        try:
+            when = datetime.fromisoformat(args[1])
+        except ValueError:
+            raise Usage(f"Error: not an ISO 8601 time: {args[1]!r}", 2) from None
+        phone.set_clock(when)
+        return ok(phone.clock.isoformat() + "\n")
+    if verb == "ground-truth":
+        return ok(json.dumps(phone.ground_truth(), ensure_ascii=False) + "\n")
+    if verb == "state":
+        return ok(json.dumps(phone.state(), ensure_ascii=False, sort_keys=True) + "\n")
+    raise Usage("usage: cmd simphone reset [--seed N] | clock [ISO8601] | ground-truth | state", 2)
+
+
+# -- ime / settings -----------------------------------------------------------------------
+@command("ime")
+def _ime(phone: Phone, args: list[str]) -> CommandResult:
+    from simphone.phone import ADB_KEYBOARD_IME, LATIN_IME
+
+    installed = [LATIN_IME] + ([ADB_KEYBOARD_IME] if "com.android.adbkeyboard" in phone.installed else [])
+    verb = args[0] if args else ""
+    if verb == "list":
+        shown = installed if "-a" in args else phone.enabled_imes
+        if "-s" in args:
+            return ok("".join(f"{i}\n" for i in shown))
+        return ok("".join(f"{i}:\n  mId={i} mSettingsActivity=null\n" for i in shown))
+    if verb in ("set", "enable", "disable") and len(args) > 1:
+        ime = args[-1]
+        if ime not in installed:
+            return fail(f"Unknown input method {ime} cannot be {'selected' if verb == 'set' else verb + 'd'} for user #0\n",
+                        255)
+        enabled = phone.enabled_imes
+        if verb == "enable":
+            if ime not in enabled:
+                phone.settings_put("secure", "enabled_input_methods", ":".join(enabled + [ime]))
+                return ok(f"Input method {ime}: now enabled for user #0\n")
+            return ok(f"Input method {ime}: already enabled for user #0\n")
+        if verb == "disable":
+            phone.settings_put("secure", "enabled_input_methods", ":".join(i for i in enabled if i != ime))
+            if phone.current_ime == ime:
+                phone.settings_put("secure", "default_input_method", LATIN_IME)
+            return ok(f"Input method {ime}: now disabled for user #0\n")
+        if ime not in enabled:
+            return fail(f"Unknown input method {ime} cannot be selected for user #0\n", 255)
+        phone.settings_put("secure", "default_input_method", ime)
+        return ok(f"Input method {ime} selected for user #0\n")
+    if verb == "reset":
+        phone.settings_put("secure", "default_input_method", LATIN_IME)
+        return ok()
+    raise Usage("ime <command>:\n  list [-a] [-s]\n  enable ID\n  disable ID\n  set ID\n  reset", 255)
+
+
+NAMESPACES = ("system", "secure", "global")
+
+
+@command("settings")
+def _settings(phone: Phone, args: list[str]) -> CommandResult:
+    args = [a for a in args if a not in ("--user", "current")]
+    if len(args) >= 2 and args[1] not in NAMESPACES:
+        raise Usage(f"Invalid namespace '{args[1]}'", 255)
+    if args[:1] == ["get"] and len(args) == 3:
+        value = phone.settings_get(args[1], args[2])
+        return ok(f"{'null' if value is None else value}\n")
+    if args[:1] == ["put"] and len(args) >= 4:
+        # as on Android, writing airplane_mode_on alone does not switch the radios (the UI
+        # and `cmd connectivity airplane-mode` do)
+        phone.settings_put(args[1], args[2], args[3])
+        return ok()
+    if args[:1] == ["delete"] and len(args) == 3:
+        phone.settings_put(args[1], args[2], None)
+        return ok("Deleted 1 rows\n")
+    if args[:1] == ["list"] and len(args) == 2:
+        table = phone.settings_table(args[1])
+        return ok("".join(f"{k}={v}\n" for k, v in sorted(table.items())))
+    raise Usage("usage:  settings [--user <USER_ID> | current] get namespace key\n"
+                 "        settings [--user <USER_ID> | current] put namespace key value", 255)
+
+
+@command("svc")
+def _svc(phone: Phone, args: list[str]) -> CommandResult:
+    keys = {"wifi": "wifi_on", "bluetooth": "bluetooth_on", "data": "mobile_data"}
+    if len(args) == 2 and args[0] in keys and args[1] in ("enable", "disable"):
+        phone.settings_put("global", keys[args[0]], "1" if args[1] == "enable" else "0")
+        return ok()
+    raise Usage("Available commands: wifi data bluetooth (enable|disable)", 1)
+
+
+# -- dumpsys ----------------------------------------------------------------------------------
+@command("dumpsys")
+def _dumpsys(phone: Phone, args: list[str]) -> CommandResult:
+    service = args[0] if args else ""
+    package = phone.foreground
+    component = component_of(phone, package)
+    token = short_hash(component)
+    if service == "simphone":
+        return ok(json.dumps(phone.state(), ensure_ascii=False, sort_keys=True, indent=1) + "\n")
+    if service == "window":
+        focus = f"Window{{{token} u0 {component}}}"
+        ime = "  mInputMethodWindow=Window{ime u0 InputMethod}\n" if phone.keyboard_visible else ""
+        return ok(f"WINDOW MANAGER WINDOWS (dumpsys window windows)\n  mCurrentFocus={focus}\n"
+                  f"  mFocusedApp=ActivityRecord{{{token} u0 {component} t{_task_id(phone, package)}}}\n{ime}"
+                  f"  mInputMethodTarget={focus if phone.keyboard_visible else 'null'}\n"
+                  f"  mIsInputMethodShown={'true' if phone.keyboard_visible else 'false'}\n")
+    if service == "display":
+        return ok(f"DISPLAY MANAGER (dumpsys display)\n  mScreenState={'ON' if phone.screen_on else 'OFF'}\n"
+                  f"  DisplayDeviceInfo{{\"Built-in Screen\": {phone.width} x {phone.height}, density {phone.density}, "
+                  f"rotation 0}}\n  mCurrentOrientation=0\n  orientation=0\n")
+    if service == "activity" and args[1:2] == ["top"]:
+        return ok(f"TASK {package} id={_task_id(phone, package)} userId=0\n"
+                  f"  ACTIVITY {component} {token} pid={1000 + _task_id(phone, package)}\n")
+    if service == "activity" and args[1:2] in (["activities"], ["a"], []):
+        record = f"ActivityRecord{{{token} u0 {component} t{_task_id(phone, package)}}}"
+        return ok(f"ACTIVITY MANAGER ACTIVITIES (dumpsys activity activities)\n  mResumedActivity: {record}\n"
+                  f"  ResumedActivity: {record}\n  mFocusedApp={record}\n")
+    if service == "battery":
+        b = phone.battery
+        return ok(f"Current Battery Service state:\n  AC powered: false\n  USB powered: {str(b['charging']).lower()}\n"
+                  f"  Wireless powered: false\n  status: {2 if b['charging'] else 3}\n  health: 2\n  present: true\n"
+                  f"  level: {b['level']}\n  scale: 100\n  voltage: 4123\n  temperature: 250\n  technology: Li-ion\n")
+    if service == "power":
+        on = phone.screen_on
+        return ok(f"POWER MANAGER (dumpsys power)\n  mWakefulness={'Awake' if on else 'Asleep'}\n"
+                  f"  mWakefulnessChanging=false\n  mIsPowered=false\n"
+                  f"  mHoldingDisplaySuspendBlocker={'true' if on else 'false'}\n"
+                  f"  Display Power: state={'ON' if on else 'OFF'}\n")
+    if service == "input_method":
+        return ok(f"  mCurSelectedId={phone.current_ime}\n  mInputShown={str(phone.keyboard_visible).lower()}\n")
+    if service == "package" and len(args) > 1:
+        pkg = args[-1]
+        if pkg not in phone.installed or pkg not in APPS:
+            return ok("")
+        return ok(f"Activity Resolver Table:\n  Non-Data Actions:\n      android.intent.action.MAIN:\n"
+                  f"        {short_hash(pkg)} {pkg}/{APPS[pkg].activity} filter {short_hash(pkg + 'f')}\n"
+                  f"          Action: \"android.intent.action.MAIN\"\n"
+                  f"          Category: \"android.intent.category.LAUNCHER\"\n\n"
+                  f"Packages:\n  Package [{pkg}] ({short_hash(pkg)}):\n    versionName=1.0\n    label={APPS[pkg].label}\n")
+    return ok("")
+
+
+def _task_id(phone: Phone, package: str) -> int:
+    return phone.task_ids().get(package, 1)
