@@ -53,3 +53,34 @@ def test_bad_input_is_a_perception_error() -> None:
     with pytest.raises(PerceptionError) as info:
         locator.find_text(np.zeros((10, 10), np.uint8), "x")
     assert info.value.backend == "input"
+
+
+def test_optional_backends_say_what_to_install(tmp_path) -> None:
+    import importlib.util
+
+    from perception import BackendUnavailableError, PerceptionConfig, WeightsMissingError
+    from perception.ml import GroundingDinoPyDetector
+    from perception.ocr import PaddleOcrBackend
+
+    det, rec = tmp_path / "det", tmp_path / "rec"
+    for folder in (det, rec):
+        folder.mkdir()
+        (folder / "inference.yml").write_text("Global:\n  model_name: test\n")
+    if importlib.util.find_spec("paddleocr") is None:
+        with pytest.raises(BackendUnavailableError) as info:
+            PaddleOcrBackend(PerceptionConfig(ocr_backend="paddleocr", paddle_det_dir=det, paddle_rec_dir=rec)).read(
+                np.full((64, 64, 3), 255, np.uint8)
+            )
+        assert "mobile-agent[paddle]" in info.value.hint
+    with pytest.raises(WeightsMissingError) as missing:
+        GroundingDinoPyDetector(PerceptionConfig(groundingdino_py_checkpoint=tmp_path / "groundingdino_swint_ogc.pth"))
+    assert "groundingdino_swint_ogc.pth" in missing.value.hint
+    if importlib.util.find_spec("groundingdino") is None:
+        ckpt, cfg = tmp_path / "g.pth", tmp_path / "g.py"
+        ckpt.write_bytes(b"0")
+        cfg.write_text("")
+        with pytest.raises(BackendUnavailableError) as info:
+            GroundingDinoPyDetector(
+                PerceptionConfig(groundingdino_py_checkpoint=ckpt, groundingdino_py_config=cfg, compute_device="cpu")
+            )
+        assert "mobile-agent[groundingdino]" in info.value.hint
