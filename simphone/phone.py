@@ -126,6 +126,9 @@ class Phone:
             return s
 
     def set_clock(self, when: datetime) -> None:
+        """Set the phone's clock (a zone, if any, is dropped: the phone shows local time)."""
+        if not isinstance(when, datetime):
+            raise TypeError(f"the clock takes a datetime, got {type(when).__name__}")
         with self.lock:
             self.clock = when.replace(tzinfo=None) if when.tzinfo else when
 

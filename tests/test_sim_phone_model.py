@@ -479,6 +479,8 @@ def test_bad_construction_is_a_clear_error() -> None:
         Phone(width=10, height=10)
     with pytest.raises(TypeError):
         Phone().reset("3")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        Phone().set_clock("2024-01-01")  # type: ignore[arg-type]
 
 
 def test_installed_apps_appear_on_the_launcher() -> None:
