@@ -81,8 +81,21 @@ class AgentTaskRunner:
         self._locator_lock = threading.Lock()
 
     def prepare(self) -> None:
-        """Load the perception models now (the app's lifespan calls this)."""
-        self._get_locator()
+        """Load the perception models now (the app's lifespan calls this): one OCR pass
+        over a blank frame makes the lazy backends load their weights."""
+        locator = self._get_locator()
+        ocr = getattr(locator, "ocr", None)
+        if callable(ocr):
+            import numpy as np
+
+            ocr(np.full((96, 96, 3), 255, dtype=np.uint8))
+
+    def describe(self) -> dict[str, str]:
+        """The perception backends, once loaded (for /readyz)."""
+        with self._locator_lock:
+            locator = self._locator
+        describe = getattr(locator, "describe_backends", None)
+        return dict(describe()) if callable(describe) else {}
 
     def _get_locator(self) -> Any:
         with self._locator_lock:

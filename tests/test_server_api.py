@@ -202,6 +202,14 @@ def test_health_readiness_metrics_and_openapi(service, sim_phones) -> None:
     assert {"TaskCreate", "TaskPublic", "TaskListPublic"} <= set(schema["components"]["schemas"])
 
 
+def test_perception_is_loaded_once_at_startup(service, sim_phones) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    live = service([phone], **{"server.preload_perception": True})
+    ready = live.client.get("/readyz").json()
+    assert ready["status"] == "ready"
+    assert ready["perception"]["ocr"].startswith("rapidocr") and "not loaded" not in ready["perception"]["ocr"]
+
+
 def test_listing_filters_and_pages(service, sim_phones) -> None:
     phones = sim_phones(2, width=540, height=1200)
     live = service(phones)

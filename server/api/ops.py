@@ -32,7 +32,9 @@ def readyz(service: Service) -> Response:
         problems.append(f"database: {type(exc).__name__}")
     if problems:
         return JSONResponse({"status": "not ready", "problems": problems}, status.HTTP_503_SERVICE_UNAVAILABLE)
-    return JSONResponse({"status": "ready", "devices": len(service.pool.slots())})
+    describe = getattr(service.runner, "describe", None)
+    perception = describe() if callable(describe) else {}
+    return JSONResponse({"status": "ready", "devices": len(service.pool.slots()), "perception": perception})
 
 
 @router.get("/metrics", response_class=PlainTextResponse, dependencies=[Authorized])
