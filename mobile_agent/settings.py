@@ -117,7 +117,8 @@ class AgentSettings(BaseModel):
     settle_timeout_s: float = Field(3.0, ge=0)
     settle_interval_s: float = Field(0.15, ge=0.01)
     settle_tolerance: float = Field(0.002, ge=0, le=1)
-    change_threshold: float = Field(0.003, ge=0, le=1, description="share of changed pixels that counts as a change")
+    # 0.0005: two typed characters change ~0.0017 of the screen body, a blinking cursor ~0.0001
+    change_threshold: float = Field(0.0005, ge=0, le=1, description="share of changed pixels that counts as a change")
     output_dir: Path = Path("runs")
     secrets: list[SecretStr] = Field(default_factory=list, description="texts redacted from trajectories")
 

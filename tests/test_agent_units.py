@@ -210,3 +210,25 @@ def test_trajectory_folder_has_header_steps_result_images_and_a_self_contained_r
     assert "src=\"http" not in html and "<link" not in html  # nothing fetched from elsewhere
     assert "</script><script>alert" not in html  # a model's text cannot close the data block
     assert "ArrowRight" in html and 'id="prev"' in html and 'id="next"' in html
+
+
+def test_typing_two_characters_is_a_change_and_the_untouched_screen_is_not():
+    import io
+
+    from simphone import Phone
+
+    phone = Phone()
+
+    def frame() -> np.ndarray:
+        return np.asarray(Image.open(io.BytesIO(phone.screencap_png())).convert("RGB"))
+
+    phone.launch("com.google.android.keep")
+    phone.push_view("com.google.android.keep", {"view": "edit", "note_id": None, "fields": {"title": "", "body": ""}})
+    phone.set_focus("title")
+    phone.type_text("a")
+    before = frame()
+    phone.type_text("bc")
+    after = frame()
+    threshold = Settings().agent.change_threshold
+    assert change_ratio(before, after) > threshold
+    assert change_ratio(after, frame()) <= threshold
