@@ -1,8 +1,8 @@
 """Typed dependencies of the routes: the service state and the bearer-token check.
 
-The token is read from ``Authorization: Bearer …`` (the API), the ``mobile_agent_token``
-cookie (the dashboard, its images and its event streams) or, for the dashboard page
-only, a ``?token=`` query parameter that the page turns into that cookie.
+The token is read from ``Authorization: Bearer …`` (the API) or the ``mobile_agent_token``
+cookie (the dashboard, its images and its event streams). Only the dashboard page takes
+a ``?token=`` query parameter, which it turns into that cookie (``server.api.dashboard``).
 
 May import: fastapi, ``server.state``.
 """
@@ -28,7 +28,7 @@ def get_service(request: Request) -> ServiceState:
 Service = Annotated[ServiceState, Depends(get_service)]
 
 
-def token_ok(service: ServiceState, request: Request, *, allow_query: bool = False) -> bool:
+def token_ok(service: ServiceState, request: Request) -> bool:
     """True when no token is configured, or the request carries the right one."""
     expected = service.api_token
     if expected is None:
@@ -41,8 +41,6 @@ def token_ok(service: ServiceState, request: Request, *, allow_query: bool = Fal
     cookie = request.cookies.get(COOKIE_NAME)
     if cookie:
         offered.append(cookie)
-    if allow_query and request.query_params.get("token"):
-        offered.append(request.query_params["token"])
     return any(hmac.compare_digest(o.encode(), expected.encode()) for o in offered)
 
 

@@ -45,7 +45,8 @@ def _unprocessable(field: str, message: str, kind: str = "value_error") -> HTTPE
 
 def task_public(task: TaskRow) -> TaskPublic:
     base = f"/v1/tasks/{task.id}"
-    queued_s = (task.started_at or task.finished_at or 0) - task.created_at if (task.started_at or task.finished_at) else None
+    left_queue = task.started_at or task.finished_at  # a task cancelled while queued never started
+    queued_s = left_queue - task.created_at if left_queue else None
     run_s = task.finished_at - task.started_at if task.finished_at and task.started_at else None
     links = {"self": base, "events": f"{base}/events", "cancel": f"{base}/cancel"}
     if task.trajectory_dir:
