@@ -12,6 +12,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -269,8 +270,6 @@ class RunSession:
         """Write a finished step (images queued, line written) and announce it."""
         annotated = self.writer.save_annotated(step, pixels)
         if annotated is not None:
-            from dataclasses import replace
-
             step = replace(step, annotated=annotated)
         self.steps.append(step)
         data = self.writer.write_step(step)
