@@ -19,7 +19,14 @@ pytestmark = pytest.mark.timeout(120)
 
 def _run(settings, instruction="Go to the home screen", **kwargs):
     events: list[AgentEvent] = []
-    result = Agent(settings, on_event=events.append, **kwargs).run(instruction)
+
+    def listen(event: AgentEvent) -> None:
+        if event.kind == "step_finished":  # the screenshot must be on disk when it is announced
+            assert Path(event.data["screenshot_path"]).is_file()
+            event.data["_seen_on_disk"] = True
+        events.append(event)
+
+    result = Agent(settings, on_event=listen, **kwargs).run(instruction)
     return result, events
 
 
@@ -57,7 +64,8 @@ def test_completed_run_writes_trajectory_events_and_sends_one_downscaled_image(
     for event in events:
         json.dumps(event.to_dict())  # JSON-able for the REST service's SSE
     finished = [e for e in events if e.kind == "step_finished"]
-    assert Path(finished[0].data["screenshot_path"]).is_file()
+    assert all(e.data.get("_seen_on_disk") for e in finished)
+    assert finished[0].data["action"] == "Back" and finished[0].data["thought"] == "Go back."
     assert events[-1].data["status"] == "completed"
 
 

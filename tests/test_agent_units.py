@@ -9,6 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 
 from mobile_agent.agent import (
@@ -232,3 +235,26 @@ def test_typing_two_characters_is_a_change_and_the_untouched_screen_is_not():
     threshold = Settings().agent.change_threshold
     assert change_ratio(before, after) > threshold
     assert change_ratio(after, frame()) <= threshold
+
+
+# --- properties ---------------------------------------------------------------------
+
+
+
+@hsettings(max_examples=60, deadline=None)
+@given(prefix=st.text(max_size=20), secret=st.text(min_size=3, max_size=12), suffix=st.text(max_size=20))
+def test_redactor_removes_any_secret_from_any_text(prefix, secret, suffix):
+    out = Redactor([secret])({"a": [prefix + secret + suffix]})
+    assert secret not in out["a"][0] or secret in REDACTED
+
+
+@hsettings(max_examples=40, deadline=None)
+@given(thought=st.text(max_size=60))
+def test_report_data_block_round_trips_any_model_text(thought, tmp_path_factory):
+    from mobile_agent.agent.report import render_report
+
+    html = render_report(tmp_path_factory.mktemp("r"), {"instruction": thought}, [{"index": 1, "thought": thought}], None)
+    block = re.search(r'<script type="application/json" id="run-data">(.*?)</script>', html, re.S)
+    assert block is not None
+    data = json.loads(block.group(1))
+    assert data["steps"][0]["thought"] == thought and data["header"]["instruction"] == thought
