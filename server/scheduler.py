@@ -107,20 +107,27 @@ class Scheduler:
     # --- requests ------------------------------------------------------------------
 
     def cancel(self, task_id: int) -> bool:
-        """True if the task was queued (now cancelled) or running (now stopping)."""
-        with self._lock:
-            run = self._running.get(task_id)
-            if run is not None:
-                run.user_cancelled = True
-                run.cancel.set()
-                self.store.add_event(task_id, "cancel_requested", {})
-                self._notify_listeners(task_id)
-                return True
+        """True if the task was queued (now cancelled) or running (now stopping).
+
+        The request goes through the store, so it reaches a run on another instance
+        sharing the database; a run here stops at once."""
         if self.store.cancel_queued(task_id):
             self.metrics.observe_run("cancelled", 0.0)
             self._notify_listeners(task_id)
             return True
-        return False
+        if not self.store.request_cancel(task_id):
+            return False
+        self._apply_cancel_requests([task_id])
+        self._notify_listeners(task_id)
+        return True
+
+    def _apply_cancel_requests(self, task_ids: list[int]) -> None:
+        with self._lock:
+            for task_id in task_ids:
+                run = self._running.get(task_id)
+                if run is not None and not run.cancel.is_set():
+                    run.user_cancelled = True
+                    run.cancel.set()
 
     # --- the loop ------------------------------------------------------------------
 
@@ -132,6 +139,8 @@ class Scheduler:
                 self.pool.refresh()
                 next_refresh = now + self.refresh_interval_s
             try:
+                if self.running_count:
+                    self._apply_cancel_requests(self.store.cancel_requests(self.store.instance))
                 self._dispatch()
             except Exception:  # keep scheduling; a broken row must not stop the queue
                 log.exception("dispatch failed")

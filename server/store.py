@@ -56,6 +56,7 @@ tasks_table = sa.Table(
     sa.Column("cost_usd", sa.Float, nullable=False, default=0.0),
     sa.Column("trajectory_dir", sa.Text, nullable=True),
     sa.Column("instance", sa.String(100), nullable=True),
+    sa.Column("cancel_requested", sa.Boolean, nullable=False, default=False),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("started_at", sa.Float, nullable=True),
     sa.Column("finished_at", sa.Float, nullable=True),
@@ -88,6 +89,7 @@ class TaskRow:
     cost_usd: float
     trajectory_dir: str | None
     instance: str | None
+    cancel_requested: bool
     created_at: float
     started_at: float | None
     finished_at: float | None
@@ -144,6 +146,7 @@ class TaskStore:
                     prompt_tokens=0,
                     completion_tokens=0,
                     cost_usd=0.0,
+                    cancel_requested=False,
                     created_at=now,
                 )
             )
@@ -219,6 +222,29 @@ class TaskStore:
     def cancel_queued(self, task_id: int) -> bool:
         """queued -> cancelled; False when the task is no longer queued."""
         return self._finish_if(task_id, {"queued"}, "cancelled", None)
+
+    def request_cancel(self, task_id: int) -> bool:
+        """Flag a running task for cancel (the instance running it acts on the flag)."""
+        with self._write_lock, self.engine.begin() as conn:
+            result = conn.execute(
+                tasks_table.update()
+                .where(tasks_table.c.id == task_id, tasks_table.c.status == "running")
+                .values(cancel_requested=True)
+            )
+            if result.rowcount != 1:
+                return False
+            self._insert_event(conn, task_id, "cancel_requested", {}, time.time())
+        return True
+
+    def cancel_requests(self, instance: str) -> list[int]:
+        """Running tasks of ``instance`` that someone asked to cancel."""
+        query = sa.select(tasks_table.c.id).where(
+            tasks_table.c.status == "running",
+            tasks_table.c.instance == instance,
+            tasks_table.c.cancel_requested.is_(True),
+        )
+        with self.engine.connect() as conn:
+            return [int(r[0]) for r in conn.execute(query)]
 
     def finish(
         self,

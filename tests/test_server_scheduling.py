@@ -84,3 +84,34 @@ def test_model_overrides_reach_the_planner(service, sim_phones, llm_server) -> N
     sent = [r.json for r in llm_server.chat_requests]
     assert sent and all(body["model"] == "gpt-4o-mini" and body["temperature"] == 0.7 for body in sent)
     assert task["cost_usd"] < 0.001  # priced as gpt-4o-mini
+
+
+def test_two_instances_share_one_database(service, sim_phones) -> None:
+    phone_a, phone_b = sim_phones(2, width=540, height=1200)
+    planner = TaggedPlanner(
+        plans={"t-long0": waits(30), "t-long1": waits(30)},
+        delay_s={"t-long0": 0.3, "t-long1": 0.3},
+    )
+    a = service([phone_a], planner=planner, **{"server.instance_id": "a"})
+    b = service([phone_b], planner=planner, **{"server.instance_id": "b"})
+    assert a.settings.server.database_url == b.settings.server.database_url
+    longs = [a.submit(f"[t-long{i}] long, through instance a", max_steps=30) for i in range(2)]
+    for task in longs:
+        _wait_status(a, task["id"], "running")
+    on_b = next(t for t in longs if a.client.get(f"/v1/tasks/{t['id']}").json()["device"] == phone_b.serial)
+    on_a = next(t for t in longs if t is not on_b)
+    # a cancel through instance a reaches the run on instance b
+    assert a.client.post(f"/v1/tasks/{on_b['id']}/cancel").status_code == 202
+    assert a.client.post(f"/v1/tasks/{on_a['id']}/cancel").status_code == 202
+    stopped = [a.wait_task(t["id"], timeout=30) for t in (on_b, on_a)]
+    assert [t["status"] for t in stopped] == ["cancelled", "cancelled"]
+    assert stopped[0]["device"] == phone_b.serial and stopped[1]["device"] == phone_a.serial
+    # short tasks through one instance run on both instances' phones, each exactly once
+    shorts = [a.submit(f"[t-s{i}] short", max_steps=3) for i in range(6)]
+    done = [a.wait_task(t["id"]) for t in shorts]
+    assert all(t["status"] == "completed" for t in done)
+    assert {t["device"] for t in done} == {phone_a.serial, phone_b.serial}
+    # instance a streams the events of a run made by instance b, all of them
+    events = a.client.get(f"/v1/tasks/{on_b['id']}/events", timeout=30).text
+    assert events.count("event: step_finished") == stopped[0]["steps"]
+    assert '"status":"cancelled"' in events and events.rstrip().endswith('"status": "cancelled"}')

@@ -13,6 +13,7 @@ import json
 import mimetypes
 import os
 import tempfile
+import time
 import zipfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -33,6 +34,7 @@ __all__ = ["router", "task_public"]
 router = APIRouter(prefix="/tasks", tags=["tasks"], dependencies=[Authorized])
 
 SSE_KEEPALIVE_S = 15.0
+SSE_POLL_S = 2.0
 _IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp"}
 
 
@@ -172,6 +174,7 @@ async def task_events(
     async def stream() -> AsyncIterator[str]:
         nonlocal task
         last = start
+        last_sent = time.monotonic()
         wake = service.hub.listen(task_id)
         try:
             yield "retry: 2000\n\n"
@@ -184,6 +187,7 @@ async def task_events(
                     public = event_public(service, task, event)
                     yield f"id: {event.id}\nevent: {event.kind}\ndata: {public.model_dump_json()}\n\n"
                     last = event.id
+                    last_sent = time.monotonic()
                 if events:
                     continue
                 task = await run_in_threadpool(_get_task, service, task_id)
@@ -193,9 +197,13 @@ async def task_events(
                     yield f"event: end\ndata: {json.dumps({'task_id': task_id, 'status': task.status})}\n\n"
                     return
                 try:
-                    await asyncio.wait_for(wake.wait(), SSE_KEEPALIVE_S)
+                    # woken by this process's runs; re-reads the store anyway every few
+                    # seconds, for runs of other instances sharing the database
+                    await asyncio.wait_for(wake.wait(), SSE_POLL_S)
                 except asyncio.TimeoutError:
-                    yield ": keepalive\n\n"
+                    if time.monotonic() - last_sent >= SSE_KEEPALIVE_S:
+                        yield ": keepalive\n\n"
+                        last_sent = time.monotonic()
         finally:
             service.hub.unlisten(task_id, wake)
 
