@@ -401,3 +401,19 @@ def test_devices_without_shell_v2_use_the_v1_shell(device) -> None:
     with pytest.raises(DeviceError) as info:
         device.check(["input", "bogus-verb"])  # its "Error:" line still fails the call
     assert info.value.fields["command"] == ["input", "bogus-verb"]
+
+
+def test_refused_requests_are_typed_errors(device, adb_settings) -> None:
+    from mobile_agent.device.adb_protocol import AdbHost
+    from mobile_agent.errors import DeviceCommandError
+
+    host = AdbHost(adb_settings.server_host, adb_settings.server_port, 10)
+    with pytest.raises(DeviceCommandError) as info:
+        host.query("host:no-such-service")  # the adb server answers FAIL
+    assert info.value.fields["command"] == "host:no-such-service"
+    assert info.value.fields["output"]
+    with pytest.raises(DeviceCommandError) as info:
+        host.read_all(device.serial, "no-such-service:")  # the phone refuses it (CLSE)
+    assert info.value.serial == device.serial
+    assert info.value.fields["command"] == "no-such-service:"
+    assert device.shell(["echo", "still here"]) == "still here\n"

@@ -59,8 +59,8 @@ class ShellResult:
         return f"ShellResult(exit_code={self.exit_code}, stdout={self.stdout[:60]!r}, stderr={self.stderr[:60]!r})"
 
 
-def failure_to_error(message: str, serial: str | None) -> DeviceError:
-    """The typed error for a ``FAIL`` answer of the adb server."""
+def failure_to_error(message: str, serial: str | None, request: str = "") -> DeviceError:
+    """The typed error for a ``FAIL`` answer of the adb server to ``request``."""
     text = message.lower()
     if "unauthorized" in text:
         return DeviceUnauthorizedError(
@@ -81,7 +81,9 @@ def failure_to_error(message: str, serial: str | None) -> DeviceError:
         return DeviceNotFoundError(
             f"device {serial!r} is not attached (`mobile-agent devices` lists what is)", serial=serial
         )
-    return DeviceCommandError(f"adb server refused: {message}", serial=serial, server_message=message)
+    return DeviceCommandError(
+        f"adb server refused {request!r}: {message}", serial=serial, command=request, output=message
+    )
 
 
 class AdbHost:
@@ -121,13 +123,15 @@ class AdbHost:
         sock.sendall(b"%04x" % len(data) + data)
 
     @staticmethod
-    def _check_okay(sock: socket.socket, serial: str | None) -> None:
+    def _check_okay(sock: socket.socket, serial: str | None, request: str) -> None:
         status = _read_exact(sock, 4)
         if status == _OKAY:
             return
         if status == _FAIL:
-            raise failure_to_error(_read_block(sock).decode("utf-8", "replace"), serial)
-        raise DeviceCommandError(f"adb server answered {status!r}, expected OKAY/FAIL", serial=serial)
+            raise failure_to_error(_read_block(sock).decode("utf-8", "replace"), serial, request)
+        raise DeviceCommandError(
+            f"adb server answered {status!r} to {request!r}, expected OKAY/FAIL", serial=serial, command=request
+        )
 
     # --- host services -----------------------------------------------------------------
 
@@ -136,7 +140,7 @@ class AdbHost:
         sock = self.connect()
         try:
             self._send(sock, request)
-            self._check_okay(sock, serial)
+            self._check_okay(sock, serial, request)
             return _read_block(sock).decode("utf-8", "replace")
         except (OSError, EOFError) as exc:
             raise AdbServerError(f"adb server connection failed during {request!r}: {exc}") from exc
@@ -153,9 +157,9 @@ class AdbHost:
         sock = self.connect()
         try:
             self._send(sock, f"host:transport:{serial}")
-            self._check_okay(sock, serial)
+            self._check_okay(sock, serial, f"host:transport:{serial}")
             self._send(sock, service)
-            self._check_okay(sock, serial)
+            self._check_okay(sock, serial, service)
         except (OSError, EOFError) as exc:
             sock.close()
             raise DeviceLostError(f"device {serial} went away while opening {service!r}: {exc}", serial=serial) from exc
