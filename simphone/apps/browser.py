@@ -171,7 +171,7 @@ class Chrome(App):
                 ctx.set_field("address", "")
                 ctx.focus("address")
             search_bar(c, ctx, box, "address", "Search or type web address", on_tap=edit, value=shown)
-        c.icon("more", (c.width - 110, top + 45, c.width - 30, top + 125), c.theme.text, description="more options")
+        c.icon("more", (c.width - 110, top + 45, c.width - 30, top + 125), c.theme.text, description="more options, three dots")
         c.on_tap((c.width - 130, top + 20, c.width, top + 150), lambda: None)
         c.line([(0, top + BAR_H - 1), (c.width, top + BAR_H - 1)], fill=c.theme.divider, width=2)
 

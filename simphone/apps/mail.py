@@ -122,7 +122,7 @@ class Gmail(App):
             c.on_tap((cx - 180, bar_top, cx + 180, bar_top + 120),
                      lambda k=key: ctx.replace({"view": "main", "folder": k}))
         title_bar(c, ctx, "Gmail", back=False,
-                  actions=[("magnifier", "search in mail", lambda: None), ("person", "account", lambda: None)])
+                  actions=[("magnifier", "search in mail, magnifier", lambda: None), ("person", "account, person", lambda: None)])
         # the extended floating button: pencil + "Compose"
         bottom = ctx.content[3]
         box = (c.width - 480, bottom - 220, c.width - 60, bottom - 70)
@@ -171,7 +171,7 @@ class Gmail(App):
                 for line in wrap(c, para, 42, c.width - 120) or [""]:
                     c.text((60, y), line, size=42)
                     y += 62
-        title_bar(c, ctx, "", actions=[("trash", "delete", lambda: None), ("mail", "mark unread", lambda: None)])
+        title_bar(c, ctx, "", actions=[("trash", "delete, trash can", lambda: None), ("mail", "mark unread, envelope", lambda: None)])
 
     # -- compose ----------------------------------------------------------------------
     def _compose(self, ctx: AppContext, c: Canvas) -> None:
@@ -197,7 +197,7 @@ class Gmail(App):
                    size=42, multiline=True, border=False)
         c.rect((0, top - TITLE_BAR_H, c.width, top), fill=th.background)
         title_bar(c, ctx, "Compose", actions=[("paper_plane", "send, paper plane", lambda: self.send(ctx)),
-                                              ("more", "more options", lambda: None)])
+                                              ("more", "more options, three dots", lambda: None)])
 
     def on_enter(self, ctx: AppContext, field: str) -> None:
         if field == "to":

@@ -238,7 +238,7 @@ class Maps(App):
         button(c, (60, y + 340, 420, y + 450), "Directions", lambda: ctx.push({"view": "route", "place": pid, "mode": "drive"}))
         button(c, (450, y + 340, 730, y + 450), "Saved" if saved else "Save", lambda: self._save(ctx, pid), filled=False)
         button(c, (760, y + 340, 1020, y + 450), "Share", lambda: None, filled=False)
-        title_bar(c, ctx, "", actions=[("share", "share", lambda: None)])
+        title_bar(c, ctx, "", actions=[("share", "share icon", lambda: None)])
 
     def _save(self, ctx: AppContext, pid: str) -> None:
         saved = ctx.data["saved"]

@@ -138,7 +138,7 @@ class AmazonMusic(App):
         c.text((160, top + 90), playing["artist"], size=34, color=(200, 200, 205), max_width=c.width - 330)
         icon = "pause" if playing["playing"] else "play"
         c.icon(icon, (c.width - 130, top + 35, c.width - 50, top + 115), (255, 255, 255),
-               description="pause button" if playing["playing"] else "play button")
+               description="pause button, pause" if playing["playing"] else "play button, play triangle")
         c.on_tap((c.width - 160, top, c.width, bottom), lambda: self.toggle(ctx))
 
     def _bottom(self, ctx: AppContext) -> float:
@@ -156,7 +156,7 @@ class AmazonMusic(App):
                description=f"{title} cover")
         c.text((210, y + 35), title, size=44, bold=now, color=ACCENT if now else th.text, max_width=c.width - 360)
         c.text((210, y + 100), f"{song[1]} · {song[2]}", size=34, color=th.text_secondary, max_width=c.width - 360)
-        c.icon("play", (c.width - 120, y + 50, c.width - 50, y + 120), th.text_secondary, description=f"play {title}")
+        c.icon("play", (c.width - 120, y + 50, c.width - 50, y + 120), th.text_secondary, description=f"play triangle: play {title}")
         c.on_tap((0, y, c.width, y + ROW_H), lambda: self.play(ctx, title, playlist))
         return y + ROW_H
 
@@ -190,7 +190,7 @@ class AmazonMusic(App):
 
         with c.clip((0, 0, c.width, self._bottom(ctx))):
             scroll_list(c, ctx, top, 1200 + len(recent) * ROW_H, draw)
-        title_bar(c, ctx, "Amazon Music", back=False, actions=[("gear", "settings", lambda: None)])
+        title_bar(c, ctx, "Amazon Music", back=False, actions=[("gear", "settings, gear", lambda: None)])
 
     def on_enter(self, ctx: AppContext, field: str) -> None:
         query = ctx.field("query").strip()

@@ -136,7 +136,7 @@ class Alibaba(App):
         else:
             search_bar(c, ctx, bar, "search", "Search", fill=(255, 255, 255), value=query,
                        on_tap=lambda: (ctx.set_field("search", ""), ctx.focus("search")))
-        c.icon("cart", (c.width - 120, top + 55, c.width - 30, top + 145), (255, 255, 255), description="cart")
+        c.icon("cart", (c.width - 120, top + 55, c.width - 30, top + 145), (255, 255, 255), description="cart, white shopping cart")
         count = len(ctx.data["cart"])
         if count:
             c.ellipse((c.width - 60, top + 35, c.width - 10, top + 85), fill=COLORS["red"])
@@ -233,7 +233,7 @@ class Alibaba(App):
             toast = (240, bar - 160, c.width - 240, bar - 60)
             c.rect(toast, fill=(50, 50, 54), radius=50)
             c.text((540, bar - 110), "Added to cart", size=38, color=(255, 255, 255), anchor="mm")
-        title_bar(c, ctx, "", actions=[("share", "share", lambda: None), ("cart", "cart", lambda: self.open_cart(ctx))])
+        title_bar(c, ctx, "", actions=[("share", "share icon", lambda: None), ("cart", "cart, shopping cart", lambda: self.open_cart(ctx))])
 
     def _cart(self, ctx: AppContext, c: Canvas) -> None:
         th = c.theme

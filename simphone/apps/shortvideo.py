@@ -142,7 +142,7 @@ class TikTok(App):
         c.text((400, top + 75), "Following", size=44, color=(200, 200, 200), anchor="mm")
         c.text((680, top + 75), "For You", size=46, bold=True, color=WHITE, anchor="mm")
         c.rect((640, top + 115, 720, top + 122), fill=WHITE)
-        c.icon("magnifier", (c.width - 110, top + 40, c.width - 40, top + 110), WHITE, description="search")
+        c.icon("magnifier", (c.width - 110, top + 40, c.width - 40, top + 110), WHITE, description="search, white magnifier")
         if not interactive:
             return
         c.on_scroll((0, top, c.width, bottom), lambda dx, dy: self._swipe(ctx, dx, dy))
@@ -173,7 +173,7 @@ class TikTok(App):
         caption = f"{video[2]} " + " ".join(f"#{t}" for t in video[3])
         for i, line in enumerate(wrap(c, caption, 40, c.width - 260)[:3]):
             c.text((40, y + 75 + i * 58), line, size=40, color=WHITE)
-        c.icon("music", (40, bottom - 130, 90, bottom - 80), WHITE, description="sound")
+        c.icon("music", (40, bottom - 130, 90, bottom - 80), WHITE, description="sound, music note")
         c.text((110, bottom - 105), video[6], size=36, color=WHITE, anchor="lm", max_width=c.width - 300)
 
     def _comments(self, ctx: AppContext, c: Canvas, vid: str) -> None:
@@ -184,7 +184,7 @@ class TikTok(App):
         c.rect((0, sheet, c.width, bottom), fill=th.surface, radius=40)
         mine = [r["text"] for r in reversed(ctx.data["comments"]) if r["video_id"] == vid]
         c.text((540, sheet + 60), f"{BY_ID[vid][8]} comments", size=40, bold=True, anchor="mm")
-        c.icon("close", (c.width - 110, sheet + 25, c.width - 40, sheet + 95), th.text, description="close")
+        c.icon("close", (c.width - 110, sheet + 25, c.width - 40, sheet + 95), th.text, description="close, cross")
         c.on_tap((c.width - 140, sheet, c.width, sheet + 120), ctx.back)
         y = sheet + 140
         for author, text in [("You", t) for t in mine] + [(f"@viewer{i + 1}", t) for i, t in enumerate(OTHERS)]:

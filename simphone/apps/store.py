@@ -181,4 +181,4 @@ class PlayStore(App):
         for line in wrap(c, app[8], 40, c.width - 100):
             c.text((50, y), line, size=40, color=th.text_secondary)
             y += 58
-        title_bar(c, ctx, "", actions=[("magnifier", "search", lambda: ctx.back()), ("more", "more options", lambda: None)])
+        title_bar(c, ctx, "", actions=[("magnifier", "search, magnifier", lambda: ctx.back()), ("more", "more options, three dots", lambda: None)])

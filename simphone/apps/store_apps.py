@@ -64,7 +64,7 @@ class StoreApp(App):
         y = top + TITLE_BAR_H
         for row in self.rows:
             y = list_row(c, y, row, icon="person", icon_color=COLORS[self.color])
-        title_bar(c, ctx, self.label, back=False, actions=[("magnifier", "search", lambda: None)])
+        title_bar(c, ctx, self.label, back=False, actions=[("magnifier", "search, magnifier", lambda: None)])
 
 
 LAUNCHER_LABELS = {"com.whatsapp": "WhatsApp", "com.spotify.music": "Spotify"}

@@ -133,7 +133,7 @@ class YouTube(App):
         c.rect(box, fill=COLORS[video[7]], radius=20)
         cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
         s = (box[3] - box[1]) * 0.18
-        c.icon("play", (cx - s, cy - s, cx + s, cy + s), (255, 255, 255), description=f"{video[1]} thumbnail")
+        c.icon("play", (cx - s, cy - s, cx + s, cy + s), (255, 255, 255), description=f"play triangle: {video[1]} thumbnail")
         w = c.text_size(video[5], 30, True)[0]
         c.rect((box[2] - w - 40, box[3] - 65, box[2] - 15, box[3] - 15), fill=(20, 20, 20), radius=8)
         c.text((box[2] - 27, box[3] - 40), video[5], size=30, bold=True, color=(255, 255, 255), anchor="rm")
@@ -167,8 +167,8 @@ class YouTube(App):
 
     def _logo_bar(self, ctx: AppContext, c: Canvas) -> None:
         top = ctx.content[1]
-        title_bar(c, ctx, "", back=False, actions=[("bell", "notifications", lambda: None),
-                                                   ("magnifier", "search", lambda: self.open_search(ctx))])
+        title_bar(c, ctx, "", back=False, actions=[("bell", "notifications, bell", lambda: None),
+                                                   ("magnifier", "search, magnifier", lambda: self.open_search(ctx))])
         c.rect((40, top + 55, 150, top + 125), fill=RED, radius=18)
         c.line([(82, top + 72), (82, top + 108), (114, top + 90), (82, top + 72)], fill=(255, 255, 255), width=8)
         c.text((165, top + 90), "YouTube", size=56, bold=True, anchor="lm")
@@ -199,7 +199,7 @@ class YouTube(App):
         search_bar(c, ctx, (150, top + 25, c.width - 40, top + 145), "query", "Search YouTube")
         y = top + 200
         for past in reversed(ctx.data["searches"][-5:]):
-            c.icon("clock", (50, y + 20, 110, y + 80), th.text_secondary, description="past search")
+            c.icon("clock", (50, y + 20, 110, y + 80), th.text_secondary, description="past search, clock")
             c.text((150, y + 50), past["query"], size=42, anchor="lm", max_width=c.width - 200)
             c.on_tap((0, y, c.width, y + 100), lambda q=past["query"]: (ctx.set_field("query", q), self.on_enter(ctx, "query")))
             y += 100
@@ -257,7 +257,7 @@ class YouTube(App):
             for i, (icon, name) in enumerate((("share", "Share"), ("download", "Download"))):
                 box = (390 + i * 320, y, 680 + i * 320, y + 100)
                 c.rect(box, fill=th.field_bg, radius=50)
-                c.icon(icon, (box[0] + 30, y + 20, box[0] + 90, y + 80), th.text, description=name.lower())
+                c.icon(icon, (box[0] + 30, y + 20, box[0] + 90, y + 80), th.text, description=f"{name.lower()}, {icon.replace('_', ' ')} icon")
                 c.text((box[0] + 110, y + 50), name, size=38, anchor="lm")
                 c.on_tap(box, lambda: None)
             y += 150
@@ -305,4 +305,4 @@ class YouTube(App):
         c.icon("paper_plane", (c.width - 125, bar + 45, c.width - 45, bar + 125),
                th.primary if ctx.field("comment").strip() else th.text_secondary, description="send, paper plane")
         c.on_tap((c.width - 150, bar + 20, c.width, bar + 150), lambda: self.post(ctx))
-        title_bar(c, ctx, "Comments", actions=[("close", "close", ctx.back)])
+        title_bar(c, ctx, "Comments", actions=[("close", "close, cross", ctx.back)])
