@@ -459,11 +459,9 @@ def _filter(argv: list[str], data: bytes) -> CommandResult | None:
     return None
 
 
-@dataclass
+@dataclass(frozen=True)
 class _FileTarget:
     path: str
-    append: bool
-    data: bytearray = field(default_factory=bytearray)
 
 
 class _Interpreter:
@@ -500,9 +498,14 @@ class _Interpreter:
                     self.status = self.run_pipeline(pipeline)
 
     def run_pipeline(self, pipeline: _Pipeline) -> int:
+        last = pipeline.commands[-1]
         if len(pipeline.commands) == 1:
-            result = self.run_command(pipeline.commands[0])
-            self.emit(pipeline.commands[0], result)
+            # As mksh: the redirections are opened first; one that fails skips the command.
+            table = self.open_redirects(last)
+            if table is None:
+                return 1
+            result = self.run_command(last)
+            self.route(table, result)
             return result.exit_code
         data = b""
         result = CommandResult()
@@ -513,8 +516,10 @@ class _Interpreter:
             if result.stderr:
                 self.output.chunks.append((STDERR, result.stderr))
             data = result.stdout
-            if index == len(pipeline.commands) - 1:
-                self.emit(command, CommandResult(stdout=data, exit_code=result.exit_code))
+        table = self.open_redirects(last)
+        if table is None:
+            return 1
+        self.route(table, CommandResult(stdout=data, exit_code=result.exit_code))
         return result.exit_code
 
     def run_command(self, command: _Command) -> CommandResult:
@@ -560,11 +565,11 @@ class _Interpreter:
             raise TypeError(f"phone.run must return CommandResult, got {type(result).__name__}")
         return result
 
-    def emit(self, command: _Command, result: CommandResult) -> None:
-        """Route a command's output through its redirections (applied left to right)."""
-        # fd -> STDOUT / STDERR (the stream it ends up in), None (/dev/null) or a file.
+    def open_redirects(self, command: _Command) -> dict[int, int | _FileTarget | None] | None:
+        """Where fds 1 and 2 go (applied left to right): ``STDOUT`` / ``STDERR``, None
+        (``/dev/null``) or a file, created (``>`` empties it) now, before the command
+        runs. None when a file cannot be created (the message is already on stderr)."""
         table: dict[int, int | _FileTarget | None] = {STDOUT: STDOUT, STDERR: STDERR}
-        files: list[_FileTarget] = []
         for redirect in command.redirects:
             if redirect.op == "<" or redirect.fd not in table:
                 continue
@@ -574,33 +579,37 @@ class _Interpreter:
             elif (redirect.op == ">&" and target == "-") or target == "/dev/null":
                 table[redirect.fd] = None
             else:
-                file_target = _FileTarget(target, append=redirect.op == ">>")
-                files.append(file_target)
-                table[redirect.fd] = file_target
+                path = target if target.startswith("/") else "/" + target
+                if not self.write_file(path, b"", append=redirect.op == ">>"):
+                    return None
+                table[redirect.fd] = _FileTarget(path)
+        return table
+
+    def route(self, table: dict[int, int | _FileTarget | None], result: CommandResult) -> None:
+        """Send a command's output where ``open_redirects`` said."""
         for fd, data in ((STDOUT, result.stdout), (STDERR, result.stderr)):
             dest = table[fd]
             if isinstance(dest, _FileTarget):
-                dest.data += data
+                if data:
+                    self.write_file(dest.path, data, append=True)
             elif dest is not None and data:
                 self.output.chunks.append((dest, data))
-        for file_target in files:
-            self.write_file(file_target.path, bytes(file_target.data), append=file_target.append)
 
-    def write_file(self, path: str, data: bytes, *, append: bool) -> None:
+    def write_file(self, path: str, data: bytes, *, append: bool) -> bool:
+        """Write to the phone's filesystem; False (and a message on stderr) on failure."""
         fs = getattr(self.phone, "fs", None)
         if fs is None:
             self.output.chunks.append(
                 (STDERR, f"{SHELL_PATH}: can't create {path}: Read-only file system\n".encode())
             )
-            self.status = 1
-            return
-        if not path.startswith("/"):
-            path = "/" + path
+            return False
         try:
             fs.write_file(path, data, append=append)
         except (OSError, ValueError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             self.output.chunks.append((STDERR, f"{SHELL_PATH}: can't create {path}: {reason}\n".encode()))
+            return False
+        return True
 
 
 def default_env() -> dict[str, str]:

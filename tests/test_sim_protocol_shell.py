@@ -100,6 +100,21 @@ def test_redirect_into_the_phone_filesystem():
     assert phone.fs.read_file("/sdcard/a.txt") == b"hello\nmore\n"
 
 
+def test_a_redirect_that_cannot_be_created_fails_and_skips_the_command():
+    # As mksh: the file is opened before the command runs; if that fails, $? is 1.
+    phone, out = run("say hi > /no/such/dir/x.txt; echo $?; say after > /sdcard/ok.txt && echo $?")
+    assert phone.calls == [["say", "after"]]
+    assert out.stdout == b"1\n0\n"
+    assert b"can't create /no/such/dir/x.txt" in out.stderr
+    assert phone.fs.read_file("/sdcard/ok.txt") == b"after\n"
+    _, out = run("say x > /sdcard")  # a directory
+    assert out.exit_code == 1
+    _, out = run("lines | grep alpha > /no/dir/y")
+    assert out.exit_code == 1 and out.stdout == b""
+    phone, out = run("echo keep > /sdcard/t.txt; fail 2 > /sdcard/t.txt; echo $?")
+    assert phone.fs.read_file("/sdcard/t.txt") == b""  # `>` empties the file even when nothing is written
+    assert out.stdout == b"2\n"
+
 def test_pipes_into_the_small_filters():
     _, out = run("lines | grep alpha")
     assert out.stdout == b"alpha\nalphabet\n"
