@@ -211,9 +211,11 @@ class Chrome(App):
             if card is not None:
                 y = card(c, y)
             if not found:
-                c.text((60, y + 40), f"Your search - {query} - did not match any documents.", size=40,
-                       max_width=c.width - 120)
-                c.text((60, y + 120), "Try different keywords.", size=40, color=th.text_secondary)
+                lines = wrap(c, f"Your search - {query} - did not match any documents.", 40, c.width - 120)
+                for line in lines:
+                    c.text((60, y + 40), line, size=40)
+                    y += 60
+                c.text((60, y + 80), "Try different keywords.", size=40, color=th.text_secondary)
             for page in found:
                 url, title, snippet = page[0], page[1], page[2]
                 c.text((60, y + 20), url.split("://", 1)[1].split("/", 1)[0], size=34, color=th.text_secondary)

@@ -120,7 +120,7 @@ class Gmail(App):
             if selected:
                 c.rect((cx - 100, bar_top + 100, cx + 100, bar_top + 108), fill=COLORS["red"])
             c.on_tap((cx - 180, bar_top, cx + 180, bar_top + 120),
-                     lambda k=key: ctx.replace({"view": "main", "folder": k}))
+                     lambda k=key: self._show_folder(ctx, k))
         title_bar(c, ctx, "Gmail", back=False,
                   actions=[("magnifier", "search in mail, magnifier", lambda: None), ("person", "account, person", lambda: None)])
         # the extended floating button: pencil + "Compose"
@@ -131,6 +131,12 @@ class Gmail(App):
         c.text((box[0] + 145, (box[1] + box[3]) / 2), "Compose", size=46, bold=True, anchor="lm")
         c.widget(box, "Compose button", text="Compose")
         c.on_tap(box, lambda: self.compose(ctx))
+
+    @staticmethod
+    def _show_folder(ctx: AppContext, folder: str) -> None:
+        view = ctx.view  # the task's root view: changed in place (replacing the root would leave the app)
+        view.clear()
+        view.update(view="main", folder=folder)
 
     @staticmethod
     def _to_line(mail: dict[str, Any]) -> str:
