@@ -78,7 +78,7 @@ class Usage(Exception):
 def to_int(text: str) -> int:
     try:
         return int(float(text))
-    except ValueError:
+    except (ValueError, OverflowError):  # "nan", "inf"
         raise Usage(f"Error: Invalid number: {text!r}") from None
 
 
@@ -166,7 +166,7 @@ def _input(phone: Phone, args: list[str]) -> CommandResult:
         x1, y1, x2, y2 = (to_int(v) for v in rest[:4])
         phone.swipe(x1, y1, x2, y2, to_int(rest[4]) if len(rest) == 5 else 300)
     elif verb == "text" and rest:
-        return _input_text(phone, " ".join(rest))
+        return _input_text(phone, rest[0])  # InputShellCommand types its first argument only
     elif verb == "keyevent" and rest:
         long_press = "--longpress" in rest
         for key in (k for k in rest if not k.startswith("--")):
@@ -195,7 +195,7 @@ def _input_text(phone: Phone, text: str) -> CommandResult:
 
 def _keyevent(phone: Phone, key: str, long_press: bool) -> None:
     name = key.upper().removeprefix("KEYCODE_")
-    code = int(key) if key.isdigit() else KEYCODES.get(name)
+    code = int(key) if key.isascii() and key.isdigit() else KEYCODES.get(name)
     if code is None:
         raise Usage(f"Error: Unknown keycode: {key}")
     name = CODE_NAMES.get(code, "")

@@ -357,6 +357,19 @@ def test_text_is_never_shell_interpreted(phone: Phone) -> None:
     assert phone.state()["tasks"]["com.google.android.keep"][-1]["fields"]["title"] == "a;b&&c$(x)`y`'\""
 
 
+def test_input_text_types_its_first_argument_only_like_android(phone: Phone) -> None:
+    # `adb shell input text hello world` (unquoted) types "hello" on a real phone.
+    tap(phone, "Notes")
+    tap(phone, "orange plus button: new note")
+    sh(phone, "input", "text", "hello", "world")
+    assert phone.state()["tasks"]["com.google.android.keep"][-1]["fields"]["title"] == "hello"
+
+
+def test_bad_numbers_and_keycodes_are_usage_errors(phone: Phone) -> None:
+    for argv in (["input", "tap", "inf", "5"], ["input", "swipe", "1", "nan", "3", "4"], ["input", "keyevent", "\u00b2"]):
+        r = phone.run(argv)
+        assert r.exit_code != 0 and r.stderr.startswith(b"Error:"), (argv, r)
+
 def test_adb_keyboard_broadcasts_only_when_it_is_the_current_ime() -> None:
     phone = Phone(adb_keyboard=True)
     assert "com.android.adbkeyboard/.AdbIME" in sh(phone, "ime", "list", "-s")
