@@ -23,6 +23,7 @@ from mobile_agent.errors import (
     DeviceError,
     DeviceLostError,
     DeviceNotFoundError,
+    DeviceOfflineError,
     DeviceUnauthorizedError,
     MultipleDevicesError,
     NoDeviceError,
@@ -168,8 +169,7 @@ def test_wait_settled_returns_a_frame_of_a_still_screen(device) -> None:
 def test_shell_arguments_are_never_interpreted(device) -> None:
     text = "a  b; echo INJECTED $(reboot) `id` $HOME 'q' \"d\" \\ | & > /x"
     assert device.shell(["echo", text]) == text + "\n"
-    result = device.run(["sh", "-c", "exit 3"]) if False else device.run(["false"])
-    assert result.exit_code == 1
+    assert device.run(["false"]).exit_code == 1
 
 
 def test_shell_refuses_a_string(device) -> None:
@@ -261,6 +261,15 @@ def test_phone_killed_mid_command_raises_device_lost(sim_phones, adb_settings) -
         killer.join()
 
 
+def test_offline_phone_is_named_offline(sim_phones, adb_settings) -> None:
+    (handle,) = sim_phones(1)
+    handle.kill()  # the adb server now lists it as offline
+    with pytest.raises(DeviceOfflineError) as info:
+        open_device(adb_settings, serial=handle.serial)
+    assert info.value.serial == handle.serial
+    assert "reconnect" in info.value.message
+
+
 def test_calls_after_the_phone_is_gone_raise_device_lost(sim_phones, adb_settings) -> None:
     (handle,) = sim_phones(1)
     device = open_device(adb_settings, serial=handle.serial)
@@ -277,6 +286,18 @@ def test_calls_after_the_phone_is_gone_raise_device_lost(sim_phones, adb_setting
 def test_several_devices_from_several_threads(sim_phones, adb_settings) -> None:
     handles = sim_phones(3)
     devices = [open_device(adb_settings, serial=h.serial) for h in handles]
+    taps: dict[int, list[tuple[int, int]]] = {k: [] for k in range(len(handles))}
+
+    def recording(k: int, run):  # each phone notes the taps that reach it
+        def run_and_note(argv: list[str]):
+            if argv[:2] == ["input", "tap"]:
+                taps[k].append((int(argv[2]), int(argv[3])))
+            return run(argv)
+
+        return run_and_note
+
+    for k, h in enumerate(handles):
+        h.phone.run = recording(k, h.phone.run)  # type: ignore[method-assign]
     errors: list[BaseException] = []
     shapes: list[tuple[int, ...]] = []
     lock = threading.Lock()
@@ -298,10 +319,8 @@ def test_several_devices_from_several_threads(sim_phones, adb_settings) -> None:
         t.join(60)
     assert not errors, errors
     assert len(shapes) == 30 and set(shapes) == {(2400, 1080, 3)}
-    for k, h in enumerate(handles):
-        taps = getattr(h.phone, "taps", None)
-        if taps is not None:
-            assert sorted(taps) == sorted([(10 + k, 20 + i) for i in range(5)] * 2)
+    for k in range(len(handles)):
+        assert sorted(taps[k]) == sorted([(10 + k, 20 + i) for i in range(5)] * 2)
 
 
 # --- framebuffer variants and broken captures (the phone's screencap replaced per test) ---------
