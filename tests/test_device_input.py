@@ -67,6 +67,19 @@ def test_shell_special_text_arrives_literally(editor, text: str) -> None:
     assert phone.state()["foreground"] == NOTES
 
 
+def _commands_run(phone) -> list[list[str]]:
+    """Every simple command the phone's shell hands to the phone from now on."""
+    seen: list[list[str]] = []
+    original = phone.run
+
+    def run_and_note(argv: list[str]):
+        seen.append(list(argv))
+        return original(argv)
+
+    phone.run = run_and_note
+    return seen
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=60))
 def test_any_ascii_text_arrives_exactly(editor, text: str) -> None:
@@ -74,9 +87,15 @@ def test_any_ascii_text_arrives_exactly(editor, text: str) -> None:
     device.clear_text()
     assert _focused_text(phone) == ""
     ime = phone.state()["ime"]["current"]
-    device.type_text(text)
+    commands = _commands_run(phone)
+    try:
+        device.type_text(text)
+    finally:
+        del phone.run
     assert _focused_text(phone) == text
     assert phone.state()["ime"]["current"] == ime
+    # no shell command but `input text ONE-ARGUMENT` ran: nothing in the text was interpreted
+    assert all(argv[:2] == ["input", "text"] and len(argv) == 3 for argv in commands), commands
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -87,9 +106,14 @@ def test_any_unicode_text_arrives_exactly_through_adb_keyboard(keyboard_editor, 
     assert _focused_text(phone) == ""
     ime = phone.state()["ime"]["current"]
     assert "adbkeyboard" not in ime
-    device.type_text(text)
+    commands = _commands_run(phone)
+    try:
+        device.type_text(text)
+    finally:
+        del phone.run
     assert _focused_text(phone) == text
     assert phone.state()["ime"]["current"] == ime  # the user's IME is back
+    assert {argv[0] for argv in commands} <= {"input", "am", "ime", "settings", "pm"}, commands
 
 
 def test_non_ascii_without_adb_keyboard_names_it(editor) -> None:
