@@ -37,6 +37,7 @@ from perception.ocr import RapidOcrBackend  # noqa: E402
 
 REFERENCE = Path("/work/shared/reference/mobile-agent-v1-runs")
 ACTION = re.compile(r"^\s*(click text|open App)\s*\((.*)\)\s*$", re.IGNORECASE)
+ICON_ACTION = re.compile(r"^\s*click icon\s*\((.*),\s*([^,]*)\)\.?\s*$", re.IGNORECASE)
 
 
 def _located(location, target_ok) -> tuple[bool, bool]:
@@ -80,6 +81,19 @@ def bench_real(perception: Perception) -> None:
           f"{took / len(steps):.2f} s per screen")  # fmt: skip
     for miss in misses:
         print("  miss:", miss)
+    # click icon steps: no ground truth here, so only what came back (look at the crops)
+    outcomes: dict[str, int] = {}
+    for data in sorted(REFERENCE.glob("*/*/data.json")):
+        for step, record in json.loads(data.read_text()).items():
+            match = ICON_ACTION.match(record.get("Action", ""))
+            shot = data.parent / f"{step}.jpg"
+            if match and shot.is_file():
+                image = np.asarray(Image.open(shot).convert("RGB"))
+                where = perception.find_icon(image, match.group(1).strip(), match.group(2).strip())
+                outcomes[where.status.value] = outcomes.get(where.status.value, 0) + 1
+                print(f"  icon {shot.relative_to(REFERENCE)}: {match.group(1)!r} ({match.group(2)}) -> "
+                      f"{where.status.value} {where.point or [c.box.center for c in where.candidates]}")  # fmt: skip
+    print("real screenshots, click icon steps:", outcomes)
 
 
 # --- 2. simulated phone -----------------------------------------------------------------

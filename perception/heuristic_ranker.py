@@ -64,6 +64,9 @@ _SHAPE_SYNONYMS = {
     "lock": "lock", "padlock": "lock", "security": "lock", "speaker": "speaker", "volume": "speaker",
     "sound": "speaker", "moon": "moon", "crescent": "moon", "bell": "bell", "notification": "bell",
     "alarm": "bell", "envelope": "envelope", "mail": "envelope", "email": "envelope",
+    "check": "check", "checkmark": "check", "tick": "check", "done": "check", "confirm": "check",
+    "magnifier": "magnifier", "magnifying": "magnifier", "search": "magnifier", "lens": "magnifier",
+    "plane": "plane", "paper": "plane", "thumb": "thumb", "thumbs": "thumb",
 }
 # Prototypes: feature -> (ideal value, tolerance); a shape's score is the product of
 # exp(-((value - ideal) / tolerance)^2) over its features. "pieces" counts the separate
@@ -89,6 +92,10 @@ _PROTOTYPES: dict[str, dict[str, tuple[float, float]]] = {
     "moon": {"solidity": (0.62, 0.12), "defects": (1, 0.7), "aspect": (0.75, 0.15)},
     "bell": {"solidity": (0.93, 0.05), "extent": (0.68, 0.08), "aspect": (1.2, 0.15), "defects": (2, 1.0)},
     "envelope": {"aspect": (1.48, 0.2), "extent": (0.92, 0.06), "vertices": (4, 1.5)},
+    "check": {"aspect": (1.35, 0.3), "solidity": (0.55, 0.15), "extent": (0.25, 0.1), "defects": (1, 0.8)},
+    "magnifier": {"pieces": (2, 0.8), "circularity": (0.88, 0.12), "aspect": (1.0, 0.2)},
+    "plane": {"vertices": (3.5, 1.0), "solidity": (0.9, 0.08), "extent": (0.35, 0.15)},
+    "thumb": {"solidity": (0.86, 0.06), "defects": (1, 0.8), "aspect": (0.75, 0.15), "extent": (0.66, 0.1)},
 }
 SHAPE_WORDS = tuple(_PROTOTYPES)
 
