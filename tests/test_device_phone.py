@@ -396,6 +396,23 @@ def test_wait_settled_gives_up_at_the_timeout(lone_phone) -> None:
     assert int(shot.pixels[0, 0, 0]) in (0, 255)
 
 
+def test_connecting_an_unauthorized_phone_says_accept_the_rsa_prompt(adb_server) -> None:
+    from simphone import Phone
+    from simphone.server import PhoneServer
+
+    server = PhoneServer(Phone(width=480, height=800), unauthorized=True).start()
+    serial = server.serials[0]
+    try:
+        settings = AdbSettings(server_port=adb_server.port, connect=[serial], serial=serial)
+        with pytest.raises(DeviceUnauthorizedError, match="RSA") as info:
+            open_device(settings)  # not a "failed to connect" error: the phone is there
+        assert info.value.serial == serial
+        assert adb_server.state(serial) == "unauthorized"
+    finally:
+        adb_server.disconnect(serial)
+        server.stop()
+
+
 def test_open_device_connects_the_configured_addresses(adb_server) -> None:
     from simphone import Phone
     from simphone.server import PhoneServer

@@ -159,7 +159,8 @@ def list_devices(settings: AdbSettings) -> list[DeviceInfo]:
 
 
 def connect(address: str, settings: AdbSettings) -> str:
-    """``adb connect host:port``; returns the server's answer, raises when it failed."""
+    """``adb connect host:port``; returns the server's answer, raises when it failed
+    (a phone that asks for authorization is connected: it shows as unauthorized)."""
     address = validate_address(address)
     ensure_server(settings)
     client = adbutils.AdbClient(settings.server_host, settings.server_port, socket_timeout=settings.command_timeout_s)
@@ -167,6 +168,10 @@ def connect(address: str, settings: AdbSettings) -> str:
         answer = client.connect(address, timeout=settings.command_timeout_s)
     except adbutils.AdbError as exc:
         raise DeviceError(f"adb connect {address} failed: {exc}", serial=address) from exc
+    if "authenticate" in answer:
+        # Connected, but the phone waits for its RSA prompt: it is listed as unauthorized,
+        # which open_device reports with what to do.
+        return answer.strip()
     if "connected to" not in answer or "unable" in answer or "failed" in answer:
         raise DeviceError(
             f"adb connect {address}: {answer.strip()} (is `adb tcpip` enabled on the phone and the port open?)",
