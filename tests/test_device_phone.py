@@ -238,6 +238,30 @@ def test_phone_killed_mid_screenshot_raises_device_lost(sim_phones, adb_settings
     assert info.value.serial == handle.serial
 
 
+def test_phone_killed_mid_png_screenshot_raises_device_lost(sim_phones, adb_settings) -> None:
+    (handle,) = sim_phones(1)
+    device = open_device(adb_settings, serial=handle.serial)
+    device._raw_failures = 99  # as after raw captures failed: the PNG path
+    assert device.screenshot().width == handle.phone.width
+    original = handle.phone.screencap_png
+    entered = threading.Event()
+
+    def slow_png() -> bytes:
+        entered.set()
+        time.sleep(1.0)
+        return original()
+
+    handle.phone.screencap_png = slow_png  # type: ignore[method-assign]
+    killer = threading.Thread(target=lambda: (entered.wait(10), handle.kill(wait_offline=False)))
+    killer.start()
+    try:
+        with pytest.raises(DeviceLostError) as info:
+            device.screenshot()
+    finally:
+        killer.join()
+    assert info.value.serial == handle.serial
+
+
 def test_phone_killed_mid_command_raises_device_lost(sim_phones, adb_settings) -> None:
     (handle,) = sim_phones(1)
     device = open_device(adb_settings, serial=handle.serial)

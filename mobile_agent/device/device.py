@@ -213,9 +213,14 @@ class Device:
 
     def _screenshot_png(self) -> Screenshot:
         data = self._host.read_all(self.serial, "exec:screencap -p")
-        if not data:
-            raise ScreenshotError(f"screencap -p returned nothing on {self.serial}", serial=self.serial)
-        return Screenshot(pixels=decode_png(data, serial=self.serial), captured_at=time.time())
+        try:
+            if not data:
+                raise ScreenshotError(f"screencap -p returned nothing on {self.serial}", serial=self.serial)
+            pixels = decode_png(data, serial=self.serial)
+        except ScreenshotError:
+            self._raise_if_gone("screenshot")  # a stream cut short by a phone that went away
+            raise
+        return Screenshot(pixels=pixels, captured_at=time.time())
 
     def screen_info(self) -> ScreenInfo:
         size = parse_wm_size(self.shell(["wm", "size"]))
