@@ -228,6 +228,9 @@ class Agent:
         shot_name: str,
         capture_ms: float,
     ) -> tuple[StepRecord, Any, RunResult | None]:
+        """One step. Returns (record, the next step's frame or None to capture a fresh
+        one, the result when the run ended). A step that did nothing on the device has
+        no settled frame: the next step captures anew, in case the screen moved on."""
         from mobile_agent.operations import OperationContext, execute, parse_action
 
         agent = self.settings.agent
@@ -262,7 +265,7 @@ class Agent:
             )
             session.record(step, screenshot.pixels)
             state.feedback = [exc.message]
-            return step, screenshot, self._failure_budget(session, state)
+            return step, None, self._failure_budget(session, state)
         operation = {"name": action.name, "params": action.params.model_dump()}
         session.check_cancel()  # between the model and the action
 
@@ -316,7 +319,7 @@ class Agent:
             )
             session.record(step, screenshot.pixels)
             state.feedback = [outcome.feedback] if outcome.feedback else []
-            return step, screenshot, self._failure_budget(session, state)
+            return step, None, self._failure_budget(session, state)
         state.consecutive_failures = 0
 
         # 4. settle, then compare before / after
@@ -408,4 +411,4 @@ class Agent:
                 f"the model stopped {state.rejected_stops} times but the task is not done: {completion['reason']}",
             )
         state.feedback = [feedback]
-        return step, screenshot, None
+        return step, None, None
