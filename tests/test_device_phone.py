@@ -175,6 +175,8 @@ def test_shell_arguments_are_never_interpreted(device) -> None:
 def test_shell_refuses_a_string(device) -> None:
     with pytest.raises(TypeError):
         device.shell("echo hi")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="NUL"):
+        device.shell(["echo", "a\0b"])
 
 
 def _center_of(phone, description: str) -> tuple[int, int]:

@@ -142,6 +142,8 @@ class Device:
         when the device has no shell protocol v2)."""
         if isinstance(args, str) or not args:
             raise TypeError("device commands are non-empty argument lists, never shell strings")
+        if any("\0" in str(a) for a in args):  # adbd would cut the command line there
+            raise ValueError(f"a device command argument contains a NUL character: {args!r}")
         line = shell_line(args)
         if "shell_v2" in self.features:
             return self._host.shell_v2(self.serial, line)
