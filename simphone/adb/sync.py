@@ -32,6 +32,11 @@ _DENT_V2 = struct.Struct("<4sIQQIIIIQqqqI")
 _DEV = 0xFD00
 
 
+def _stat_v2_fields(st: FileStat) -> tuple[int, ...]:
+    """dev, ino, mode, nlink, uid, gid, size, atime, mtime, ctime of ``sync_stat_v2``."""
+    return (_DEV, st.ino, st.mode, st.nlink, st.uid, st.gid, st.size, st.mtime, st.mtime, st.mtime)
+
+
 class SyncSession:
     """Runs one ``sync:`` stream; ``read_exact`` and ``write`` are the stream's ends."""
 
@@ -96,24 +101,7 @@ class SyncSession:
         if st is None:
             await self.write([_STAT_V2.pack(ident, err, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)])
         else:
-            await self.write(
-                [
-                    _STAT_V2.pack(
-                        ident,
-                        0,
-                        _DEV,
-                        st.ino,
-                        st.mode,
-                        st.nlink,
-                        st.uid,
-                        st.gid,
-                        st.size,
-                        st.mtime,
-                        st.mtime,
-                        st.mtime,
-                    )
-                ]
-            )
+            await self.write([_STAT_V2.pack(ident, 0, *_stat_v2_fields(st))])
 
     async def _list(self, ident: bytes, path: str) -> None:
         names: list[str] = []
@@ -132,23 +120,7 @@ class SyncSession:
             if ident == b"LIST":
                 pieces.append(_DENT_V1.pack(b"DENT", st.mode, min(st.size, 0xFFFFFFFF), st.mtime, len(raw)))
             else:
-                pieces.append(
-                    _DENT_V2.pack(
-                        b"DNT2",
-                        0,
-                        _DEV,
-                        st.ino,
-                        st.mode,
-                        st.nlink,
-                        st.uid,
-                        st.gid,
-                        st.size,
-                        st.mtime,
-                        st.mtime,
-                        st.mtime,
-                        len(raw),
-                    )
-                )
+                pieces.append(_DENT_V2.pack(b"DNT2", 0, *_stat_v2_fields(st), len(raw)))
             pieces.append(raw)
         if ident == b"LIST":
             pieces.append(_DENT_V1.pack(b"DONE", 0, 0, 0, 0))
