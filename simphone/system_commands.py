@@ -169,7 +169,7 @@ NAMESPACES = ("system", "secure", "global")
 
 @command("settings")
 def _settings(phone: Phone, args: list[str]) -> CommandResult:
-    args = [a for a in args if a not in ("--user", "current")]
+    args = _without_user_option(args)
     if len(args) >= 2 and args[1] not in NAMESPACES:
         raise Usage(f"Invalid namespace '{args[1]}'", 255)
     if args[:1] == ["get"] and len(args) == 3:
@@ -188,6 +188,19 @@ def _settings(phone: Phone, args: list[str]) -> CommandResult:
         return ok("".join(f"{k}={v}\n" for k, v in sorted(table.items())))
     raise Usage("usage:  settings [--user <USER_ID> | current] get namespace key\n"
                  "        settings [--user <USER_ID> | current] put namespace key value", 255)
+
+
+def _without_user_option(args: list[str]) -> list[str]:
+    """``args`` less every ``--user ID`` pair (SettingsService reads it anywhere)."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        if args[i] == "--user":
+            i += 2
+            continue
+        out.append(args[i])
+        i += 1
+    return out
 
 
 @command("svc")

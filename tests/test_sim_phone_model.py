@@ -444,6 +444,9 @@ def test_settings_command(phone: Phone) -> None:
     sh(phone, "settings", "put", "system", "status_bar_network_speed", "1")
     assert phone.state()["network_speed_shown"]
     assert phone.run(["settings", "get", "bogus", "x"]).exit_code != 0
+    # `--user ID` is dropped wherever it stands; a value that happens to be "current" is kept
+    sh(phone, "settings", "--user", "current", "put", "system", "my_key", "current")
+    assert sh(phone, "settings", "get", "--user", "0", "system", "my_key") == "current\n"
 
 
 # -- state, reset, clock ---------------------------------------------------------------------------
