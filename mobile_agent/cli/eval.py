@@ -108,8 +108,10 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
 
     def show(record: Any) -> None:
         mark = {"pending": "?"}.get(record.judged_by, "✓" if record.success else "×")
+        failed = [r for r in record.reasons if r.startswith("✗")]
+        why = (failed or record.reasons or [""])[0]
         print(f"{mark} {record.task_id:<16} {record.agent_steps:>2}/{record.human_steps:<2} steps  "
-              f"{(record.reasons or [''])[-1][:90]}", flush=True)
+              f"{record.status or '':<16} {why[:100]}", flush=True)
 
     runner = SuiteRunner(settings, devices, config, on_result=show)
     done = runner.results.done_ids()
