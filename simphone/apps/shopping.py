@@ -29,11 +29,11 @@ ORANGE = (255, 106, 0)
 # id, title, unit price (US$), price range shown, minimum order, supplier, words, colour, glyph
 PRODUCTS: list[tuple[str, str, float, str, int, str, str, str, str]] = [
     ("cap-baseball", "Baseball Cap", 1.85, "US$1.20-2.50", 50, "Guangzhou Sunrise Headwear Co., Ltd.",
-     "cap caps hat baseball custom embroidered cotton", "blue", "star"),
+     "cap caps hat baseball custom embroidered cotton", "blue", "cap"),
     ("cap-trucker", "Trucker Mesh Cap", 1.40, "US$0.90-1.80", 100, "Yiwu Bright Caps Factory",
-     "cap caps hat trucker mesh", "red", "star"),
+     "cap caps hat trucker mesh", "red", "cap"),
     ("cap-snapback", "Snapback Hip Hop Cap", 2.10, "US$1.60-2.90", 50, "Shenzhen Top Headwear Ltd.",
-     "cap caps hat snapback flat", "black", "star"),
+     "cap caps hat snapback flat", "black", "cap"),
     ("hat-bucket", "Bucket Hat", 1.60, "US$1.10-2.20", 100, "Ningbo Summer Hats Co., Ltd.",
      "hat bucket fisherman sun", "green", "sun"),
     ("hat-beanie", "Knitted Beanie", 1.30, "US$0.80-1.70", 200, "Hebei Warm Knit Co., Ltd.",
@@ -122,6 +122,10 @@ class Alibaba(App):
                  box[1] + (box[3] - box[1]) / 2 + w * 0.28)
         c.icon(product[8], inner, COLORS[product[7]], description=f"{product[1]} picture")
 
+    @staticmethod
+    def _bar_fill(c: Canvas) -> tuple[int, int, int]:
+        return (255, 255, 255) if c.theme.name == "light" else c.theme.field_bg
+
     def _header(self, ctx: AppContext, c: Canvas, query: str | None) -> float:
         top = ctx.content[1]
         c.rect((0, top, c.width, top + 200), fill=ORANGE)
@@ -132,9 +136,9 @@ class Alibaba(App):
             x0 = 150
         bar = (x0, top + 35, c.width - 150, top + 165)
         if ctx.focused == "search" or query is None:
-            search_bar(c, ctx, bar, "search", "Search", fill=(255, 255, 255))
+            search_bar(c, ctx, bar, "search", "Search", fill=self._bar_fill(c))
         else:
-            search_bar(c, ctx, bar, "search", "Search", fill=(255, 255, 255), value=query,
+            search_bar(c, ctx, bar, "search", "Search", fill=self._bar_fill(c), value=query,
                        on_tap=lambda: (ctx.set_field("search", ""), ctx.focus("search")))
         c.icon("cart", (c.width - 120, top + 55, c.width - 30, top + 145), (255, 255, 255), description="cart, white shopping cart")
         count = len(ctx.data["cart"])

@@ -464,3 +464,33 @@ def _refresh(d, p, s, c):
 @_glyph("location", "location arrow")
 def _location(d, p, s, c):
     d.polygon([p(0.1, 0.45), p(0.9, 0.1), p(0.55, 0.9), p(0.48, 0.52)], fill=c)
+
+
+@_glyph("cat", "cat face")
+def _cat(d, p, s, c):
+    d.polygon([p(0.14, 0.5), p(0.2, 0.08), p(0.45, 0.32)], fill=c)
+    d.polygon([p(0.86, 0.5), p(0.8, 0.08), p(0.55, 0.32)], fill=c)
+    d.ellipse([p(0.12, 0.25), p(0.88, 0.9)], fill=c)
+    hole = _contrast(c)
+    d.ellipse([p(0.3, 0.45), p(0.4, 0.57)], fill=hole)
+    d.ellipse([p(0.6, 0.45), p(0.7, 0.57)], fill=hole)
+    d.polygon([p(0.45, 0.66), p(0.55, 0.66), p(0.5, 0.72)], fill=hole)
+
+
+@_glyph("dog", "dog face")
+def _dog(d, p, s, c):
+    d.ellipse([p(0.2, 0.15), p(0.8, 0.88)], fill=c)
+    d.polygon([p(0.26, 0.2), p(0.06, 0.3), p(0.1, 0.72), p(0.28, 0.6)], fill=c)  # floppy ears
+    d.polygon([p(0.74, 0.2), p(0.94, 0.3), p(0.9, 0.72), p(0.72, 0.6)], fill=c)
+    hole = _contrast(c)
+    d.ellipse([p(0.34, 0.4), p(0.44, 0.5)], fill=hole)
+    d.ellipse([p(0.56, 0.4), p(0.66, 0.5)], fill=hole)
+    d.ellipse([p(0.42, 0.6), p(0.58, 0.72)], fill=hole)
+
+
+@_glyph("cap", "baseball cap")
+def _cap(d, p, s, c):
+    d.chord([p(0.1, 0.2), p(0.72, 0.9)], 180, 360, fill=c)
+    d.polygon([p(0.5, 0.47), p(0.96, 0.53), p(0.96, 0.62), p(0.5, 0.6)], fill=c)
+    d.ellipse([p(0.37, 0.15), p(0.45, 0.23)], fill=c)
+    d.line([p(0.41, 0.22), p(0.41, 0.55)], fill=_contrast(c), width=_w(s, 0.03))
