@@ -177,6 +177,7 @@ def test_step_budget(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
     result, _ = _run(settings)
     assert result.status is RunStatus.BUDGET_EXHAUSTED
     assert len(result.steps) == 2 and "step budget" in result.reason
+    assert (result.trajectory_dir / result.final_screenshot).is_file()
 
 
 def test_phone_lost_mid_run_ends_with_device_lost_and_keeps_the_trajectory(

@@ -54,6 +54,7 @@ def test_dark_mode_by_the_bundled_demo_script(adb_server, sim_phone, tmp_path):
     assert result.status is RunStatus.COMPLETED, result.reason
     assert sim_phone.phone.dark_mode
     assert [s.operation_name for s in result.steps] == ["open_app", "click_text", "click_text", "stop"]
+    assert result.final_screenshot is None  # the Stop step shows the end state
 
 
 def test_script_step_that_cannot_be_done_ends_not_completed(adb_server, sim_phone, tmp_path):
@@ -95,6 +96,9 @@ def test_non_ascii_text_typed_through_adb_keyboard(adb_server, sim_phones, tmp_p
     assert result.status is RunStatus.COMPLETED, result.reason
     assert [n["title"] for n in _notes(handle.phone)] == [text]
     assert handle.phone.current_ime != "com.android.adbkeyboard/.AdbIME"  # the user's keyboard restored
+    # no Stop: the screen after the last Back is kept as the run's end state
+    assert result.final_screenshot == "final.png" and (result.trajectory_dir / "final.png").is_file()
+    assert "the screen at the end" in (result.trajectory_dir / "report.html").read_text(encoding="utf-8")
 
 
 def test_text_with_several_matches_is_resolved_by_choosing_a_candidate(

@@ -240,6 +240,7 @@ class RunResult:
     run_id: str = ""
     instruction: str = ""
     reason: str = ""  # one sentence: why the run ended
+    final_screenshot: str | None = None  # the screen after the last action, when no step shows it
 
     @property
     def ok(self) -> bool:
@@ -266,4 +267,5 @@ class RunResult:
             "finished_at": self.finished_at,
             "duration_s": round(self.finished_at - self.started_at, 3),
             "trajectory_dir": str(self.trajectory_dir),
+            "final_screenshot": self.final_screenshot,
         }

@@ -56,6 +56,9 @@ def render_report(folder: Path, header: dict[str, Any], steps: list[dict[str, An
                 if image:
                     break
         view_steps.append({**step, "image": image})
+    final = (result or {}).get("final_screenshot")
+    if final:
+        view_steps.append({"index": "end", "final": True, "image": embed_image(folder / final)})
     data = {"header": header, "steps": view_steps, "result": result}
     title = "mobile-agent run"
     return _TEMPLATE.replace("__TITLE__", title).replace("__DATA__", _script_json(data))
@@ -141,9 +144,11 @@ dt { font-weight: 600; color: #555; } dd { margin: 0; white-space: pre-wrap; wor
     if (!steps.length) { $("counter").textContent = "no steps"; return; }
     cur = Math.max(0, Math.min(steps.length - 1, i));
     const s = steps[cur];
-    $("counter").textContent = "step " + s.index + " / " + steps.length;
+    const count = steps.filter((x) => !x.final).length;
+    $("counter").textContent = s.final ? "the screen at the end" : "step " + s.index + " / " + count;
     if (s.image) { $("shot").src = s.image; $("shot").style.display = ""; } else { $("shot").style.display = "none"; }
     const dl = $("details"); dl.textContent = "";
+    if (s.final) row(dl, "End", "The screen after the last action.");
     row(dl, "Observation", s.observation);
     row(dl, "Thought", s.thought);
     row(dl, "Action", s.action_text);
@@ -153,10 +158,12 @@ dt { font-weight: 600; color: #555; } dd { margin: 0; white-space: pre-wrap; wor
     if (s.location) row(dl, "Perception", s.location.status + " '" + s.location.target + "'" +
       (s.location.candidates.length ? " (" + s.location.candidates.length + " candidates)" : ""));
     if (s.chosen_candidate) row(dl, "Chosen", "candidate " + s.chosen_candidate);
-    row(dl, "Result", s.error ? "invalid reply" : (s.ok ? "done" : "not done"), s.ok ? "good" : "bad");
+    if (!s.final) row(dl, "Result", s.error ? "invalid reply" : (s.ok ? "done" : "not done"), s.ok ? "good" : "bad");
     row(dl, "Feedback", s.feedback);
     if (s.screen_changed !== null && s.screen_changed !== undefined)
       row(dl, "Screen", s.screen_changed ? "changed" : "unchanged", s.screen_changed ? "" : "bad");
+    row(dl, "Reflection", s.reflection_note, "bad");
+    if (s.error) row(dl, "Error", (s.error.type || "") + ": " + (s.error.message || ""), "bad");
     if (s.completion) row(dl, "Completion check", (s.completion.done ? "done: " : "not done: ") + (s.completion.reason || ""),
       s.completion.done ? "good" : "bad");
     row(dl, "Timings", timings(s.timings));

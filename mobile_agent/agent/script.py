@@ -159,6 +159,7 @@ def _run_lines(
             )
         start = time.perf_counter()
         after = device.wait_settled(agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance)
+        session.note_frame(after.pixels)
         settle_ms = _ms(start)
         changed, ratio = screen_changed(screenshot.pixels, after.pixels, agent.change_threshold)
         session.record(

@@ -174,6 +174,8 @@ class RunSession:
         self.on_event = on_event
         self.redact = Redactor.from_settings(settings)
         self.steps: list[StepRecord] = []
+        self._last_frame: np.ndarray | None = None  # the newest frame seen
+        self._last_step_frame: np.ndarray | None = None  # the frame of the newest step
         self.usage = RunUsage()
         self.started_at = time.time()
         root = Path(output_dir) if output_dir is not None else Path(settings.agent.output_dir)
@@ -292,12 +294,20 @@ class RunSession:
         return step
 
     def screenshot_name(self, index: int, pixels: np.ndarray) -> str:
+        self._last_frame = self._last_step_frame = pixels
         return self.writer.save_screenshot(index, pixels)
+
+    def note_frame(self, pixels: np.ndarray) -> None:
+        """A frame seen after the last step's (a settled screen): the run's end state."""
+        self._last_frame = pixels
 
     # -- the end ---------------------------------------------------------------------
 
     def finish(self, status: RunStatus, reason: str, exc: BaseException | None = None) -> RunResult:
         error = _error_dict(exc) if exc is not None and status is RunStatus.ERROR else None
+        final = None
+        if self._last_frame is not None and self._last_frame is not self._last_step_frame:
+            final = self.writer.save_final(self._last_frame)
         result = RunResult(
             status=status,
             error=self.redact(error),
@@ -309,6 +319,7 @@ class RunSession:
             run_id=self.run_id,
             instruction=self.instruction,
             reason=self.redact.text(reason),
+            final_screenshot=final,
         )
         self.writer.finish(result)
         self._emit_now(EventKind.RUN_FINISHED, None, result.to_dict())

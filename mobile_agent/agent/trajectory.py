@@ -7,6 +7,7 @@ Layout of ``<output_dir>/<UTC timestamp>-<run id>/``::
                           last:   {"type": "result", status, reason, error, usage, ...}
     step-001.png          the raw screenshot the step saw (screen pixels)
     step-001-marked.jpg   the same with the tap point / swipe arrow / candidate boxes
+    final.png             the screen after the last action, when no step shows it
     report.html           a self-contained replay page
 
 Every line and the report go through the run's ``Redactor``; with secrets configured,
@@ -80,6 +81,11 @@ class TrajectoryWriter:
         name = self.screenshot_name(index)
         self._submit(self._write_png, pixels, self.folder / name)
         return name
+
+    def save_final(self, pixels: np.ndarray) -> str:
+        """Queue the screen as the run left it (after the last action)."""
+        self._submit(self._write_png, pixels, self.folder / "final.png")
+        return "final.png"
 
     def save_annotated(self, record: StepRecord, pixels: np.ndarray) -> str | None:
         """Queue the marked-up frame when the step has something to mark."""
