@@ -157,3 +157,28 @@ def test_secret_typed_on_screen_is_masked_in_saved_screenshots(adb_server, sim_p
     for path in result.trajectory_dir.iterdir():
         if path.suffix in (".jsonl", ".html"):
             assert secret not in path.read_text(encoding="utf-8")
+
+
+def test_candidate_choice_without_an_answer_becomes_feedback(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+    data = sim_phone.phone.app_data(NOTES)
+    for note_id in (1, 2):
+        data["notes"].append({"id": note_id, "title": "Groceries", "body": "", "created": "", "modified": ""})
+    data["next_id"] = 3
+    llm_server.script(
+        [
+            plan_reply("Open App (Notes)"),
+            plan_reply("Click text (Groceries)"),
+            "The first one looks nice.",  # not a number ...
+            "I cannot tell.",  # ... asked again once, still none
+            plan_reply("Stop"),
+            DONE,
+        ]
+    )
+    settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server)
+    result = Agent(settings).run("Open a groceries note")
+    assert result.status is RunStatus.COMPLETED, result.reason
+    click = result.steps[1]
+    assert not click.ok and click.chosen_candidate is None and click.tap_point is None
+    assert "Groceries" in click.feedback
+    assert click.feedback in llm_server.chat_requests[4].text()  # the next plan is told
+    assert sim_phone.phone.task(NOTES)[-1]["view"] == "main"  # nothing was tapped
