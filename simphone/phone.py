@@ -123,6 +123,10 @@ class Phone:
                 "ime": {"current": self.current_ime, "enabled": self.enabled_imes,
                         "adb_keyboard_installed": ADB_KEYBOARD_PACKAGE in self._state["installed"]},
             })
+            for package, data in s["apps"].items():  # what an app shows but computes (the forecast)
+                derived = getattr(APPS.get(package), "derived_data", None)
+                if derived is not None:
+                    data.update(derived(self.seed, self.clock))
             return s
 
     def set_clock(self, when: datetime) -> None:

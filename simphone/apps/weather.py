@@ -46,6 +46,10 @@ class Weather(App):
     def initial_data(self, seed: int) -> dict[str, Any]:
         return {"city": CITIES[seed % len(CITIES)], "unit": "C"}
 
+    def derived_data(self, seed: int, clock: Any) -> dict[str, Any]:
+        """Added to `state()` (not kept): the forecast the screen shows, for validators."""
+        return {"forecast": forecast(seed, clock.date())}
+
     def render(self, ctx: AppContext, c: Canvas) -> None:
         th = c.theme
         days = forecast(ctx.seed, ctx.clock.date())
