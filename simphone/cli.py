@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import shutil
 import signal
 import subprocess
@@ -69,6 +70,8 @@ def _find_adb(explicit: Path | None) -> str:
     if explicit is not None:
         if not explicit.is_file():
             raise SystemExit(f"simphone: no adb binary at {explicit}")
+        if not os.access(explicit, os.X_OK):
+            raise SystemExit(f"simphone: {explicit} is not executable")
         return str(explicit)
     found = shutil.which("adb")
     if found:
@@ -85,7 +88,11 @@ def _find_adb(explicit: Path | None) -> str:
 
 def _adb_connect(adb: str, adb_port: int | None, serial: str) -> None:
     command = [adb, *(["-P", str(adb_port)] if adb_port else []), "connect", serial]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:  # the phones keep serving; say why
+        print(f"adb connect {serial} failed: {exc}", file=sys.stderr, flush=True)
+        return
     message = (result.stdout + result.stderr).strip()
     print(f"adb connect {serial}: {message}", file=sys.stderr, flush=True)
 
@@ -96,6 +103,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     if args.width < 320 or args.height < 480:
         raise SystemExit(f"simphone: screen too small: {args.width}x{args.height} (at least 320x480)")
+    adb = _find_adb(args.adb) if args.connect else None  # a bad --adb is said before serving
     phones = [Phone(width=args.width, height=args.height, seed=args.seed + i) for i in range(args.count)]
     try:
         server = PhoneServer(phones, host=args.host, port=args.port, unauthorized=args.unauthorized)
@@ -110,8 +118,7 @@ def _serve(args: argparse.Namespace) -> int:
                 f"{endpoint.serial} {phone.name} {args.width}x{args.height} seed={args.seed + index}",
                 flush=True,
             )
-        if args.connect:
-            adb = _find_adb(args.adb)
+        if adb is not None:
             for serial in server.serials:
                 _adb_connect(adb, args.adb_port, serial)
         print("serving; Ctrl-C to stop", file=sys.stderr, flush=True)

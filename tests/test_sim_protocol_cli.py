@@ -87,3 +87,16 @@ def test_bad_arguments_exit_with_a_clear_message(args, message):
     )
     assert result.returncode != 0
     assert message in result.stderr
+
+
+def test_a_bad_adb_for_connect_is_named_before_serving(tmp_path):
+    not_executable = tmp_path / "adb"
+    not_executable.write_text("#!/bin/sh\n")
+    for adb, message in ((not_executable, "is not executable"), (tmp_path / "nothing", "no adb binary at")):
+        result = subprocess.run(
+            [sys.executable, "-m", "simphone", "serve", "--port", "0", "--connect", "--adb", str(adb)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert result.returncode != 0
+        assert message in result.stderr
+        assert result.stdout == ""  # no phone was announced
