@@ -13,6 +13,7 @@ May import: pydantic, perception.types, mobile_agent.errors, the sibling modules
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -121,9 +122,22 @@ class TypeParams(BaseModel):
     text: str = Field(min_length=1, max_length=2000, description="the text to type")
 
 
+_SECONDS_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:s|sec|secs|second|seconds)?\s*$", re.IGNORECASE)
+
+
 class WaitParams(BaseModel):
     model_config = _FROZEN
     seconds: float = Field(2.0, gt=0, le=10, description="how long to wait, at most 10 seconds")
+
+    @field_validator("seconds", mode="before")
+    @classmethod
+    def _unit(cls, value: Any) -> Any:
+        """Models write ``Wait (3s)`` or ``Wait (3 seconds)``: the unit is dropped."""
+        if isinstance(value, str):
+            match = _SECONDS_RE.match(value)
+            if match:
+                return match.group(1)
+        return value
 
 
 # --- helpers -----------------------------------------------------------------------------
