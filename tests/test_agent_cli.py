@@ -87,8 +87,11 @@ def test_planned_run_with_flags_exits_0_and_budget_exits_1(adb_server, sim_phone
     assert "k-123456" not in _trajectory(proc.stdout).read_text(encoding="utf-8")
 
     llm_server.script([], default=plan_reply("Home"))
-    proc = _cli(*common, "--instruction", "Go home", "--max-steps", "2", env=env)
-    assert proc.returncode == 1 and "budget_exhausted" in proc.stdout
+    proc = _cli(*common, "--instruction", "Go home", "--max-steps", "2", "--json", env=env)
+    assert proc.returncode == 1
+    data = json.loads(proc.stdout)  # nothing but the JSON result on stdout
+    assert data["status"] == "budget_exhausted" and data["steps"] == 2
+    assert Path(data["report"]).is_file() and data["usage"]["calls"] == 2
 
 
 def test_unreachable_planner_exits_3(adb_server, sim_phone, tmp_path):

@@ -15,6 +15,7 @@ writes its trajectory and report. A second Ctrl-C aborts at once.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import threading
 from pathlib import Path
@@ -71,6 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     loop.add_argument("--no-reflection", action="store_true", help="no 'screen did not change' feedback")
     loop.add_argument("--no-completion-check", action="store_true", help="trust the model's Stop")
     loop.add_argument("--quiet", "-q", action="store_true", help="no live progress, only the result")
+    loop.add_argument("--json", action="store_true", help="no progress; print the result as one JSON object")
     parser.set_defaults(func=run_command)
 
 
@@ -148,7 +150,7 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
     cancel = threading.Event()
-    printer = None if args.quiet else ProgressPrinter(sys.stdout)
+    printer = None if args.quiet or args.json else ProgressPrinter(sys.stdout)
     outcome: dict[str, Any] = {}
 
     def work() -> None:
@@ -185,6 +187,12 @@ def run_command(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         raise exc
     result = outcome["result"]
+    if args.json:
+        data = result.to_dict()
+        data["trajectory_dir"] = str(result.trajectory_dir.resolve())
+        data["report"] = str(result.report_path.resolve())
+        print(json.dumps(data, ensure_ascii=False))
+        return EXIT_CODES[result.status.value]
     print(f"result: {result.status.value} after {len(result.steps)} steps — {result.reason}")
     if result.error:
         print(f"error: {result.error.get('cause')}: {result.error.get('message')}", file=err)
