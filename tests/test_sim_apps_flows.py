@@ -440,3 +440,30 @@ def test_dark_theme_draws_the_apps_dark() -> None:
         open_app(phone, label)
         pixel = phone.screenshot().getpixel((700, 200))  # the app's top bar
         assert sum(pixel[:3]) < 200, (label, pixel)
+
+
+@pytest.mark.parametrize(("label", "field", "query"), [("Chrome", "Search or type web address", "Taylor Swift"),
+                                                       ("Google Maps", "Search here", "coffee"),
+                                                       ("Play Store", "Search apps & games", "Telegram"),
+                                                       ("Alibaba.com", "Search", "yoga mat")])
+def test_back_from_results_finds_the_search_box_empty(phone: Phone, label: str, field: str, query: str) -> None:
+    open_app(phone, label)
+    for _ in range(2):
+        tap(phone, field)
+        type_text(phone, query)
+        enter(phone)
+        assert phone.state()["current"]["view"] != "main"
+        back(phone)
+        assert phone.state()["current"]["view"] == "main"
+    package = phone.state()["current"]["package"]
+    assert [s["query"] for s in data(phone, package)["searches"]] == [query, query]
+
+
+def test_music_search_tab_starts_a_new_query(phone: Phone) -> None:
+    open_app(phone, "Amazon Music")
+    for query in ("agent", "relax"):
+        tap(phone, "Search")
+        type_text(phone, query)
+        enter(phone)
+    assert [s["query"] for s in data(phone, MUSIC)["searches"]] == ["agent", "relax"]
+    assert "Relaxing Piano" in texts(phone)

@@ -17,7 +17,7 @@ from simphone.ui.canvas import Box, Canvas
 from simphone.ui.theme import Color
 from simphone.ui.widgets import text_field
 
-__all__ = ["TAB_BAR_H", "add_record", "matches", "query_words", "search_bar", "tab_bar", "wrap"]
+__all__ = ["TAB_BAR_H", "add_record", "matches", "query_words", "search_bar", "show_results", "tab_bar", "wrap"]
 
 TAB_BAR_H = 170
 STOP_WORDS = {"a", "an", "the", "of", "for", "in", "on", "to", "and", "about", "me", "my", "find", "search",
@@ -50,6 +50,16 @@ def matches(query: str, haystack: Iterable[str]) -> int:
     """How many meaningful words of `query` occur in the texts (0: no match)."""
     text = " ".join(haystack).casefold()
     return sum(1 for w in query_words(query) if w in text)
+
+
+def show_results(ctx: AppContext, view: dict[str, Any], field: str) -> None:
+    """Open `view` (results, a page) over the app's first screen, whose search box is
+    emptied for when the user comes back; from any other screen, replace that screen."""
+    if ctx.view["view"] == "main":
+        ctx.set_field(field, "")
+        ctx.push(view)
+    else:
+        ctx.replace(view)
 
 
 def search_bar(c: Canvas, ctx: AppContext, box: Box, field: str, placeholder: str, *,

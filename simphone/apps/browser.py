@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from simphone.apps import App, AppContext, register
-from simphone.apps.app_widgets import add_record, matches, query_words, search_bar, wrap
+from simphone.apps.app_widgets import add_record, matches, query_words, search_bar, show_results, wrap
 from simphone.ui.canvas import Canvas
 from simphone.ui.icons import COLORS
 from simphone.ui.widgets import scroll_list
@@ -139,17 +139,12 @@ class Chrome(App):
             url = normalize_url(text)
             page = find_page(url)
             self._visit(ctx, url, page[1] if page else url)
-            self._go(ctx, {"view": "page", "url": url})
+            show_results(ctx, {"view": "page", "url": url}, "address")
         else:
             add_record(ctx.data, "searches", query=text)
             ctx.data["tab"] = {"query": text, "url": None, "title": f"{text} - Google Search"}
-            self._go(ctx, {"view": "results", "query": text})
+            show_results(ctx, {"view": "results", "query": text}, "address")
 
-    def _go(self, ctx: AppContext, view: dict[str, Any]) -> None:
-        if ctx.view["view"] == "main":
-            ctx.push(view)
-        else:
-            ctx.replace(view)
 
     def _visit(self, ctx: AppContext, url: str, title: str) -> None:
         add_record(ctx.data, "history", url=url, title=title)

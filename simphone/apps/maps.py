@@ -22,7 +22,7 @@ import random
 from typing import Any
 
 from simphone.apps import App, AppContext, register
-from simphone.apps.app_widgets import add_record, matches, query_words, search_bar
+from simphone.apps.app_widgets import add_record, matches, query_words, search_bar, show_results
 from simphone.ui.canvas import Canvas
 from simphone.ui.icons import COLORS
 from simphone.ui.widgets import TITLE_BAR_H, button, scroll_list, title_bar
@@ -133,10 +133,7 @@ class Maps(App):
             view = {"view": "place", "place": ids[0]}
         else:
             view = {"view": "list", "query": query, "category": category}
-        if ctx.view["view"] == "main":
-            ctx.push(view)
-        else:
-            ctx.replace(view)
+        show_results(ctx, view, "search")
 
     # -- map --------------------------------------------------------------------------
     def _map(self, c: Canvas, box: tuple[float, float, float, float], pins: list[str], route_to: str | None = None) -> None:

@@ -120,6 +120,7 @@ class AmazonMusic(App):
         def go_search() -> None:
             if view != "search":
                 ctx.push({"view": "search", "query": None, "fields": {"query": ""}})
+            ctx.set_field("query", "")
             ctx.focus("query")
 
         return tab_bar(c, ctx, [("home", "Home", go_home), ("magnifier", "Search", go_search),

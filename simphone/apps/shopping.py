@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from simphone.apps import App, AppContext, register
-from simphone.apps.app_widgets import TAB_BAR_H, add_record, matches, search_bar, tab_bar, wrap
+from simphone.apps.app_widgets import TAB_BAR_H, add_record, matches, search_bar, show_results, tab_bar, wrap
 from simphone.ui.canvas import Canvas
 from simphone.ui.icons import COLORS
 from simphone.ui.widgets import TITLE_BAR_H, button, scroll_list, title_bar
@@ -92,10 +92,7 @@ class Alibaba(App):
         ctx.focus(None)
         add_record(ctx.data, "searches", query=query)
         view = {"view": "results", "query": query}
-        if ctx.view["view"] == "main":
-            ctx.push(view)
-        else:
-            ctx.replace(view)
+        show_results(ctx, view, "search")
 
     def open_product(self, ctx: AppContext, pid: str) -> None:
         add_record(ctx.data, "viewed", product_id=pid, title=BY_ID[pid][1])

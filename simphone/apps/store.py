@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from simphone.apps import App, AppContext, register
-from simphone.apps.app_widgets import add_record, matches, search_bar, tab_bar, wrap
+from simphone.apps.app_widgets import add_record, matches, search_bar, show_results, tab_bar, wrap
 from simphone.apps.store_apps import STORE_APPS
 from simphone.ui.canvas import Canvas
 from simphone.ui.icons import COLORS
@@ -72,10 +72,7 @@ class PlayStore(App):
         ctx.focus(None)
         add_record(ctx.data, "searches", query=query)
         view = {"view": "results", "query": query}
-        if ctx.view["view"] == "main":
-            ctx.push(view)
-        else:
-            ctx.replace(view)
+        show_results(ctx, view, "search")
 
     def install(self, ctx: AppContext, package: str) -> None:
         if package not in ctx.phone.installed:
