@@ -315,3 +315,31 @@ def test_interactive_adb_shell_reads_commands_from_stdin(sim_phone, adb_server):
     )
     assert result.stdout == "one\ntwo\n"  # stdin is not a terminal: no prompt
     assert result.returncode == 4
+
+
+def test_input_to_a_service_that_never_reads_it_does_not_pile_up(raw_host, sim_phone):
+    host = raw_host()
+    host.handshake(maxdata=4096)
+    host.send(A_OPEN, 7, 0, b"exec:screencap\0")
+    command, local_id, _, _, _ = host.recv()
+    assert command == A_OKAY
+    command, _, _, first, _ = host.recv()  # the first chunk; the device now waits for our OKAY
+    assert command == A_WRTE
+    for _ in range(64):  # 4 MiB the command never reads (its stdin), each write acknowledged
+        host.send(A_WRTE, 7, local_id, b"x" * 65536)
+        assert host.recv()[:3] == (A_OKAY, local_id, 7)
+    ours = host.sock.getsockname()
+    (connection,) = [
+        c for c in sim_phone.server.endpoint(sim_phone.serial)._connections if c.writer.get_extra_info("peername") == ours
+    ]
+    stream = connection.streams[local_id]
+    assert stream.inbox.qsize() == 0 and not stream.buffer
+    received = bytearray(first)
+    host.send(A_OKAY, 7, local_id)
+    while True:  # and the output still arrives whole
+        command, _, _, data, _ = host.recv()
+        if command == A_CLSE:
+            break
+        received += data
+        host.send(A_OKAY, 7, local_id)
+    assert bytes(received) == sim_phone.phone.screencap_raw()

@@ -83,9 +83,12 @@ class _StreamClosed(Exception):
 
 
 class _Stream:
-    def __init__(self, local_id: int, remote_id: int) -> None:
+    def __init__(self, local_id: int, remote_id: int, *, reads_input: bool) -> None:
         self.local_id = local_id
         self.remote_id = remote_id
+        # What the host writes to a service that never reads it (a command's unread
+        # stdin) is dropped, so it cannot pile up in memory.
+        self.reads_input = reads_input
         self.acked = asyncio.Event()
         self.acked.set()
         self.inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
@@ -194,7 +197,8 @@ class DeviceConnection:
             if stream is None:
                 self._send(A_CLSE, 0, arg0)
                 return
-            stream.inbox.put_nowait(data)
+            if stream.reads_input:
+                stream.inbox.put_nowait(data)
             self._send(A_OKAY, stream.local_id, stream.remote_id)
         elif command == A_CLSE:
             stream = self.streams.get(arg1)
@@ -232,14 +236,15 @@ class DeviceConnection:
 
     def _on_open(self, remote_id: int, data: bytes) -> None:
         service = data.rstrip(b"\0").decode("utf-8", "surrogateescape")
-        handler = self._service_handler(service)
-        if handler is None or remote_id == 0:
+        found = self._service_handler(service)
+        if found is None or remote_id == 0:
             log.info("refusing adb service %r", service)
             self._send(A_CLSE, 0, remote_id)
             return
+        handler, reads_input = found
         local_id = self._next_id
         self._next_id += 1
-        stream = _Stream(local_id, remote_id)
+        stream = _Stream(local_id, remote_id, reads_input=reads_input)
         self.streams[local_id] = stream
         self._send(A_OKAY, local_id, remote_id)
         stream.task = asyncio.get_running_loop().create_task(self._run_service(stream, handler, service))
@@ -304,7 +309,8 @@ class DeviceConnection:
                 self.streams.pop(stream.local_id, None)
 
     # -- services --------------------------------------------------------------------------------
-    def _service_handler(self, service: str) -> _Handler | None:
+    def _service_handler(self, service: str) -> tuple[_Handler, bool] | None:
+        """The handler of ``service`` and whether it reads what the host writes."""
         if service.startswith("shell"):
             head, colon, command = service.partition(":")
             if not colon:
@@ -317,20 +323,22 @@ class DeviceConnection:
                 # A pty (the default) shows a prompt; "raw" (stdin not a terminal) doesn't.
                 prompt = b"" if "raw" in options else b"$ "
                 if v2:
-                    return lambda s: self._interactive_v2(s, prompt)
-                return lambda s: self._interactive_v1(s, prompt)
-            return (lambda s: self._shell_v2(s, command)) if v2 else (lambda s: self._shell_raw(s, command))
+                    return (lambda s: self._interactive_v2(s, prompt)), True
+                return (lambda s: self._interactive_v1(s, prompt)), True
+            if v2:
+                return (lambda s: self._shell_v2(s, command)), False
+            return (lambda s: self._shell_raw(s, command)), False
         if service.startswith("exec:"):
             command = service[len("exec:") :]
-            return lambda s: self._shell_raw(s, command)
+            return (lambda s: self._shell_raw(s, command)), False
         if service in ("sync:", "sync"):
-            return self._sync
+            return self._sync, True
         if service == "framebuffer:":
-            return self._framebuffer
+            return self._framebuffer, False
         if service.startswith("abb_exec:") or service.startswith("abb:"):
             kind, _, rest = service.partition(":")
             argv = ["cmd", *[a for a in rest.split("\0") if a]]
-            return lambda s: self._abb(s, argv, v2=kind == "abb")
+            return (lambda s: self._abb(s, argv, v2=kind == "abb")), False
         return None
 
     async def _run_in_thread(self, script: str) -> ShellOutput:
