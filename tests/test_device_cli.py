@@ -80,7 +80,8 @@ def test_doctor_all_good(cli_env, sim_phone, sim_phones, capsys) -> None:
     assert "senzhk/ADBKeyBoard" in by_name[f"{sim_phone.serial} ADB Keyboard"]["fix"]
     assert by_name[f"{with_keyboard.serial} ADB Keyboard"]["status"] == "ok"
     assert by_name["planner"]["status"] == "ok"
-    assert by_name["perception"]["status"] in ("ok", "warn")
+    assert by_name["perception"]["status"] == "ok", by_name["perception"]
+    assert "ocr=rapidocr" in by_name["perception"]["detail"] and "OCR reads" in by_name["perception"]["detail"]
 
 
 def test_doctor_reports_failures_with_fixes(cli_env, sim_phones, capsys) -> None:
@@ -101,3 +102,11 @@ def test_doctor_without_endpoint_skips_planner(cli_env, sim_phone, capsys) -> No
     main(["doctor"])
     out = capsys.readouterr().out
     assert "[warn] planner: no endpoint configured (skipped)" in out
+
+
+def test_doctor_says_when_the_ocr_backend_cannot_load(cli_env, sim_phone, capsys) -> None:
+    cli_env.setenv("MOBILE_AGENT_PERCEPTION__OCR_BACKEND", "paddleocr")  # no PP-OCR model folders configured
+    assert main(["doctor", "--json"]) == 1
+    by_name = {c["name"]: c for c in json.loads(capsys.readouterr().out)}
+    assert by_name["perception"]["status"] == "fail"
+    assert "paddle_det_dir" in by_name["perception"]["fix"]

@@ -11,9 +11,12 @@ import dataclasses
 import json
 from dataclasses import dataclass
 
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
 from mobile_agent.device import Device, adb_version, ensure_server, find_adb, list_devices
 from mobile_agent.device.parsing import parse_wm_size
-from mobile_agent.errors import DeviceError
+from mobile_agent.errors import DeviceError, PerceptionError
 from mobile_agent.settings import Settings, load_settings
 
 __all__ = ["Check", "register", "run", "run_checks"]
@@ -114,25 +117,36 @@ def _device_checks(settings: Settings, serial: str, state: str, model: str | Non
 
 
 def _perception_check(settings: Settings) -> Check:
+    """The configured backends, and one OCR pass over a drawn word: the OCR backend loads
+    (or fails with its install hint) and reads."""
     try:
-        import perception
-        from perception.config import PerceptionConfig
+        from mobile_agent.locate import build_locator
 
-        available = getattr(perception, "available_backends", None)
-        if callable(available):
-            backends = available()
-        else:
-            from perception.facade import Perception
-
-            names = {f.name for f in dataclasses.fields(PerceptionConfig)}
-            values = {k: v for k, v in settings.perception.model_dump().items() if k in names}
-            backends = Perception(PerceptionConfig(**values)).describe_backends()
-    except (ImportError, AttributeError, TypeError) as exc:
-        return Check("perception", "warn", f"cannot describe backends: {exc}", "pip install 'mobile-agent[ml]' for icons")
+        locator = build_locator(settings)
+        backends = locator.describe_backends()
+        lines = locator.ocr(_ocr_probe())
+    except ImportError as exc:
+        return Check("perception", "warn", f"cannot load perception: {exc}", "pip install 'mobile-agent[ml]' for icons")
+    except PerceptionError as exc:
+        hint = exc.fields.get("hint") or "see the README (perception backends)"
+        return Check("perception", "fail", exc.message, hint)
     except Exception as exc:  # noqa: BLE001 - a backend failing to load is a finding, not a crash
         return Check("perception", "fail", f"{type(exc).__name__}: {exc}", "see `mobile-agent doctor -v` and the README")
-    detail = ", ".join(f"{k}={v}" for k, v in dict(backends).items())
-    return Check("perception", "ok", detail or "no backends reported")
+    detail = ", ".join(f"{k}={v}" for k, v in backends.items())
+    read = " ".join(line.text for line in lines)
+    if _OCR_PROBE_WORD not in read.lower():
+        return Check("perception", "warn", f"{detail}; OCR read {read!r} where {_OCR_PROBE_WORD!r} is drawn",
+                     "check perception.ocr_backend and its model files")  # fmt: skip
+    return Check("perception", "ok", f"{detail}; OCR reads")
+
+
+_OCR_PROBE_WORD = "doctor"
+
+
+def _ocr_probe() -> np.ndarray:
+    image = Image.new("RGB", (320, 80), "white")
+    ImageDraw.Draw(image).text((10, 15), _OCR_PROBE_WORD, fill="black", font=ImageFont.load_default(size=40))
+    return np.asarray(image)
 
 
 def _planner_check(settings: Settings, timeout_s: float) -> Check:
