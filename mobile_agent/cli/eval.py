@@ -108,7 +108,7 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
 
     def show(record: Any) -> None:
         mark = {"pending": "?"}.get(record.judged_by, "✓" if record.success else "×")
-        failed = [r for r in record.reasons if r.startswith("✗")]
+        failed = [r for r in record.reasons if r.startswith("✗")] if not record.success else []
         why = (failed or record.reasons or [""])[0]
         print(f"{mark} {record.task_id:<16} {record.agent_steps:>2}/{record.human_steps:<2} steps  "
               f"{record.status or '':<16} {why[:100]}", flush=True)
