@@ -227,7 +227,8 @@ class Chrome(App):
 
     def _answer_card(self, ctx: AppContext, words: set[str]):
         th = ctx.theme
-        if "laker" in words:
+        kind = answer_kind(words)
+        if kind == "lakers":
             game = lakers_game(ctx.seed, ctx.clock.date().isoformat())
             day = ctx.clock.strftime("%B %-d, %Y")
 
@@ -243,7 +244,7 @@ class Chrome(App):
                        f"against the {game['opponent']}", size=40, max_width=c.width - 160)
                 return y + 560
             return lakers
-        if {"taylor", "swift"} <= words:
+        if kind == "taylor swift":
             def taylor(c: Canvas, y: float) -> float:
                 c.rect((40, y, c.width - 40, y + 520), fill=th.surface, radius=30, outline=th.divider)
                 c.text((80, y + 40), "Taylor Swift", size=64, bold=True)
@@ -279,6 +280,15 @@ class Chrome(App):
         self._address_bar(ctx, c, url.split("://", 1)[-1])
 
 
+def answer_kind(words: set[str]) -> str | None:
+    """Which answer card a query's words call for (drawn above the results), if any."""
+    if "laker" in words:
+        return "lakers"
+    if {"taylor", "swift"} <= words:
+        return "taylor swift"
+    return None
+
+
 def card_height(words: set[str]) -> float:
-    return 560 if "laker" in words or {"taylor", "swift"} <= words else 0
+    return 560 if answer_kind(words) else 0
 

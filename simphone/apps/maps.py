@@ -60,6 +60,7 @@ CATEGORIES = {"gas station": ("gas", "petrol", "fuel"), "restaurant": ("restaura
 CHIPS = [("Restaurants", "restaurant"), ("Gas", "gas station"), ("Coffee", "coffee shop"), ("Hotels", "hotel")]
 HERE = (0.5, 0.33)
 MODES = [("drive", "Drive", 1.6), ("transit", "Transit", 3.5), ("walk", "Walk", 12.0)]  # minutes per km
+MINUTES_PER_KM = {key: per_km for key, _, per_km in MODES}
 ROW_H = 230
 
 
@@ -265,7 +266,7 @@ class Maps(App):
         self._map(c, (0, map_top, c.width, ctx.content[3] - 300), [pid], route_to=pid)
         sheet = ctx.content[3] - 300
         c.rect((0, sheet, c.width, ctx.content[3]), fill=th.surface)
-        minutes = round(km * dict((k, p) for k, _, p in MODES)[mode])
+        minutes = round(km * MINUTES_PER_KM[mode])
         c.text((60, sheet + 40), f"{minutes} min ({km} km)", size=52, bold=True, color=COLORS["green"])
         c.text((60, sheet + 120), "Fastest route now", size=36, color=th.text_secondary)
         nav = ctx.data["navigation"]
@@ -293,7 +294,7 @@ class Maps(App):
             return
         c.rect((0, bottom - 240, c.width, bottom), fill=th.surface)
         km = distance_km(ctx.seed, pid)
-        per_km = dict((k, p) for k, _, p in MODES)[nav.get("mode") or "drive"]
+        per_km = MINUTES_PER_KM[nav.get("mode") or "drive"]
         c.text((60, bottom - 200), f"{round(km * per_km)} min", size=56, bold=True, color=COLORS["green"])
         c.text((60, bottom - 110), f"{km} km · Navigating to {place[1]}", size=36, color=th.text_secondary,
                max_width=c.width - 400)
