@@ -94,10 +94,12 @@ _PROTOTYPES: dict[str, dict[str, tuple[float, float]]] = {
     "envelope": {"aspect": (1.48, 0.2), "extent": (0.92, 0.06), "vertices": (4, 1.5)},
     "check": {"aspect": (1.35, 0.3), "solidity": (0.55, 0.15), "extent": (0.25, 0.1), "defects": (1, 0.8)},
     "magnifier": {"pieces": (2, 0.8), "circularity": (0.88, 0.12), "aspect": (1.0, 0.2)},
+    # a lens whose handle touches the ring: one piece, a ring with a tail
+    "magnifier/joined": {"solidity": (0.72, 0.12), "defects": (1.5, 1.0), "aspect": (1.0, 0.15), "extent": (0.5, 0.15)},
     "plane": {"vertices": (3.5, 1.0), "solidity": (0.9, 0.08), "extent": (0.35, 0.15)},
     "thumb": {"solidity": (0.86, 0.06), "defects": (1, 0.8), "aspect": (0.75, 0.15), "extent": (0.66, 0.1)},
 }
-SHAPE_WORDS = tuple(_PROTOTYPES)
+SHAPE_WORDS = tuple(name for name in _PROTOTYPES if "/" not in name)  # "x/variant": another look of x
 
 
 @dataclass(frozen=True)
@@ -117,10 +119,14 @@ def _near(value: float, ideal: float, tolerance: float) -> float:
 
 
 def _shape_score(shape: str, f: ShapeFeatures) -> float:
-    score = 1.0
-    for feature, (ideal, tolerance) in _PROTOTYPES[shape].items():
-        score *= _near(float(getattr(f, feature)), ideal, tolerance)
-    return score
+    best = 0.0
+    for name, prototype in _PROTOTYPES.items():
+        if name == shape or name.startswith(shape + "/"):
+            score = 1.0
+            for feature, (ideal, tolerance) in prototype.items():
+                score *= _near(float(getattr(f, feature)), ideal, tolerance)
+            best = max(best, score)
+    return best
 
 
 def _background_and_mask(patch: np.ndarray, inner: tuple[int, int, int, int]) -> np.ndarray:

@@ -17,11 +17,23 @@ from perception.types import Box, IconRegion, TextLine
 __all__ = ["filter_icon_boxes", "nms", "propose_ui_elements"]
 
 
+def _same_element(a: Box, b: Box) -> bool:
+    """One box inside the other with nearly the same centre: a plate and its glyph."""
+    small, big = (a, b) if a.area <= b.area else (b, a)
+    ix = max(0.0, min(small.right, big.right) - max(small.left, big.left))
+    iy = max(0.0, min(small.bottom, big.bottom) - max(small.top, big.top))
+    if small.area <= 0 or ix * iy < 0.9 * small.area:
+        return False
+    (ax, ay), (bx, by) = small.center, big.center
+    return abs(ax - bx) <= 0.15 * big.width and abs(ay - by) <= 0.15 * big.height
+
+
 def nms(regions: list[IconRegion], iou: float) -> list[IconRegion]:
-    """Non-maximum suppression, best score first; also drops a box nearly inside a kept one."""
+    """Non-maximum suppression, best score first; a box nested in a kept one around the
+    same centre (an icon's glyph inside its plate) is the same element and goes too."""
     kept: list[IconRegion] = []
-    for region in sorted(regions, key=lambda r: (-r.score, r.box.area)):
-        if all(region.box.iou(k.box) < iou for k in kept):
+    for region in sorted(regions, key=lambda r: (-r.score, -r.box.area)):
+        if all(region.box.iou(k.box) < iou and not _same_element(region.box, k.box) for k in kept):
             kept.append(region)
     return kept
 
