@@ -67,6 +67,7 @@ def test_doctor_all_good(cli_env, sim_phone, sim_phones, capsys) -> None:
     with ScriptedLLMServer() as llm:
         cli_env.setenv("MOBILE_AGENT_PLANNER__BASE_URL", llm.base_url)
         cli_env.setenv("MOBILE_AGENT_PLANNER__API_KEY", "sk-test")
+        cli_env.setenv("MOBILE_AGENT_PLANNER__MODEL", llm.model)
         code = main(["doctor", "--json"])
         assert any(r.path.endswith("/models") and r.authorization == "Bearer sk-test" for r in llm.requests)
     checks = json.loads(capsys.readouterr().out)
@@ -110,3 +111,13 @@ def test_doctor_says_when_the_ocr_backend_cannot_load(cli_env, sim_phone, capsys
     by_name = {c["name"]: c for c in json.loads(capsys.readouterr().out)}
     assert by_name["perception"]["status"] == "fail"
     assert "paddle_det_dir" in by_name["perception"]["fix"]
+
+
+def test_doctor_warns_when_the_endpoint_does_not_serve_the_model(cli_env, sim_phone, capsys) -> None:
+    with ScriptedLLMServer() as llm:
+        cli_env.setenv("MOBILE_AGENT_PLANNER__BASE_URL", llm.base_url)
+        cli_env.setenv("MOBILE_AGENT_PLANNER__MODEL", "no-such-model")
+        main(["doctor", "--json"])
+    planner = {c["name"]: c for c in json.loads(capsys.readouterr().out)}["planner"]
+    assert planner["status"] == "warn"
+    assert "no-such-model" in planner["detail"] and llm.model in planner["detail"]

@@ -361,3 +361,33 @@ def test_check_completion(llm_server: ScriptedLLMServer, text: str, done: bool) 
 
 def test_list_models(llm_server: ScriptedLLMServer) -> None:
     assert _planner(llm_server).list_models() == [llm_server.model]
+
+
+def test_list_models_of_an_endpoint_that_is_not_openai_compatible() -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class WebPage(BaseHTTPRequestHandler):  # e.g. base_url pointing at a web UI
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802
+            body = b"<html>login</html>" if "html" in self.path else b'{"models": []}'
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html" if "html" in self.path else "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), WebPage)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        from mobile_agent.settings import PlannerSettings
+
+        for path in ("html", "json"):
+            settings = PlannerSettings(base_url=f"http://127.0.0.1:{server.server_port}/{path}", timeout_s=5)
+            with pytest.raises(PlannerResponseError):
+                Planner(settings).list_models()
+    finally:
+        server.shutdown()
+        server.server_close()

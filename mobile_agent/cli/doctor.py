@@ -16,7 +16,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from mobile_agent.device import Device, adb_version, ensure_server, find_adb, list_devices
 from mobile_agent.device.parsing import parse_wm_size
-from mobile_agent.errors import DeviceError, PerceptionError
+from mobile_agent.errors import DeviceError, PerceptionError, PlannerError, PlannerUnreachableError
 from mobile_agent.settings import Settings, load_settings
 
 __all__ = ["Check", "register", "run", "run_checks"]
@@ -150,25 +150,25 @@ def _ocr_probe() -> np.ndarray:
 
 
 def _planner_check(settings: Settings, timeout_s: float) -> Check:
+    """The endpoint's model list, through the same client the agent uses."""
     planner = settings.planner
     if not planner.base_url:
         return Check("planner", "warn", "no endpoint configured (skipped)",
                      "set planner.base_url (MOBILE_AGENT_PLANNER__BASE_URL) and planner.api_key")  # fmt: skip
-    import httpx
+    from mobile_agent.planner import Planner
 
     url = planner.base_url.rstrip("/") + "/models"
-    headers = {}
-    key = planner.api_key.get_secret_value()
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
     try:
-        response = httpx.get(url, headers=headers, timeout=timeout_s)
-    except httpx.HTTPError as exc:
-        return Check("planner", "fail", f"GET {url}: {type(exc).__name__}: {exc}", "check planner.base_url and the network")
-    if response.status_code in (401, 403):
-        return Check("planner", "fail", f"GET {url}: HTTP {response.status_code}", "check planner.api_key")
-    if response.status_code >= 400:
-        return Check("planner", "warn", f"GET {url}: HTTP {response.status_code}",
-                     "the endpoint answers but has no /models; chat completions may still work")  # fmt: skip
+        models = Planner(planner.model_copy(update={"timeout_s": timeout_s})).list_models()
+    except PlannerUnreachableError as exc:
+        return Check("planner", "fail", f"GET {url}: {exc.message}", "check planner.base_url and the network")
+    except PlannerError as exc:
+        if exc.status_code in (401, 403):
+            return Check("planner", "fail", f"GET {url}: HTTP {exc.status_code}", "check planner.api_key")
+        return Check("planner", "warn", f"GET {url}: {exc.message}",
+                     "the endpoint answers but has no usable /models; chat completions may still work")  # fmt: skip
+    if models and planner.model not in models:
+        listed = ", ".join(models[:8]) + (", …" if len(models) > 8 else "")
+        return Check("planner", "warn", f"{url} answers but does not list model {planner.model!r} (it lists {listed})",
+                     "set planner.model to one of the listed models")  # fmt: skip
     return Check("planner", "ok", f"{url} answers (model {planner.model})")
-

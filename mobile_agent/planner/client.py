@@ -213,13 +213,20 @@ class Planner:
         return CompletionVerdict(done, reason, text, usage)
 
     def list_models(self) -> list[str]:
-        """The endpoint's model ids (for ``doctor``); one attempt, errors as PlannerError."""
+        """The endpoint's model ids (for ``doctor``); one attempt, errors as PlannerError
+        (``PlannerResponseError`` when the answer is not a model list, e.g. an HTML page)."""
         try:
-            return [m.id for m in self._client.models.list().data]
+            body = self._client.models.with_raw_response.list().http_response.json()
         except openai.APIConnectionError as exc:
             raise PlannerUnreachableError(f"planner endpoint unreachable: {exc}", attempts=1) from exc
         except openai.APIStatusError as exc:
             raise PlannerError(f"planner endpoint answered {exc.status_code}", status_code=exc.status_code, attempts=1) from exc
+        except ValueError as exc:  # not JSON
+            raise PlannerResponseError("planner endpoint answered something that is not JSON", attempts=1) from exc
+        data = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(data, list):
+            raise PlannerResponseError("planner endpoint answered JSON that is not a model list", attempts=1)
+        return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
 
     # --- pieces ------------------------------------------------------------------------
     def _history_text(self, history: Sequence[str]) -> str:
