@@ -216,44 +216,22 @@ def test_bad_coordinates_are_rejected(device) -> None:
 # --- a phone that dies -------------------------------------------------------------------
 
 
-def test_phone_killed_mid_screenshot_raises_device_lost(sim_phones, adb_settings) -> None:
+@pytest.mark.parametrize("capture", ["screencap_raw", "screencap_png"])
+def test_phone_killed_mid_screenshot_raises_device_lost(sim_phones, adb_settings, capture: str) -> None:
     (handle,) = sim_phones(1)
     device = open_device(adb_settings, serial=handle.serial)
-    device.screenshot()
-    phone = handle.phone
-    original = phone.screencap_raw
-    entered = threading.Event()
-
-    def slow_raw() -> bytes:  # the phone dies while it is producing the frame
-        entered.set()
-        time.sleep(1.0)
-        return original()
-
-    phone.screencap_raw = slow_raw  # type: ignore[method-assign]
-    killer = threading.Thread(target=lambda: (entered.wait(10), handle.kill(wait_offline=False)))
-    killer.start()
-    try:
-        with pytest.raises(DeviceLostError) as info:
-            device.screenshot()
-    finally:
-        killer.join()
-    assert info.value.serial == handle.serial
-
-
-def test_phone_killed_mid_png_screenshot_raises_device_lost(sim_phones, adb_settings) -> None:
-    (handle,) = sim_phones(1)
-    device = open_device(adb_settings, serial=handle.serial)
-    device._raw_failures = 99  # as after raw captures failed: the PNG path
+    if capture == "screencap_png":
+        device._raw_failures = 99  # as after raw captures failed: the PNG path
     assert device.screenshot().width == handle.phone.width
-    original = handle.phone.screencap_png
+    original = getattr(handle.phone, capture)
     entered = threading.Event()
 
-    def slow_png() -> bytes:
+    def slow_capture() -> bytes:  # the phone dies while it is producing the frame
         entered.set()
         time.sleep(1.0)
         return original()
 
-    handle.phone.screencap_png = slow_png  # type: ignore[method-assign]
+    setattr(handle.phone, capture, slow_capture)
     killer = threading.Thread(target=lambda: (entered.wait(10), handle.kill(wait_offline=False)))
     killer.start()
     try:
@@ -261,6 +239,7 @@ def test_phone_killed_mid_png_screenshot_raises_device_lost(sim_phones, adb_sett
             device.screenshot()
     finally:
         killer.join()
+    assert entered.is_set()  # the capture under test was the one cut short
     assert info.value.serial == handle.serial
 
 
