@@ -123,6 +123,23 @@ def test_missing_adb_binary_is_named(tmp_path) -> None:
         open_device(settings)
 
 
+def test_adb_server_that_will_not_start_is_named(tmp_path) -> None:
+    broken = tmp_path / "adb"
+    broken.write_text(  # what adb prints when its port is taken by something else
+        "#!/bin/sh\necho '* daemon not running; starting now at tcp:5037' >&2\n"
+        "echo '11-22 01:00:00.000  4242  4242 F adb     : main.cpp:123 could not install *smartsocket* listener: "
+        "Address already in use' >&2\nexit 1\n"
+    )
+    broken.chmod(0o755)
+    port = _free_port()
+    settings = AdbSettings(server_port=port, adb_path=broken, command_timeout_s=5)
+    with pytest.raises(AdbServerError, match="would not start") as info:
+        open_device(settings)
+    assert info.value.fields["port"] == port
+    assert "Address already in use" in info.value.message  # adb's own reason, its fatal line only
+    assert "daemon not running" not in info.value.message
+
+
 def test_remote_server_not_answering(tmp_path) -> None:
     settings = AdbSettings(server_host="127.0.0.2", server_port=_free_port(), command_timeout_s=2)  # loopback, not "ours"
     with pytest.raises(AdbServerError, match="not answering"):
