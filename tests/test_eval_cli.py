@@ -9,6 +9,7 @@ import pytest
 
 from eval.mobile_eval.records import load_results
 from mobile_agent.cli import main
+from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 
 @pytest.fixture
@@ -74,3 +75,19 @@ def test_annotate_appends_the_judged_result(adb_env, sim_phone, tmp_path, monkey
     first, judged = load_results(out_dir / "results.jsonl")
     assert first.judged_by == "state" and judged.judged_by == "human"
     assert not judged.success and judged.ps == 0.5 and judged.cr == 0.5
+
+
+@pytest.mark.slow
+def test_agent_mode_through_the_cli(adb_env, sim_phone, llm_server, tmp_path, capsys):  # noqa: F811
+    from tests.agent_helpers import DONE, plan_reply
+
+    llm_server.script([plan_reply("Open App (Settings)"), plan_reply("Click text (Airplane mode)"),
+                       plan_reply("Stop"), DONE])
+    out_dir = tmp_path / "eval"
+    assert main(["eval", "mobile-eval", "--task", "settings-2", "--device", sim_phone.serial, "--output", str(out_dir),
+                 "--base-url", llm_server.base_url, "--model", "scripted", "--api-key", "test"]) == 0
+    assert "✓ settings-2" in capsys.readouterr().out
+    (record,) = load_results(out_dir / "results.jsonl")
+    assert record.label == "scripted" and record.success and record.agent_steps == 2 and record.ps == 1.0
+    assert sim_phone.phone.state()["airplane_mode"] is True
+    assert "Turn on the airplane mode." in llm_server.chat_requests[0].text()
