@@ -140,6 +140,33 @@ def test_adb_server_that_will_not_start_is_named(tmp_path) -> None:
     assert "daemon not running" not in info.value.message
 
 
+def test_port_taken_by_another_program_is_named() -> None:
+    import socket
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def answer_like_a_web_server() -> None:
+        while True:
+            try:
+                conn, _addr = listener.accept()
+                with conn:
+                    conn.recv(1024)
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+            except OSError:  # a probe that hung up at once, or the listener closed
+                if listener.fileno() == -1:
+                    return
+
+    thread = threading.Thread(target=answer_like_a_web_server, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(AdbServerError, match="not an adb server") as info:
+            list_devices(AdbSettings(server_port=port, command_timeout_s=5))
+        assert info.value.fields["port"] == port
+    finally:
+        listener.close()
+
+
 def test_remote_server_not_answering(tmp_path) -> None:
     settings = AdbSettings(server_host="127.0.0.2", server_port=_free_port(), command_timeout_s=2)  # loopback, not "ours"
     with pytest.raises(AdbServerError, match="not answering"):

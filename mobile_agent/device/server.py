@@ -86,6 +86,7 @@ def ensure_server(settings: AdbSettings) -> AdbHost:
     """The adb server of ``settings``, started with the adb binary if it is not running."""
     host = AdbHost(settings.server_host, settings.server_port, settings.command_timeout_s)
     if host.reachable():
+        _check_speaks_adb(host)
         return host
     if settings.server_host not in _LOCAL_HOSTS:
         raise AdbServerError(
@@ -114,6 +115,19 @@ def ensure_server(settings: AdbSettings) -> AdbHost:
             exit_code=proc.returncode,
         )
     return host
+
+
+def _check_speaks_adb(host: AdbHost) -> None:
+    """Something listens on the port: make sure it is an adb server, not another program."""
+    try:
+        host.server_version()
+    except (DeviceError, ValueError) as exc:
+        raise AdbServerError(
+            f"{host.host}:{host.port} accepts connections but is not an adb server "
+            f"({exc.message if isinstance(exc, DeviceError) else exc}): pick another adb.server_port",
+            host=host.host,
+            port=host.port,
+        ) from exc
 
 
 def _startup_failure(output: bytes) -> str:
