@@ -81,3 +81,17 @@ def test_compare_lists_fixed_and_regressed_tasks():
     assert "Regressed (1): `notes-1`" in text
     su_row = next(line for line in text.splitlines() if line.startswith("| 2 | su |"))
     assert su_row == "| 2 | su | 0.82 | 0.91 | +0.09 |"
+
+
+def test_html_compares_with_an_earlier_run(tmp_path):
+    before = load_paper_results()
+    after = [r.model_copy(update={"success": True, "cr": 1.0, "label": "after"}) if r.task_id == "gmail-2"
+             else r.model_copy(update={"label": "after"}) for r in before]
+    paths = write_reports(after, tmp_path, before=before)
+    page = paths["html"].read_text()
+    assert "Compared with Mobile-Agent (GPT-4V), paper Table 2" in page
+    assert "<tr><td>2</td><td>su</td><td>0.82</td><td>0.91</td><td>+0.09</td></tr>" in page
+    assert "Fixed: gmail-2. Regressed: none." in page
+    assert "Fixed (1): `gmail-2`" in paths["compare"].read_text()
+    svg = re.findall(r"<svg.*?</svg>", page, flags=re.S)[0]
+    assert len(ET.fromstring(svg).findall("{http://www.w3.org/2000/svg}rect")) == 3 * 2 + 2  # bars + legend

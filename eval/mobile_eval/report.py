@@ -111,10 +111,9 @@ def render_markdown(table: ResultTable, paper: ResultTable | None = None) -> str
     return "\n".join(lines) + "\n"
 
 
-def compare_markdown(before: ResultTable, after: ResultTable) -> str:
-    """Per-level averages of two result sets side by side, and the tasks that changed."""
-    lines = [f"# Mobile-Eval: {before.label or 'before'} → {after.label or 'after'}", ""]
-    lines += ["| Level | Metric | Before | After | Δ |", "|---|---|---|---|---|"]
+def _compare_rows(before: ResultTable, after: ResultTable) -> list[tuple[int, str, str, str, str]]:
+    """(level, metric, before, after, delta) for each level and metric."""
+    rows = []
     for n in LEVELS:
         b = before.averages.get(n)
         a = after.averages.get(n)
@@ -122,13 +121,31 @@ def compare_markdown(before: ResultTable, after: ResultTable) -> str:
             bv = getattr(b, key) if b else None
             av = getattr(a, key) if a else None
             delta = _num(av - bv, digits) if av is not None and bv is not None else "–"
-            if delta not in ("–",) and not delta.startswith("-"):
+            if delta != "–" and not delta.startswith("-"):
                 delta = "+" + delta
-            lines.append(f"| {n} | {key} | {_num(bv, digits)} | {_num(av, digits)} | {delta} |")
+            rows.append((n, key, _num(bv, digits), _num(av, digits), delta))
+    return rows
+
+
+def compare_markdown(before: ResultTable, after: ResultTable) -> str:
+    """Per-level averages of two result sets side by side, and the tasks that changed."""
+    lines = [f"# Mobile-Eval: {before.label or 'before'} → {after.label or 'after'}", ""]
+    lines += ["| Level | Metric | Before | After | Δ |", "|---|---|---|---|---|"]
+    lines += [f"| {n} | {key} | {b} | {a} | {d} |" for n, key, b, a, d in _compare_rows(before, after)]
     fixed, broken = _changes(before, after)
     lines += ["", f"Fixed ({len(fixed)}): " + (", ".join(f"`{t}`" for t in fixed) or "none")]
     lines += [f"Regressed ({len(broken)}): " + (", ".join(f"`{t}`" for t in broken) or "none"), ""]
     return "\n".join(lines)
+
+
+def _compare_html(before: ResultTable, after: ResultTable) -> str:
+    e = html.escape
+    rows = "".join(f"<tr><td>{n}</td><td>{key}</td><td>{b}</td><td>{a}</td><td>{d}</td></tr>"
+                   for n, key, b, a, d in _compare_rows(before, after))
+    fixed, broken = _changes(before, after)
+    return (f"<h2>Compared with {e(before.label or 'before')}</h2>"
+            "<table><tr><th>Level</th><th>Metric</th><th>Before</th><th>After</th><th>Δ</th></tr>"
+            f"{rows}</table><p>Fixed: {e(', '.join(fixed) or 'none')}. Regressed: {e(', '.join(broken) or 'none')}.</p>")
 
 
 def _changes(before: ResultTable, after: ResultTable) -> tuple[list[str], list[str]]:
@@ -242,8 +259,11 @@ def _link(record: TaskResult, base: Path | None) -> str | None:
     return target.as_posix()
 
 
-def render_html(table: ResultTable, paper: ResultTable | None = None, *, base: Path | None = None) -> str:
-    """One page, no external assets; replay links relative to ``base`` (the report's folder)."""
+def render_html(
+    table: ResultTable, paper: ResultTable | None = None, *, base: Path | None = None, before: ResultTable | None = None
+) -> str:
+    """One page, no external assets; replay links relative to ``base`` (the report's folder);
+    ``before``: an earlier run, compared level by level and drawn beside this one."""
     e = html.escape
     head = "".join(f'<th colspan="4">Instruction {n}</th>' for n in LEVELS)
     sub = "".join("<th>Su</th><th>PS</th><th>RE</th><th>CR</th>" for _ in LEVELS)
@@ -288,6 +308,9 @@ def render_html(table: ResultTable, paper: ResultTable | None = None, *, base: P
         )
     pending = f"<p>Waiting for a judge: {e(', '.join(table.pending))}.</p>" if table.pending else ""
     series = [(table.label or "run", table)] + ([(paper.label, paper)] if paper else [])
+    if before is not None:
+        series.insert(0, (before.label or "before", before))
+    comparison = _compare_html(before, table) if before is not None else ""
     note = " Grey figures under a cell are the paper's." if paper else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Mobile-Eval: {e(table.label)}</title>
@@ -296,6 +319,7 @@ def render_html(table: ResultTable, paper: ResultTable | None = None, *, base: P
 <p>Judged by: {e(_judges(table))}. RE is agent steps / human steps; CR is 100% when the task
 succeeded. A ✓ / × links to the task's replay.{note}</p>
 <table><tr><th rowspan="2">App</th>{head}</tr><tr>{sub}</tr>{"".join(rows)}</table>
+{comparison}
 <h2>Step metrics (GPT4Tools, against the reference actions)</h2>
 <table><tr><th>Level</th><th>SR_act</th><th>SR_args</th><th>SR</th></tr>{step_rows}</table>
 <h2>Tasks</h2>{pending}
@@ -315,15 +339,25 @@ def _script_json(data: Any) -> str:
 
 
 def write_reports(
-    records: Sequence[TaskResult], folder: Path, *, paper: Sequence[TaskResult] | None = None, label: str | None = None
+    records: Sequence[TaskResult],
+    folder: Path,
+    *,
+    paper: Sequence[TaskResult] | None = None,
+    label: str | None = None,
+    before: Sequence[TaskResult] | None = None,
 ) -> dict[str, Path]:
-    """Write ``report.md``, ``report.html`` and ``summary.json`` into ``folder``."""
+    """Write ``report.md``, ``report.html`` and ``summary.json`` (and ``compare.md`` when
+    ``before`` is given) into ``folder``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     table = summarize(records, label)
     published = summarize(paper) if paper else None
+    earlier = summarize(before) if before is not None else None
     paths = {"markdown": folder / "report.md", "html": folder / "report.html", "json": folder / "summary.json"}
     paths["markdown"].write_text(render_markdown(table, published), encoding="utf-8")
-    paths["html"].write_text(render_html(table, published, base=folder), encoding="utf-8")
+    paths["html"].write_text(render_html(table, published, base=folder, before=earlier), encoding="utf-8")
+    if earlier is not None:
+        paths["compare"] = folder / "compare.md"
+        paths["compare"].write_text(compare_markdown(earlier, table), encoding="utf-8")
     paths["json"].write_text(json.dumps(summary_json(table, published), indent=2), encoding="utf-8")
     return paths

@@ -161,18 +161,16 @@ def annotate_command(args: argparse.Namespace) -> int:
 
 
 def report_command(args: argparse.Namespace) -> int:
-    from eval.mobile_eval.metrics import summarize
     from eval.mobile_eval.records import load_paper_results, load_results
-    from eval.mobile_eval.report import compare_markdown, write_reports
+    from eval.mobile_eval.report import write_reports
 
     records = load_results(args.results)
     out = args.out or args.results.parent
-    paths = write_reports(records, out, paper=None if args.no_paper else load_paper_results())
+    before = load_results(args.compare) if args.compare is not None else None
+    paths = write_reports(records, out, paper=None if args.no_paper else load_paper_results(), before=before)
     print(paths["markdown"].read_text())
-    if args.compare is not None:
-        text = compare_markdown(summarize(load_results(args.compare)), summarize(records))
-        (out / "compare.md").write_text(text, encoding="utf-8")
-        print(text)
+    if "compare" in paths:
+        print(paths["compare"].read_text())
     print(f"report: {paths['html']}")
     return EXIT_OK
 
