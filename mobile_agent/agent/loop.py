@@ -38,9 +38,15 @@ from mobile_agent.agent.records import (
     StepTimings,
     history_lines,
 )
-from mobile_agent.agent.screen_diff import screen_changed
-from mobile_agent.agent.session import EventCallback, RunSession, TimedLocator, open_run_device
-from mobile_agent.errors import AppNotFoundError, ConfigError, OperationError
+from mobile_agent.agent.session import (
+    EventCallback,
+    RunSession,
+    TimedLocator,
+    build_locator,
+    elapsed_ms,
+    open_run_device,
+)
+from mobile_agent.errors import ConfigError, OperationError
 from mobile_agent.settings import Settings
 from perception.types import Location
 
@@ -50,16 +56,6 @@ NO_EFFECT_NOTE = (
     'The last operation "{action}" had no effect: the screen did not change. '
     "Compare the previous screenshot with the current one, and try another operation or other parameters."
 )
-
-
-def _ms(start: float) -> float:
-    return (time.perf_counter() - start) * 1000.0
-
-
-def _build_locator(settings: Settings) -> Any:
-    from mobile_agent.locate import build_locator
-
-    return build_locator(settings)
 
 
 def validate_instruction(instruction: Any) -> str:
@@ -102,7 +98,7 @@ class Agent:
         self.settings = settings
         self._device = device
         self._planner = planner
-        self._locator = TimedLocator(locator, lambda: _build_locator(settings))
+        self._locator = TimedLocator(locator, lambda: build_locator(settings))
         self.on_event = on_event
         self._running = threading.Lock()
 
@@ -173,12 +169,7 @@ class Agent:
         for index in range(1, agent.max_steps + 1):
             session.check_cancel()
             session.step_started(index)
-            capture_ms = 0.0
-            if screenshot is None:
-                start = time.perf_counter()
-                screenshot = device.screenshot()
-                capture_ms = _ms(start)
-            shot_name = session.screenshot_name(index, screenshot.pixels)
+            screenshot, shot_name, capture_ms = session.capture(device, screenshot, index)
             step, screenshot, ended = self._step(
                 session, planner, device, state, index, screenshot, shot_name, capture_ms
             )
@@ -208,7 +199,7 @@ class Agent:
             try:
                 index = planner.choose_candidate(session.instruction, location, screenshot)
             finally:
-                chosen["model_ms"] = chosen.get("model_ms", 0.0) + _ms(start)
+                chosen["model_ms"] = chosen.get("model_ms", 0.0) + elapsed_ms(start)
                 usage = getattr(planner, "last_choice_usage", None)
                 if usage is not None and getattr(usage, "calls", 1):
                     chosen["usage"] = usage
@@ -231,13 +222,13 @@ class Agent:
         """One step. Returns (record, the next step's frame or None to capture a fresh
         one, the result when the run ended). A step that did nothing on the device has
         no settled frame: the next step captures anew, in case the screen moved on."""
-        from mobile_agent.operations import OperationContext, execute, parse_action
+        from mobile_agent.operations import OperationContext, parse_action
 
         agent = self.settings.agent
         started_at = time.time()
         start = time.perf_counter()
         reply = self._plan(session, planner, state, screenshot)
-        model_ms = _ms(start)
+        model_ms = elapsed_ms(start)
         usage = session.add_usage(getattr(reply, "usage", None))
         base = {
             "index": index,
@@ -278,23 +269,15 @@ class Agent:
             settings=self.settings,
             choose=self._chooser(session, planner, screenshot, chosen),
         )
-        self._locator.take_ms()
-        start = time.perf_counter()
-        try:
-            outcome = execute(action, ctx)
-        except (OperationError, AppNotFoundError) as exc:  # the model asked for something impossible
-            from mobile_agent.operations import Outcome
-
-            outcome = Outcome(ok=False, feedback=exc.message)
-        action_total = _ms(start)
-        perception_ms = self._locator.take_ms()
+        acted = session.act(action, ctx, self._locator)
+        outcome, perception_ms = acted.outcome, acted.perception_ms
         choose_ms = chosen.get("model_ms", 0.0)
         model_ms += choose_ms
         if "usage" in chosen:
             extra = session.add_usage(chosen["usage"])
             usage = {k: usage.get(k, 0) + v for k, v in extra.items()}
             base["usage"] = usage
-        action_ms = max(0.0, action_total - perception_ms - choose_ms)
+        action_ms = max(0.0, acted.total_ms - perception_ms - choose_ms)
         common = dict(
             base,
             operation=operation,
@@ -323,11 +306,8 @@ class Agent:
         state.consecutive_failures = 0
 
         # 4. settle, then compare before / after
-        start = time.perf_counter()
-        after = device.wait_settled(agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance)
-        session.note_frame(after.pixels)
-        settle_ms = _ms(start)
-        changed, ratio = screen_changed(screenshot.pixels, after.pixels, agent.change_threshold)
+        settled = session.settle(device, screenshot)
+        after, changed = settled.frame, settled.changed
         note = None
         if not changed and agent.reflection:
             note = NO_EFFECT_NOTE.format(action=(reply.action_text or action.raw).strip())
@@ -336,9 +316,9 @@ class Agent:
         step = StepRecord(
             **common,
             screen_changed=changed,
-            change_ratio=round(ratio, 5),
+            change_ratio=settled.ratio,
             reflection_note=note,
-            timings=StepTimings(capture_ms, perception_ms, model_ms, action_ms, settle_ms),
+            timings=StepTimings(capture_ms, perception_ms, model_ms, action_ms, settled.settle_ms),
         )
         session.record(step, screenshot.pixels)
 
@@ -383,7 +363,7 @@ class Agent:
             return step, screenshot, session.finish(RunStatus.COMPLETED, "the model answered Stop")
         start = time.perf_counter()
         verdict = planner.check_completion(session.instruction, history_lines(session.steps), screenshot)
-        model_ms += _ms(start)
+        model_ms += elapsed_ms(start)
         usage = common.get("usage") or {}
         extra = session.add_usage(getattr(verdict, "usage", None))
         if extra:

@@ -28,11 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mobile_agent.agent.loop import _build_locator, _ms
 from mobile_agent.agent.records import LocationSummary, RunResult, RunStatus, StepRecord, StepTimings
-from mobile_agent.agent.screen_diff import screen_changed
-from mobile_agent.agent.session import EventCallback, RunSession, TimedLocator, open_run_device
-from mobile_agent.errors import AppNotFoundError, OperationError, OperationParseError
+from mobile_agent.agent.session import EventCallback, RunSession, TimedLocator, build_locator, open_run_device
+from mobile_agent.errors import OperationError, OperationParseError
 from mobile_agent.settings import Settings
 
 __all__ = ["ScriptLine", "parse_script", "run_script"]
@@ -87,7 +85,7 @@ def run_script(
             device = open_run_device(settings)
         except Exception as exc:
             opening_error = exc
-    timed = TimedLocator(locator, lambda: _build_locator(settings))
+    timed = TimedLocator(locator, lambda: build_locator(settings))
     session = RunSession(
         settings,
         instruction=instruction or f"script of {len(lines)} operations",
@@ -112,28 +110,17 @@ def run_script(
 def _run_lines(
     session: RunSession, settings: Settings, device: Any, locator: TimedLocator, lines: list[ScriptLine]
 ) -> RunResult:
-    from mobile_agent.operations import OperationContext, Outcome, execute
+    from mobile_agent.operations import OperationContext
 
-    agent = settings.agent
     screenshot = None
     for index, line in enumerate(lines, start=1):
         session.check_cancel()
         session.step_started(index)
-        capture_ms = 0.0
-        if screenshot is None:
-            start = time.perf_counter()
-            screenshot = device.screenshot()
-            capture_ms = _ms(start)
-        shot_name = session.screenshot_name(index, screenshot.pixels)
+        started_at = time.time()
+        screenshot, shot_name, capture_ms = session.capture(device, screenshot, index)
         ctx = OperationContext(device=device, locator=locator, screenshot=screenshot, settings=settings, choose=None)
-        locator.take_ms()
-        start = time.perf_counter()
-        try:
-            outcome = execute(line.action, ctx)
-        except (OperationError, AppNotFoundError) as exc:
-            outcome = Outcome(ok=False, feedback=exc.message)
-        action_total = _ms(start)
-        perception_ms = locator.take_ms()
+        acted = session.act(line.action, ctx, locator)
+        outcome, perception_ms = acted.outcome, acted.perception_ms
         common = dict(
             index=index,
             screenshot=shot_name,
@@ -144,9 +131,9 @@ def _run_lines(
             tap_point=outcome.tap_point,
             swipe=outcome.swipe,
             location=LocationSummary.from_location(outcome.location),
-            started_at=time.time(),
+            started_at=started_at,
         )
-        action_ms = max(0.0, action_total - perception_ms)
+        action_ms = max(0.0, acted.total_ms - perception_ms)
         if outcome.terminal or not outcome.ok:
             session.record(
                 StepRecord(**common, timings=StepTimings(capture_ms, perception_ms, 0.0, action_ms, 0.0)),
@@ -157,19 +144,15 @@ def _run_lines(
             return session.finish(
                 RunStatus.NOT_COMPLETED, f"script line {line.number} ({line.text}) failed: {outcome.feedback}"
             )
-        start = time.perf_counter()
-        after = device.wait_settled(agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance)
-        session.note_frame(after.pixels)
-        settle_ms = _ms(start)
-        changed, ratio = screen_changed(screenshot.pixels, after.pixels, agent.change_threshold)
+        settled = session.settle(device, screenshot)
         session.record(
             StepRecord(
                 **common,
-                screen_changed=changed,
-                change_ratio=round(ratio, 5),
-                timings=StepTimings(capture_ms, perception_ms, 0.0, action_ms, settle_ms),
+                screen_changed=settled.changed,
+                change_ratio=settled.ratio,
+                timings=StepTimings(capture_ms, perception_ms, 0.0, action_ms, settled.settle_ms),
             ),
             screenshot.pixels,
         )
-        screenshot = after
+        screenshot = settled.frame
     return session.finish(RunStatus.COMPLETED, f"the script ran all {len(lines)} operations")

@@ -12,7 +12,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +28,16 @@ from mobile_agent.agent.records import (
     StepRecord,
 )
 from mobile_agent.agent.redact import Redactor
+from mobile_agent.agent.screen_diff import screen_changed
 from mobile_agent.agent.trajectory import TrajectoryWriter
 from mobile_agent.errors import (
     AdbKeyboardMissingError,
+    AppNotFoundError,
     ConfigError,
     DeviceError,
     DeviceLostError,
     MobileAgentError,
+    OperationError,
     PerceptionError,
     PlannerError,
     PlannerUnreachableError,
@@ -43,11 +46,52 @@ from mobile_agent.errors import (
 from mobile_agent.settings import Settings
 from perception.types import Location
 
-__all__ = ["EventCallback", "RunSession", "TimedLocator", "error_cause", "open_run_device"]
+__all__ = [
+    "Acted",
+    "EventCallback",
+    "RunSession",
+    "Settled",
+    "TimedLocator",
+    "build_locator",
+    "elapsed_ms",
+    "error_cause",
+    "open_run_device",
+]
 
 log = logging.getLogger(__name__)
 
 EventCallback = Callable[[AgentEvent], None]
+
+
+def elapsed_ms(start: float) -> float:
+    """Milliseconds since ``start`` (a ``time.perf_counter()`` value)."""
+    return (time.perf_counter() - start) * 1000.0
+
+
+def build_locator(settings: Settings) -> Any:
+    """The perception locator of ``settings`` (one per configuration per process)."""
+    from mobile_agent.locate import build_locator as build
+
+    return build(settings)
+
+
+@dataclass(frozen=True)
+class Acted:
+    """An operation carried out (or refused as a model mistake), with its timings."""
+
+    outcome: Any  # operations.Outcome
+    total_ms: float  # the whole call, perception included
+    perception_ms: float
+
+
+@dataclass(frozen=True)
+class Settled:
+    """The screen after an action had settled, compared with the one before it."""
+
+    frame: Any  # device.Screenshot
+    changed: bool
+    ratio: float
+    settle_ms: float
 
 
 def error_cause(exc: BaseException) -> str:
@@ -300,6 +344,41 @@ class RunSession:
     def note_frame(self, pixels: np.ndarray) -> None:
         """A frame seen after the last step's (a settled screen): the run's end state."""
         self._last_frame = pixels
+
+    # -- the parts of a step that planned and scripted runs share -------------------
+
+    def capture(self, device: Any, frame: Any | None, index: int) -> tuple[Any, str, float]:
+        """Step ``index``'s frame: ``frame`` (the previous step's settled screen) when
+        given, else a fresh capture. Returns (frame, its file name, capture ms)."""
+        capture_ms = 0.0
+        if frame is None:
+            start = time.perf_counter()
+            frame = device.screenshot()
+            capture_ms = elapsed_ms(start)
+        return frame, self.screenshot_name(index, frame.pixels), capture_ms
+
+    def act(self, action: Any, ctx: Any, locator: TimedLocator) -> Acted:
+        """Carry out a parsed action. What the model asked for but cannot be done (an
+        operation's refusal, an unknown app) is an unsuccessful outcome, not an error."""
+        from mobile_agent.operations import Outcome, execute
+
+        locator.take_ms()
+        start = time.perf_counter()
+        try:
+            outcome = execute(action, ctx)
+        except (OperationError, AppNotFoundError) as exc:
+            outcome = Outcome(ok=False, feedback=exc.message)
+        return Acted(outcome, elapsed_ms(start), locator.take_ms())
+
+    def settle(self, device: Any, before: Any) -> Settled:
+        """Wait for the screen to settle after an action and compare it with ``before``."""
+        agent = self.settings.agent
+        start = time.perf_counter()
+        after = device.wait_settled(agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance)
+        settle_ms = elapsed_ms(start)
+        self.note_frame(after.pixels)
+        changed, ratio = screen_changed(before.pixels, after.pixels, agent.change_threshold)
+        return Settled(after, changed, round(ratio, 5), settle_ms)
 
     # -- the end ---------------------------------------------------------------------
 
