@@ -110,12 +110,15 @@ def _sim_screens():
         screens.append((name, np.asarray(phone.screenshot().convert("RGB")), phone.ground_truth()))
 
     grab("home")
-    packages = ["com.android.settings", "com.google.android.keep", "com.google.android.calendar", "com.weather.Weather"]
+    listing = phone.run(["cmd", "package", "query-activities", "-a", "android.intent.action.MAIN",
+                         "-c", "android.intent.category.LAUNCHER"]).stdout.decode()  # fmt: skip
+    packages = sorted(set(re.findall(r"packageName=(\S+)", listing)))
     for package in packages:
         phone.run(["monkey", "-p", package, "-c", "android.intent.category.LAUNCHER", "1"])
-        grab(package.rsplit(".", 1)[-1])
+        short = package.rsplit(".", 1)[-1]
+        grab(short)
         phone.run(["input", "swipe", "540", "1700", "540", "700", "300"])
-        grab(package.rsplit(".", 1)[-1] + "+scrolled")
+        grab(short + "+scrolled")
         phone.run(["input", "keyevent", "KEYCODE_HOME"])
     # keep distinct frames only
     seen, unique = set(), []
@@ -161,12 +164,13 @@ def bench_sim(perception: Perception) -> None:
                 text_usable += usable
                 if not usable:
                     text_misses.append(f"{name}: {element['text']!r} -> {where.status.value} {where.point}")
-            description = element.get("description", "")
+            # "cart, white shopping cart" / "red map pin: Cafe" -> the words that describe the look
+            description = element.get("description", "").split(":")[0].split(",")[-1].strip()
             if element["kind"] == "icon" and description.split(" ")[0] in (*COLOUR_WORDS, "gray", "teal"):
                 position = _position_words(element["box"], width, height)
                 twins = [
                     e for e in truth
-                    if e["kind"] == "icon" and e["description"] == description
+                    if e["kind"] == "icon" and e["description"].split(":")[0].split(",")[-1].strip() == description
                     and _position_words(e["box"], width, height) == position
                 ]  # fmt: skip
                 if len(twins) > 1:  # the same words name two icons: no description can tell them apart

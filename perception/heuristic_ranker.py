@@ -67,6 +67,8 @@ _SHAPE_SYNONYMS = {
     "check": "check", "checkmark": "check", "tick": "check", "done": "check", "confirm": "check",
     "magnifier": "magnifier", "magnifying": "magnifier", "search": "magnifier", "lens": "magnifier",
     "plane": "plane", "paper": "plane", "thumb": "thumb", "thumbs": "thumb",
+    "bubble": "bubble", "speech": "bubble", "comment": "bubble", "comments": "bubble", "chat": "bubble",
+    "message": "bubble", "share": "share", "battery": "battery",
 }
 # Prototypes: feature -> (ideal value, tolerance); a shape's score is the product of
 # exp(-((value - ideal) / tolerance)^2) over its features. "pieces" counts the separate
@@ -98,6 +100,9 @@ _PROTOTYPES: dict[str, dict[str, tuple[float, float]]] = {
     "magnifier/joined": {"solidity": (0.72, 0.12), "defects": (1.5, 1.0), "aspect": (1.0, 0.15), "extent": (0.5, 0.15)},
     "plane": {"vertices": (3.5, 1.0), "solidity": (0.9, 0.08), "extent": (0.35, 0.15)},
     "thumb": {"solidity": (0.86, 0.06), "defects": (1, 0.8), "aspect": (0.75, 0.15), "extent": (0.66, 0.1)},
+    "bubble": {"solidity": (0.9, 0.06), "extent": (0.72, 0.1), "aspect": (1.05, 0.2), "defects": (2, 1.2)},
+    "share": {"solidity": (0.42, 0.12), "defects": (3, 1.0), "aspect": (0.9, 0.2)},
+    "battery": {"aspect": (0.5, 0.1), "extent": (0.9, 0.06), "solidity": (0.97, 0.04)},
 }
 SHAPE_WORDS = tuple(name for name in _PROTOTYPES if "/" not in name)  # "x/variant": another look of x
 
