@@ -60,6 +60,12 @@ def test_usage_errors(adb_env, capsys):
     assert main(["eval", "mobile-eval", "--script-reference", "--app", "Snapchat"]) == 3
     assert "no Mobile-Eval app 'Snapchat'" in capsys.readouterr().err
     assert main(["eval"]) == 2
+    assert main(["eval", "mobile-eval", "--script-reference", "--param", "address"]) == 2
+    assert "NAME=VALUE" in capsys.readouterr().err
+    assert main(["eval", "report", "/nonexistent/results.jsonl"]) == 3
+    assert "cannot read results file" in capsys.readouterr().err
+    assert main(["eval", "annotate", "/nonexistent/run"]) == 3
+    assert "not a run folder" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -69,12 +69,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tasks.set_defaults(func=tasks_command)
 
 
-def _params(pairs: list[str] | None) -> dict[str, str]:
+def _params(pairs: list[str] | None) -> dict[str, str] | None:
+    """``NAME=VALUE`` pairs; None (after saying why) when one is malformed."""
     values = {}
     for pair in pairs or []:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
-            raise SystemExit(f"mobile-agent eval: --param wants NAME=VALUE, got {pair!r}")
+            print(f"mobile-agent eval: --param wants NAME=VALUE, got {pair!r}", file=sys.stderr)
+            return None
         values[name.strip()] = value
     return values
 
@@ -95,6 +97,9 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
         print("mobile-agent eval: no planner endpoint configured (set MOBILE_AGENT_PLANNER__BASE_URL / "
               "MOBILE_AGENT_PLANNER__API_KEY or --base-url), or use --script-reference", file=sys.stderr)
         return EXIT_USAGE
+    params = _params(args.param)
+    if params is None:
+        return EXIT_USAGE
     tasks = select_tasks(load_tasks(), apps=args.app, levels=args.level, ids=args.task)
     if not tasks:
         print("mobile-agent eval: no task matches the filters", file=sys.stderr)
@@ -103,7 +108,7 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
     devices = [open_device(settings.adb, serial) for serial in serials]
     label = args.label or ("reference" if args.script_reference else settings.planner.model)
     config = EvalConfig(output_dir=args.output, mode="reference" if args.script_reference else "agent",
-                        label=label, seed=args.seed, params=_params(args.param), judge=args.judge,
+                        label=label, seed=args.seed, params=params, judge=args.judge,
                         max_steps=args.max_steps)
 
     def show(record: Any) -> None:
