@@ -114,7 +114,7 @@ def test_heuristic_ranker_picks_each_shape_by_its_words() -> None:
     for description, name in (("heart", "red heart"), ("star", "blue star"), ("purple", "purple plus")):
         scores = ranker.score(image, found, description, [0.0] * len(found))
         assert boxes[name].contains(*found[int(np.argmax(scores))].center), description
-    assert not ranker.understands("the thing for sharing") and ranker.understands("a round button")
+    assert not ranker.understands("the odd little thing") and ranker.understands("a round button")
 
 
 # --- simulated phone ----------------------------------------------------------------------
@@ -196,7 +196,7 @@ def test_plate_icons_and_round_buttons(perception) -> None:
 
 def test_undescribable_icons_go_to_the_planner_as_candidates(perception, settings_screen) -> None:
     image, _ = settings_screen
-    where = perception.find_icon(image, "the thing to share", "left")
+    where = perception.find_icon(image, "the odd little thing", "left")
     assert where.status is LocateStatus.CANDIDATES
     assert 2 <= len(where.candidates) <= perception.config.max_text_candidates
     assert all(c.crop is not None and c.crop.shape[2] == 3 for c in where.candidates)
