@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from eval.mobile_eval.matching import ActionRef, ReferenceStep, args_score, judge_steps
 
@@ -93,3 +95,32 @@ def test_argument_scores():
     assert args_score({}, {}) == 1.0
     assert args_score({"text": "a"}, {}) == 0.0
     assert args_score({"icon": "plus", "position": "bottom"}, {"icon": "plus", "position": "top"}) == 0.5
+
+
+# --- properties ----------------------------------------------------------------------------
+
+
+_ACTIONS = st.sampled_from([
+    act("open_app", app="Notes"), act("open_app", app="Calendar"), act("back"), act("page_down"),
+    act("click_icon", icon="plus", position="bottom right"), act("type", text="Hello, this is a note"),
+    act("type", text="something else entirely"), act("click_text", text="Save"), act("stop"),
+])
+
+
+@given(st.lists(st.one_of(st.none(), _ACTIONS), max_size=12), st.lists(st.booleans(), min_size=12, max_size=12))
+def test_scores_stay_in_range(actions, executed):
+    scores = judge_steps(actions, NOTE, executed[: len(actions)])
+    assert 0 <= scores.correct_steps <= scores.agent_steps <= len(actions)
+    assert 0 <= scores.reached <= len(NOTE)
+    assert scores.correct_steps <= len(NOTE)  # each reference step is consumed once at most
+    for value in (scores.ps, scores.sr_act, scores.sr_args, scores.sr, scores.cr(False)):
+        assert value is None or 0.0 <= value <= 1.0
+    assert scores.cr(True) == 1.0
+
+
+@given(st.lists(_ACTIONS, max_size=6))
+def test_a_detour_before_the_reference_keeps_completion(prefix):
+    reference_path = [step.alternatives[0] for step in NOTE]
+    scores = judge_steps([a for a in prefix if not a.is_stop] + reference_path, NOTE)
+    assert scores.reached == len(NOTE)
+    assert scores.correct_steps >= 1  # the last reference action is always consumed
