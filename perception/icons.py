@@ -156,13 +156,13 @@ class IconLocator:
         return self._cache.get_or_compute(key, f"icons:{self._detector_name}", detect)
 
     def locate(self, image: np.ndarray, key: str, description: str, position: str | None) -> Location:
-        backend = f"{self._detector_name or self.config.detector}+{self._ranker_name or self.config.ranker}"
+        self._choose()
+        backend = f"{self._detector_name}+{self._ranker_name}"
         try:
             where = parse_position(position)
         except UnknownPositionError as exc:
             return Location(LocateStatus.NOT_FOUND, description, feedback=str(exc), backend=backend)
         regions = self.regions(image, key)
-        backend = f"{self._detector_name}+{self._ranker_name}"
         height, width = image.shape[:2]
         if where is not None:
             regions = [r for r in regions if where.accepts(r.box, width, height)]
