@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 EMULATOR_PORTS = range(5555, 5586)
 T = TypeVar("T")
 _START_TIMEOUT_S = 10.0
+_DRAIN_TIMEOUT_S = 2.0
 
 
 @dataclass
@@ -127,11 +128,14 @@ class PhoneServer:
         async def shutdown() -> None:
             for endpoint in self._endpoints:
                 await self._unlisten(endpoint)
-            # Let connection and stream tasks end before the loop closes under them.
+            # The aborted connections end their own tasks; cancelling a connection task
+            # instead makes Python 3.11's stream protocol log the CancelledError.
             others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in others:
-                task.cancel()
-            await asyncio.gather(*others, return_exceptions=True)
+            if others:
+                _done, pending = await asyncio.wait(others, timeout=_DRAIN_TIMEOUT_S)
+                for task in pending:
+                    task.cancel()
+                await asyncio.gather(*pending, return_exceptions=True)
 
         try:
             asyncio.run_coroutine_threadsafe(shutdown(), loop).result(_START_TIMEOUT_S)

@@ -54,3 +54,18 @@ def test_framing_helpers_reject_bad_input():
         parse_header(pack_header(0x45545257, 1, 1, 8192), max_payload=4096)
     with pytest.raises(ProtocolError, match="short"):
         parse_header(b"CNXN", max_payload=4096)
+
+
+def test_stopping_while_the_adb_server_is_connected_is_quiet(adb_server, caplog):
+    server = PhoneServer(Phone(width=480, height=800)).start()
+    serial = server.serials[0]
+    try:
+        adb_server.connect(serial)
+        assert adb_server.client.device(serial).shell("echo up") == "up"
+        with caplog.at_level("ERROR"):
+            server.stop()  # the adb server still holds its connection
+        assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
+        adb_server.wait_state(serial, "offline")
+    finally:
+        adb_server.disconnect(serial)
+        server.stop()
