@@ -31,6 +31,9 @@ def _quiet_onnxruntime() -> None:
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 
+_quiet_onnxruntime()  # as early as possible: before anything in this process imports onnxruntime
+
+
 class OcrBackend(Protocol):
     name: str
 

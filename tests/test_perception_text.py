@@ -232,3 +232,27 @@ def test_target_split_over_neighbouring_lines() -> None:
     assert match_text(stacked, "Full game highlights", SIZE, 0.25)[0].box == Box(40, 900, 320, 990)
     far_apart = [line("WhatsApp", 100, 500, 260, 540), line("Messenger", 100, 1500, 300, 1540)]
     assert match_text(far_apart, "WhatsApp Messenger", SIZE, 0.25) == []
+
+
+def test_span_boxes_are_proportional_property() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=8)
+
+    @settings(max_examples=80, deadline=None)
+    @given(st.lists(words, min_size=2, max_size=6, unique=True), st.data())
+    def check(parts: list[str], data) -> None:
+        i = data.draw(st.integers(0, len(parts) - 1))
+        text = " ".join(parts)
+        if any(parts[i] in p for j, p in enumerate(parts) if j != i):
+            return  # the word also sits inside another one: not a single span
+        whole = line(text, 100, 50, 100 + 10 * len(text), 80)
+        (match,) = match_text([whole], parts[i], SIZE, 0.25)
+        start = text.index(parts[i])
+        assert match.tier == TIER_SPAN
+        assert match.box.left == pytest.approx(100 + 10 * start)
+        assert match.box.right == pytest.approx(100 + 10 * (start + len(parts[i])))
+        assert (match.box.top, match.box.bottom) == (50, 80)
+
+    check()
