@@ -142,8 +142,14 @@ def test_planner_500_storm_ends_with_planner_unreachable(adb_server, sim_phone, 
     assert result.error["cause"] == "planner_unreachable"
     assert result.error["attempts"] == settings.planner.max_retries + 1
     assert len(llm_server.chat_requests) == settings.planner.max_retries + 1  # bounded
-    _, _, final = load_trajectory(result.trajectory_dir)
+    # the cause names what happened: the status code and the number of attempts
+    assert result.error["status_code"] == 500
+    assert "HTTP 500" in result.reason and f"{settings.planner.max_retries + 1} attempts" in result.reason
+    _, steps, final = load_trajectory(result.trajectory_dir)
     assert final["status"] == "error" and final["error"]["cause"] == "planner_unreachable"
+    # no reply, so no step; the frame the planner never answered about is the end state
+    assert steps == [] and final["final_screenshot"] == "step-001.png"
+    assert (result.trajectory_dir / "step-001.png").is_file()
 
 
 def test_garbage_replies_become_feedback_then_exhaust_the_budget(
@@ -199,9 +205,35 @@ def test_phone_lost_mid_run_ends_with_device_lost_and_keeps_the_trajectory(
     assert result.error["cause"] == "device_lost"
     assert result.error["serial"] == handle.serial
     header, steps, final = load_trajectory(result.trajectory_dir)
-    assert len(steps) == 1 and final["error"]["cause"] == "device_lost"
+    assert final["error"]["cause"] == "device_lost"
+    # the step in flight is kept: the model's reply, its tokens, what it asked for, the error
+    assert len(steps) == 2 and steps[0]["error"] is None
+    lost = steps[1]
+    assert lost["operation"]["name"] == "back" and "Action: Back" in lost["raw_reply"]
+    assert lost["error"]["cause"] == "device_lost" and lost["ok"] is False and "device_lost" in lost["feedback"]
+    assert lost["usage"]["prompt_tokens"] > 0
+    assert sum(s["usage"]["prompt_tokens"] for s in steps) == result.usage.prompt_tokens
+    assert (result.trajectory_dir / lost["screenshot"]).is_file()
     assert (result.trajectory_dir / "report.html").is_file()
     assert events[-1].kind == "run_finished"
+
+
+def test_phone_lost_mid_script_keeps_the_line_in_flight(adb_server, sim_phones, tmp_path):
+    from mobile_agent.agent import run_script
+
+    (handle,) = sim_phones(1)
+
+    def listen(event: AgentEvent) -> None:
+        if event.kind == "step_started" and event.step == 2:
+            handle.kill()  # step 2 reuses step 1's settled frame: the phone is gone at the action
+
+    settings = agent_settings(adb_server.port, handle.serial, tmp_path)
+    result = run_script(settings, "Home\nBack\nStop\n", on_event=listen)
+    assert result.status is RunStatus.ERROR and result.error["cause"] == "device_lost", result.reason
+    _, steps, final = load_trajectory(result.trajectory_dir)
+    assert [s["operation"]["name"] for s in steps] == ["home", "back"]
+    assert steps[1]["error"]["cause"] == "device_lost" and steps[1]["action_text"] == "Back"
+    assert final["status"] == "error"
 
 
 def test_cancel_between_the_model_and_the_action(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
@@ -218,9 +250,13 @@ def test_cancel_between_the_model_and_the_action(adb_server, sim_phone, llm_serv
     settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server)
     result = Agent(settings).run("Go back twice", cancel=cancel)
     assert result.status is RunStatus.CANCELLED
-    assert len(result.steps) == 1  # the second action was never carried out
+    assert result.error is None and "cancel" in result.reason
+    # the second reply is kept, its action was never carried out
+    second = result.steps[1]
+    assert len(result.steps) == 2 and second.operation_name == "back"
+    assert not second.ok and second.screen_changed is None and second.error["cause"] == "cancelled"
     _, steps, final = load_trajectory(result.trajectory_dir)
-    assert final["status"] == "cancelled" and len(steps) == 1
+    assert final["status"] == "cancelled" and len(steps) == 2
 
 
 def test_secrets_and_the_api_key_never_reach_the_trajectory(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811

@@ -222,9 +222,6 @@ class Agent:
         """One step. Returns (record, the next step's frame or None to capture a fresh
         one, the result when the run ended). A step that did nothing on the device has
         no settled frame: the next step captures anew, in case the screen moved on."""
-        from mobile_agent.operations import OperationContext, parse_action
-
-        agent = self.settings.agent
         started_at = time.time()
         start = time.perf_counter()
         reply = self._plan(session, planner, state, screenshot)
@@ -242,6 +239,30 @@ class Agent:
         }
         state.feedback = []
         state.reflection_note, state.previous_screenshot = None, None
+        try:
+            return self._carry_out(session, planner, device, state, reply, base, screenshot, capture_ms, model_ms)
+        except BaseException as exc:  # the run ends here: keep the reply, its tokens and what was done
+            session.record_interrupted(base, screenshot.pixels, exc, StepTimings(capture_ms=capture_ms, model_ms=model_ms))
+            raise
+
+    def _carry_out(
+        self,
+        session: RunSession,
+        planner: Any,
+        device: Any,
+        state: _LoopState,
+        reply: Any,
+        base: dict[str, Any],
+        screenshot: Any,
+        capture_ms: float,
+        model_ms: float,
+    ) -> tuple[StepRecord, Any, RunResult | None]:
+        """The step once the model has answered. ``base`` holds the step's fields so far
+        and is updated as they come, for ``record_interrupted``."""
+        from mobile_agent.operations import OperationContext, parse_action
+
+        agent = self.settings.agent
+        usage = base["usage"]
 
         # 1. the reply
         try:
@@ -258,6 +279,7 @@ class Agent:
             state.feedback = [exc.message]
             return step, None, self._failure_budget(session, state)
         operation = {"name": action.name, "params": action.params.model_dump()}
+        base["operation"] = operation
         session.check_cancel()  # between the model and the action
 
         # 2. the action (perception on demand, inside the operation)
@@ -288,6 +310,7 @@ class Agent:
             location=LocationSummary.from_location(outcome.location),
             chosen_candidate=chosen.get("index"),
         )
+        base.update(common)
 
         # 3a. Stop: confirmed by a separate completion check
         if outcome.terminal:

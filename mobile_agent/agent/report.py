@@ -158,7 +158,9 @@ dt { font-weight: 600; color: #555; } dd { margin: 0; white-space: pre-wrap; wor
     if (s.location) row(dl, "Perception", s.location.status + " '" + s.location.target + "'" +
       (s.location.candidates.length ? " (" + s.location.candidates.length + " candidates)" : ""));
     if (s.chosen_candidate) row(dl, "Chosen", "candidate " + s.chosen_candidate);
-    if (!s.final) row(dl, "Result", s.error ? "invalid reply" : (s.ok ? "done" : "not done"), s.ok ? "good" : "bad");
+    const ended = s.error && s.error.cause;  // the error that ended the run during this step
+    if (!s.final) row(dl, "Result", ended ? "the run ended here: " + s.error.cause :
+      (s.error ? "invalid reply" : (s.ok ? "done" : "not done")), s.ok && !ended ? "good" : "bad");
     row(dl, "Feedback", s.feedback);
     if (s.screen_changed !== null && s.screen_changed !== undefined)
       row(dl, "Screen", s.screen_changed ? "changed" : "unchanged", s.screen_changed ? "" : "bad");

@@ -110,49 +110,73 @@ def run_script(
 def _run_lines(
     session: RunSession, settings: Settings, device: Any, locator: TimedLocator, lines: list[ScriptLine]
 ) -> RunResult:
-    from mobile_agent.operations import OperationContext
-
     screenshot = None
     for index, line in enumerate(lines, start=1):
         session.check_cancel()
         session.step_started(index)
         started_at = time.time()
         screenshot, shot_name, capture_ms = session.capture(device, screenshot, index)
-        ctx = OperationContext(device=device, locator=locator, screenshot=screenshot, settings=settings, choose=None)
-        acted = session.act(line.action, ctx, locator)
-        outcome, perception_ms = acted.outcome, acted.perception_ms
-        common = dict(
+        base = dict(
             index=index,
             screenshot=shot_name,
             action_text=line.text,
             operation={"name": line.action.name, "params": line.action.params.model_dump()},
-            ok=outcome.ok,
-            feedback=outcome.feedback,
-            tap_point=outcome.tap_point,
-            swipe=outcome.swipe,
-            location=LocationSummary.from_location(outcome.location),
             started_at=started_at,
         )
-        action_ms = max(0.0, acted.total_ms - perception_ms)
-        if outcome.terminal or not outcome.ok:
-            session.record(
-                StepRecord(**common, timings=StepTimings(capture_ms, perception_ms, 0.0, action_ms, 0.0)),
-                screenshot.pixels,
-            )
-            if outcome.terminal:
-                return session.finish(RunStatus.COMPLETED, f"the script reached Stop (line {line.number})")
-            return session.finish(
-                RunStatus.NOT_COMPLETED, f"script line {line.number} ({line.text}) failed: {outcome.feedback}"
-            )
-        settled = session.settle(device, screenshot)
+        try:
+            ended, screenshot = _run_line(session, settings, device, locator, line, screenshot, base, capture_ms)
+        except BaseException as exc:  # the run ends here: keep what this line did
+            session.record_interrupted(base, screenshot.pixels, exc, StepTimings(capture_ms=capture_ms))
+            raise
+        if ended is not None:
+            return ended
+    return session.finish(RunStatus.COMPLETED, f"the script ran all {len(lines)} operations")
+
+
+def _run_line(
+    session: RunSession,
+    settings: Settings,
+    device: Any,
+    locator: TimedLocator,
+    line: ScriptLine,
+    screenshot: Any,
+    base: dict[str, Any],
+    capture_ms: float,
+) -> tuple[RunResult | None, Any]:
+    """One script line on ``screenshot``: (the result when the run ended, the settled frame)."""
+    from mobile_agent.operations import OperationContext
+
+    ctx = OperationContext(device=device, locator=locator, screenshot=screenshot, settings=settings, choose=None)
+    acted = session.act(line.action, ctx, locator)
+    outcome, perception_ms = acted.outcome, acted.perception_ms
+    common = dict(
+        base,
+        ok=outcome.ok,
+        feedback=outcome.feedback,
+        tap_point=outcome.tap_point,
+        swipe=outcome.swipe,
+        location=LocationSummary.from_location(outcome.location),
+    )
+    base.update(common)
+    action_ms = max(0.0, acted.total_ms - perception_ms)
+    if outcome.terminal or not outcome.ok:
         session.record(
-            StepRecord(
-                **common,
-                screen_changed=settled.changed,
-                change_ratio=settled.ratio,
-                timings=StepTimings(capture_ms, perception_ms, 0.0, action_ms, settled.settle_ms),
-            ),
+            StepRecord(**common, timings=StepTimings(capture_ms, perception_ms, 0.0, action_ms, 0.0)),
             screenshot.pixels,
         )
-        screenshot = settled.frame
-    return session.finish(RunStatus.COMPLETED, f"the script ran all {len(lines)} operations")
+        if outcome.terminal:
+            return session.finish(RunStatus.COMPLETED, f"the script reached Stop (line {line.number})"), screenshot
+        return session.finish(
+            RunStatus.NOT_COMPLETED, f"script line {line.number} ({line.text}) failed: {outcome.feedback}"
+        ), screenshot
+    settled = session.settle(device, screenshot)
+    session.record(
+        StepRecord(
+            **common,
+            screen_changed=settled.changed,
+            change_ratio=settled.ratio,
+            timings=StepTimings(capture_ms, perception_ms, 0.0, action_ms, settled.settle_ms),
+        ),
+        screenshot.pixels,
+    )
+    return None, settled.frame

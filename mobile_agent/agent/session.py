@@ -12,7 +12,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from mobile_agent.agent.records import (
     RunStatus,
     RunUsage,
     StepRecord,
+    StepTimings,
 )
 from mobile_agent.agent.redact import Redactor
 from mobile_agent.agent.screen_diff import screen_changed
@@ -61,6 +62,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 EventCallback = Callable[[AgentEvent], None]
+
+_STEP_FIELDS = frozenset(f.name for f in fields(StepRecord))
 
 
 def elapsed_ms(start: float) -> float:
@@ -105,6 +108,8 @@ def error_cause(exc: BaseException) -> str:
         status = exc.fields.get("status_code")
         if isinstance(status, int) and (status == 429 or status >= 500):
             return "planner_unreachable"
+    if isinstance(exc, (RunCancelled, KeyboardInterrupt)):
+        return "cancelled"
     ordered: list[tuple[type[BaseException], str]] = [
         (DeviceLostError, "device_lost"),
         (AdbKeyboardMissingError, "adb_keyboard_missing"),
@@ -220,6 +225,7 @@ class RunSession:
         self.steps: list[StepRecord] = []
         self._last_frame: np.ndarray | None = None  # the newest frame seen
         self._last_step_frame: np.ndarray | None = None  # the frame of the newest step
+        self._last_shot: str | None = None  # its file name
         self.usage = RunUsage()
         self.started_at = time.time()
         root = Path(output_dir) if output_dir is not None else Path(settings.agent.output_dir)
@@ -337,9 +343,29 @@ class RunSession:
         self.writer.after_files(self._emit_now, EventKind.STEP_FINISHED, step.index, payload)
         return step
 
+    def record_interrupted(
+        self, partial: dict[str, Any], pixels: np.ndarray, exc: BaseException, timings: StepTimings
+    ) -> None:
+        """The step in flight when ``exc`` ended the run, with what it had so far (the
+        model's reply and tokens, the operation, what was done) and the error, so that
+        none of it is lost. Nothing when that step is already recorded."""
+        index = partial["index"]
+        if self.steps and self.steps[-1].index == index:
+            return
+        error = _error_dict(exc)
+        values = {k: v for k, v in partial.items() if k in _STEP_FIELDS}
+        values["timings"] = timings
+        message = error.get("message") or type(exc).__name__
+        values["feedback"] = f"the run ended during this step ({error['cause']}): {message}"
+        try:
+            self.record(StepRecord(**values, error=error), pixels)
+        except Exception:  # never hide the error that ended the run
+            log.exception("could not record step %s of run %s", index, self.run_id)
+
     def screenshot_name(self, index: int, pixels: np.ndarray) -> str:
         self._last_frame = self._last_step_frame = pixels
-        return self.writer.save_screenshot(index, pixels)
+        self._last_shot = self.writer.save_screenshot(index, pixels)
+        return self._last_shot
 
     def note_frame(self, pixels: np.ndarray) -> None:
         """A frame seen after the last step's (a settled screen): the run's end state."""
@@ -387,6 +413,8 @@ class RunSession:
         final = None
         if self._last_frame is not None and self._last_frame is not self._last_step_frame:
             final = self.writer.save_final(self._last_frame)
+        elif self._last_shot is not None and all(s.screenshot != self._last_shot for s in self.steps):
+            final = self._last_shot  # the run ended before this frame's step had a record
         result = RunResult(
             status=status,
             error=self.redact(error),
