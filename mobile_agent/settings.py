@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -42,11 +42,16 @@ __all__ = [
 
 ENV_PREFIX = "MOBILE_AGENT_"
 
+# A misspelt key (``adb.serail``, ``MOBILE_AGENT_AGENT__MAX_STEP``) is an error, not ignored.
+_SECTION = ConfigDict(extra="forbid")
+
 _toml_file: contextvars.ContextVar[Path | None] = contextvars.ContextVar("toml_file", default=None)
 
 
 class AdbSettings(BaseModel):
     """Where the adb server is, and which phone to drive."""
+
+    model_config = _SECTION
 
     server_host: str = "127.0.0.1"
     server_port: int = Field(5037, ge=1, le=65535)
@@ -58,6 +63,8 @@ class AdbSettings(BaseModel):
 
 class PlannerSettings(BaseModel):
     """The MLLM behind an OpenAI-compatible chat-completions endpoint."""
+
+    model_config = _SECTION
 
     base_url: str | None = Field(None, description="e.g. https://api.openai.com/v1, http://localhost:11434/v1")
     api_key: SecretStr = SecretStr("")
@@ -86,6 +93,8 @@ class PlannerSettings(BaseModel):
 class PerceptionSettings(BaseModel):
     """Which perception backends run, and where their weights are."""
 
+    model_config = _SECTION
+
     ocr_backend: Literal["rapidocr", "paddleocr"] = "rapidocr"
     paddle_det_dir: Path | None = None
     paddle_rec_dir: Path | None = None
@@ -108,6 +117,8 @@ class PerceptionSettings(BaseModel):
 class AgentSettings(BaseModel):
     """Budgets and behaviour of the step loop."""
 
+    model_config = _SECTION
+
     max_steps: int = Field(20, ge=1, le=500)
     reflection: bool = True
     completion_check: bool = True
@@ -125,6 +136,8 @@ class AgentSettings(BaseModel):
 
 class ServerSettings(BaseModel):
     """The REST service."""
+
+    model_config = _SECTION
 
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)

@@ -66,6 +66,8 @@ def test_with_overrides_validates() -> None:
         ({"adb.server_port": 70000}, "adb.server_port"),
         ({"planner.temperature": 5}, "planner.temperature"),
         ({"nonsense": 1}, "nonsense"),
+        ({"agent.max_stepz": 5}, "agent.max_stepz"),
+        ({"adb.serail": "abc"}, "adb.serail"),
         ({"adb.command_timeout_s": 0}, "adb.command_timeout_s"),
     ],
 )
@@ -74,6 +76,19 @@ def test_invalid_values_give_config_error(overrides: dict, where: str) -> None:
         load_settings(overrides=overrides)
     assert where in info.value.message
     assert info.value.fields["errors"]
+
+
+def test_misspelt_keys_in_env_file_and_overrides_are_errors(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MOBILE_AGENT_PLANNER__MODLE", "gpt-4o-mini")
+    with pytest.raises(ConfigError, match="planner.modle"):
+        load_settings()
+    monkeypatch.delenv("MOBILE_AGENT_PLANNER__MODLE")
+    config = tmp_path / "c.toml"
+    config.write_text("[perception]\nocr_backnd = 'paddleocr'\n")
+    with pytest.raises(ConfigError, match="perception.ocr_backnd"):
+        load_settings(config)
+    with pytest.raises(ConfigError, match="server.prot"):
+        load_settings().with_overrides({"server.prot": 1})
 
 
 def test_bad_env_value_gives_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
