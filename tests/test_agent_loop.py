@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -257,6 +258,29 @@ def test_cancel_between_the_model_and_the_action(adb_server, sim_phone, llm_serv
     assert not second.ok and second.screen_changed is None and second.error["cause"] == "cancelled"
     _, steps, final = load_trajectory(result.trajectory_dir)
     assert final["status"] == "cancelled" and len(steps) == 2
+
+
+def test_cancel_while_the_model_thinks_ends_the_run_without_waiting_for_its_answer(
+    adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
+):
+    slow_s = 30.0
+    llm_server.script([], default=Reply(text=plan_reply("Back"), delay_s=slow_s))
+    settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server)
+    cancel = threading.Event()
+
+    def cancel_once_asked() -> None:
+        while not llm_server.chat_requests:
+            time.sleep(0.02)
+        cancel.set()
+
+    threading.Thread(target=cancel_once_asked, daemon=True).start()
+    started = time.monotonic()
+    result = Agent(settings).run("Go back", cancel=cancel)
+    assert result.status is RunStatus.CANCELLED, result.reason
+    assert time.monotonic() - started < slow_s  # the answer was not waited for
+    assert result.steps == [] and result.final_screenshot == "step-001.png"
+    _, steps, final = load_trajectory(result.trajectory_dir)
+    assert final["status"] == "cancelled" and (result.trajectory_dir / "report.html").is_file()
 
 
 def test_secrets_and_the_api_key_never_reach_the_trajectory(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811

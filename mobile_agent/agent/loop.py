@@ -15,7 +15,8 @@ One step::
 - Budgets: ``max_steps``, ``max_identical_actions`` without a screen change,
   ``max_consecutive_failures``; any of them ends the run ``budget_exhausted``.
 - A device or planner error ends the run ``error`` with its cause; the cancel event is
-  checked at step boundaries and between the model and the action.
+  checked at step boundaries, between the model and the action, and while waiting for
+  the model (``RunSession.ask_model``); the step in flight is recorded with the error.
 
 May import: ``mobile_agent`` (settings, errors, device, operations, planner, locate),
 ``perception.types`` and this package's modules. Never ``server`` or ``eval``.
@@ -191,7 +192,7 @@ class Agent:
             previous_screenshot=state.previous_screenshot if reflecting else None,
             reflection_note=state.reflection_note,
         )
-        return planner.plan(request)
+        return session.ask_model(planner.plan, request)
 
     def _chooser(self, session: RunSession, planner: Any, screenshot: Any, chosen: dict[str, Any]) -> Any:
         def choose(location: Location) -> int | None:
@@ -385,7 +386,9 @@ class Agent:
             session.record(step, screenshot.pixels)
             return step, screenshot, session.finish(RunStatus.COMPLETED, "the model answered Stop")
         start = time.perf_counter()
-        verdict = planner.check_completion(session.instruction, history_lines(session.steps), screenshot)
+        verdict = session.ask_model(
+            planner.check_completion, session.instruction, history_lines(session.steps), screenshot
+        )
         model_ms += elapsed_ms(start)
         usage = common.get("usage") or {}
         extra = session.add_usage(getattr(verdict, "usage", None))

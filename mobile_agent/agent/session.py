@@ -12,6 +12,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,7 @@ log = logging.getLogger(__name__)
 EventCallback = Callable[[AgentEvent], None]
 
 _STEP_FIELDS = frozenset(f.name for f in fields(StepRecord))
+_CANCEL_POLL_S = 0.05  # how often a model call's wait looks at the cancel event
 
 
 def elapsed_ms(start: float) -> float:
@@ -226,6 +228,7 @@ class RunSession:
         self._last_frame: np.ndarray | None = None  # the newest frame seen
         self._last_step_frame: np.ndarray | None = None  # the frame of the newest step
         self._last_shot: str | None = None  # its file name
+        self._model_pool: ThreadPoolExecutor | None = None  # planner calls, see ask_model
         self.usage = RunUsage()
         self.started_at = time.time()
         root = Path(output_dir) if output_dir is not None else Path(settings.agent.output_dir)
@@ -304,6 +307,19 @@ class RunSession:
     def check_cancel(self) -> None:
         if self.cancel.is_set():
             raise RunCancelled("the run was cancelled")
+
+    def ask_model(self, call: Callable[..., Any], *args: Any) -> Any:
+        """``call(*args)`` (a planner request) on a helper thread, waited for while
+        watching the cancel event: a cancel ends the wait at once (``RunCancelled``)
+        instead of after the model's answer, which may take a minute with retries. The
+        abandoned request finishes in the background and its answer is dropped."""
+        self.check_cancel()
+        if self._model_pool is None:
+            self._model_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"planner-{self.run_id}")
+        future = self._model_pool.submit(call, *args)
+        while not wait([future], timeout=_CANCEL_POLL_S).done:
+            self.check_cancel()
+        return future.result()
 
     # -- steps -----------------------------------------------------------------------
 
@@ -428,6 +444,8 @@ class RunSession:
             reason=self.redact.text(reason),
             final_screenshot=final,
         )
+        if self._model_pool is not None:
+            self._model_pool.shutdown(wait=False, cancel_futures=True)
         self.writer.finish(result)
         self._emit_now(EventKind.RUN_FINISHED, None, result.to_dict())
         return result

@@ -8,8 +8,9 @@ Exit codes (also in ``--help``):
     3    error (device lost, planner unreachable, …)
     130  cancelled (Ctrl-C)
 
-Ctrl-C sets the run's cancel event: the run stops at the next step boundary and still
-writes its trajectory and report. A second Ctrl-C aborts at once.
+Ctrl-C sets the run's cancel event: the run stops at once while it waits for the model,
+else before its next action, and still writes its trajectory and report. A second
+Ctrl-C aborts at once.
 """
 
 from __future__ import annotations
@@ -177,7 +178,7 @@ def run_command(args: argparse.Namespace) -> int:
         while not finished.wait(0.2):
             pass
     except KeyboardInterrupt:
-        print("\ncancelling: stopping after the current step (Ctrl-C again to abort)…", file=err)
+        print("\ncancelling: stopping before the next action (Ctrl-C again to abort)…", file=err)
         cancel.set()
         finished.wait()
     if "exc" in outcome:
