@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mobile_agent.errors import DeviceError, MobileAgentError
+from mobile_agent.errors import MobileAgentError
 from server.devices import LOST_ERROR_TYPES, DevicePool
 from server.metrics import Metrics
 from server.runner import TaskOutcome, TaskRunner, TaskSpec
@@ -192,39 +192,41 @@ class Scheduler:
 
         spec = TaskSpec(task.id, task.instruction, serial, dict(task.options), output_dir)
         started = time.monotonic()
+        lost = False
         try:
-            outcome = self.runner(spec, cancel=cancel, emit=emit)
-        except DeviceError as exc:
-            outcome = TaskOutcome(status="error", error=exc.to_dict(), steps=steps)
-        except MobileAgentError as exc:
-            outcome = TaskOutcome(status="error", error=exc.to_dict(), steps=steps)
-        except Exception as exc:  # a bug in a run ends that run, not the service
-            log.exception("task %s crashed", task.id)
-            outcome = TaskOutcome(
-                status="error", error={"type": type(exc).__name__, "message": str(exc)}, steps=steps
+            try:
+                outcome = self.runner(spec, cancel=cancel, emit=emit)
+            except MobileAgentError as exc:  # device errors included: they end the run, typed
+                outcome = TaskOutcome(status="error", error=exc.to_dict(), steps=steps)
+            except Exception as exc:  # a bug in a run ends that run, not the service
+                log.exception("task %s crashed", task.id)
+                outcome = TaskOutcome(
+                    status="error", error={"type": type(exc).__name__, "message": str(exc)}, steps=steps
+                )
+            with self._lock:
+                run = self._running.get(task.id)
+            status = outcome.status
+            if status == "cancelled" and run is not None and not run.user_cancelled and self._stopping.is_set():
+                status = "interrupted"
+            error = outcome.error
+            lost = bool(error) and error.get("type") in LOST_ERROR_TYPES
+            if lost and error is not None:
+                error = {**error, "reason": "device lost"}
+            self.store.finish(
+                task.id,
+                status,
+                error=error,
+                result=dict(outcome.extra) or None,
+                steps=max(outcome.steps, steps),
+                prompt_tokens=outcome.prompt_tokens,
+                completion_tokens=outcome.completion_tokens,
+                cost_usd=outcome.cost_usd,
             )
-        with self._lock:
-            run = self._running.get(task.id)
-        status = outcome.status
-        if status == "cancelled" and run is not None and not run.user_cancelled and self._stopping.is_set():
-            status = "interrupted"
-        error = outcome.error
-        lost = bool(error) and error.get("type") in LOST_ERROR_TYPES
-        if lost and error is not None:
-            error = {**error, "reason": "device lost"}
-        self.store.finish(
-            task.id,
-            status,
-            error=error,
-            result=dict(outcome.extra) or None,
-            steps=max(outcome.steps, steps),
-            prompt_tokens=outcome.prompt_tokens,
-            completion_tokens=outcome.completion_tokens,
-            cost_usd=outcome.cost_usd,
-        )
-        self.metrics.observe_run(status, time.monotonic() - started)
-        with self._lock:
-            self._running.pop(task.id, None)
-        self.pool.release(serial, task.id, lost=lost)
-        self._notify_listeners(task.id)
-        self.wake()
+            self.metrics.observe_run(status, time.monotonic() - started)
+        finally:
+            # whatever happened above, the phone and the worker slot are given back
+            with self._lock:
+                self._running.pop(task.id, None)
+            self.pool.release(serial, task.id, lost=lost)
+            self._notify_listeners(task.id)
+            self.wake()
