@@ -258,3 +258,26 @@ def test_report_data_block_round_trips_any_model_text(thought, tmp_path_factory)
     assert block is not None
     data = json.loads(block.group(1))
     assert data["steps"][0]["thought"] == thought and data["header"]["instruction"] == thought
+
+
+# --- scripts -------------------------------------------------------------------------
+
+
+def test_script_lines_may_name_the_candidate_to_use_when_several_places_match():
+    from mobile_agent.agent import parse_script
+    from mobile_agent.errors import OperationParseError
+
+    lines = parse_script(
+        "Click text (Groceries) #2\nLong press (Notes)  # 1\nClick icon (orange plus, bottom right) #3\n"
+        "Click text (Save)\nType (room #2)\nType room #2\n"
+    )
+    assert [(ln.action.name, ln.candidate) for ln in lines] == [
+        ("click_text", 2), ("long_press", 1), ("click_icon", 3), ("click_text", None), ("type", None), ("type", None)
+    ]
+    assert lines[0].action.params.text == "Groceries" and lines[2].action.params.position == "bottom right"
+    assert lines[5].action.params.text == "room #2"  # a typed text keeps its "#2"
+    with pytest.raises(OperationParseError, match="only to Click text") as info:
+        parse_script("Home\nOpen App (Notes) #2\n")
+    assert info.value.fields["line"] == 2
+    with pytest.raises(OperationParseError, match="counts from 1"):
+        parse_script("Click text (Save) #0")

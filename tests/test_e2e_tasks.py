@@ -136,6 +136,29 @@ def test_text_with_several_matches_is_resolved_by_choosing_a_candidate(
     assert click.tap_point and click.location.candidates[1]["box"][1] <= click.tap_point[1]
 
 
+def test_script_line_chooses_among_several_matches_with_its_candidate_number(adb_server, sim_phone, tmp_path):
+    phone = sim_phone.phone
+    data = phone.app_data(NOTES)
+    for note_id, body in ((1, "from the market"), (2, "from the bakery")):
+        data["notes"].append({"id": note_id, "title": "Groceries", "body": body, "created": "", "modified": ""})
+    data["next_id"] = 3
+    settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path)
+
+    unchosen = run_script(settings, "Open App (Notes)\nClick text (Groceries)\n")
+    assert unchosen.status is RunStatus.NOT_COMPLETED and "Groceries" in unchosen.reason
+    assert phone.task(NOTES)[-1]["view"] == "main"  # nothing tapped
+
+    result = run_script(settings, "Open App (Notes)\nClick text (Groceries) #2\n")
+    assert result.status is RunStatus.COMPLETED, result.reason
+    click = result.steps[1]
+    assert click.location.status == "candidates" and click.chosen_candidate == 2
+    boxes = {c["index"]: c["box"] for c in click.location.candidates}
+    # candidates are numbered in reading order and the list shows the newest note first
+    expected_id = 1 if boxes[2][1] > boxes[1][1] else 2
+    view = phone.task(NOTES)[-1]
+    assert view["view"] == "edit" and view["note_id"] == expected_id
+
+
 def test_secret_typed_on_screen_is_masked_in_saved_screenshots(adb_server, sim_phone, tmp_path):
     from PIL import Image
 

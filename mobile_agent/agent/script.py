@@ -12,9 +12,14 @@ starting with ``#`` are skipped::
 Each line goes through the same localization and execution as a planned step, and the
 run writes the same trajectory. The whole script is parsed before the device is
 touched: a bad line is an ``OperationParseError`` naming its line number. A step that
-cannot be carried out (text not found, several candidates: there is no model to
-choose) ends the run ``not_completed``; ``Stop`` or the end of the script ends it
-``completed``.
+cannot be carried out (text not found, several candidates and none chosen) ends the run
+``not_completed``; ``Stop`` or the end of the script ends it ``completed``.
+
+Several places match: there is no model to choose, so a ``Click text``, ``Long press``
+or ``Click icon`` line may end with ``#N``, the candidate to use when perception finds
+several (numbered in reading order, as the annotated screenshots show them)::
+
+    Click text (Groceries) #2
 
 May import: ``mobile_agent`` (settings, errors, device, operations, locate) and this
 package's modules.
@@ -22,6 +27,7 @@ package's modules.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -32,8 +38,15 @@ from mobile_agent.agent.records import LocationSummary, RunResult, RunStatus, St
 from mobile_agent.agent.session import EventCallback, RunSession, TimedLocator, build_locator, open_run_device
 from mobile_agent.errors import OperationError, OperationParseError
 from mobile_agent.settings import Settings
+from perception.types import Location
 
 __all__ = ["ScriptLine", "parse_script", "run_script"]
+
+
+# "... #2" at the end of a line: the candidate to use when several places match
+_CANDIDATE_RE = re.compile(r"^(?P<action>.*\S)\s+#\s*(?P<number>\d{1,3})\s*$")
+_CHOOSING = frozenset({"click_text", "long_press", "click_icon"})  # operations that locate a target
+_FREE_TEXT = frozenset({"type"})  # their text may end with "#N" itself
 
 
 @dataclass(frozen=True)
@@ -41,12 +54,31 @@ class ScriptLine:
     number: int  # 1-based line number in the script text
     text: str
     action: Any  # operations.ParsedAction
+    candidate: int | None = None  # "#N": the candidate to use when several places match
+
+
+def _parse_line(number: int, text: str) -> ScriptLine:
+    from mobile_agent.operations import parse_action
+
+    match = _CANDIDATE_RE.match(text)
+    if match is not None:
+        action = parse_action(f"Action: {match.group('action')}")
+        if action.name in _CHOOSING:
+            candidate = int(match.group("number"))
+            if candidate < 1:
+                raise OperationParseError("a candidate number counts from 1 (#1 is the first)", operation=action.name)
+            return ScriptLine(number, text, action, candidate)
+        if action.name not in _FREE_TEXT:
+            raise OperationParseError(
+                f"a candidate number (#{match.group('number')}) applies only to Click text, Long press "
+                f"and Click icon, not to {action.text!r}",
+                operation=action.name,
+            )
+    return ScriptLine(number, text, parse_action(f"Action: {text}"))
 
 
 def parse_script(script_text: str) -> list[ScriptLine]:
     """Every operation of a script, validated; raises ``OperationParseError`` with ``line``."""
-    from mobile_agent.operations import parse_action
-
     if not isinstance(script_text, str):
         raise OperationParseError(f"a script must be text, got {type(script_text).__name__}")
     lines: list[ScriptLine] = []
@@ -55,12 +87,11 @@ def parse_script(script_text: str) -> list[ScriptLine]:
         if not text or text.startswith("#"):
             continue
         try:
-            action = parse_action(f"Action: {text}")
+            lines.append(_parse_line(number, text))
         except OperationError as exc:
             raise OperationParseError(
                 f"script line {number}: {exc.message}", reply=text, line=number, operation=exc.fields.get("operation")
             ) from exc
-        lines.append(ScriptLine(number, text, action))
     if not lines:
         raise OperationParseError("the script holds no operation (only blank lines and # comments)")
     return lines
@@ -146,11 +177,18 @@ def _run_line(
     """One script line on ``screenshot``: (the result when the run ended, the settled frame)."""
     from mobile_agent.operations import OperationContext
 
-    ctx = OperationContext(device=device, locator=locator, screenshot=screenshot, settings=settings, choose=None)
+    chosen: list[int | None] = []
+
+    def choose(location: Location) -> int | None:  # several places match: the line's #N, if any
+        chosen.append(line.candidate)
+        return line.candidate
+
+    ctx = OperationContext(device=device, locator=locator, screenshot=screenshot, settings=settings, choose=choose)
     acted = session.act(line.action, ctx, locator)
     outcome, perception_ms = acted.outcome, acted.perception_ms
     common = dict(
         base,
+        chosen_candidate=chosen[-1] if chosen else None,
         ok=outcome.ok,
         feedback=outcome.feedback,
         tap_point=outcome.tap_point,

@@ -37,7 +37,8 @@ _EPILOG = """exit codes: 0 completed; 1 not completed or budget exhausted; 2 usa
 3 error (device lost, planner unreachable...); 130 cancelled (Ctrl-C).
 
 Without a planner endpoint (--base-url / MOBILE_AGENT_PLANNER__BASE_URL and an API key),
-use --script FILE: one operation per line in the model's syntax, e.g. "Click text (Display)".
+use --script FILE: one operation per line in the model's syntax, e.g. "Click text (Display)";
+"Click text (Save) #2" taps the second of several matches (numbered in reading order).
 """
 
 CONFIGURE_HINT = """No planner endpoint is configured. Point mobile-agent at any OpenAI-compatible
