@@ -129,3 +129,39 @@ def test_ctrl_c_stops_cleanly_writes_the_trajectory_and_exits_130(
     assert proc.returncode == 130, out + err
     assert "cancelling" in err and "result: cancelled" in out
     assert _final(_trajectory(out))["status"] == "cancelled"
+
+
+def test_second_ctrl_c_aborts_at_once_and_says_where_the_trajectory_is(adb_server, sim_phone, tmp_path):
+    script = tmp_path / "slow.txt"
+    script.write_text("Home\nWait (10)\nStop\n", encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mobile_agent.cli", "run", "--serial", sim_phone.serial, "--script", str(script),
+         "-o", str(tmp_path / "runs")],
+        cwd=ROOT,
+        env=_env(adb_server.port),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        lines = []
+        for line in proc.stdout:  # until step 1 is done: step 2 is the 10 s Wait
+            lines.append(line)
+            if line.startswith("[step 1]"):
+                break
+        time.sleep(0.5)
+        interrupted = time.monotonic()
+        proc.send_signal(signal.SIGINT)  # cancel: the Wait is not cut short ...
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)  # ... so abort
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - interrupted
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, "".join(lines) + out + err
+    assert took < 10  # did not wait for the Wait
+    assert "aborted" in err and "Traceback" not in err
+    folder = Path(re.search(r"what it wrote so far is in (\S+)", err).group(1))
+    records = [json.loads(x) for x in (folder / "trajectory.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert records[0]["type"] == "run" and records[1]["type"] == "step" and records[1]["action_text"] == "Home"

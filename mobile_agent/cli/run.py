@@ -10,13 +10,14 @@ Exit codes (also in ``--help``):
 
 Ctrl-C sets the run's cancel event: the run stops at once while it waits for the model,
 else before its next action, and still writes its trajectory and report. A second
-Ctrl-C aborts at once.
+Ctrl-C aborts at once (exit 130; the trajectory keeps the steps written so far, no report).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 from pathlib import Path
@@ -155,16 +156,22 @@ def run_command(args: argparse.Namespace) -> int:
     printer = None if args.quiet or args.json else ProgressPrinter(sys.stdout)
     outcome: dict[str, Any] = {}
 
+    def on_event(event: Any) -> None:
+        if event.kind == "run_started":
+            outcome["trajectory_dir"] = event.data.get("trajectory_dir")
+        if printer is not None:
+            printer(event)
+
     def work() -> None:
         from mobile_agent.agent import Agent, run_script
 
         try:
             if script_text is not None:
                 outcome["result"] = run_script(
-                    settings, script_text, on_event=printer, cancel=cancel, instruction=args.instruction
+                    settings, script_text, on_event=on_event, cancel=cancel, instruction=args.instruction
                 )
             else:
-                outcome["result"] = Agent(settings, on_event=printer).run(args.instruction, cancel=cancel)
+                outcome["result"] = Agent(settings, on_event=on_event).run(args.instruction, cancel=cancel)
         except BaseException as exc:  # handed to the main thread
             outcome["exc"] = exc
         finally:
@@ -181,7 +188,16 @@ def run_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("\ncancelling: stopping before the next action (Ctrl-C again to abort)…", file=err)
         cancel.set()
-        finished.wait()
+        try:
+            while not finished.wait(0.2):
+                pass
+        except KeyboardInterrupt:
+            where = outcome.get("trajectory_dir") or "(not started)"
+            print(f"aborted: the run did not finish; what it wrote so far is in {where}", file=err)
+            sys.stdout.flush()
+            err.flush()
+            # at once, as asked: not waiting for the run's threads (a model call, a Wait)
+            os._exit(EXIT_CODES["cancelled"])
     if "exc" in outcome:
         exc = outcome["exc"]
         if isinstance(exc, (OperationError, ConfigError)):
