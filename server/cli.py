@@ -1,13 +1,13 @@
 """`mobile-agent serve`: the REST service and dashboard (uvicorn).
 
-The service lives in the top-level ``server`` package, which sits above ``mobile_agent``;
-this command loads it at run time only, so the core never imports it.
+Registered with ``mobile-agent`` through the ``mobile_agent.commands`` entry point, so the
+core never imports the service. FastAPI and the app are imported when the command runs,
+not when the parser is built, to keep every other subcommand quick to start.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from pathlib import Path
 
@@ -59,7 +59,9 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:  # pragma: no cover - uvicorn is a core dependency
         print("error: uvicorn is missing: pip install 'uvicorn[standard]'", file=sys.stderr)
         return 3
-    app = importlib.import_module("server.app").create_app(settings)
+    from server.app import create_app
+
+    app = create_app(settings)
     uvicorn.run(
         app,
         host=settings.server.host,

@@ -5,9 +5,9 @@
     mobile-agent eval report RESULTS [--compare BEFORE] [--out DIR]
     mobile-agent eval tasks [--app APP] [--level N]
 
-The harness lives in the top-level ``eval.mobile_eval`` package, which sits above
-``mobile_agent``; the CLI is the one place that composes them, so it imports the harness
-inside the command functions and never at import time.
+Registered with ``mobile-agent`` through the ``mobile_agent.commands`` entry point, so the
+core never imports the harness; the harness's heavier modules are imported inside the
+command functions.
 """
 
 from __future__ import annotations

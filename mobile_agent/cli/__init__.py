@@ -2,6 +2,10 @@
 
 Each subcommand lives in its own module with ``register(subparsers)``; that function
 adds a parser whose ``func`` default takes the parsed args and returns an exit code.
+
+The core's own subcommands are listed here. The layers above the core (``server``,
+``eval.mobile_eval``) add theirs through the ``mobile_agent.commands`` entry-point group
+(see pyproject.toml), so this package never imports them.
 """
 
 from __future__ import annotations
@@ -10,11 +14,13 @@ import argparse
 import importlib
 import logging
 import sys
+from importlib.metadata import entry_points
 
 from mobile_agent import __version__
 from mobile_agent.errors import MobileAgentError
 
-SUBCOMMANDS = ("run", "devices", "doctor", "serve", "eval")
+SUBCOMMANDS = ("run", "devices", "doctor")
+PLUGIN_GROUP = "mobile_agent.commands"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,6 +34,13 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
         importlib.import_module(f"mobile_agent.cli.{name}").register(subparsers)
+    for entry in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: e.name):
+        try:
+            register = entry.load()
+        except Exception as exc:  # a broken plugin must not take the core commands down
+            logging.getLogger(__name__).warning("subcommand %r not loaded: %s", entry.name, exc)
+            continue
+        register(subparsers)
     return parser
 
 
