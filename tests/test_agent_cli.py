@@ -87,9 +87,13 @@ def test_planned_run_with_flags_exits_0_and_budget_exits_1(adb_server, sim_phone
     assert "k-123456" not in _trajectory(proc.stdout).read_text(encoding="utf-8")
 
     llm_server.script([], default=plan_reply("Home"))
-    proc = _cli(*common, "--instruction", "Go home", "--max-steps", "2", "--json", env=env)
+    secret_env = dict(env, MOBILE_AGENT_AGENT__SECRETS='["opensesame"]')
+    proc = _cli(*common, "--instruction", "Go home, the code is opensesame", "--max-steps", "2", "--json",
+                env=secret_env)
     assert proc.returncode == 1
+    assert "opensesame" not in proc.stdout + proc.stderr
     data = json.loads(proc.stdout)  # nothing but the JSON result on stdout
+    assert data["instruction"] == "Go home, the code is [REDACTED]"
     assert data["status"] == "budget_exhausted" and data["steps"] == 2
     assert Path(data["report"]).is_file() and data["usage"]["calls"] == 2
 

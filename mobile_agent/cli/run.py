@@ -206,7 +206,9 @@ def run_command(args: argparse.Namespace) -> int:
         raise exc
     result = outcome["result"]
     if args.json:
-        data = result.to_dict()
+        from mobile_agent.agent.redact import Redactor
+
+        data = Redactor.from_settings(settings)(result.to_dict())  # the instruction may hold a secret
         data["trajectory_dir"] = str(result.trajectory_dir.resolve())
         data["report"] = str(result.report_path.resolve())
         print(json.dumps(data, ensure_ascii=False))
