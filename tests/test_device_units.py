@@ -294,3 +294,75 @@ def test_raw_header_sizes_are_both_understood() -> None:
     new = struct.pack("<IIII", 2, 3, 1, 1) + rgba.tobytes()
     old = struct.pack("<III", 2, 3, 1) + rgba.tobytes()
     assert len(new) - len(old) == 4  # exercised end to end in test_device_phone
+
+
+class _VanishingAdbServer:
+    """An adb server (its smart-socket protocol, on loopback) for a phone that has just
+    gone: it still opens the transport, refuses the service with FAIL "closed", and no
+    longer lists the phone. The moment a real adb server shows for an instant."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.requests: list[str] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    @staticmethod
+    def _block(text: str) -> bytes:
+        data = text.encode()
+        return b"%04x" % len(data) + data
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    while request := self._read_request(conn):
+                        self.requests.append(request)
+                        if request.endswith(":features"):
+                            conn.sendall(b"OKAY" + self._block("shell_v2,cmd"))
+                        elif request == "host:devices-l":
+                            conn.sendall(b"OKAY" + self._block(""))
+                        elif request.startswith("host:transport:"):
+                            conn.sendall(b"OKAY")
+                            continue
+                        else:
+                            conn.sendall(b"FAIL" + self._block("closed"))
+                        break
+                except OSError:
+                    pass
+
+    @staticmethod
+    def _read_request(conn) -> str:
+        import socket
+
+        head = conn.recv(4, socket.MSG_WAITALL)
+        if len(head) < 4:
+            return ""
+        return conn.recv(int(head, 16), socket.MSG_WAITALL).decode()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_a_service_refused_because_the_phone_just_went_away_is_device_lost() -> None:
+    from mobile_agent.device import Device
+    from mobile_agent.errors import DeviceLostError
+    from mobile_agent.settings import AdbSettings
+
+    server = _VanishingAdbServer()
+    try:
+        device = Device("emulator-5554", AdbSettings(server_port=server.port, command_timeout_s=5))
+        with pytest.raises(DeviceLostError) as info:
+            device.shell(["echo", "hi"])
+        assert info.value.serial == "emulator-5554"
+        assert info.value.fields["operation"] == "run"
+        assert "host:devices-l" in server.requests  # the state was asked, not guessed from the message
+    finally:
+        server.close()

@@ -89,7 +89,8 @@ class ScreenState:
 
 
 def _lost_on_vanish(method: Callable[..., T]) -> Callable[..., T]:
-    """A device that was there when opened and is now 'not found'/'offline' is lost."""
+    """A device that was there when opened and is now 'not found'/'offline' is lost; so
+    is one whose service the adb server refused ("closed") because it just went away."""
 
     @functools.wraps(method)
     def wrapper(self: Device, *args: Any, **kwargs: Any) -> T:
@@ -101,6 +102,9 @@ def _lost_on_vanish(method: Callable[..., T]) -> Callable[..., T]:
                 serial=self.serial,
                 operation=method.__name__,
             ) from exc
+        except DeviceCommandError:  # here only a FAIL answer of the adb server
+            self._raise_if_gone(method.__name__)
+            raise
 
     return wrapper
 
