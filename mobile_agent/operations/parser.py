@@ -325,12 +325,15 @@ def split_top_level(text: str) -> list[str]:
 
 
 def strip_quotes(value: Any) -> Any:
-    """``"Settings"`` → ``Settings`` (one matching pair of quotes or backticks)."""
+    """``"Settings"`` → ``Settings`` (one matching pair of quotes or backticks).
+
+    What the quotes hold is kept as is: ``Type ("  indented")`` types the spaces; the
+    parameter models that want stripped text (``str_strip_whitespace``) strip it."""
     if not isinstance(value, str):
         return value
     value = value.strip()
     if len(value) >= 2 and _QUOTES.get(value[0]) == value[-1]:
-        return value[1:-1].strip()
+        return value[1:-1]
     return value
 
 
