@@ -156,14 +156,16 @@ def test_planner_500_storm_ends_with_planner_unreachable(adb_server, sim_phone, 
 def test_garbage_replies_become_feedback_then_exhaust_the_budget(
     adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
 ):
-    llm_server.script([], default="I like turtles. Here is a poem about them.")
+    llm_server.script([plan_reply("Teleport (the moon)")], default="I like turtles. Here is a poem about them.")
     settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server, max_consecutive_failures=3)
     result, _ = _run(settings)
     assert result.status is RunStatus.BUDGET_EXHAUSTED
     assert "3 consecutive" in result.reason
     assert len(result.steps) == 3 and all(s.error for s in result.steps)
-    feedback = result.steps[0].feedback
-    assert feedback and feedback in llm_server.chat_requests[1].text()  # told to the model
+    assert result.steps[0].error["type"] == "UnknownOperationError" and "Teleport" in result.steps[0].feedback
+    assert all(s.operation is None and s.tap_point is None for s in result.steps)  # nothing done on the phone
+    for step, request in zip(result.steps, llm_server.chat_requests[1:], strict=False):
+        assert step.feedback and step.feedback in request.text()  # told to the model
 
 
 def test_identical_actions_without_change_exhaust_the_budget(
