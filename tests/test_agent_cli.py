@@ -73,6 +73,12 @@ def test_usage_errors_exit_2(adb_server, sim_phone, tmp_path):
     assert proc.returncode == 2 and "MOBILE_AGENT_PLANNER__BASE_URL" in proc.stderr
     proc = _cli("--serial", sim_phone.serial, "--script", str(tmp_path / "missing.txt"), env=env)
     assert proc.returncode == 2 and "cannot read" in proc.stderr
+    not_a_folder = tmp_path / "runs-file"
+    not_a_folder.write_text("", encoding="utf-8")
+    bad.write_text("Home\n", encoding="utf-8")
+    proc = _cli("--serial", sim_phone.serial, "--script", str(bad), "-o", str(not_a_folder), env=env)
+    assert proc.returncode == 2 and "cannot create the trajectory folder" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_planned_run_with_flags_exits_0_and_budget_exits_1(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811

@@ -15,7 +15,7 @@ every frame goes through a ``ScreenSecretMasker`` (``mask``) before it is writte
 background thread so that the step loop does not wait for PNG compression; ``close``
 waits for them.
 
-May import: the standard library, numpy, Pillow, ``mobile_agent.agent``'s own modules.
+May import: the standard library, numpy, Pillow, ``mobile_agent.errors``, ``mobile_agent.agent``'s own modules.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from mobile_agent.agent.annotate import annotate
 from mobile_agent.agent.records import SCHEMA_VERSION, RunResult, StepRecord
 from mobile_agent.agent.redact import Redactor
 from mobile_agent.agent.report import render_report
+from mobile_agent.errors import ConfigError
 
 __all__ = ["TrajectoryWriter", "load_trajectory"]
 
@@ -56,7 +57,12 @@ class TrajectoryWriter:
     ) -> None:
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
         self.folder = Path(root) / f"{stamp}-{run_id}"
-        self.folder.mkdir(parents=True, exist_ok=False)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=False)
+        except OSError as exc:  # the output folder is a setting: say which one is wrong
+            raise ConfigError(
+                f"cannot create the trajectory folder {self.folder}: {exc.strerror or exc}", path=str(self.folder)
+            ) from exc
         self._redact = redactor
         self._mask = mask  # blacks out secrets on screen before a frame is written
         self._header = self._redact({"type": "run", "schema_version": SCHEMA_VERSION, **header})
