@@ -175,9 +175,19 @@ def test_an_mllm_judge_reads_the_run(real_like_phone, adb_server, llm_server, tm
     (record,) = runner.run([task("settings-2")])
     assert record.judged_by == "mllm" and record.success and record.ps == 0.5
     (request,) = llm_server.chat_requests
-    assert len(request.images()) == 1
+    # the screen after the last action (the run ended without a Stop: final.png), not the one before it
+    assert request.images() == [(Path(record.trajectory_dir) / "final.png").read_bytes()]
     assert "Click text (Airplane mode)" in request.text() and "Turn on the airplane mode." in request.text()
     llm_server.script(["I think it went well."])
     judge = MllmJudge(settings.planner)
     with pytest.raises(JudgeError):
         judge.judge_run(record.trajectory_dir, instruction="x", human_steps=4)
+
+
+def test_an_mllm_verdict_written_as_strings_is_read_as_meant():
+    from eval.mobile_eval.judges import parse_verdict
+
+    verdict = parse_verdict('{"success": "false", "steps": [{"index": 1, "correct": "true"}], "reason": "no"}')
+    assert verdict.success is False and verdict.steps[0].correct is True
+    with pytest.raises(JudgeError):
+        parse_verdict('{"success": "probably", "steps": []}')

@@ -206,15 +206,15 @@ class MllmJudge:
         return self._client
 
     def judge_run(self, run_dir: str | Path, *, instruction: str, human_steps: int, task_id: str | None = None) -> Annotation:
-        _, steps, _ = load_run(run_dir)
+        _, steps, result = load_run(run_dir)
         counted = _counted_steps(steps)
         lines = "\n".join(f"{s['index']}. {s.get('action_text') or '(no action)'} -> {s.get('feedback') or ''}"[:300]
                           for s in counted) or "(no steps)"
         content: list[dict[str, Any]] = [{"type": "text", "text": _JUDGE_PROMPT.format(
             instruction=instruction, steps=lines, human_steps=human_steps)}]
-        shots = sorted(Path(run_dir).glob("step-[0-9][0-9][0-9].png"))
-        if shots:
-            data = base64.b64encode(shots[-1].read_bytes()).decode("ascii")
+        shot = _last_screen(Path(run_dir), steps, result)
+        if shot is not None:
+            data = base64.b64encode(shot.read_bytes()).decode("ascii")
             content.append({"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}})
         try:
             reply = self._get_client().chat.completions.create(
@@ -231,6 +231,25 @@ class MllmJudge:
         return annotation
 
 
+def _last_screen(folder: Path, steps: list[dict[str, Any]], result: dict[str, Any] | None) -> Path | None:
+    """The screen after the run: ``final.png`` when the run did not end on a Stop (a step's
+    own screenshot is taken before its action), else the last step's screenshot."""
+    names = [(result or {}).get("final_screenshot")] + [s.get("screenshot") for s in reversed(steps)]
+    for name in names:
+        if name and (folder / name).is_file():
+            return folder / name
+    return None
+
+
+def _flag(value: Any) -> bool:
+    """A JSON verdict's boolean; a model may write it as a string ("false")."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "false", "no"):
+        return value.strip().lower() in ("true", "yes")
+    raise TypeError(f"not a true/false verdict: {value!r}")
+
+
 def parse_verdict(text: str, *, judge_name: str = "", task_id: str | None = None) -> Annotation:
     """The JSON object in a judge's reply (code fences and prose around it tolerated)."""
     match = re.search(r"\{.*\}", text, flags=re.S)
@@ -239,8 +258,8 @@ def parse_verdict(text: str, *, judge_name: str = "", task_id: str | None = None
     try:
         data = json.loads(match.group(0))
         return Annotation(judge="mllm", judge_name=judge_name, task_id=task_id,
-                          success=bool(data["success"]),
-                          steps=[StepMark.model_validate(s) for s in data.get("steps", [])],
+                          success=_flag(data["success"]),
+                          steps=[StepMark(index=s["index"], correct=_flag(s["correct"])) for s in data.get("steps", [])],
                           reached_human_steps=data.get("reached_human_steps"),
                           reason=str(data.get("reason", "")))
     except (json.JSONDecodeError, KeyError, TypeError, ValidationError) as exc:
