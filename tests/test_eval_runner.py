@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from eval.mobile_eval.environment import PhoneEnvironment
 from eval.mobile_eval.errors import JudgeError
 from eval.mobile_eval.judges import MllmJudge, annotate_run, load_annotation, result_from_annotation
+from eval.mobile_eval.metrics import summarize
 from eval.mobile_eval.records import ResultsFile
 from eval.mobile_eval.runner import EvalConfig, SuiteRunner
 from eval.mobile_eval.schema import load_tasks, select_tasks
@@ -101,6 +103,9 @@ def test_a_lost_phone_is_a_failed_record_and_the_suite_goes_on(sim_phones, adb_s
     assert len(crashed) == 1 and crashed[0].device == dead.serial
     assert crashed[0].error["type"].endswith("Error") and not crashed[0].success
     assert all(r.success for r in records if r.device == alive.serial)
+    # the crash counts as a failure in the averages (it is never judged later, nor rerun)
+    assert crashed[0].judged_by == "harness"
+    assert summarize(records).overall.su == Fraction(2, 3)
 
 
 # --- a phone whose state cannot be read ----------------------------------------------------------

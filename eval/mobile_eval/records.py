@@ -37,10 +37,11 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 # Who decided success and step correctness: the phone's state (simulator), a person
-# (annotation file), an MLLM judge, or the figures as a paper published them. "pending": a
-# run on a phone whose state cannot be read, waiting for `mobile-agent eval annotate`;
-# averages leave pending records out.
-JudgedBy = Literal["state", "human", "mllm", "published", "pending"]
+# (annotation file), an MLLM judge, or the figures as a paper published them. "harness": the
+# task crashed (a lost phone, a failed reset) before anything could be judged, a failure on
+# any phone. "pending": a run on a phone whose state cannot be read, waiting for
+# `mobile-agent eval annotate`; averages leave pending records out.
+JudgedBy = Literal["state", "human", "mllm", "published", "harness", "pending"]
 
 
 class StepJudgement(BaseModel):

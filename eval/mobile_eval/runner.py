@@ -161,7 +161,7 @@ class SuiteRunner:
             error = exc.to_dict() if isinstance(exc, MobileAgentError) else {"type": type(exc).__name__, "message": str(exc)}
             record = TaskResult(
                 task_id=task.id, app=task.app, level=task.level, label=self.config.label,
-                success=False, judged_by="state" if environment._stateful else "pending",
+                success=False, judged_by="harness",
                 agent_steps=0, human_steps=task.human_steps, cr=0.0, status="crashed", error=error,
                 device=environment.serial,
                 reasons=[f"crashed: {error.get('message', '')}"[:300]],
