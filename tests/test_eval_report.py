@@ -68,7 +68,12 @@ def test_html_report_is_self_contained_with_links_plots_and_json(tmp_path):
     embedded = json.loads(collector.scripts[0])
     assert embedded["run"]["levels"]["1"]["su"] == 0.91
     assert json.loads(paths["json"].read_text())["paper"]["levels"]["3"]["cr_percent"] == 91.3
-    assert "| Notes |" in paths["markdown"].read_text()
+    markdown = paths["markdown"].read_text()
+    assert "| Notes |" in markdown
+    assert "| [notes-1](<../runs/notes-1/report.html>) | state |" in markdown  # a link to its replay
+    for name in ("success-by-level.svg", "agent-vs-human-steps.svg"):  # plots the Markdown shows
+        assert f"(<{name}>)" in markdown
+        ET.fromstring((paths["html"].parent / name).read_text())
 
 
 def test_compare_lists_fixed_and_regressed_tasks():
@@ -95,3 +100,16 @@ def test_html_compares_with_an_earlier_run(tmp_path):
     assert "Fixed (1): `gmail-2`" in paths["compare"].read_text()
     svg = re.findall(r"<svg.*?</svg>", page, flags=re.S)[0]
     assert len(ET.fromstring(svg).findall("{http://www.w3.org/2000/svg}rect")) == 3 * 2 + 2  # bars + legend
+
+
+def test_a_legend_of_three_long_names_stays_inside_the_plot(tmp_path):
+    paper = load_paper_results()
+    after = [r.model_copy(update={"label": "gpt-4o-2024-08-06, reflection on"}) for r in paper]
+    before = [r.model_copy(update={"label": "gpt-4o-2024-08-06, reflection off"}) for r in paper]
+    paths = write_reports(after, tmp_path, paper=paper, before=before)
+    svg = ET.fromstring(paths["plot_success"].read_text())
+    ns = "{http://www.w3.org/2000/svg}"
+    legend = [t for t in svg.findall(f"{ns}text") if t.get("y") == "15"]
+    assert len(legend) == 3
+    last = legend[-1]
+    assert float(last.get("x")) + 6.5 * len(last.text) <= float(svg.get("width"))

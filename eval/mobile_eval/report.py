@@ -78,7 +78,11 @@ def _judges(table: ResultTable) -> str:
 # --- Markdown ---------------------------------------------------------------------------
 
 
-def render_markdown(table: ResultTable, paper: ResultTable | None = None) -> str:
+def render_markdown(
+    table: ResultTable, paper: ResultTable | None = None, *, base: Path | None = None, plots: Sequence[str] = ()
+) -> str:
+    """Table 2 in Markdown; task ids link to their replays (relative to ``base``, the
+    report's folder); ``plots``: image files beside the report to show under the tables."""
     header = "| App | " + " | ".join(f"Su{n} | PS{n} | RE{n} | CR{n}" for n in LEVELS) + " |"
     rule = "|---|" + "---|" * (4 * len(LEVELS))
     lines = [f"# Mobile-Eval: {table.label or 'results'}", "", f"Judged by: {_judges(table)}.", "", header, rule]
@@ -103,7 +107,11 @@ def render_markdown(table: ResultTable, paper: ResultTable | None = None) -> str
     lines += ["", "## Tasks", "", "| Task | Judged by | Status | Steps | Why |", "|---|---|---|---|---|"]
     for r in sorted(table.cells.values(), key=lambda r: (table.apps.index(r.app), r.level)):
         why = "; ".join(r.reasons).replace("|", "/")[:200]
-        lines.append(f"| {r.task_id} | {r.judged_by} | {r.status or ''} | {r.agent_steps}/{r.human_steps} | {why} |")
+        href = _link(r, base)
+        name = f"[{r.task_id}](<{href}>)" if href else r.task_id
+        lines.append(f"| {name} | {r.judged_by} | {r.status or ''} | {r.agent_steps}/{r.human_steps} | {why} |")
+    if plots:
+        lines += ["", "## Plots", ""] + [f"![{Path(p).stem.replace('-', ' ')}](<{p}>)" for p in plots]
     failures = [r for r in table.cells.values() if r.error or r.status == "crashed"]
     if failures:
         lines += ["", "## Tasks that crashed", ""]
@@ -177,6 +185,9 @@ def summary_json(table: ResultTable, paper: ResultTable | None = None) -> dict[s
 # --- SVG plots ------------------------------------------------------------------------------
 
 
+_LEGEND_CHAR_PX = 6.5  # a generous width of an 11 px sans-serif character
+
+
 def _svg_success_by_level(series: Sequence[tuple[str, ResultTable]]) -> str:
     width, height, pad = 420, 220, 36
     colors = ("#3366cc", "#aaaaaa", "#dc3912")
@@ -200,9 +211,15 @@ def _svg_success_by_level(series: Sequence[tuple[str, ResultTable]]) -> str:
             x = x0 + si * bar
             parts.append(f'<rect x="{x:.1f}" y="{base - h:.1f}" width="{bar * 0.9:.1f}" height="{h:.1f}" '
                          f'fill="{colors[si % len(colors)]}"><title>{html.escape(name)}: {value:.2f}</title></rect>')
+    # legend: one row, each entry as wide as its name (three long names used to run off the right edge)
+    x = pad
     for si, (name, _) in enumerate(series):
-        parts.append(f'<rect x="{pad + si * 190}" y="6" width="10" height="10" fill="{colors[si % len(colors)]}"/>'
-                     f'<text x="{pad + si * 190 + 14}" y="15" font-size="11">{html.escape(name[:28])}</text>')
+        name = name[:28]
+        parts.append(f'<rect x="{x:.0f}" y="6" width="10" height="10" fill="{colors[si % len(colors)]}"/>'
+                     f'<text x="{x + 14:.0f}" y="15" font-size="11">{html.escape(name)}</text>')
+        x += 14 + _LEGEND_CHAR_PX * len(name) + 16
+    if x > width:
+        parts[0] = parts[0].replace(f'width="{width}"', f'width="{x:.0f}"', 1)
     parts.append("</svg>")
     return "".join(parts)
 
@@ -245,6 +262,14 @@ _CSS = """body{font-family:system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:3px 7px;text-align:center}
 th{background:#f3f3f3}td.app{text-align:left}.ok{color:#109618}.ko{color:#dc3912}
 .paper{color:#888;font-size:85%}tr.avg td{font-weight:bold}.plots{display:flex;gap:2em;flex-wrap:wrap}"""
+
+
+def _series(table: ResultTable, paper: ResultTable | None, before: ResultTable | None) -> list[tuple[str, ResultTable]]:
+    """The runs drawn side by side: the earlier one, this one, the paper's."""
+    series = [(table.label or "run", table)] + ([(paper.label, paper)] if paper else [])
+    if before is not None:
+        series.insert(0, (before.label or "before", before))
+    return series
 
 
 def _link(record: TaskResult, base: Path | None) -> str | None:
@@ -307,9 +332,7 @@ def render_html(
             f'<td class="app">{e("; ".join(r.reasons)[:400])}</td></tr>'
         )
     pending = f"<p>Waiting for a judge: {e(', '.join(table.pending))}.</p>" if table.pending else ""
-    series = [(table.label or "run", table)] + ([(paper.label, paper)] if paper else [])
-    if before is not None:
-        series.insert(0, (before.label or "before", before))
+    series = _series(table, paper, before)
     comparison = _compare_html(before, table) if before is not None else ""
     note = " Grey figures under a cell are the paper's." if paper else ""
     return f"""<!DOCTYPE html>
@@ -346,15 +369,20 @@ def write_reports(
     label: str | None = None,
     before: Sequence[TaskResult] | None = None,
 ) -> dict[str, Path]:
-    """Write ``report.md``, ``report.html`` and ``summary.json`` (and ``compare.md`` when
-    ``before`` is given) into ``folder``."""
+    """Write ``report.md``, ``report.html``, ``summary.json``, the two plots as SVG files
+    (shown by the Markdown; the HTML has them inline) and ``compare.md`` when ``before``
+    is given, into ``folder``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     table = summarize(records, label)
     published = summarize(paper) if paper else None
     earlier = summarize(before) if before is not None else None
-    paths = {"markdown": folder / "report.md", "html": folder / "report.html", "json": folder / "summary.json"}
-    paths["markdown"].write_text(render_markdown(table, published), encoding="utf-8")
+    paths = {"markdown": folder / "report.md", "html": folder / "report.html", "json": folder / "summary.json",
+             "plot_success": folder / "success-by-level.svg", "plot_steps": folder / "agent-vs-human-steps.svg"}
+    paths["plot_success"].write_text(_svg_success_by_level(_series(table, published, earlier)), encoding="utf-8")
+    paths["plot_steps"].write_text(_svg_steps(table), encoding="utf-8")
+    plots = [paths["plot_success"].name, paths["plot_steps"].name]
+    paths["markdown"].write_text(render_markdown(table, published, base=folder, plots=plots), encoding="utf-8")
     paths["html"].write_text(render_html(table, published, base=folder, before=earlier), encoding="utf-8")
     if earlier is not None:
         paths["compare"] = folder / "compare.md"
