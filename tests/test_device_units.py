@@ -178,6 +178,19 @@ def test_match_label() -> None:
     assert match_label("Chrom", apps) == "com.android.chrome"
     assert match_label("Setings", apps) == "com.android.settings"
     assert match_label("Calculator", apps) is None
+    # labels that a real phone does not print (nonLocalizedLabel=null): the package's last part
+    unlabeled = [
+        LauncherApp("com.android.chrome", ".Main", None),
+        LauncherApp("com.google.android.apps.maps", ".Maps", None),
+        LauncherApp("com.google.android.gm", ".Gmail", None),
+        LauncherApp("com.example.camera", ".A", None),
+        LauncherApp("org.other.camera", ".B", None),
+    ]
+    assert match_label("Chrome", unlabeled) == "com.android.chrome"
+    assert match_label("maps", unlabeled) == "com.google.android.apps.maps"
+    assert match_label("Gmail", unlabeled) is None  # not guessed: the home-screen fallback finds it
+    assert match_label("Camera", unlabeled) is None  # two candidates: not guessed either
+    assert match_label("Settings", unlabeled + apps) == "com.android.settings"
 
 
 # --- screenshots ---------------------------------------------------------------------------

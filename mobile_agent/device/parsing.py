@@ -140,7 +140,8 @@ def match_label(label: str, apps: list[LauncherApp], cutoff: float = 0.75) -> st
     """The package whose label matches ``label`` best (case-insensitive, fuzzy), or None.
 
     Exact (normalized) match first, then a unique prefix/containment, then the closest
-    label by similarity ratio above ``cutoff``.
+    label by similarity ratio above ``cutoff``, then (for apps without a label) a unique
+    package whose last part is the label.
     """
     wanted = _norm(label)
     if not wanted:
@@ -157,4 +158,10 @@ def match_label(label: str, apps: list[LauncherApp], cutoff: float = 0.75) -> st
         ratio = difflib.SequenceMatcher(None, wanted, norm).ratio()
         if ratio >= cutoff and (best is None or ratio > best[0]):
             best = (ratio, app.package)
-    return best[1] if best else None
+    if best:
+        return best[1]
+    # Real phones mostly print nonLocalizedLabel=null: then a package whose last part is
+    # the label ("Chrome" -> com.android.chrome), if exactly one is.
+    squeezed = wanted.replace(" ", "")
+    unlabeled = {app.package for app in apps if not app.label and app.package.rsplit(".", 1)[-1].lower() == squeezed}
+    return unlabeled.pop() if len(unlabeled) == 1 else None
