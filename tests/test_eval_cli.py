@@ -81,6 +81,8 @@ def test_annotate_appends_the_judged_result(adb_env, sim_phone, tmp_path, monkey
     first, judged = load_results(out_dir / "results.jsonl")
     assert first.judged_by == "state" and judged.judged_by == "human"
     assert not judged.success and judged.ps == 0.5 and judged.cr == 0.5
+    # the judged record is the same run: same label (the report's column) and phone
+    assert (judged.label, judged.device, judged.instruction) == ("reference", sim_phone.serial, first.instruction)
 
 
 @pytest.mark.slow

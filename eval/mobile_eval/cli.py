@@ -143,11 +143,14 @@ def annotate_command(args: argparse.Namespace) -> int:
 
     tasks = {t.id: t for t in load_tasks()}
     task_id = args.task
-    if task_id is None and args.results is not None and args.results.exists():
+    earlier = None  # the run's record in the results file: its label, device, tokens carry over
+    if args.results is not None and args.results.exists():
         folder = args.run_dir.resolve()
         for record in ResultsFile(args.results).records():
             if record.trajectory_dir and Path(record.trajectory_dir).resolve() == folder:
-                task_id = record.task_id
+                earlier = record
+        if task_id is None and earlier is not None:
+            task_id = earlier.task_id
     if task_id is not None and task_id not in tasks:
         print(f"mobile-agent eval annotate: no task {task_id!r}", file=sys.stderr)
         return EXIT_USAGE
@@ -159,7 +162,10 @@ def annotate_command(args: argparse.Namespace) -> int:
         if task is None:
             print("mobile-agent eval annotate: --results needs --task (the run is not in that file)", file=sys.stderr)
             return EXIT_USAGE
-        record = result_from_annotation(task, args.run_dir, annotation)
+        kept = ("label", "instruction", "status", "error", "device", "duration_s", "prompt_tokens",
+                "completion_tokens", "cost_usd", "finished_at")
+        extra = {k: getattr(earlier, k) for k in kept} if earlier is not None and earlier.task_id == task.id else {}
+        record = result_from_annotation(task, args.run_dir, annotation, **extra)
         ResultsFile(args.results).append(record)
         print(f"appended the judged result of {task.id} to {args.results}")
     return EXIT_OK
