@@ -27,18 +27,30 @@ log = logging.getLogger(__name__)
 
 
 def check_image(image: object) -> np.ndarray:
-    """``image`` if it is an RGB uint8 HxWx3 numpy array, else ``InvalidInputError``."""
+    """``image`` as a C-contiguous RGB uint8 HxWx3 array, else ``InvalidInputError``.
+
+    Also taken, and converted: RGBA (alpha dropped, e.g. a PNG read without ``convert``),
+    grey HxW or HxWx1, and any memory layout (views, crops, Fortran order), which OpenCV
+    would otherwise reject deep inside a backend.
+    """
     if not isinstance(image, np.ndarray):
         raise InvalidInputError(
             f"image must be a numpy array (RGB uint8 HxWx3), got {type(image).__name__}", backend="input"
         )
-    if image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] != 3:
+    if image.dtype != np.uint8 or image.ndim not in (2, 3) or (image.ndim == 3 and image.shape[2] not in (1, 3, 4)):
         raise InvalidInputError(
-            f"image must be RGB uint8 HxWx3, got dtype={image.dtype} shape={image.shape}", backend="input"
+            f"image must be RGB uint8 HxWx3 (or RGBA / grey), got dtype={image.dtype} shape={image.shape}",
+            backend="input",
         )
     if image.shape[0] < 8 or image.shape[1] < 8:
         raise InvalidInputError(f"image too small: {image.shape[1]}x{image.shape[0]}", backend="input")
-    return image
+    if image.ndim == 2:
+        image = image[:, :, None]
+    if image.shape[2] == 1:
+        return np.repeat(image, 3, axis=2)
+    if image.shape[2] == 4:
+        image = image[:, :, :3]
+    return np.ascontiguousarray(image)
 
 
 def _check_target(value: object, what: str) -> str:
@@ -64,11 +76,11 @@ class Perception:
 
     def ocr(self, image: np.ndarray) -> list[TextLine]:
         """Every text line on the image (image pixels), cached per frame."""
-        check_image(image)
+        image = check_image(image)
         return self._ocr_cached(image, frame_key(image))
 
     def find_text(self, image: np.ndarray, text: str) -> Location:
-        check_image(image)
+        image = check_image(image)
         target = _check_target(text, "text")
         lines = self._ocr_cached(image, frame_key(image))
         return locate_text(
@@ -82,7 +94,7 @@ class Perception:
         )
 
     def find_icon(self, image: np.ndarray, description: str, position: str | None = None) -> Location:
-        check_image(image)
+        image = check_image(image)
         target = _check_target(description, "description")
         if position is not None and not isinstance(position, str):
             raise InvalidInputError(f"position must be a string or None, got {position!r}", backend="input")

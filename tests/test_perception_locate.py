@@ -51,7 +51,7 @@ def test_missing_grounding_dino_weights_name_the_file_and_the_fix() -> None:
 def test_bad_input_is_a_perception_error() -> None:
     locator = build_locator(load_settings())
     with pytest.raises(PerceptionError) as info:
-        locator.find_text(np.zeros((10, 10), np.uint8), "x")
+        locator.find_text(np.zeros((10, 10, 3), np.float32), "x")
     assert info.value.backend == "input"
 
 

@@ -102,3 +102,40 @@ def test_facade_from_threads_gives_one_answer() -> None:
     assert len(answers) == 3 and all(a.status is LocateStatus.FOUND for a in answers)
     assert len({a.point for a in answers}) == 1
     assert perception.cache.misses == 1  # the other threads waited for the one OCR run
+
+
+def test_any_layout_of_one_frame_gives_one_answer() -> None:
+    """Grey, RGBA, Fortran order, views and read-only buffers are the same frame: same
+    answers, one OCR and one proposal run between them (OpenCV rejected Fortran order)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from perception import LocateStatus, Perception
+
+    drawing = Image.new("L", (720, 1280), 255)
+    draw = ImageDraw.Draw(drawing)
+    draw.text((80, 600), "Bluetooth", fill=0, font=ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", 40))
+    draw.rectangle((500, 100, 599, 199), fill=0)
+    grey = np.asarray(drawing)
+    rgb = np.repeat(grey[:, :, None], 3, axis=2)
+    perception = Perception(PerceptionConfig(detector="proposals", ranker="heuristic"))
+    text = perception.find_text(rgb, "Bluetooth")
+    icon = perception.find_icon(rgb, "black square", "top right")
+    assert text.status is LocateStatus.FOUND and icon.status is LocateStatus.FOUND
+    assert 500 <= icon.point[0] < 600 and 100 <= icon.point[1] < 200
+    padded = np.zeros((1300, 760, 3), np.uint8)
+    padded[10:1290, 20:740] = rgb
+    read_only = rgb.copy()
+    read_only.flags.writeable = False
+    layouts = {
+        "grey": grey,
+        "grey HxWx1": grey[:, :, None],
+        "rgba": np.dstack([rgb, np.full_like(grey, 255)]),
+        "fortran order": np.asfortranarray(rgb),
+        "view into a larger buffer": padded[10:1290, 20:740],
+        "channels reversed (a view)": rgb[:, :, ::-1],
+        "read-only": read_only,
+    }
+    for name, frame in layouts.items():
+        assert perception.find_text(frame, "Bluetooth").point == text.point, name
+        assert perception.find_icon(frame, "black square", "top right").point == icon.point, name
+    assert perception.cache.misses == 2, "each layout should have hit the cached OCR and proposals"

@@ -213,8 +213,15 @@ def test_real_phone_screenshot(perception: Perception) -> None:
 
 
 def test_bad_input_is_a_typed_error(perception: Perception) -> None:
-    with pytest.raises(InvalidInputError):
-        perception.ocr(np.zeros((100, 100), np.uint8))
+    for bad in (
+        np.zeros((100, 100, 2), np.uint8),  # two channels
+        np.zeros((100, 100, 5), np.uint8),
+        np.zeros((2, 100, 100, 3), np.uint8),  # a batch
+        np.zeros((7, 100, 3), np.uint8),  # too small
+        [[0, 0, 0]],
+    ):
+        with pytest.raises(InvalidInputError):
+            perception.ocr(bad)
     with pytest.raises(InvalidInputError):
         perception.find_text(np.zeros((100, 100, 3), np.float32), "x")
     with pytest.raises(InvalidInputError):
