@@ -141,6 +141,36 @@ def test_ctrl_c_stops_cleanly_writes_the_trajectory_and_exits_130(
     assert _final(_trajectory(out))["status"] == "cancelled"
 
 
+def test_ctrl_c_while_the_model_thinks_exits_without_waiting_for_its_answer(
+    adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
+):
+    slow_s = 30.0
+    llm_server.script([], default=Reply(text=plan_reply("Back"), delay_s=slow_s))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mobile_agent.cli", "run", "--serial", sim_phone.serial,
+         "--base-url", llm_server.base_url, "--api-key", "k", "--instruction", "Go back", "-o", str(tmp_path)],
+        cwd=ROOT,
+        env=_env(adb_server.port),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not llm_server.chat_requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        interrupted = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - interrupted
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out + err
+    assert took < slow_s  # neither the run nor the process waited for the model's answer
+    assert _final(_trajectory(out))["status"] == "cancelled"
+
+
 def test_second_ctrl_c_aborts_at_once_and_says_where_the_trajectory_is(adb_server, sim_phone, tmp_path):
     script = tmp_path / "slow.txt"
     script.write_text("Home\nWait (10)\nStop\n", encoding="utf-8")

@@ -12,7 +12,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -228,7 +228,6 @@ class RunSession:
         self._last_frame: np.ndarray | None = None  # the newest frame seen
         self._last_step_frame: np.ndarray | None = None  # the frame of the newest step
         self._last_shot: str | None = None  # its file name
-        self._model_pool: ThreadPoolExecutor | None = None  # planner calls, see ask_model
         self.usage = RunUsage()
         self.started_at = time.time()
         root = Path(output_dir) if output_dir is not None else Path(settings.agent.output_dir)
@@ -314,9 +313,18 @@ class RunSession:
         instead of after the model's answer, which may take a minute with retries. The
         abandoned request finishes in the background and its answer is dropped."""
         self.check_cancel()
-        if self._model_pool is None:
-            self._model_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"planner-{self.run_id}")
-        future = self._model_pool.submit(call, *args)
+        future: Future[Any] = Future()
+
+        def work() -> None:
+            future.set_running_or_notify_cancel()
+            try:
+                future.set_result(call(*args))
+            except BaseException as exc:  # handed to the waiting step loop
+                future.set_exception(exc)
+
+        # a daemon thread, not an executor: interpreter exit joins executor threads, so
+        # an abandoned request would hold the process (the CLI after Ctrl-C) until it ends
+        threading.Thread(target=work, name=f"planner-{self.run_id}", daemon=True).start()
         while not wait([future], timeout=_CANCEL_POLL_S).done:
             self.check_cancel()
         return future.result()
@@ -444,8 +452,6 @@ class RunSession:
             reason=self.redact.text(reason),
             final_screenshot=final,
         )
-        if self._model_pool is not None:
-            self._model_pool.shutdown(wait=False, cancel_futures=True)
         self.writer.finish(result)
         self._emit_now(EventKind.RUN_FINISHED, None, result.to_dict())
         return result
