@@ -391,3 +391,13 @@ def test_list_models_of_an_endpoint_that_is_not_openai_compatible() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_endpoint_comes_from_settings_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mobile_agent.settings import PlannerSettings
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # read by the openai library if asked
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    planner = Planner(PlannerSettings())
+    assert str(planner._client.base_url).rstrip("/") == "https://api.openai.com/v1"
+    assert planner._client.api_key != "sk-from-env"

@@ -42,6 +42,7 @@ __all__ = ["Planner", "load_prompt"]
 _RETRY_STATUS = frozenset({408, 409, 425, 429})
 _CROP_LONG_SIDE = 512
 _HISTORY_LIMIT = 40
+_OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
 def load_prompt(name: str) -> Template:
@@ -66,7 +67,9 @@ class Planner:
         self.settings = settings
         self.registry = registry if registry is not None else REGISTRY
         self._client = client or openai.OpenAI(
-            base_url=settings.base_url,
+            # Explicit, so that the openai library does not read OPENAI_BASE_URL itself:
+            # only mobile_agent.settings reads the environment.
+            base_url=settings.base_url or _OPENAI_BASE_URL,
             # Local servers (Ollama, vLLM) accept any key; the client insists on one.
             api_key=settings.api_key.get_secret_value() or "not-needed",
             timeout=settings.timeout_s,
