@@ -3,9 +3,11 @@
 Matching goes in tiers and the first tier with a hit wins:
 
 1. exact — the OCR line is the target (also after folding: Unicode NFKC, full/half
-   width, case, whitespace and punctuation);
+   width, case, whitespace and punctuation; accents and vowel signs stay with their
+   letter, composed or not);
 2. span — the target is a run of whole words inside a longer OCR line (OCR often merges
-   neighbours: "Wi-Fi  On"); its sub-box is cut from the line's box in proportion to
+   neighbours: "Wi-Fi  On"; in CJK, Thai, Lao, Khmer and Myanmar any run of characters,
+   as they put no spaces between words); its sub-box is cut from the line's box in proportion to
    character widths;
 3. joined — the target runs over neighbouring OCR lines (OCR split "WhatsApp Messenger"
    into two lines, side by side or stacked); the box is their union;
@@ -46,32 +48,64 @@ class TextMatch:
 @dataclass(frozen=True)
 class _Folded:
     spaced: str  # words of folded characters separated by single spaces
-    index: tuple[int, ...]  # spaced[i] came from original[index[i]] (spaces: the next char's)
+    index: tuple[int, ...]  # spaced[i] came from original[index[i]:ends[i]] (spaces: the next char's)
+    ends: tuple[int, ...]
 
     @property
     def compact(self) -> str:
         return self.spaced.replace(" ", "")
 
 
-def _is_cjk(ch: str) -> bool:
-    return unicodedata.east_asian_width(ch) in ("W", "F") and ch.isalnum()
+# Scripts written without spaces between words: a target may start or end anywhere in a line.
+_UNSPACED_RANGES = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF))  # Thai, Lao, Myanmar, Khmer
+
+
+def _unspaced_script(ch: str) -> bool:
+    if unicodedata.east_asian_width(ch) in ("W", "F") and ch.isalnum():
+        return True  # CJK, kana, Hangul
+    return any(low <= ord(ch) <= high for low, high in _UNSPACED_RANGES)
+
+
+def _is_mark(ch: str) -> bool:
+    return unicodedata.category(ch).startswith("M")
+
+
+def _clusters(text: str) -> list[tuple[int, int]]:
+    """[start, end) runs that normalize together: a base and what composes onto it
+    (e + combining acute, half-width ｶ + ﾞ, Hangul jamo, Devanagari vowel signs)."""
+    runs: list[tuple[int, int]] = []
+    for i, ch in enumerate(text):
+        if runs:
+            start = runs[-1][0]
+            run = text[start:i]
+            if _is_mark(ch) or unicodedata.normalize("NFKC", run + ch) != unicodedata.normalize(
+                "NFKC", run
+            ) + unicodedata.normalize("NFKC", ch):
+                runs[-1] = (start, i + 1)
+                continue
+        runs.append((i, i + 1))
+    return runs
 
 
 def _fold_full(text: str) -> _Folded:
     out: list[str] = []
     index: list[int] = []
-    for i, ch in enumerate(text):
-        for c in unicodedata.normalize("NFKC", ch).casefold():
-            if c.isalnum():
+    ends: list[int] = []
+    for start, end in _clusters(text):
+        for c in unicodedata.normalize("NFKC", text[start:end]).casefold():
+            if c.isalnum() or (_is_mark(c) and out and out[-1] != " "):  # a mark belongs to its letter
                 out.append(c)
-                index.append(i)
             elif out and out[-1] != " ":
                 out.append(" ")
-                index.append(i)
+            else:
+                continue
+            index.append(start)
+            ends.append(end)
     while out and out[-1] == " ":
         out.pop()
         index.pop()
-    return _Folded("".join(out), tuple(index))
+        ends.pop()
+    return _Folded("".join(out), tuple(index), tuple(ends))
 
 
 def fold(text: str) -> str:
@@ -80,6 +114,8 @@ def fold(text: str) -> str:
 
 
 def _char_width(ch: str) -> float:
+    if _is_mark(ch):
+        return 0.0  # drawn on the letter before it
     return 2.0 if unicodedata.east_asian_width(ch) in ("W", "F") else 1.0
 
 
@@ -112,14 +148,14 @@ def _span_matches(target: _Folded, line: TextLine, folded: _Folded) -> list[Text
     spaced_pos = [i for i, c in enumerate(folded.spaced) if c != " "]
     word_start = {0} | {k for k in range(1, len(spaced_pos)) if spaced_pos[k] - spaced_pos[k - 1] > 1}
     word_end = {len(spaced_pos)} | {k for k in word_start if k > 0}
-    cjk = any(_is_cjk(c) for c in t)
+    unspaced = any(_unspaced_script(c) for c in t)
     matches = []
     pos = compact.find(t)
     while pos >= 0:
         end = pos + len(t)
-        if cjk or (pos in word_start and end in word_end):
+        if unspaced or (pos in word_start and end in word_end):
             first = folded.index[spaced_pos[pos]]
-            last = folded.index[spaced_pos[end - 1]] + 1
+            last = folded.ends[spaced_pos[end - 1]]
             matches.append(TextMatch(line, _sub_box(line, first, last), TIER_SPAN, 1.0))
         pos = compact.find(t, pos + 1)
     return matches
@@ -157,7 +193,7 @@ def match_text(lines: list[TextLine], target: str, image_size: tuple[int, int], 
             if part is not None and part.score >= max(threshold, 90.0):
                 spaced_pos = [i for i, c in enumerate(folded.spaced) if c != " "]
                 first = folded.index[spaced_pos[part.dest_start]]
-                last = folded.index[spaced_pos[max(part.dest_end - 1, part.dest_start)]] + 1
+                last = folded.ends[spaced_pos[max(part.dest_end - 1, part.dest_start)]]
                 tiers[TIER_FUZZY].append(TextMatch(line, _sub_box(line, first, last), TIER_FUZZY, part.score / 100))
     for tier in (TIER_EXACT, TIER_SPAN, TIER_JOINED, TIER_FUZZY):
         if tiers[tier]:

@@ -84,6 +84,33 @@ def test_cjk_span_without_spaces() -> None:
     assert matches[0].box.left == pytest.approx(40) and matches[0].box.right == pytest.approx(80)
 
 
+def test_composed_and_decomposed_letters_fold_alike() -> None:
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFD", "Café")
+    assert fold(decomposed) == fold("café") == "café"  # the accent was split off as punctuation
+    assert fold("ｶﾞｲﾄﾞ") == fold("ガイド")  # half-width kana with their voiced marks
+    assert fold(unicodedata.normalize("NFD", "설정")) == "설정"  # Hangul as jamo
+    matches = match_text([line("Café Wi-Fi", 0, 0, 300, 40)], decomposed, SIZE, 0.25)
+    assert len(matches) == 1 and matches[0].box.right == pytest.approx(120)
+
+
+def test_vowel_signs_are_part_of_the_word() -> None:
+    hindi = line("हिन्दी सेटिंग्स", 0, 0, 300, 40)  # marks take no width: 3 + 1 + 4 letters
+    (match,) = match_text([hindi], "सेटिंग्स", SIZE, 0.25)
+    assert match.tier == TIER_SPAN
+    assert (match.box.left, match.box.right) == (pytest.approx(150), pytest.approx(300))
+    # a missing vowel sign is a misreading (fuzzy), no longer the same folded word (exact)
+    assert fold("हन्दी") != fold("हिन्दी")
+    assert [m.tier for m in match_text([line("हन्दी", 0, 0, 100, 40)], "हिन्दी", SIZE, 0.25)] == [TIER_FUZZY]
+
+
+def test_thai_span_without_spaces() -> None:
+    matches = match_text([line("ตั้งค่าบลูทูธ", 0, 0, 260, 40)], "บลูทูธ", SIZE, 0.25)
+    assert len(matches) == 1 and matches[0].tier == TIER_SPAN
+    assert matches[0].box.left > 80 and matches[0].box.right == pytest.approx(260)
+
+
 def test_fuzzy_by_length() -> None:
     lines = [line("Notifcations & status bar", 0, 0, 500, 40)]
     fuzzy = match_text(lines, "Notifications & status bar", SIZE, 0.25)
