@@ -19,7 +19,7 @@ logs; whoever handles it decides.
      │    ├── ScreenshotError             capture failed (never a black frame)
      │    ├── AdbKeyboardMissingError     non-ASCII text needs ADB Keyboard
      │    ├── AppNotFoundError            no package / label matches (app)
-     │    └── DeviceCommandError          a device command failed (command, exit_code)
+     │    └── DeviceCommandError          a device command or adb request failed (command, exit_code, output)
      ├── PerceptionError                  wraps perception.errors.PerceptionFailure (backend)
      ├── PlannerError (status_code, attempts)
      │    ├── PlannerUnreachableError     connection refused / timeouts after retries
