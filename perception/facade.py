@@ -16,6 +16,7 @@ import numpy as np
 from perception.cache import FrameCache, frame_key
 from perception.config import PerceptionConfig
 from perception.errors import InvalidInputError
+from perception.icons import IconLocator
 from perception.ocr import OcrBackend, make_ocr_backend
 from perception.registry import shared
 from perception.text_match import locate_text
@@ -69,8 +70,9 @@ class Perception:
         ocr_key = ("ocr", c.ocr_backend, c.paddle_det_dir, c.paddle_rec_dir, c.ocr_limit_side_len,
                    c.ocr_use_cls, c.ocr_min_score, c.ocr_threads, c.compute_device)
         self._ocr: OcrBackend = shared(ocr_key, lambda: make_ocr_backend(c))
-        self._icons = None  # perception.icons.IconLocator, built on first find_icon
         self.timings: dict[str, float] = {}  # seconds spent in the last call of each stage
+        # cheap: it chooses and loads its backends on first use
+        self._icons = IconLocator(self.config, self._cache, self._ocr_cached, self.timings)
 
     # --- public API -------------------------------------------------------------------
 
@@ -123,11 +125,7 @@ class Perception:
 
         return self._cache.get_or_compute(key, "ocr", run)
 
-    def _icon_locator(self):  # -> perception.icons.IconLocator
-        if self._icons is None:
-            from perception.icons import IconLocator
-
-            self._icons = IconLocator(self.config, self._cache, self._ocr_cached, self.timings)
+    def _icon_locator(self) -> IconLocator:
         return self._icons
 
     def __repr__(self) -> str:

@@ -20,6 +20,7 @@ May import: numpy, the standard library, ``perception.*``.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -65,15 +66,23 @@ class IconLocator:
         self._cache = cache
         self._ocr = ocr
         self._timings = timings
-        self._detector_name: str | None = None
-        self._ranker_name: str | None = None
-        self._device: str | None = None
+        self._lock = threading.Lock()
+        # (detector, ranker, device), set once as one tuple: a thread never sees half a choice
+        self._backends: tuple[str, str, str] | None = None
 
     # --- backend choice ---------------------------------------------------------------
 
-    def _choose(self) -> None:
-        if self._detector_name is not None:
-            return
+    def _choose(self) -> tuple[str, str, str]:
+        chosen = self._backends
+        if chosen is not None:
+            return chosen
+        with self._lock:
+            if self._backends is None:
+                self._backends = self._resolve()
+                log.info("icon backends: detector=%s ranker=%s device=%s", *self._backends)
+            return self._backends
+
+    def _resolve(self) -> tuple[str, str, str]:
         from perception import ml
 
         c = self.config
@@ -86,21 +95,20 @@ class IconLocator:
         ranker = c.ranker
         if ranker == "auto":
             ranker = "clip" if torch_ok and ml.clip_weights_available(c) else "heuristic"
-        self._detector_name, self._ranker_name, self._device = detector, ranker, device
-        log.info("icon backends: detector=%s ranker=%s device=%s", detector, ranker, device)
+        return detector, ranker, device
 
     def _detector(self) -> Any:
         from perception import ml
 
         c = self.config
-        if self._detector_name == "grounding-dino":
+        if self._choose()[0] == "grounding-dino":
             key = ("grounding-dino", c.grounding_dino_path, c.compute_device, c.allow_hub_downloads)
             return shared(key, lambda: ml.GroundingDinoDetector(c))
         key = ("groundingdino-py", c.groundingdino_py_checkpoint, c.groundingdino_py_config, c.compute_device)
         return shared(key, lambda: ml.GroundingDinoPyDetector(c))
 
     def _ranker(self) -> Ranker:
-        if self._ranker_name == "clip":
+        if self._choose()[1] == "clip":
             from perception import ml
 
             c = self.config
@@ -109,30 +117,30 @@ class IconLocator:
         return HeuristicRanker()
 
     def describe(self) -> dict[str, str]:
-        self._choose()
+        detector_name, ranker_name, device = self._choose()
         detector = {
             "proposals": "proposals (OpenCV edges + contours, weight-free)",
             "grounding-dino": f"grounding-dino ({self.config.grounding_dino_path})",
             "groundingdino-py": f"groundingdino-py ({self.config.groundingdino_py_checkpoint})",
-        }[self._detector_name or "proposals"]
+        }[detector_name]
         ranker = (
             f"clip ({self.config.clip_model}, {self.config.clip_checkpoint})"
-            if self._ranker_name == "clip"
+            if ranker_name == "clip"
             else "heuristic (colour + shape words, weight-free)"
         )
-        return {"icon_detector": detector, "icon_ranker": ranker, "compute_device": self._device or "cpu"}
+        return {"icon_detector": detector, "icon_ranker": ranker, "compute_device": device}
 
     # --- locating ---------------------------------------------------------------------
 
     def regions(self, image: np.ndarray, key: str) -> list[IconRegion]:
         """Icon boxes on the frame after size filter and NMS (cached per frame)."""
-        self._choose()
+        detector_name = self._choose()[0]
         height, width = image.shape[:2]
         c = self.config
 
         def detect() -> list[IconRegion]:
             started = time.perf_counter()
-            if self._detector_name == "proposals":
+            if detector_name == "proposals":
                 lines = self._ocr(image, key)
                 started = time.perf_counter()
                 found = propose_ui_elements(
@@ -153,11 +161,10 @@ class IconLocator:
             self._timings["detect"] = time.perf_counter() - started
             return found
 
-        return self._cache.get_or_compute(key, f"icons:{self._detector_name}", detect)
+        return self._cache.get_or_compute(key, f"icons:{detector_name}", detect)
 
     def locate(self, image: np.ndarray, key: str, description: str, position: str | None) -> Location:
-        self._choose()
-        backend = f"{self._detector_name}+{self._ranker_name}"
+        backend = "+".join(self._choose()[:2])
         try:
             where = parse_position(position)
         except UnknownPositionError as exc:

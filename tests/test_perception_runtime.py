@@ -139,3 +139,36 @@ def test_any_layout_of_one_frame_gives_one_answer() -> None:
         assert perception.find_text(frame, "Bluetooth").point == text.point, name
         assert perception.find_icon(frame, "black square", "top right").point == icon.point, name
     assert perception.cache.misses == 2, "each layout should have hit the cached OCR and proposals"
+
+
+def test_backend_choice_is_whole_and_single_under_threads() -> None:
+    """Threads racing on a fresh Perception see one icon locator and a whole backend
+    choice (a half-set choice read as detector set, ranker unset -> 'heuristic')."""
+    import sys
+
+    from perception import Perception
+
+    config = PerceptionConfig(detector="proposals", ranker="clip", compute_device="cpu")
+    Perception(config).describe_backends()  # torch imported once, outside the race
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        for _ in range(1000):
+            perception = Perception(config)
+            barrier = threading.Barrier(6)
+            locators, rankers = [], []
+
+            def ask(p=perception, b=barrier, locators=locators, rankers=rankers) -> None:
+                b.wait()
+                locators.append(p._icon_locator())
+                rankers.append(p.describe_backends()["icon_ranker"])
+
+            threads = [threading.Thread(target=ask) for _ in range(6)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert len({id(loc) for loc in locators}) == 1
+            assert all(r.startswith("clip") for r in rankers), rankers
+    finally:
+        sys.setswitchinterval(interval)
