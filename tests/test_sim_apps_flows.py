@@ -23,6 +23,11 @@ def texts(phone: Phone) -> list[str]:
     return [el["text"] or el["description"] for el in phone.ground_truth()]
 
 
+def drawn(phone: Phone) -> list[str]:
+    """The texts drawn on the screen (not the full contents of text fields)."""
+    return [el["text"] for el in phone.ground_truth() if el["kind"] == "text"]
+
+
 def element(phone: Phone, text: str) -> dict:
     for el in phone.ground_truth():
         if text in (el["text"], el["description"]):
@@ -467,3 +472,21 @@ def test_music_search_tab_starts_a_new_query(phone: Phone) -> None:
         enter(phone)
     assert [s["query"] for s in data(phone, MUSIC)["searches"]] == ["agent", "relax"]
     assert "Relaxing Piano" in texts(phone)
+
+
+def test_a_focused_field_shows_the_end_of_a_long_text_as_a_phone_scrolls_to_the_cursor(phone: Phone) -> None:
+    # the notes multi-app-2 asks for run past the title field and down the body: what was
+    # just typed must be on screen, or nobody can check it
+    open_app(phone, "Notes")
+    tap(phone, "orange plus button: new note")
+    type_text(phone, "Temperature analysis for the next 5 days: Today 16-26, Tue 14-20")
+    (title,) = [t for t in drawn(phone) if "14-20" in t]
+    assert title.startswith("…") and title.endswith("Today 16-26, Tue 14-20")
+    enter(phone)
+    for i in range(40):
+        type_text(phone, f"row {i} of the body")
+        enter(phone)
+    assert "row 39 of the body" in drawn(phone) and "row 0 of the body" not in drawn(phone)
+    back(phone)  # the keyboard closes, the body loses focus: its start shows again, the title's too
+    assert "row 0 of the body" in drawn(phone)
+    assert any(t.startswith("Temperature analysis") for t in drawn(phone))

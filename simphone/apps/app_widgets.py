@@ -15,7 +15,7 @@ from typing import Any
 from simphone.apps import AppContext
 from simphone.ui.canvas import Box, Canvas
 from simphone.ui.theme import Color
-from simphone.ui.widgets import text_field
+from simphone.ui.widgets import text_field, wrap  # wrap: re-exported for the app modules
 
 __all__ = ["TAB_BAR_H", "add_record", "matches", "query_words", "search_bar", "show_results", "tab_bar", "wrap"]
 
@@ -100,18 +100,3 @@ def tab_bar(c: Canvas, ctx: AppContext, tabs: list[tuple[str, str, Callable[[], 
         c.text((cx, top + 110), label, size=32, color=color, anchor="mt", bold=i == selected)
         c.on_tap((w * i, top, w * (i + 1), bottom), action)
     return top
-
-
-def wrap(c: Canvas, text: str, size: float, width: float, bold: bool = False) -> list[str]:
-    """Greedy word wrap to lines no wider than `width` layout units."""
-    lines, line = [], ""
-    for word in text.split():
-        candidate = f"{line} {word}".strip()
-        if line and c.text_size(candidate, size, bold)[0] > width:
-            lines.append(line)
-            line = word
-        else:
-            line = candidate
-    if line:
-        lines.append(line)
-    return lines

@@ -119,11 +119,16 @@ def text_field(c: Canvas, ctx: AppContext, box: tuple[float, float, float, float
     left, top, right, bottom = box
     c.widget(box, f"{placeholder} text field{', focused' if focused else ''}", text=value)
     width = right - left - 2 * pad
+    line_h = size * 1.35
     if multiline:
         lines = [w for paragraph in value.split("\n") for w in wrap(c, paragraph, size, width, bold)]
+        fit = max(1, int((bottom - top - pad) // line_h))
+        if focused and len(lines) > fit:
+            lines = lines[-fit:]  # scrolled to the cursor, as an EditText keeps it in view
     else:
         lines = [value.replace("\n", " ")]
-    line_h = size * 1.35
+        if focused and c.text_size(lines[0], size, bold)[0] > width:
+            lines = [_tail(c, lines[0], size, width, bold)]  # scrolled to the cursor: the end shows
     y = top + pad
     last_box = (left + pad, y, left + pad, y + size)
     if not value:
@@ -142,6 +147,18 @@ def text_field(c: Canvas, ctx: AppContext, box: tuple[float, float, float, float
         cy = last_box[1] if value else top + pad
         c.rect((x, cy, x + 4, cy + size * 1.1), fill=th.primary)
     c.on_tap(box, lambda: ctx.focus(field))
+
+
+def _tail(c: Canvas, text: str, size: float, width: float, bold: bool) -> str:
+    """The end of `text` that fits in `width` after a leading ellipsis."""
+    low, high = 0, len(text)  # the shortest cut whose "…" + rest fits
+    while low < high:
+        mid = (low + high) // 2
+        if c.text_size("…" + text[mid:], size, bold)[0] > width:
+            low = mid + 1
+        else:
+            high = mid
+    return "…" + text[low:]
 
 
 def wrap(c: Canvas, text: str, size: float, width: float, bold: bool = False) -> list[str]:
