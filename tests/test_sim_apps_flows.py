@@ -214,6 +214,9 @@ def test_maps_gas_station_lists_nearby_ones_nearest_first(phone: Phone) -> None:
     assert phone.state()["current"]["view"] == "list"
     distances = [float(t.split("·")[1].split()[0]) for t in texts(phone) if t.startswith("Gas station ·")]
     assert len(distances) == 3 and distances == sorted(distances)
+    bar_bottom = element(phone, "Search here search bar")["box"][3]
+    pins = [el["box"] for el in phone.ground_truth() if el["description"].startswith("red map pin")]
+    assert len(pins) == 3 and all(top >= bar_bottom for _, top, _, _ in pins)  # none hidden by the search bar
     tap(phone, "Directions")
     tap(phone, "Walk " + next(t for t in texts(phone) if t.startswith("Walk ")).split(" ", 1)[1])
     tap(phone, "Start")

@@ -143,8 +143,11 @@ class Maps(App):
         c.rect(box, fill=(36, 40, 44) if dark else (236, 240, 228))
         w, h = right - left, bottom - top
 
+        # places land below the floating search bar (170 units, and a pin is 80 tall) on any map height
+        clear = max(0.25 * h, 260)
+
         def at(pos: tuple[float, float]) -> tuple[float, float]:
-            return (left + (0.05 + 0.9 * pos[0]) * w, top + (0.25 + 0.7 * pos[1]) * h)  # clear of the search bar
+            return (left + (0.05 + 0.9 * pos[0]) * w, top + clear + pos[1] * (0.95 * h - clear))
 
         lake = BY_ID["west_lake"][5]
         cx, cy = at(lake)
