@@ -60,6 +60,18 @@ def console_script(name: str) -> list[str]:
     return [sys.executable, "-m", module]
 
 
+def planner_settings():  # -> mobile_agent.settings.PlannerSettings
+    """The planner as `mobile-agent run` will see it: environment and config file
+    (MOBILE_AGENT_CONFIG) both count."""
+    from mobile_agent.errors import ConfigError
+    from mobile_agent.settings import load_settings
+
+    try:
+        return load_settings().planner
+    except ConfigError as exc:
+        raise SystemExit(f"the settings are invalid: {exc.message}") from exc
+
+
 def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -112,9 +124,9 @@ def main() -> int:
 
         run_env = dict(os.environ, MOBILE_AGENT_ADB__SERVER_PORT=str(adb_port))
         command = [*console_script("mobile-agent"), "run", "--serial", serial, "--instruction", INSTRUCTION]
-        configured = bool(os.environ.get("MOBILE_AGENT_PLANNER__BASE_URL") or os.environ.get("MOBILE_AGENT_PLANNER__API_KEY"))
-        if configured:
-            print(f"* running the agent with the planner at {os.environ.get('MOBILE_AGENT_PLANNER__BASE_URL', 'OpenAI')}")
+        planner = planner_settings()
+        if planner.configured:
+            print(f"* running the agent with the planner at {planner.base_url or 'OpenAI'} (model {planner.model})")
         else:
             print(
                 "* no planner endpoint configured: running the bundled script instead of an LLM\n"

@@ -48,7 +48,8 @@ def test_quickstart_without_an_endpoint_runs_the_bundled_script(tmp_path):
     assert report.is_file() and report.is_relative_to(tmp_path)
 
 
-def test_quickstart_with_an_endpoint_lets_the_model_plan(tmp_path, llm_server):  # noqa: F811
+@pytest.mark.parametrize("configured_by", ["environment", "config file"])
+def test_quickstart_with_an_endpoint_lets_the_model_plan(configured_by, tmp_path, llm_server):  # noqa: F811
     llm_server.script(
         [
             plan_reply("Open App (Settings)"),
@@ -58,11 +59,15 @@ def test_quickstart_with_an_endpoint_lets_the_model_plan(tmp_path, llm_server): 
             DONE,
         ]
     )
-    proc = _quickstart(
-        tmp_path, MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url, MOBILE_AGENT_PLANNER__API_KEY="demo-key"
-    )
+    if configured_by == "environment":
+        env = {"MOBILE_AGENT_PLANNER__BASE_URL": llm_server.base_url, "MOBILE_AGENT_PLANNER__API_KEY": "demo-key"}
+    else:
+        config = tmp_path / "mobile-agent.toml"
+        config.write_text(f'[planner]\nbase_url = "{llm_server.base_url}"\napi_key = "demo-key"\n', encoding="utf-8")
+        env = {"MOBILE_AGENT_CONFIG": str(config)}
+    proc = _quickstart(tmp_path, **env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "running the agent with the planner" in proc.stdout
+    assert f"running the agent with the planner at {llm_server.base_url}" in proc.stdout
     assert "(secure ui_night_mode, 2 = on): 2" in proc.stdout
     assert len(llm_server.chat_requests) == 5
     assert "Turn on the dark mode" in llm_server.chat_requests[0].text()
