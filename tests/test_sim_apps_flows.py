@@ -493,3 +493,17 @@ def test_a_focused_field_shows_the_end_of_a_long_text_as_a_phone_scrolls_to_the_
     back(phone)  # the keyboard closes, the body loses focus: its start shows again, the title's too
     assert "row 0 of the body" in drawn(phone)
     assert any(t.startswith("Temperature analysis") for t in drawn(phone))
+
+
+def test_the_battery_percentage_switch_says_what_the_status_bar_shows(phone: Phone) -> None:
+    def percent_shown() -> bool:
+        return any(t.endswith("%") and t[:-1].isdigit() for t in drawn(phone))
+
+    open_app(phone, "Settings")
+    tap(phone, "Notifications & status bar")
+    assert percent_shown()
+    tap(phone, "Show battery percentage switch, on")
+    assert not percent_shown()
+    assert phone.state()["settings"]["system"]["status_bar_show_battery_percent"] == "0"
+    tap(phone, "Show battery percentage switch, off")
+    assert percent_shown()

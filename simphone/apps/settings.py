@@ -49,8 +49,14 @@ PAGE_ACTIVITIES = {"wifi": ".wifi.WifiSettings", "bluetooth": ".bluetooth.Blueto
                    "display": ".DisplaySettings"}
 
 
+# Settings that are on until someone turns them off (Android shows the battery percentage
+# by default; the status bar draws it unless the setting is "0").
+ON_BY_DEFAULT = {("system", "status_bar_show_battery_percent")}
+
+
 def _on(ctx: AppContext, ns: str, key: str) -> bool:
-    return ctx.setting(ns, key) == "1"
+    value = ctx.setting(ns, key)
+    return value == "1" or (value is None and (ns, key) in ON_BY_DEFAULT)
 
 
 def _flip(ctx: AppContext, ns: str, key: str) -> None:

@@ -60,8 +60,9 @@ def draw_system_ui(phone: Phone, c: Canvas) -> None:
     c.text((50, mid), phone.clock.strftime("%H:%M"), size=40, color=th.status_fg, anchor="lm", bold=True)
     x = c.width - 40
     level = phone.battery["level"]
-    box = c.text((x, mid), f"{level}%", size=34, color=th.status_fg, anchor="rm")
-    x = box[0] - 10
+    if phone.settings_get("system", "status_bar_show_battery_percent") != "0":  # on unless turned off
+        box = c.text((x, mid), f"{level}%", size=34, color=th.status_fg, anchor="rm")
+        x = box[0] - 10
     c.icon("battery", (x - 50, mid - 28, x, mid + 28), th.status_fg, description="battery")
     fill_top = mid + 24 - 46 * level / 100
     c.rect((x - 34, fill_top, x - 16, mid + 22), fill=th.status_fg)
