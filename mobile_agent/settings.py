@@ -109,6 +109,7 @@ class PerceptionSettings(BaseModel):
     box_threshold: float = Field(0.05, ge=0, le=1)
     text_threshold: float = Field(0.5, ge=0, le=1)
     compute_device: Literal["auto", "cpu", "cuda"] = "auto"
+    half_precision: bool | None = Field(None, description="fp16 autocast for Grounding DINO and CLIP; unset = on CUDA only")
     allow_hub_downloads: bool = False
     max_text_candidates: int = Field(4, ge=1, le=16)
     max_box_fraction: float = Field(0.25, gt=0, le=1, description="ignore OCR boxes larger than this share of the screen")

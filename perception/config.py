@@ -62,6 +62,9 @@ class PerceptionConfig:
 
     # --- runtime ----------------------------------------------------------------------
     compute_device: ComputeDevice = "auto"
+    # Grounding DINO and CLIP under fp16 autocast (weights stay fp32: a model cast whole to
+    # fp16 gives NaN boxes in Grounding DINO's deformable attention). None = on CUDA only.
+    half_precision: bool | None = None
     allow_hub_downloads: bool = False
     cache_size: int = 8  # screenshots whose OCR / proposals are kept (LRU)
 

@@ -102,7 +102,7 @@ class IconLocator:
 
         c = self.config
         if self._choose()[0] == "grounding-dino":
-            key = ("grounding-dino", c.grounding_dino_path, c.compute_device, c.allow_hub_downloads)
+            key = ("grounding-dino", c.grounding_dino_path, c.compute_device, c.half_precision, c.allow_hub_downloads)
             return shared(key, lambda: ml.GroundingDinoDetector(c))
         key = ("groundingdino-py", c.groundingdino_py_checkpoint, c.groundingdino_py_config, c.compute_device)
         return shared(key, lambda: ml.GroundingDinoPyDetector(c))
@@ -112,7 +112,7 @@ class IconLocator:
             from perception import ml
 
             c = self.config
-            key = ("clip", c.clip_model, c.clip_checkpoint, c.compute_device, c.allow_hub_downloads)
+            key = ("clip", c.clip_model, c.clip_checkpoint, c.compute_device, c.half_precision, c.allow_hub_downloads)
             return shared(key, lambda: ml.ClipRanker(c))
         return HeuristicRanker()
 

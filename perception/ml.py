@@ -5,13 +5,14 @@ Every import of torch / transformers / open_clip / groundingdino happens inside 
 function, so ``import perception`` stays light. Weights come from local paths or the
 Hugging Face cache only, unless ``allow_hub_downloads``; a missing file is a
 ``WeightsMissingError`` saying how to get it. CUDA is used with half precision when
-present, CPU otherwise.
+present (fp16 autocast over fp32 weights), CPU otherwise.
 
 May import: numpy, PIL, the standard library, ``perception.*``; torch and friends lazily.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 from pathlib import Path
@@ -106,15 +107,36 @@ def clip_weights_available(config: PerceptionConfig) -> bool:
     return _clip_local_file(config) is not None
 
 
-class GroundingDinoDetector:
+class _TorchModel:
+    """Device and precision shared by the torch backends: the weights stay fp32 and
+    ``inference()`` runs under fp16 autocast when half precision is on (CUDA by default),
+    so inputs always match the model's dtype and numerically fragile ops stay fp32."""
+
+    def __init__(self, config: PerceptionConfig) -> None:
+        self.config = config
+        self.device = resolve_torch_device(config)
+        self.half = self.device == "cuda" if config.half_precision is None else config.half_precision
+
+    def inference(self) -> contextlib.ExitStack:
+        torch = _import_torch()
+        stack = contextlib.ExitStack()
+        stack.enter_context(torch.inference_mode())
+        stack.enter_context(torch.autocast(device_type=self.device, dtype=torch.float16, enabled=self.half))
+        return stack
+
+    @property
+    def precision(self) -> str:
+        return "fp16 autocast" if self.half else "fp32"
+
+
+class GroundingDinoDetector(_TorchModel):
     """Grounding DINO through ``transformers`` with a text prompt ("icon")."""
 
     name = "grounding-dino"
 
     def __init__(self, config: PerceptionConfig) -> None:
-        self.config = config
-        self.device = resolve_torch_device(config)
-        torch = _import_torch()
+        super().__init__(config)
+        _import_torch()
         try:
             from transformers import GroundingDinoForObjectDetection, GroundingDinoProcessor
         except ImportError as exc:
@@ -142,14 +164,12 @@ class GroundingDinoDetector:
                 path=source,
                 hint="huggingface-cli download IDEA-Research/grounding-dino-tiny",
             ) from exc
-        self.dtype = torch.float16 if self.device == "cuda" else torch.float32
-        self.model = model.to(self.device, dtype=self.dtype).eval()
-        log.info("detector grounding-dino loaded from %s on %s", source, self.device)
+        self.model = model.to(self.device, dtype=_import_torch().float32).eval()
+        log.info("detector grounding-dino loaded from %s on %s (%s)", source, self.device, self.precision)
 
     def detect(self, image: np.ndarray, settings: PerceptionConfig) -> list[IconRegion]:
         """Boxes for ``settings.detector_prompt`` above its thresholds (the model is shared
         between configurations that differ only in those, so they come per call)."""
-        torch = _import_torch()
         from PIL import Image
 
         height, width = image.shape[:2]
@@ -158,8 +178,7 @@ class GroundingDinoDetector:
             prompt += "."  # Grounding DINO separates phrases with periods
         inputs = self.processor(images=Image.fromarray(image), text=prompt, return_tensors="pt")
         inputs = {k: v.to(self.device) for k, v in inputs.items()}
-        inputs["pixel_values"] = inputs["pixel_values"].to(self.dtype)
-        with torch.inference_mode():
+        with self.inference():
             outputs = self.model(**inputs)
         outputs.logits = outputs.logits.float()
         outputs.pred_boxes = outputs.pred_boxes.float()
@@ -179,7 +198,7 @@ class GroundingDinoDetector:
         return regions
 
     def describe(self) -> str:
-        return f"grounding-dino ({self.config.grounding_dino_path}, {self.device})"
+        return f"grounding-dino ({self.config.grounding_dino_path}, {self.device}, {self.precision})"
 
 
 class GroundingDinoPyDetector:
@@ -240,15 +259,14 @@ class GroundingDinoPyDetector:
         return f"groundingdino-py ({self.config.groundingdino_py_checkpoint}, {self.device})"
 
 
-class ClipRanker:
+class ClipRanker(_TorchModel):
     """CLIP similarity between each crop and the description, all crops in one batch."""
 
     name = "clip"
 
     def __init__(self, config: PerceptionConfig) -> None:
-        self.config = config
-        self.device = resolve_torch_device(config)
-        torch = _import_torch()
+        super().__init__(config)
+        _import_torch()
         try:
             import open_clip
         except ImportError as exc:
@@ -266,10 +284,9 @@ class ClipRanker:
                     hint="set perception.clip_checkpoint to a local .pt/.bin/.safetensors file, or fetch one "
                     "(huggingface-cli download timm/vit_base_patch32_clip_224.openai) and set clip_checkpoint=openai",
                 )
-        precision = "fp16" if self.device == "cuda" else "fp32"
         try:
             model, _, preprocess = open_clip.create_model_and_transforms(
-                config.clip_model, pretrained=pretrained, precision=precision, device=self.device
+                config.clip_model, pretrained=pretrained, precision="fp32", device=self.device
             )
         except (RuntimeError, AssertionError, KeyError, ValueError) as exc:  # wrong file for this architecture
             raise WeightsMissingError(
@@ -281,8 +298,7 @@ class ClipRanker:
         self.model = model.eval()
         self.preprocess = preprocess
         self.tokenizer = open_clip.get_tokenizer(config.clip_model)
-        self.dtype = torch.float16 if self.device == "cuda" else torch.float32
-        log.info("ranker clip %s loaded from %s on %s", config.clip_model, pretrained, self.device)
+        log.info("ranker clip %s loaded from %s on %s (%s)", config.clip_model, pretrained, self.device, self.precision)
 
     def understands(self, description: str) -> bool:
         return True
@@ -298,9 +314,9 @@ class ClipRanker:
             left, top = int(box.left), int(box.top)
             right, bottom = max(left + 1, int(np.ceil(box.right))), max(top + 1, int(np.ceil(box.bottom)))
             crops.append(self.preprocess(Image.fromarray(np.ascontiguousarray(image[top:bottom, left:right]))))
-        batch = torch.stack(crops).to(self.device, dtype=self.dtype)
+        batch = torch.stack(crops).to(self.device)
         tokens = self.tokenizer([description]).to(self.device)
-        with torch.inference_mode():
+        with self.inference():
             image_features = self.model.encode_image(batch).float()
             text_features = self.model.encode_text(tokens).float()
         image_features = image_features / image_features.norm(dim=-1, keepdim=True).clamp_min(1e-6)
@@ -309,4 +325,4 @@ class ClipRanker:
         return similarity.cpu().tolist()
 
     def describe(self) -> str:
-        return f"clip ({self.config.clip_model}, {self.config.clip_checkpoint}, {self.device})"
+        return f"clip ({self.config.clip_model}, {self.config.clip_checkpoint}, {self.device}, {self.precision})"

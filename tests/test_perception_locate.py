@@ -84,3 +84,9 @@ def test_optional_backends_say_what_to_install(tmp_path) -> None:
                 PerceptionConfig(groundingdino_py_checkpoint=ckpt, groundingdino_py_config=cfg, compute_device="cpu")
             )
         assert "mobile-agent[groundingdino]" in info.value.hint
+
+
+def test_half_precision_setting_reaches_the_library() -> None:
+    assert perception_config(load_settings().perception).half_precision is None  # on CUDA only
+    settings = load_settings(overrides={"perception.half_precision": False})
+    assert perception_config(settings.perception).half_precision is False

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from perception import LocateStatus, Perception, PerceptionConfig, WeightsMissingError
+from perception import Box, LocateStatus, Perception, PerceptionConfig, WeightsMissingError
 
 pytestmark = pytest.mark.ml
 
@@ -91,10 +91,16 @@ def screen() -> np.ndarray:
     return np.asarray(image)
 
 
-def test_grounding_dino_detector_from_local_folder(tiny_grounding_dino: Path) -> None:
+# (compute_device, half_precision): the CPU in fp32 and under fp16 autocast (the path a GPU
+# takes), and the GPU itself where there is one
+PRECISIONS = [("cpu", False), ("cpu", True)] + ([("cuda", None)] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize(("device", "half"), PRECISIONS)
+def test_grounding_dino_detector_from_local_folder(tiny_grounding_dino: Path, device: str, half: bool | None) -> None:
     config = PerceptionConfig(
         detector="grounding-dino", ranker="heuristic", grounding_dino_path=str(tiny_grounding_dino),
-        box_threshold=0.0, text_threshold=0.0, compute_device="cpu",
+        box_threshold=0.0, text_threshold=0.0, compute_device=device, half_precision=half,
         icon_min_side_fraction=0.0, icon_max_area_fraction=1.0, nms_iou=0.95,
     )  # fmt: skip
     perception = Perception(config)
@@ -103,6 +109,11 @@ def test_grounding_dino_detector_from_local_folder(tiny_grounding_dino: Path) ->
 
     locator = perception._icon_locator()
     assert isinstance(locator, IconLocator)
+    detector = locator._detector()
+    assert detector.half is (device == "cuda" if half is None else half)
+    raw = detector.detect(image, config)
+    # threshold 0 keeps every query: a model that gives NaN (e.g. cast whole to fp16) keeps none
+    assert len(raw) == detector.model.config.num_queries
     regions = locator.regions(image, "frame-a")
     assert regions and all(r.source == "grounding-dino" for r in regions)
     for r in regions:
@@ -116,14 +127,18 @@ def test_grounding_dino_detector_from_local_folder(tiny_grounding_dino: Path) ->
 
     where = perception.find_icon(image, "red circle", "top right")
     assert where.backend == "grounding-dino+heuristic"
-    if where.status is LocateStatus.FOUND:
-        x, y = where.point
-        assert x >= 270 and y <= 585
+    top_right = [r.box.center for r in regions if r.box.center[0] >= 270 and r.box.center[1] <= 585]
+    if not top_right:
+        assert where.status is LocateStatus.NOT_FOUND
+    elif where.status is LocateStatus.FOUND:
+        assert where.point in top_right
     else:
-        assert where.status in (LocateStatus.CANDIDATES, LocateStatus.NOT_FOUND)
-        for c in where.candidates:
-            assert c.box.center[0] >= 270 and c.box.center[1] <= 585
-    assert "grounding-dino" in perception.describe_backends()["icon_detector"]
+        assert where.status is LocateStatus.CANDIDATES
+        assert all(c.box.center in top_right for c in where.candidates)
+    backends = perception.describe_backends()
+    assert "grounding-dino" in backends["icon_detector"] and backends["compute_device"] == device
+    expected = "fp16 autocast" if detector.half else "fp32"
+    assert detector.describe().endswith(f"{device}, {expected})")
 
 
 def test_detector_loads_once_per_process(tiny_grounding_dino: Path) -> None:
@@ -159,6 +174,21 @@ def test_clip_ranker_from_local_checkpoint(tiny_clip_checkpoint: Path) -> None:
     assert all(-1.0 <= s <= 1.0 for s in batch)
     other = ranker.score(image, boxes, "blue gear", [0.0] * 3)
     assert not np.allclose(batch, other)  # the description matters
+
+
+@pytest.mark.parametrize(("device", "half"), PRECISIONS)
+def test_clip_ranker_precisions_agree(tiny_clip_checkpoint: Path, device: str, half: bool | None) -> None:
+    from perception.ml import ClipRanker
+
+    config = PerceptionConfig(clip_model=TINY_CLIP, clip_checkpoint=str(tiny_clip_checkpoint), compute_device=device)
+    full = ClipRanker(PerceptionConfig(**{**config.__dict__, "half_precision": False}))
+    ranker = ClipRanker(PerceptionConfig(**{**config.__dict__, "half_precision": half}))
+    image = screen()
+    boxes = [Box(420, 60, 500, 140), Box(40, 500, 120, 580), Box(300, 930, 380, 1000)]
+    exact = full.score(image, boxes, "red circle", [0.0] * 3)
+    scores = ranker.score(image, boxes, "red circle", [0.0] * 3)
+    assert all(isinstance(s, float) and np.isfinite(s) for s in scores)
+    assert np.allclose(scores, exact, atol=0.01)
 
 
 def test_missing_clip_checkpoint(tmp_path: Path) -> None:
