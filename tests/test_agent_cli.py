@@ -38,6 +38,18 @@ def _cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.Co
     )
 
 
+def _start(*args: str, env: dict[str, str]) -> subprocess.Popen:
+    """`mobile-agent run` in the background, to be interrupted."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "mobile_agent.cli", "run", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def _trajectory(stdout: str) -> Path:
     match = re.search(r"^trajectory: (.+)$", stdout, re.M)
     assert match, stdout
@@ -116,16 +128,9 @@ def test_ctrl_c_stops_cleanly_writes_the_trajectory_and_exits_130(
     adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
 ):
     llm_server.script([], default=Reply(text=plan_reply("Back"), delay_s=0.6))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mobile_agent.cli", "run", "--serial", sim_phone.serial,
-         "--base-url", llm_server.base_url, "--api-key", "k", "--instruction", "Go back forever",
-         "--max-steps", "50", "-o", str(tmp_path)],
-        cwd=ROOT,
-        env=_env(adb_server.port),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = _start("--serial", sim_phone.serial, "--base-url", llm_server.base_url, "--api-key", "k",
+                  "--instruction", "Go back forever", "--max-steps", "50", "-o", str(tmp_path),
+                  env=_env(adb_server.port))
     try:
         deadline = time.monotonic() + 60
         while len(llm_server.chat_requests) < 2 and time.monotonic() < deadline:
@@ -146,15 +151,8 @@ def test_ctrl_c_while_the_model_thinks_exits_without_waiting_for_its_answer(
 ):
     slow_s = 30.0
     llm_server.script([], default=Reply(text=plan_reply("Back"), delay_s=slow_s))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mobile_agent.cli", "run", "--serial", sim_phone.serial,
-         "--base-url", llm_server.base_url, "--api-key", "k", "--instruction", "Go back", "-o", str(tmp_path)],
-        cwd=ROOT,
-        env=_env(adb_server.port),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = _start("--serial", sim_phone.serial, "--base-url", llm_server.base_url, "--api-key", "k",
+                  "--instruction", "Go back", "-o", str(tmp_path), env=_env(adb_server.port))
     try:
         deadline = time.monotonic() + 60
         while not llm_server.chat_requests and time.monotonic() < deadline:
@@ -174,15 +172,8 @@ def test_ctrl_c_while_the_model_thinks_exits_without_waiting_for_its_answer(
 def test_second_ctrl_c_aborts_at_once_and_says_where_the_trajectory_is(adb_server, sim_phone, tmp_path):
     script = tmp_path / "slow.txt"
     script.write_text("Home\nWait (10)\nStop\n", encoding="utf-8")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mobile_agent.cli", "run", "--serial", sim_phone.serial, "--script", str(script),
-         "-o", str(tmp_path / "runs")],
-        cwd=ROOT,
-        env=_env(adb_server.port),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = _start("--serial", sim_phone.serial, "--script", str(script), "-o", str(tmp_path / "runs"),
+                  env=_env(adb_server.port))
     try:
         lines = []
         for line in proc.stdout:  # until step 1 is done: step 2 is the 10 s Wait
