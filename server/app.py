@@ -15,6 +15,7 @@ import asyncio
 import ipaddress
 import json
 import logging
+import math
 import socket
 import time
 from collections.abc import AsyncIterator
@@ -23,8 +24,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, HTTPException
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -126,6 +130,23 @@ class MetricsMiddleware:
         await self.app(scope, receive, send_wrapper)
 
 
+def _json_safe(value: Any) -> Any:
+    """Non-finite floats as text: JSON has no Infinity, and a 422 that echoes one must not fail."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    """The usual 422 body; an echoed ``1e999`` or ``Infinity`` becomes the string "inf"."""
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    return JSONResponse({"detail": _json_safe(jsonable_encoder(errors))}, status_code=422)
+
+
 async def _send_json(send: Send, status_code: int, body: dict[str, Any]) -> None:
     payload = json.dumps(body).encode()
     await send(
@@ -180,6 +201,7 @@ def create_app(
         description="Submit instructions to Android phones, watch the runs, fetch their trajectories.",
         lifespan=lifespan,
     )
+    app.add_exception_handler(RequestValidationError, _validation_error)
     if settings.server.cors_origins:
         app.add_middleware(
             CORSMiddleware,

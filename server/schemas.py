@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
+    "MAX_ID",
     "ConnectRequest",
     "DeviceListPublic",
     "DevicePublic",
@@ -29,6 +30,9 @@ TaskStatus = Literal[
 ]
 
 # adb serials: emulator-5554, 0123456789ABCDEF, 10.0.0.5:5555, [::1]:5555
+# The largest id a client may name: the ids are INTEGER columns (32-bit on Postgres).
+MAX_ID = 2**31 - 1
+
 _SERIAL = re.compile(r"^[A-Za-z0-9._:\-\[\]]{1,200}$")
 _ADDRESS = re.compile(r"^[A-Za-z0-9.\-\[\]:]{1,253}:\d{1,5}$")
 

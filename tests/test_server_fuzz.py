@@ -65,3 +65,49 @@ def test_random_task_bodies_get_documented_answers(tmp_path, adb_server) -> None
             assert response.status_code in (404, 405, 422, 307), (path, response.status_code)
 
         check_paths()
+
+
+def test_numbers_json_cannot_hold_get_a_422_not_a_500(tmp_path, adb_server) -> None:
+    """``Infinity``/``1e999`` bodies (a 422 that echoes them broke the JSON encoder) and ids
+    beyond the database's INTEGER (SQLite overflowed, Postgres's is 32-bit)."""
+    app_settings = load_settings(
+        overrides={
+            "adb.server_port": adb_server.port,
+            "server.database_url": f"sqlite:///{tmp_path / 'numbers.sqlite3'}",
+            "server.devices": ["no-such-phone:1"],
+            "server.preload_perception": False,
+            "agent.output_dir": str(tmp_path / "runs"),
+        }
+    )
+    with TestClient(create_app(app_settings), raise_server_exceptions=True) as client:
+        for body in (
+            "Infinity",
+            "-Infinity",
+            "NaN",
+            '{"instruction": "x", "temperature": 1e999}',
+            '{"instruction": 1e999}',
+            '{"instruction": "x", "max_steps": 1e999}',
+            '{"instruction": "x", "max_steps": NaN}',
+            '[{"deep": [-Infinity]}]',
+        ):
+            response = client.post("/v1/tasks", content=body, headers={"content-type": "application/json"})
+            assert response.status_code == 422, (body, response.status_code, response.text)
+            assert response.json()["detail"][0]["loc"][0] == "body"
+        assert client.post("/v1/tasks", json={"instruction": "x", "temperature": 0.5}).status_code == 202
+        huge = str(2**63 + 7)
+        for path in (
+            f"/v1/tasks/{huge}",
+            f"/v1/tasks/{2**31}",
+            f"/v1/tasks/{huge}/events",
+            f"/v1/tasks/{huge}/trajectory.zip",
+            f"/v1/tasks/{huge}/files/a.png",
+            f"/v1/tasks/1/steps/{huge}/screenshot",
+            f"/v1/tasks?offset={huge}",
+            "/v1/tasks/1/events?after=" + huge,
+        ):
+            assert client.get(path).status_code == 422, path
+        assert client.post(f"/v1/tasks/{huge}/cancel").status_code == 422
+        assert client.get(f"/v1/tasks/{2**31 - 1}").status_code == 404
+        for header in (huge, "²".encode(), "1" * 5000, "-1"):
+            answer = client.get("/v1/tasks/1/events", headers={"Last-Event-ID": header})
+            assert answer.status_code == 400, header

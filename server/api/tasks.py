@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Header, HTTPException, Query, Response, status
+from fastapi import Path as PathParam
 from fastapi.responses import FileResponse, StreamingResponse
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from server.deps import Authorized, Service
-from server.schemas import EventPublic, TaskCreate, TaskListPublic, TaskPublic, TaskStatus
+from server.schemas import MAX_ID, EventPublic, TaskCreate, TaskListPublic, TaskPublic, TaskStatus
 from server.state import ServiceState
 from server.store import EventRow, TaskRow
 
@@ -36,6 +37,9 @@ router = APIRouter(prefix="/tasks", tags=["tasks"], dependencies=[Authorized])
 SSE_KEEPALIVE_S = 15.0
 SSE_POLL_S = 2.0
 _IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp"}
+
+# Ids fit the database's INTEGER column (32-bit on Postgres): a larger one is a 422, not a 500.
+TaskId = Annotated[int, PathParam(ge=1, le=MAX_ID)]
 
 
 def _unprocessable(field: str, message: str, kind: str = "value_error") -> HTTPException:
@@ -106,7 +110,7 @@ def list_tasks(
     service: Service,
     status_: Annotated[TaskStatus | None, Query(alias="status")] = None,
     device: Annotated[str | None, Query(max_length=200)] = None,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> TaskListPublic:
     rows, total = service.store.list_tasks(status=status_, device=device, offset=offset, limit=limit)
@@ -114,12 +118,12 @@ def list_tasks(
 
 
 @router.get("/{task_id}", response_model=TaskPublic)
-def get_task(task_id: int, service: Service) -> TaskPublic:
+def get_task(task_id: TaskId, service: Service) -> TaskPublic:
     return task_public(_get_task(service, task_id))
 
 
 @router.post("/{task_id}/cancel", status_code=status.HTTP_202_ACCEPTED, response_model=TaskPublic)
-def cancel_task(task_id: int, service: Service) -> TaskPublic:
+def cancel_task(task_id: TaskId, service: Service) -> TaskPublic:
     task = _get_task(service, task_id)
     if task.terminal:
         raise HTTPException(status.HTTP_409_CONFLICT, f"task {task_id} already ended: {task.status}")
@@ -157,19 +161,20 @@ def _relative_inside(base: Path, value: str) -> str | None:
 
 @router.get("/{task_id}/events", response_class=StreamingResponse)
 async def task_events(
-    task_id: int,
+    task_id: TaskId,
     service: Service,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
-    after: Annotated[int | None, Query(ge=0, description="same as Last-Event-ID")] = None,
+    after: Annotated[int | None, Query(ge=0, le=MAX_ID, description="same as Last-Event-ID")] = None,
 ) -> StreamingResponse:
     """Server-Sent Events: every past event of the task, then live ones, then ``end``."""
     task = await run_in_threadpool(_get_task, service, task_id)
     start = after or 0
     if last_event_id:
-        try:
-            start = max(start, int(last_event_id))
-        except ValueError as exc:
-            raise HTTPException(status.HTTP_400_BAD_REQUEST, "Last-Event-ID must be an event id") from exc
+        digits = last_event_id.isascii() and last_event_id.isdigit() and len(last_event_id) <= 10
+        resume = int(last_event_id) if digits else -1
+        if not 0 <= resume <= MAX_ID:
+            raise HTTPException(status.HTTP_400_BAD_REQUEST, "Last-Event-ID must be an event id")
+        start = max(start, resume)
 
     async def stream() -> AsyncIterator[str]:
         nonlocal task
@@ -215,7 +220,7 @@ async def task_events(
 
 
 @router.get("/{task_id}/files/{path:path}")
-def task_file(task_id: int, path: str, service: Service) -> FileResponse:
+def task_file(task_id: TaskId, path: str, service: Service) -> FileResponse:
     """One file of the task's trajectory (a step's screenshot, the report)."""
     task = _get_task(service, task_id)
     base = _trajectory_base(task)
@@ -231,7 +236,7 @@ def task_file(task_id: int, path: str, service: Service) -> FileResponse:
 
 
 @router.get("/{task_id}/steps/{step}/screenshot")
-def step_screenshot(task_id: int, step: int, service: Service) -> FileResponse:
+def step_screenshot(task_id: TaskId, step: Annotated[int, PathParam(ge=1, le=MAX_ID)], service: Service) -> FileResponse:
     """The screenshot a step started from (the n-th ``step_finished`` event, 1-based)."""
     task = _get_task(service, task_id)
     base = _trajectory_base(task)
@@ -247,7 +252,7 @@ def step_screenshot(task_id: int, step: int, service: Service) -> FileResponse:
 
 
 @router.get("/{task_id}/trajectory.zip")
-def trajectory_zip(task_id: int, service: Service) -> FileResponse:
+def trajectory_zip(task_id: TaskId, service: Service) -> FileResponse:
     """The whole trajectory directory as one zip."""
     task = _get_task(service, task_id)
     base = _trajectory_base(task)
