@@ -30,12 +30,13 @@ INSTRUCTION = "Turn on the dark mode"
 DEMO_SCRIPT = HERE / "demo_dark_mode.txt"
 
 
-def free_port() -> int:
+def free_port(taken: tuple[int, ...] = ()) -> int:
     while True:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]
-        if not 5555 <= port <= 5585:  # the adb server claims these as emulators
+        # the adb server claims 5555-5585 as emulators; a port just handed out may come back
+        if not 5555 <= port <= 5585 and port not in taken:
             return port
 
 
@@ -88,7 +89,7 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> N
 def main() -> int:
     adb = bundled_adb()
     adb_port = free_port()
-    phone_port = free_port()
+    phone_port = free_port(taken=(adb_port,))
     serial = f"127.0.0.1:{phone_port}"
     home = Path(tempfile.mkdtemp(prefix="mobile-agent-demo-"))
     adb_env = dict(os.environ, HOME=str(home), TMPDIR=str(home), ANDROID_ADB_SERVER_PORT=str(adb_port))
