@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from simphone.apps import AppContext
 from simphone.ui.canvas import Box, Canvas
 from simphone.ui.theme import Color
 from simphone.ui.widgets import text_field, wrap  # wrap: re-exported for the app modules
 
-__all__ = ["TAB_BAR_H", "add_record", "matches", "query_words", "search_bar", "show_results", "tab_bar", "wrap"]
+__all__ = ["TAB_BAR_H", "add_record", "best_first", "matches", "query_words", "search_bar", "show_results", "tab_bar", "wrap"]
 
+T = TypeVar("T")
 TAB_BAR_H = 170
 STOP_WORDS = {"a", "an", "the", "of", "for", "in", "on", "to", "and", "about", "me", "my", "find", "search",
               "show", "please", "what", "is", "s", "today", "today's", "how", "who", "with", "info", "information", "result", "results", "some"}
@@ -50,6 +51,12 @@ def matches(query: str, haystack: Iterable[str]) -> int:
     """How many meaningful words of `query` occur in the texts (0: no match)."""
     text = " ".join(haystack).casefold()
     return sum(1 for w in query_words(query) if w in text)
+
+
+def best_first(query: str, items: Iterable[T], texts: Callable[[T], Iterable[str]]) -> list[T]:
+    """The items whose `texts` match `query`, most matching words first (ties in catalogue order)."""
+    scored = [(matches(query, texts(item)), i, item) for i, item in enumerate(items)]
+    return [item for score, _, item in sorted(scored, key=lambda t: (-t[0], t[1])) if score > 0]
 
 
 def show_results(ctx: AppContext, view: dict[str, Any], field: str) -> None:

@@ -21,7 +21,14 @@ import re
 from typing import Any
 
 from simphone.apps import App, AppContext, register
-from simphone.apps.app_widgets import add_record, matches, query_words, search_bar, show_results, wrap
+from simphone.apps.app_widgets import (
+    add_record,
+    best_first,
+    query_words,
+    search_bar,
+    show_results,
+    wrap,
+)
 from simphone.ui.canvas import Canvas
 from simphone.ui.icons import COLORS
 from simphone.ui.widgets import scroll_list
@@ -81,8 +88,7 @@ def lakers_game(seed: int, day: str) -> dict[str, Any]:
 
 
 def search(query: str) -> list[tuple[str, str, str, str, list[str]]]:
-    scored = [(matches(query, (p[1], p[3])), i, p) for i, p in enumerate(PAGES)]
-    return [p for score, _, p in sorted(scored, key=lambda t: (-t[0], t[1])) if score > 0]
+    return best_first(query, PAGES, lambda p: (p[1], p[3]))
 
 
 def looks_like_url(text: str) -> bool:

@@ -20,7 +20,7 @@ import random
 from typing import Any
 
 from simphone.apps import App, AppContext, register
-from simphone.apps.app_widgets import TAB_BAR_H, add_record, matches, search_bar, tab_bar
+from simphone.apps.app_widgets import TAB_BAR_H, add_record, best_first, search_bar, tab_bar
 from simphone.ui.canvas import Canvas
 from simphone.ui.icons import COLORS
 from simphone.ui.widgets import TITLE_BAR_H, button, scroll_list, title_bar
@@ -60,12 +60,9 @@ ACCENT = (37, 209, 218)
 
 def search(query: str) -> tuple[list[str], list[str], list[str]]:
     """(artists, song titles, playlist names) matching the query, best first."""
-    def best(items: list[tuple[int, int, str]]) -> list[str]:
-        return [name for score, _, name in sorted(items, key=lambda t: (-t[0], t[1])) if score > 0]
-
-    artists = best([(matches(query, (a,)), i, a) for i, a in enumerate(ARTISTS)])
-    songs = best([(matches(query, (s[0], s[1], s[3])), i, s[0]) for i, s in enumerate(SONGS)])
-    playlists = best([(matches(query, (p[0], p[3])), i, p[0]) for i, p in enumerate(PLAYLISTS)])
+    artists = best_first(query, ARTISTS, lambda a: (a,))
+    songs = [s[0] for s in best_first(query, SONGS, lambda s: (s[0], s[1], s[3]))]
+    playlists = [p[0] for p in best_first(query, PLAYLISTS, lambda p: (p[0], p[3]))]
     return artists, songs, playlists
 
 

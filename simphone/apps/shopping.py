@@ -20,7 +20,15 @@ from __future__ import annotations
 from typing import Any
 
 from simphone.apps import App, AppContext, register
-from simphone.apps.app_widgets import TAB_BAR_H, add_record, matches, search_bar, show_results, tab_bar, wrap
+from simphone.apps.app_widgets import (
+    TAB_BAR_H,
+    add_record,
+    best_first,
+    search_bar,
+    show_results,
+    tab_bar,
+    wrap,
+)
 from simphone.ui.canvas import Canvas
 from simphone.ui.icons import COLORS
 from simphone.ui.widgets import TITLE_BAR_H, button, scroll_list, title_bar
@@ -58,8 +66,7 @@ ROW_H = 300
 
 
 def search(query: str) -> list[str]:
-    scored = [(matches(query, (p[1], p[6])), i, p[0]) for i, p in enumerate(PRODUCTS)]
-    return [pid for score, _, pid in sorted(scored, key=lambda t: (-t[0], t[1])) if score > 0]
+    return [p[0] for p in best_first(query, PRODUCTS, lambda p: (p[1], p[6]))]
 
 
 @register

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from simphone.apps import App, AppContext, register
-from simphone.apps.app_widgets import add_record, matches, search_bar, show_results, tab_bar, wrap
+from simphone.apps.app_widgets import add_record, best_first, search_bar, show_results, tab_bar, wrap
 from simphone.apps.store_apps import STORE_APPS
 from simphone.ui.canvas import Canvas
 from simphone.ui.icons import COLORS
@@ -29,8 +29,7 @@ GREEN = (1, 135, 95)
 
 
 def search(query: str) -> list[str]:
-    scored = [(matches(query, (a[1], a[7])), i, a[0]) for i, a in enumerate(STORE_APPS)]
-    return [p for score, _, p in sorted(scored, key=lambda t: (-t[0], t[1])) if score > 0]
+    return [a[0] for a in best_first(query, STORE_APPS, lambda a: (a[1], a[7]))]
 
 
 @register

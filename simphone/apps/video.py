@@ -22,7 +22,7 @@ import random
 from typing import Any
 
 from simphone.apps import App, AppContext, register
-from simphone.apps.app_widgets import add_record, matches, search_bar, tab_bar, wrap
+from simphone.apps.app_widgets import add_record, best_first, search_bar, tab_bar, wrap
 from simphone.ui.canvas import Canvas
 from simphone.ui.icons import COLORS
 from simphone.ui.widgets import TITLE_BAR_H, scroll_list, text_field, title_bar
@@ -58,8 +58,7 @@ RED = (255, 0, 0)
 
 
 def search(query: str) -> list[str]:
-    scored = [(matches(query, (v[1], v[2], v[6])), i, v[0]) for i, v in enumerate(VIDEOS)]
-    return [vid for score, _, vid in sorted(scored, key=lambda t: (-t[0], t[1])) if score > 0]
+    return [v[0] for v in best_first(query, VIDEOS, lambda v: (v[1], v[2], v[6]))]
 
 
 @register
