@@ -91,7 +91,8 @@ def test_no_reflection_sends_no_note(adb_server, sim_phone, llm_server, tmp_path
     result, _ = _run(settings)
     assert result.status is RunStatus.COMPLETED
     second = llm_server.chat_requests[1]
-    assert 'The last operation "Home"' not in second.text() and len(second.images()) == 1
+    assert result.steps[0].screen_changed is False and result.steps[0].reflection_note is None
+    assert NO_EFFECT_NOTE.format(action="Home") not in second.text() and len(second.images()) == 1
 
 
 def test_premature_stop_is_caught_by_the_completion_check(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
