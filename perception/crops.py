@@ -5,12 +5,14 @@ May import: numpy, OpenCV, ``perception.types``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import cv2
 import numpy as np
 
-from perception.types import Box
+from perception.types import Box, Candidate
 
-__all__ = ["candidate_crop"]
+__all__ = ["candidate_crop", "numbered_candidates"]
 
 _BOX_COLOUR = (255, 0, 0)  # red in RGB
 
@@ -32,3 +34,13 @@ def candidate_crop(image: np.ndarray, box: Box, margin: float) -> np.ndarray:
         thickness,
     )
     return crop
+
+
+def numbered_candidates(
+    image: np.ndarray, places: Iterable[tuple[Box, str | None, float]], margin: float
+) -> tuple[Candidate, ...]:
+    """``Candidate``s numbered 1..k for the planner, each with its crop, from (box, text, score)."""
+    return tuple(
+        Candidate(index=i, box=box, text=text, score=float(score), crop=candidate_crop(image, box, margin))
+        for i, (box, text, score) in enumerate(places, start=1)
+    )

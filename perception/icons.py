@@ -29,12 +29,12 @@ import numpy as np
 
 from perception.cache import FrameCache
 from perception.config import PerceptionConfig
-from perception.crops import candidate_crop
+from perception.crops import numbered_candidates
 from perception.heuristic_ranker import HeuristicRanker
 from perception.position import UnknownPositionError, parse_position
 from perception.proposals import filter_icon_boxes, nms, propose_ui_elements
 from perception.registry import shared
-from perception.types import Box, Candidate, IconRegion, LocateStatus, Location, TextLine
+from perception.types import Box, IconRegion, LocateStatus, Location, TextLine
 
 __all__ = ["IconLocator"]
 
@@ -197,18 +197,8 @@ class IconLocator:
         if len(close) == 1:
             box = boxes[best]
             return Location(LocateStatus.FOUND, description, point=box.center, box=box, backend=backend)
-        order = close
-        top = order[: self.config.max_text_candidates]
-        candidates = tuple(
-            Candidate(
-                index=i,
-                box=boxes[j],
-                text=None,
-                score=float(scores[j]),
-                crop=candidate_crop(image, boxes[j], self.config.crop_margin),
-            )
-            for i, j in enumerate(top, start=1)
-        )
+        top = close[: self.config.max_text_candidates]
+        candidates = numbered_candidates(image, [(boxes[j], None, scores[j]) for j in top], self.config.crop_margin)
         return Location(
             LocateStatus.CANDIDATES,
             description,

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from perception.crops import candidate_crop
-from perception.types import Box, Candidate, LocateStatus, Location, TextLine
+from perception.crops import numbered_candidates
+from perception.types import Box, LocateStatus, Location, TextLine
 
 __all__ = ["TextMatch", "fold", "locate_text", "match_text"]
 
@@ -296,16 +296,7 @@ def locate_text(
             ),
             backend=backend,
         )
-    candidates = tuple(
-        Candidate(
-            index=i,
-            box=m.box,
-            text=m.line.text,
-            score=m.score,
-            crop=candidate_crop(image, m.box, crop_margin),
-        )
-        for i, m in enumerate(matches, start=1)
-    )
+    candidates = numbered_candidates(image, [(m.box, m.line.text, m.score) for m in matches], crop_margin)
     return Location(
         LocateStatus.CANDIDATES,
         target,
