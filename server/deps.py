@@ -1,8 +1,8 @@
 """Typed dependencies of the routes: the service state and the bearer-token check.
 
 The token is read from ``Authorization: Bearer …`` (the API) or the ``mobile_agent_token``
-cookie (the dashboard, its images and its event streams). Only the dashboard page takes
-a ``?token=`` query parameter, which it turns into that cookie (``server.api.dashboard``).
+cookie (the dashboard, its images and its event streams), which the dashboard's sign-in
+form sets (``server.api.dashboard``). A token in a URL is never accepted.
 
 May import: fastapi, ``server.state``.
 """

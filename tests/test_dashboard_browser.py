@@ -59,6 +59,8 @@ def test_dashboard_shows_phones_runs_a_task_live_cancels_and_replays(service, si
     page = browser.new_page(viewport={"width": 1280, "height": 1400})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
+    urls: list[str] = []
+    page.on("request", lambda request: urls.append(request.url))
 
     # Without the token: the sign-in page, no data.
     page.goto(f"{live.url}/dashboard/")
@@ -66,6 +68,7 @@ def test_dashboard_shows_phones_runs_a_task_live_cancels_and_replays(service, si
     page.fill("input[name=token]", TOKEN)
     page.click("button[type=submit]")
     page.wait_for_url(f"{live.url}/dashboard/")
+    assert urls and not [u for u in urls if TOKEN in u]  # the token went in a form body, never a URL
 
     # The phones, with their live screens.
     page.wait_for_selector(".device img[src*='screenshot']")
@@ -127,4 +130,5 @@ def test_dashboard_shows_phones_runs_a_task_live_cancels_and_replays(service, si
     if keep:  # for people who want to look at the pages
         for name in ("dashboard-run.png", "dashboard-replay.png"):
             shutil.copy(tmp_path / name, Path(keep) / name)
+    assert not [u for u in urls if TOKEN in u]
     assert errors == []

@@ -44,15 +44,23 @@ def test_api_and_dashboard_need_the_token(service, sim_phones) -> None:
         # the page: a sign-in form without the token ...
         login = anonymous.get("/dashboard/")
         assert login.status_code == 401 and 'name="token"' in login.text and "/v1/" not in login.text
-        # ... and with it in the query, a cookie and a redirect that drops it from the address
-        signed_in = anonymous.get("/dashboard/", params={"token": TOKEN})
+        assert 'method="post"' in login.text and 'action="/dashboard/login"' in login.text
+        # a token in the address is never taken (access logs and history would keep it)
+        in_url = anonymous.get("/dashboard/", params={"token": TOKEN})
+        assert in_url.status_code == 401 and "set-cookie" not in in_url.headers
+        wrong = anonymous.post("/dashboard/login", data={"token": "wrong"})
+        assert wrong.status_code == 401 and "not right" in wrong.text and "set-cookie" not in wrong.headers
+        # ... the form posts it in the body: a cookie, and a redirect to the page
+        signed_in = anonymous.post("/dashboard/login", data={"token": TOKEN})
         assert signed_in.status_code == 303 and signed_in.headers["location"] == "/dashboard/"
         cookie = signed_in.headers["set-cookie"]
         assert "HttpOnly" in cookie and "samesite=strict" in cookie.lower()
         page = anonymous.get("/dashboard/")  # the client kept the cookie
         assert page.status_code == 200 and "/dashboard/static/app.js" in page.text
         assert anonymous.get("/v1/devices").status_code == 200  # the cookie opens the API for the page
-        assert anonymous.get("/dashboard/", params={"token": "wrong"}).status_code == 401
+        # a wrong token posted later never replaces the good cookie
+        assert anonymous.post("/dashboard/login", data={"token": "wrong"}).status_code == 401
+        assert anonymous.get("/dashboard/").status_code == 200
     finally:
         anonymous.close()
     assert live.client.get("/v1/tasks").status_code == 200  # the header

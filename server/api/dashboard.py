@@ -1,15 +1,19 @@
 """The dashboard page (static files of this package, no build step, no CDN).
 
-``/dashboard/?token=…`` stores the token in an HttpOnly cookie and drops it from the
-address; the page, its images and its event streams then use the cookie.
+Signing in posts the token in a form body to ``/dashboard/login``, which stores it in an
+HttpOnly cookie; the page, its images and its event streams then use the cookie. The
+token never rides in a URL, where access logs, proxies and browser history would keep it.
 
 May import: fastapi, ``server.*``.
 """
 
 from __future__ import annotations
 
+import functools
 import hmac
+import html
 from importlib import resources
+from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -20,9 +24,18 @@ __all__ = ["router"]
 
 router = APIRouter(include_in_schema=False)
 
+_NO_STORE = {"Cache-Control": "no-store"}
 
+
+@functools.cache
 def _page(name: str) -> str:
     return (resources.files("server") / "static" / name).read_text(encoding="utf-8")
+
+
+def _login_page(message: str = "") -> HTMLResponse:
+    notice = f'<p class="error" role="alert">{html.escape(message)}</p>' if message else ""
+    body = _page("login.html").replace("<!--notice-->", notice)
+    return HTMLResponse(body, status_code=status.HTTP_401_UNAUTHORIZED, headers=_NO_STORE)
 
 
 @router.get("/")
@@ -33,16 +46,20 @@ def root() -> RedirectResponse:
 @router.get("/dashboard")
 @router.get("/dashboard/")
 def dashboard(request: Request, service: Service) -> Response:
-    query_token = request.query_params.get("token")
-    if query_token is not None and service.api_token is not None:
-        # Only the token in the query counts here: a wrong one never replaces a good cookie.
-        if not hmac.compare_digest(query_token.encode(), service.api_token.encode()):
-            return HTMLResponse(_page("login.html"), status_code=status.HTTP_401_UNAUTHORIZED)
-        response = RedirectResponse("/dashboard/", status_code=status.HTTP_303_SEE_OTHER)
-        response.set_cookie(
-            COOKIE_NAME, query_token, httponly=True, samesite="strict", secure=request.url.scheme == "https"
-        )
-        return response
     if not token_ok(service, request):
-        return HTMLResponse(_page("login.html"), status_code=status.HTTP_401_UNAUTHORIZED)
-    return HTMLResponse(_page("index.html"), headers={"Cache-Control": "no-store"})
+        return _login_page()
+    return HTMLResponse(_page("index.html"), headers=_NO_STORE)
+
+
+@router.post("/dashboard/login")
+async def login(request: Request, service: Service) -> Response:
+    """The sign-in form: a right token becomes the cookie; a wrong one never replaces a good cookie."""
+    if service.api_token is None:
+        return RedirectResponse("/dashboard/", status_code=status.HTTP_303_SEE_OTHER)
+    body = (await request.body()).decode("utf-8", "replace")
+    offered = parse_qs(body, max_num_fields=4).get("token", [""])[0]
+    if not hmac.compare_digest(offered.encode(), service.api_token.encode()):
+        return _login_page("That token is not right.")
+    response = RedirectResponse("/dashboard/", status_code=status.HTTP_303_SEE_OTHER)
+    response.set_cookie(COOKIE_NAME, offered, httponly=True, samesite="strict", secure=request.url.scheme == "https")
+    return response
