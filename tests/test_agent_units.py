@@ -14,6 +14,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 
+from mobile_agent import errors
 from mobile_agent.agent import (
     RunStatus,
     StepRecord,
@@ -281,3 +282,37 @@ def test_script_lines_may_name_the_candidate_to_use_when_several_places_match():
     assert info.value.fields["line"] == 2
     with pytest.raises(OperationParseError, match="counts from 1"):
         parse_script("Click text (Save) #0")
+
+
+# --- why a run ended ----------------------------------------------------------------
+
+
+def _planner_error(status: int, kind: type = errors.PlannerError) -> Exception:
+    return kind(f"the planner endpoint answered HTTP {status} (4 attempts, plan)", status_code=status, attempts=4)
+
+
+@pytest.mark.parametrize(
+    ("make", "cause"),
+    [
+        (lambda: _planner_error(500), "planner_unreachable"),
+        (lambda: _planner_error(503), "planner_unreachable"),
+        (lambda: _planner_error(429), "planner_unreachable"),
+        (lambda: _planner_error(408), "planner_unreachable"),
+        (lambda: _planner_error(401), "planner"),
+        (lambda: _planner_error(404), "planner"),
+        (lambda: _planner_error(200, errors.PlannerResponseError), "planner"),
+        (lambda: errors.PlannerUnreachableError("timed out", attempts=4), "planner_unreachable"),
+        (lambda: errors.DeviceLostError("gone", serial="x"), "device_lost"),
+        (lambda: errors.AdbKeyboardMissingError("no keyboard"), "adb_keyboard_missing"),
+        (lambda: errors.ScreenshotError("bad frame"), "device"),
+        (lambda: errors.PerceptionError("no weights"), "perception"),
+        (lambda: errors.ConfigError("bad"), "config"),
+        (lambda: errors.RunCancelled("stop"), "cancelled"),
+        (KeyboardInterrupt, "cancelled"),
+        (lambda: ValueError("bug"), "internal"),
+    ],
+)
+def test_error_cause_names_why_a_run_ended(make, cause):
+    from mobile_agent.agent.session import error_cause
+
+    assert error_cause(make()) == cause

@@ -65,6 +65,7 @@ log = logging.getLogger(__name__)
 EventCallback = Callable[[AgentEvent], None]
 
 _STEP_FIELDS = frozenset(f.name for f in fields(StepRecord))
+_UNAVAILABLE_STATUS = frozenset({408, 425, 429})  # with 5xx: the endpoint did not serve us, retries spent
 _CANCEL_POLL_S = 0.05  # how often a model call's wait looks at the cancel event
 
 
@@ -102,13 +103,14 @@ class Settled:
 def error_cause(exc: BaseException) -> str:
     """A stable, machine-readable name for why a run ended with an error.
 
-    An endpoint that kept answering 429 or 5xx through every retry is as good as
-    unreachable for the run: ``planner_unreachable``, like refused connections and
-    timeouts. Other HTTP errors (401, 404: fix the settings) are ``planner``.
+    An endpoint that kept answering 408, 425, 429 or 5xx through every retry is as
+    good as unreachable for the run: ``planner_unreachable``, like refused connections
+    and timeouts; the error keeps its ``status_code`` and ``attempts``. Other HTTP
+    errors (401, 404: fix the settings) are ``planner``.
     """
     if isinstance(exc, PlannerError) and not isinstance(exc, PlannerUnreachableError):
         status = exc.fields.get("status_code")
-        if isinstance(status, int) and (status == 429 or status >= 500):
+        if isinstance(status, int) and (status in _UNAVAILABLE_STATUS or status >= 500):
             return "planner_unreachable"
     if isinstance(exc, (RunCancelled, KeyboardInterrupt)):
         return "cancelled"
