@@ -17,7 +17,8 @@ from simphone.ui.canvas import Box, Canvas
 from simphone.ui.theme import Color
 from simphone.ui.widgets import text_field, wrap  # wrap: re-exported for the app modules
 
-__all__ = ["TAB_BAR_H", "add_record", "best_first", "matches", "query_words", "search_bar", "show_results", "tab_bar", "wrap"]
+__all__ = ["TAB_BAR_H", "add_record", "best_first", "matches", "query_words", "search_bar", "show_results",
+           "submit_search", "tab_bar", "wrap"]
 
 T = TypeVar("T")
 TAB_BAR_H = 170
@@ -67,6 +68,17 @@ def show_results(ctx: AppContext, view: dict[str, Any], field: str) -> None:
         ctx.push(view)
     else:
         ctx.replace(view)
+
+
+def submit_search(ctx: AppContext, field: str, name: str = "search") -> None:
+    """ENTER in field `field`: when it is the search box `name` and holds a query, record
+    it in `searches` and open its results."""
+    query = ctx.field(name).strip()
+    if field != name or not query:
+        return
+    ctx.focus(None)
+    add_record(ctx.data, "searches", query=query)
+    show_results(ctx, {"view": "results", "query": query}, name)
 
 
 def search_bar(c: Canvas, ctx: AppContext, box: Box, field: str, placeholder: str, *,

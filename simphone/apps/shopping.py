@@ -25,7 +25,7 @@ from simphone.apps.app_widgets import (
     add_record,
     best_first,
     search_bar,
-    show_results,
+    submit_search,
     tab_bar,
     wrap,
 )
@@ -93,13 +93,7 @@ class Alibaba(App):
 
     # -- actions ----------------------------------------------------------------------
     def on_enter(self, ctx: AppContext, field: str) -> None:
-        query = ctx.field("search").strip()
-        if field != "search" or not query:
-            return
-        ctx.focus(None)
-        add_record(ctx.data, "searches", query=query)
-        view = {"view": "results", "query": query}
-        show_results(ctx, view, "search")
+        submit_search(ctx, field)
 
     def open_product(self, ctx: AppContext, pid: str) -> None:
         add_record(ctx.data, "viewed", product_id=pid, title=BY_ID[pid][1])

@@ -17,7 +17,14 @@ from __future__ import annotations
 from typing import Any
 
 from simphone.apps import App, AppContext, register
-from simphone.apps.app_widgets import add_record, best_first, search_bar, show_results, tab_bar, wrap
+from simphone.apps.app_widgets import (
+    add_record,
+    best_first,
+    search_bar,
+    submit_search,
+    tab_bar,
+    wrap,
+)
 from simphone.apps.store_apps import STORE_APPS
 from simphone.ui.canvas import Canvas
 from simphone.ui.icons import COLORS
@@ -65,13 +72,7 @@ class PlayStore(App):
 
     # -- actions ----------------------------------------------------------------------
     def on_enter(self, ctx: AppContext, field: str) -> None:
-        query = ctx.field("search").strip()
-        if field != "search" or not query:
-            return
-        ctx.focus(None)
-        add_record(ctx.data, "searches", query=query)
-        view = {"view": "results", "query": query}
-        show_results(ctx, view, "search")
+        submit_search(ctx, field)
 
     def install(self, ctx: AppContext, package: str) -> None:
         if package not in ctx.phone.installed:
