@@ -81,14 +81,15 @@ def grounding_dino_weights_available(config: PerceptionConfig) -> bool:
     return False
 
 
-def _clip_local_file(config: PerceptionConfig) -> str | None:
-    """A local checkpoint file for the configured CLIP, from a path or the HF cache."""
+def _clip_local_file(config: PerceptionConfig) -> tuple[str, dict[str, Any]] | None:
+    """A local checkpoint file for the configured CLIP, from a path or the HF cache, with
+    what open_clip knows of that tag (QuickGELU, mean/std) when it came through one."""
     ckpt = config.clip_checkpoint
     if not ckpt:
         return None
     path = Path(ckpt).expanduser()
     if path.is_file():
-        return str(path)
+        return str(path), {}
     try:
         from open_clip import pretrained
     except ImportError:
@@ -99,8 +100,19 @@ def _clip_local_file(config: PerceptionConfig) -> str | None:
         for filename in ("open_clip_model.safetensors", "open_clip_pytorch_model.bin"):
             found = _hf_cached(repo, filename)
             if found:
-                return found
+                return found, cfg
     return None
+
+
+def _clip_build_options(tag_cfg: dict[str, Any]) -> dict[str, Any]:
+    """open_clip applies a tag's settings only when it loads by tag; a file loaded by path
+    needs them passed (OpenAI's weights were trained with QuickGELU: plain GELU skews them)."""
+    options: dict[str, Any] = {"force_quick_gelu": bool(tag_cfg.get("quick_gelu", False))}
+    for key, option in (("mean", "image_mean"), ("std", "image_std"), ("interpolation", "image_interpolation"),
+                        ("resize_mode", "image_resize_mode")):  # fmt: skip
+        if tag_cfg.get(key):
+            options[option] = tag_cfg[key]
+    return options
 
 
 def clip_weights_available(config: PerceptionConfig) -> bool:
@@ -150,7 +162,7 @@ class GroundingDinoDetector(_TorchModel):
                 f"Grounding DINO weights not found at {config.grounding_dino_path!r} (local folder or Hugging Face cache)",
                 backend=self.name,
                 path=config.grounding_dino_path,
-                hint=f"huggingface-cli download {config.grounding_dino_path if '/' in config.grounding_dino_path else 'IDEA-Research/grounding-dino-tiny'}"
+                hint=f"hf download {config.grounding_dino_path if '/' in config.grounding_dino_path else 'IDEA-Research/grounding-dino-tiny'}"
                 " (or set perception.grounding_dino_path to a local folder)",
             )
         offline = not config.allow_hub_downloads
@@ -162,7 +174,7 @@ class GroundingDinoDetector(_TorchModel):
                 f"cannot load Grounding DINO from {source!r}: {exc}",
                 backend=self.name,
                 path=source,
-                hint="huggingface-cli download IDEA-Research/grounding-dino-tiny",
+                hint="hf download IDEA-Research/grounding-dino-tiny (or set perception.grounding_dino_path to a complete local folder)",
             ) from exc
         self.model = model.to(self.device, dtype=_import_torch().float32).eval()
         log.info("detector grounding-dino loaded from %s on %s (%s)", source, self.device, self.precision)
@@ -221,7 +233,7 @@ class GroundingDinoPyDetector:
                     backend=self.name,
                     path=str(path) if path else None,
                     hint="download groundingdino_swint_ogc.pth and GroundingDINO_SwinT_OGC.py "
-                    "(huggingface-cli download ShilongLiu/GroundingDINO)",
+                    "(hf download ShilongLiu/GroundingDINO groundingdino_swint_ogc.pth GroundingDINO_SwinT_OGC.py)",
                 )
         try:
             from groundingdino.util.inference import load_model
@@ -271,10 +283,14 @@ class ClipRanker(_TorchModel):
             import open_clip
         except ImportError as exc:
             raise BackendUnavailableError("open_clip_torch is not installed", backend=self.name, hint=_ML_HINT) from exc
-        pretrained = _clip_local_file(config)
-        if pretrained is None:
+        local = _clip_local_file(config)
+        options: dict[str, Any] = {}
+        if local is not None:
+            pretrained, tag_cfg = local
+            options = _clip_build_options(tag_cfg)
+        else:
             if config.allow_hub_downloads and config.clip_checkpoint:
-                pretrained = config.clip_checkpoint
+                pretrained = config.clip_checkpoint  # by tag: open_clip applies its settings itself
             else:
                 raise WeightsMissingError(
                     f"CLIP checkpoint {config.clip_checkpoint!r} for {config.clip_model} is not a local file "
@@ -282,11 +298,11 @@ class ClipRanker(_TorchModel):
                     backend=self.name,
                     path=config.clip_checkpoint,
                     hint="set perception.clip_checkpoint to a local .pt/.bin/.safetensors file, or fetch one "
-                    "(huggingface-cli download timm/vit_base_patch32_clip_224.openai) and set clip_checkpoint=openai",
+                    "(hf download timm/vit_base_patch32_clip_224.openai) and set clip_checkpoint=openai",
                 )
         try:
             model, _, preprocess = open_clip.create_model_and_transforms(
-                config.clip_model, pretrained=pretrained, precision="fp32", device=self.device
+                config.clip_model, pretrained=pretrained, precision="fp32", device=self.device, **options
             )
         except (RuntimeError, AssertionError, KeyError, ValueError) as exc:  # wrong file for this architecture
             raise WeightsMissingError(

@@ -44,7 +44,12 @@ def test_missing_grounding_dino_weights_name_the_file_and_the_fix() -> None:
     with pytest.raises(PerceptionError) as info:
         locator.find_icon(np.full((64, 64, 3), 255, np.uint8), "red heart", None)
     assert info.value.backend == "grounding-dino"
-    assert "huggingface-cli download" in info.value.hint
+    assert "hf download someone/not-in-the-cache" in info.value.hint
+    import sys
+    from pathlib import Path
+
+    command = info.value.hint.split()[0]  # the hub CLI the hint names is the one installed
+    assert (Path(sys.executable).parent / command).exists(), command
     assert "someone/not-in-the-cache" in info.value.message
 
 

@@ -214,4 +214,26 @@ def test_missing_grounding_dino_folder(tmp_path: Path) -> None:
     empty.mkdir()
     with pytest.raises(WeightsMissingError) as info:
         GroundingDinoDetector(PerceptionConfig(grounding_dino_path=str(empty), compute_device="cpu"))
-    assert "huggingface-cli download" in info.value.hint
+    assert info.value.hint.startswith("hf download ")
+
+
+def test_clip_tag_from_the_hub_cache_keeps_its_settings(tmp_path: Path, monkeypatch) -> None:
+    """clip_checkpoint='openai' found in the Hugging Face cache is loaded by path, so the
+    tag's QuickGELU must be passed on (plain GELU silently skews OpenAI's weights)."""
+    import huggingface_hub.constants
+
+    from perception.ml import _clip_build_options, _clip_local_file, clip_weights_available
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    config = PerceptionConfig(clip_model="ViT-B-32", clip_checkpoint="openai")
+    assert not clip_weights_available(config)
+    repo = tmp_path / "models--timm--vit_base_patch32_clip_224.openai"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("abc123")
+    snapshot = repo / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (snapshot / "open_clip_pytorch_model.bin").write_bytes(b"weights")
+    path, tag_cfg = _clip_local_file(config)
+    assert path == str(snapshot / "open_clip_pytorch_model.bin")
+    assert _clip_build_options(tag_cfg)["force_quick_gelu"] is True
+    assert _clip_build_options({})["force_quick_gelu"] is False  # a plain file: the model's own config
