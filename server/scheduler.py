@@ -37,7 +37,7 @@ class _Running:
     task_id: int
     serial: str
     cancel: threading.Event
-    thread: threading.Thread
+    thread: threading.Thread | None
     user_cancelled: bool = False
     started: float = field(default_factory=time.monotonic)
 
@@ -86,7 +86,8 @@ class Scheduler:
             run.cancel.set()
         deadline = time.monotonic() + timeout_s
         for run in running:
-            run.thread.join(max(0.0, deadline - time.monotonic()))
+            if run.thread is not None and run.thread.ident is not None:
+                run.thread.join(max(0.0, deadline - time.monotonic()))
         if self._thread is not None:
             self._thread.join(max(0.1, deadline - time.monotonic()))
 
@@ -119,6 +120,7 @@ class Scheduler:
             return False
         self._apply_cancel_requests([task_id])
         self._notify_listeners(task_id)
+        self.wake()  # a run of this instance not registered yet is cancelled on the next pass
         return True
 
     def _apply_cancel_requests(self, task_ids: list[int]) -> None:
@@ -136,8 +138,11 @@ class Scheduler:
         while not self._stopping.is_set():
             now = time.monotonic()
             if now >= next_refresh:
-                self.pool.refresh()
                 next_refresh = now + self.refresh_interval_s
+                try:
+                    self.pool.refresh()
+                except Exception:  # an unexpected answer from adb must not end the scheduler thread
+                    log.exception("device refresh failed")
             try:
                 if self.running_count:
                     self._apply_cancel_requests(self.store.cancel_requests(self.store.instance))
@@ -160,14 +165,14 @@ class Scheduler:
             serial = self.pool.lease(task.device_request, task.id)
             if serial is None:
                 continue
-            output_dir = self.runs_dir / f"task-{task.id}"
-            if not self.store.claim(task.id, serial, output_dir):
-                self.pool.release(serial, task.id)  # another instance or a cancel won
-                continue
-            self._notify_listeners(task.id)
-            self._start_worker(task, serial, output_dir)
+            self._start(task, serial)
 
-    def _start_worker(self, task: TaskRow, serial: str, output_dir: Path) -> None:
+    def _start(self, task: TaskRow, serial: str) -> None:
+        """Claim the leased task and start its worker; on any failure the lease is given back.
+
+        The run is registered before the claim, so a cancel that lands between the claim and
+        the worker's start finds it and sets its cancel event."""
+        output_dir = self.runs_dir / f"task-{task.id}"
         cancel = threading.Event()
         thread = threading.Thread(
             target=self._work,
@@ -177,7 +182,23 @@ class Scheduler:
         )
         with self._lock:
             self._running[task.id] = _Running(task.id, serial, cancel, thread)
-        thread.start()
+        claimed = started = False
+        try:
+            claimed = self.store.claim(task.id, serial, output_dir)  # False: another instance or a cancel won
+            if claimed:
+                self._notify_listeners(task.id)
+                thread.start()
+                started = True
+        finally:
+            if not started:
+                with self._lock:
+                    self._running.pop(task.id, None)
+                self.pool.release(serial, task.id)
+                if claimed:  # claimed but no worker: end it here, or it would show running forever
+                    self.store.finish(
+                        task.id, "error", error={"type": "WorkerStartError", "message": "could not start a worker"}
+                    )
+                    self._notify_listeners(task.id)
 
     def _work(self, task: TaskRow, serial: str, output_dir: Path, cancel: threading.Event) -> None:
         steps = 0
