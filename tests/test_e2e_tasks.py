@@ -182,6 +182,38 @@ def test_secret_typed_on_screen_is_masked_in_saved_screenshots(adb_server, sim_p
             assert secret not in path.read_text(encoding="utf-8")
 
 
+def test_cancel_while_the_model_chooses_a_candidate_taps_nothing(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+    import threading
+    import time
+
+    from tests.llm_fixtures import Reply
+
+    data = sim_phone.phone.app_data(NOTES)
+    for note_id in (1, 2):
+        data["notes"].append({"id": note_id, "title": "Groceries", "body": "", "created": "", "modified": ""})
+    data["next_id"] = 3
+    slow_s = 30.0
+    llm_server.script(
+        [plan_reply("Open App (Notes)"), plan_reply("Click text (Groceries)"), Reply(text="1", delay_s=slow_s)]
+    )
+    cancel = threading.Event()
+
+    def cancel_while_choosing() -> None:
+        while len(llm_server.chat_requests) < 3:
+            time.sleep(0.02)
+        cancel.set()
+
+    threading.Thread(target=cancel_while_choosing, daemon=True).start()
+    settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server)
+    started = time.monotonic()
+    result = Agent(settings).run("Open a groceries note", cancel=cancel)
+    assert result.status is RunStatus.CANCELLED, result.reason
+    assert time.monotonic() - started < slow_s  # the choice was not waited for
+    click = result.steps[1]
+    assert click.operation_name == "click_text" and click.error["cause"] == "cancelled"
+    assert click.tap_point is None and sim_phone.phone.task(NOTES)[-1]["view"] == "main"  # nothing tapped
+
+
 def test_candidate_choice_without_an_answer_becomes_feedback(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
     data = sim_phone.phone.app_data(NOTES)
     for note_id in (1, 2):

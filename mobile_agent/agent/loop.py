@@ -16,7 +16,8 @@ One step::
   ``max_consecutive_failures``; any of them ends the run ``budget_exhausted``.
 - A device or planner error ends the run ``error`` with its cause; the cancel event is
   checked at step boundaries, between the model and the action, and while waiting for
-  the model (``RunSession.ask_model``); the step in flight is recorded with the error.
+  the model (plan, candidate choice, completion check: ``RunSession.ask_model``); the
+  step in flight is recorded with the error.
 
 May import: ``mobile_agent`` (settings, errors, device, operations, planner, locate),
 ``perception.types`` and this package's modules. Never ``server`` or ``eval``.
@@ -195,15 +196,19 @@ class Agent:
         return session.ask_model(planner.plan, request)
 
     def _chooser(self, session: RunSession, planner: Any, screenshot: Any, chosen: dict[str, Any]) -> Any:
+        def ask(location: Location) -> tuple[int | None, Any]:
+            index = planner.choose_candidate(session.instruction, location, screenshot)
+            # read on the thread that asked: the planner keeps it per thread
+            return index, getattr(planner, "last_choice_usage", None)
+
         def choose(location: Location) -> int | None:
             start = time.perf_counter()
             try:
-                index = planner.choose_candidate(session.instruction, location, screenshot)
+                index, usage = session.ask_model(ask, location)
             finally:
                 chosen["model_ms"] = chosen.get("model_ms", 0.0) + elapsed_ms(start)
-                usage = getattr(planner, "last_choice_usage", None)
-                if usage is not None and getattr(usage, "calls", 1):
-                    chosen["usage"] = usage
+            if usage is not None and getattr(usage, "calls", 1):
+                chosen["usage"] = usage
             chosen["index"] = index
             return index
 
