@@ -137,11 +137,13 @@ def test_run_usage_sums_calls_and_events_are_json():
 # --- redaction ----------------------------------------------------------------------
 
 
-def test_redactor_replaces_api_key_and_secrets_everywhere():
+def test_redactor_replaces_api_key_and_secrets_everywhere(caplog):
     settings = Settings.model_validate(
         {"planner": {"api_key": "sk-supersecret123"}, "agent": {"secrets": ["hunter2", "ab"]}}
     )
-    redact = Redactor.from_settings(settings)
+    with caplog.at_level("WARNING", logger="mobile_agent.agent.redact"):
+        redact = Redactor.from_settings(settings)
+    assert "1 secret(s) shorter than 3 characters are not redacted" in caplog.text  # "ab", said aloud
     data = {"reply": "Type (hunter2)", "nested": [{"k": "Bearer sk-supersecret123"}], "n": 3, "short": "ab"}
     out = redact(data)
     assert out == {"reply": f"Type ({REDACTED})", "nested": [{"k": f"Bearer {REDACTED}"}], "n": 3, "short": "ab"}

@@ -9,11 +9,14 @@ May import: the standard library, ``mobile_agent.settings``.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from mobile_agent.settings import Settings
 
 __all__ = ["REDACTED", "Redactor"]
+
+log = logging.getLogger(__name__)
 
 REDACTED = "[REDACTED]"
 # Shorter secrets would blank out ordinary words all over the trajectory.
@@ -30,8 +33,15 @@ class Redactor:
     @classmethod
     def from_settings(cls, settings: Settings) -> Redactor:
         values = [settings.planner.api_key.get_secret_value()]
-        values += [s.get_secret_value() for s in settings.agent.secrets]
-        return cls(values)
+        secrets = [s.get_secret_value() for s in settings.agent.secrets]
+        short = [s for s in secrets if len(s) < _MIN_SECRET_LEN]
+        if short:  # say so: the user expects them gone from the trajectory
+            log.warning(
+                "%d secret(s) shorter than %d characters are not redacted (they would blank out ordinary text)",
+                len(short),
+                _MIN_SECRET_LEN,
+            )
+        return cls(values + secrets)
 
     @property
     def active(self) -> bool:
