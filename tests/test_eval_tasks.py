@@ -230,3 +230,20 @@ def test_every_validator_is_documented():
     assert all(v.description for v in VALIDATORS.values())
     with pytest.raises(ValueError):
         ValidatorSpec(name="all_of", params={"checks": [{"name": "nope"}]})
+
+
+def test_every_task_guards_what_it_must_not_touch():
+    # "nothing else broke": a task that is not about notes, mail, installs or the quick
+    # settings fails when the run changed them on the way
+    chrome = "com.android.chrome"
+    before = phone_state(**{f"apps[{chrome}]": {"searches": []}})
+    search = {f"apps[{chrome}]": {"searches": [{"id": 1, "query": "Lakers game today"}]}}
+    assert validate(spec_of("chrome-1"), before, phone_state(**search)).success
+    for broken in ({f"apps[{KEEP}].notes": []}, {"wifi": False}, {"installed": []}):
+        verdict = validate(spec_of("chrome-1"), before, phone_state(**search, **broken))
+        assert not verdict.success, broken
+        assert any(r.startswith("✗") and "changed" in r for r in verdict.reasons)
+    guarded = {task.id: set(task.validator.unchanged) for task in TASKS}
+    assert all({"theme", "installed"} <= paths for task_id, paths in guarded.items()
+               if not task_id.startswith(("settings-", "google-play-")))
+    assert "airplane_mode" not in guarded["settings-2"] and "wifi" not in guarded["settings-2"]  # it turns them off

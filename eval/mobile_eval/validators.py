@@ -174,11 +174,16 @@ def validate(spec: ValidatorSpec, before: Mapping[str, Any], after: Mapping[str,
     guards: list[tuple[bool, str]] = []
     for path in spec.unchanged:
         old, new = b.get(path, None), a.get(path, None)
-        guards.append((old == new, f"{path} unchanged ({old!r})" if old == new else f"{path} changed: {old!r} → {new!r}"))
+        guards.append((old == new, f"{path} unchanged" if old == new else f"{path} changed: {_short(old)} → {_short(new)}"))
     if not guards:
         return verdict
     rest = Verdict.of(guards)
     return Verdict(verdict.success and rest.success, verdict.reasons + rest.reasons)
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # Validators for each app live in mobile_eval.app_validators (imported for registration).
