@@ -15,6 +15,7 @@ import os
 import threading
 from typing import Any, Protocol
 
+import cv2
 import numpy as np
 
 from perception.config import PerceptionConfig
@@ -44,9 +45,27 @@ class OcrBackend(Protocol):
     def describe(self) -> str: ...
 
 
-def _box_of(points: Any) -> Box:
+def _box_of(points: Any, width: int, height: int) -> Box:
+    """The axis-aligned box of a text polygon, clipped to the image (the detector's
+    unclip step can push a polygon past the edge)."""
     pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
-    return Box(float(pts[:, 0].min()), float(pts[:, 1].min()), float(pts[:, 0].max()), float(pts[:, 1].max()))
+    xs, ys = np.clip(pts[:, 0], 0, width), np.clip(pts[:, 1], 0, height)
+    return Box(float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
+
+
+# rapidocr shrinks the long side to 2000 px and rounds sides to multiples of 32: a side
+# under 1/64 of the long one rounds to 0 and it raises ResizeImgError.
+_MAX_ASPECT = 64
+
+
+def _pad_thin_strip(bgr: np.ndarray) -> np.ndarray:
+    """A very thin strip padded on its bottom/right edge (coordinates unchanged)."""
+    height, width = bgr.shape[:2]
+    short = -(-max(height, width) // _MAX_ASPECT)
+    if min(height, width) >= short:
+        return bgr
+    bottom, right = (short - height, 0) if height < width else (0, short - width)
+    return cv2.copyMakeBorder(bgr, 0, bottom, 0, right, cv2.BORDER_REPLICATE)
 
 
 def _cuda_in_onnxruntime() -> bool:
@@ -117,7 +136,7 @@ class RapidOcrBackend:
 
     def read(self, image: np.ndarray) -> list[TextLine]:
         engine = self._load()
-        bgr = np.ascontiguousarray(image[:, :, ::-1])  # rapidocr takes numpy arrays as BGR
+        bgr = _pad_thin_strip(np.ascontiguousarray(image[:, :, ::-1]))  # rapidocr takes numpy arrays as BGR
         # One call at a time: rapidocr keeps per-call flags on the engine.
         with self._lock:
             result = engine(bgr)
@@ -126,7 +145,7 @@ class RapidOcrBackend:
         lines = []
         for points, text, score in zip(result.boxes, result.txts, result.scores, strict=False):
             if text and text.strip():
-                lines.append(TextLine(text=str(text), box=_box_of(points), score=float(score)))
+                lines.append(TextLine(text=str(text), box=_box_of(points, image.shape[1], image.shape[0]), score=float(score)))
         return lines
 
     def describe(self) -> str:
@@ -194,7 +213,7 @@ class PaddleOcrBackend:
             polys = res["rec_polys"]
             for text, score, poly in zip(texts, scores, polys, strict=False):
                 if text and text.strip():
-                    lines.append(TextLine(text=str(text), box=_box_of(poly), score=float(score)))
+                    lines.append(TextLine(text=str(text), box=_box_of(poly, image.shape[1], image.shape[0]), score=float(score)))
         return lines
 
     def describe(self) -> str:

@@ -223,6 +223,16 @@ def test_ocr_runs_once_per_frame(perception: Perception, settings_screen) -> Non
     assert perception.cache.misses == key_before + 1
 
 
+def test_thin_strips_are_read_in_place(perception: Perception) -> None:
+    strip = Image.new("RGB", (3000, 24), "white")
+    ImageDraw.Draw(strip).text((1500, 2), "Hello world", fill="black", font=ImageFont.truetype(FONT, 18))
+    (hello,) = [ln for ln in perception.ocr(np.asarray(strip)) if ln.text == "Hello world"]
+    assert 1480 < hello.box.left < 1510 and 1600 < hello.box.right < 1630
+    assert 0 <= hello.box.top and hello.box.bottom <= 24  # clipped to the image, not the OCR padding
+    # rapidocr rounded the short side of a 150:1 image to 0 px and raised ResizeImgError
+    assert perception.ocr(np.full((3000, 20, 3), 255, np.uint8)) == []
+
+
 def test_real_phone_screenshot(perception: Perception) -> None:
     path = REFERENCE / "Settings" / "1" / "3.jpg"
     if not path.is_file():
