@@ -255,10 +255,10 @@ class Chrome(App):
                 c.rect((40, y, c.width - 40, y + 520), fill=th.surface, radius=30, outline=th.divider)
                 c.text((80, y + 40), "Taylor Swift", size=64, bold=True)
                 c.text((80, y + 130), "American singer-songwriter", size=40, color=th.text_secondary)
-                c.text((80, y + 220), "Born: December 13, 1989 (age 34), West Reading, PA", size=36,
-                       max_width=c.width - 160)
-                c.text((80, y + 290), "Albums: 1989, Folklore, Midnights", size=36, max_width=c.width - 160)
-                c.text((80, y + 360), "Awards: 14 Grammy Awards", size=36, max_width=c.width - 160)
+                facts = ["Born: December 13, 1989 (age 34)", "in West Reading, Pennsylvania",
+                         "Albums: 1989, Folklore, Midnights", "Awards: 14 Grammy Awards"]
+                for i, fact in enumerate(facts):  # each on its own line: nothing cut by an ellipsis
+                    c.text((80, y + 215 + i * 65), fact, size=36, max_width=c.width - 160)
                 return y + 560
             return taylor
         return None
