@@ -50,7 +50,7 @@ def app_tile(c: Canvas, ctx: AppContext, package: str, cx: float, top: float, la
     if sum(abs(a - b) for a, b in zip(tile, c.theme.background, strict=True)) < 120:  # a black tile on the dark theme
         c.rect(box, outline=c.theme.divider, radius=(box[2] - box[0]) * 0.22, width=3)
     if label:
-        c.text((cx, top + 180), app.label, size=36, anchor="mt", max_width=CELL_W - 16)
+        c.text((cx, top + 180), app.label, size=34, anchor="mt", max_width=CELL_W - 16)  # "Amazon Music" whole
     c.on_tap((cx - CELL_W / 2 + 8, top - 10, cx + CELL_W / 2 - 8, top + 240), lambda: ctx.launch(package))
 
 
