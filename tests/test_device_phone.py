@@ -445,6 +445,28 @@ def test_wait_settled_gives_up_at_the_timeout(lone_phone) -> None:
     assert int(shot.pixels[0, 0, 0]) in (0, 255)
 
 
+def test_wait_settled_ends_early_when_cancelled(lone_phone) -> None:
+    import threading
+
+    handle, device = lone_phone
+    frames = _frames(480, 800, [0, 255])
+    calls = []
+
+    def flicker() -> bytes:
+        calls.append(1)
+        return frames[len(calls) % 2]
+
+    handle.phone.screencap_raw = flicker  # type: ignore[method-assign]
+    cancel = threading.Event()
+    threading.Timer(0.2, cancel.set).start()
+    started = time.monotonic()
+    # a never-settling screen with a 60 s timeout: only the cancel can end this wait
+    shot = device.wait_settled(timeout_s=60.0, interval_s=0.05, tolerance=0.01, cancel=cancel)
+    assert time.monotonic() - started < 30.0
+    assert cancel.is_set()
+    assert int(shot.pixels[0, 0, 0]) in (0, 255)
+
+
 def test_connecting_an_unauthorized_phone_says_accept_the_rsa_prompt(adb_server) -> None:
     from simphone import Phone
     from simphone.server import PhoneServer

@@ -256,3 +256,14 @@ def test_long_press_uses_a_long_touch(sim_phone: Any, device: Any, locator: Loca
     outcome = _run("Long press (Settings)", Recording(), locator, settings)
     assert outcome.ok and outcome.tap_point is not None
     assert [c for c in calls if c[0] in ("tap", "long_press")] == [("long_press", outcome.tap_point)]
+
+
+def test_wait_ends_early_when_the_run_is_cancelled(device: Any, locator: Locator, settings: Settings) -> None:
+    import threading
+
+    cancel = threading.Event()
+    cancel.set()
+    ctx = OperationContext(device, locator, device.screenshot(), settings, cancel=cancel)
+    outcome = execute(parse_action("Action: Wait (10)"), ctx)
+    assert not outcome.ok
+    assert "cancelled" in outcome.feedback

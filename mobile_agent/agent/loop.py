@@ -296,6 +296,7 @@ class Agent:
             screenshot=screenshot,
             settings=self.settings,
             choose=self._chooser(session, planner, screenshot, chosen),
+            cancel=session.cancel,
         )
         acted = session.act(action, ctx, self._locator)
         outcome, perception_ms = acted.outcome, acted.perception_ms

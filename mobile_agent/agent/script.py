@@ -183,7 +183,9 @@ def _run_line(
         chosen.append(line.candidate)
         return line.candidate
 
-    ctx = OperationContext(device=device, locator=locator, screenshot=screenshot, settings=settings, choose=choose)
+    ctx = OperationContext(
+        device=device, locator=locator, screenshot=screenshot, settings=settings, choose=choose, cancel=session.cancel
+    )
     acted = session.act(line.action, ctx, locator)
     outcome, perception_ms = acted.outcome, acted.perception_ms
     common = dict(

@@ -426,7 +426,9 @@ class RunSession:
         """Wait for the screen to settle after an action and compare it with ``before``."""
         agent = self.settings.agent
         start = time.perf_counter()
-        after = device.wait_settled(agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance)
+        after = device.wait_settled(
+            agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance, cancel=self.cancel
+        )
         settle_ms = elapsed_ms(start)
         self.note_frame(after.pixels)
         changed, ratio = screen_changed(before.pixels, after.pixels, agent.change_threshold)

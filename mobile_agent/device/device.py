@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -250,13 +251,24 @@ class Device:
         state = self.screen_state()
         return state.on and not state.locked
 
-    def wait_settled(self, timeout_s: float = 3.0, interval_s: float = 0.15, tolerance: float = 0.002) -> Screenshot:
+    def wait_settled(
+        self,
+        timeout_s: float = 3.0,
+        interval_s: float = 0.15,
+        tolerance: float = 0.002,
+        cancel: threading.Event | None = None,
+    ) -> Screenshot:
         """Capture until two consecutive frames differ in at most ``tolerance`` of their
-        (downscaled) pixels, or until ``timeout_s``; returns the last frame."""
+        (downscaled) pixels, or until ``timeout_s``; returns the last frame.
+
+        A set ``cancel`` event ends the wait early (the last frame is returned; the
+        caller decides what a cancel means)."""
         deadline = time.monotonic() + timeout_s
         last = self.screenshot()
+        pause = cancel.wait if cancel is not None else time.sleep
         while time.monotonic() < deadline:
-            time.sleep(max(0.0, min(interval_s, deadline - time.monotonic())))
+            if pause(max(0.0, min(interval_s, deadline - time.monotonic()))):
+                return last  # cancelled
             current = self.screenshot()
             if frame_difference(last, current) <= tolerance:
                 return current

@@ -14,7 +14,6 @@ May import: pydantic, perception.types, mobile_agent.errors, the sibling modules
 from __future__ import annotations
 
 import re
-import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -210,7 +209,9 @@ def open_app(params: AppParams, ctx: OperationContext) -> Outcome:
     # As in the paper: go to the home screen and tap the app's label there.
     ctx.device.key("home")
     agent = ctx.settings.agent
-    home = ctx.device.wait_settled(agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance)
+    home = ctx.device.wait_settled(
+        agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance, cancel=ctx.cancel
+    )
     pixels = getattr(home, "pixels", None)
     if pixels is None:
         pixels = ctx.screenshot.pixels
@@ -366,7 +367,8 @@ def enter(params: NoParams, ctx: OperationContext) -> Outcome:
     aliases=("sleep", "pause"),
 )
 def wait(params: WaitParams, ctx: OperationContext) -> Outcome:
-    time.sleep(params.seconds)
+    if ctx.cancel.wait(params.seconds):
+        return Outcome(ok=False, feedback="The wait was cancelled.")
     return Outcome(ok=True, feedback=f"Waited {params.seconds:g} s.")
 
 

@@ -13,8 +13,9 @@ May import: numpy, perception.types, mobile_agent.settings.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -61,7 +62,9 @@ class DeviceLike(Protocol):
 
     def resolve_app_label(self, label: str) -> str | None: ...
 
-    def wait_settled(self, timeout_s: float, interval_s: float, tolerance: float) -> Any: ...
+    def wait_settled(
+        self, timeout_s: float, interval_s: float, tolerance: float, cancel: threading.Event | None = None
+    ) -> Any: ...
 
 
 # Given a CANDIDATES location, the 1-based index of the candidate to use, or None.
@@ -75,6 +78,8 @@ class OperationContext:
     screenshot: ScreenshotLike
     settings: Settings
     choose: Chooser | None = None
+    # set when the run is cancelled: waits inside operations end early
+    cancel: threading.Event = field(default_factory=threading.Event)
 
     @property
     def size(self) -> tuple[int, int]:
