@@ -276,7 +276,7 @@ class Planner:
                 if attempts > s.max_retries:
                     kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "could not be reached"
                     raise PlannerUnreachableError(
-                        f"the planner endpoint {kind} ({attempts} attempts, {purpose})",
+                        f"the planner endpoint {kind} ({attempts} attempt{'s' if attempts != 1 else ''}, {purpose})",
                         attempts=attempts,
                         purpose=purpose,
                     ) from exc
@@ -288,7 +288,7 @@ class Planner:
                 if not retryable or attempts > s.max_retries:
                     raise PlannerError(
                         f"the planner endpoint answered HTTP {status}: {_error_message(exc)} "
-                        f"({attempts} attempts, {purpose})",
+                        f"({attempts} attempt{'s' if attempts != 1 else ''}, {purpose})",
                         status_code=status,
                         attempts=attempts,
                         purpose=purpose,
