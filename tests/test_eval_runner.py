@@ -189,6 +189,18 @@ def test_an_mllm_judge_reads_the_run(real_like_phone, adb_server, llm_server, tm
         judge.judge_run(record.trajectory_dir, instruction="x", human_steps=4)
 
 
+def test_a_failing_mllm_judge_leaves_the_run_to_a_person(real_like_phone, adb_server, llm_server, tmp_path):  # noqa: F811
+    _, serial = real_like_phone
+    llm_server.script(["I think it went well."])  # no JSON verdict
+    (device,) = devices(adb_server, serial)
+    settings = agent_settings(adb_server.port, serial, tmp_path / "runs", llm_server)
+    runner = SuiteRunner(settings, [device], EvalConfig(output_dir=tmp_path, mode="reference", judge="mllm"))
+    (record,) = runner.run([task("settings-2")])
+    assert record.judged_by == "pending" and record.status != "crashed"
+    assert "MLLM judge failed" in record.reasons[0] and "annotate" in record.reasons[1]
+    assert Path(record.trajectory_dir, "trajectory.jsonl").is_file()  # there to be annotated
+
+
 def test_an_mllm_verdict_written_as_strings_is_read_as_meant():
     from eval.mobile_eval.judges import parse_verdict
 

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from eval.mobile_eval.app_validators import derive
 from eval.mobile_eval.environment import PhoneEnvironment
+from eval.mobile_eval.errors import JudgeError
 from eval.mobile_eval.judges import MllmJudge, result_from_annotation
 from eval.mobile_eval.matching import ActionRef, judge_steps, parse_reference
 from eval.mobile_eval.records import ResultsFile, TaskResult
@@ -224,15 +225,20 @@ class SuiteRunner:
         )
 
     def _judge_without_state(self, task: EvalTask, run: Any, instruction: str, extra: dict[str, Any]) -> TaskResult:
+        why = []
         if self.config.judge == "mllm":
             judge = self.judge or MllmJudge(self.settings.planner)
-            annotation = judge.judge_run(run.trajectory_dir, instruction=instruction,
-                                         human_steps=task.human_steps, task_id=task.id)
-            return result_from_annotation(task, run.trajectory_dir, annotation, **extra)
+            try:
+                annotation = judge.judge_run(run.trajectory_dir, instruction=instruction,
+                                             human_steps=task.human_steps, task_id=task.id)
+                return result_from_annotation(task, run.trajectory_dir, annotation, **extra)
+            except JudgeError as exc:  # the run is fine; a person can still judge it
+                log.warning("the MLLM judge failed on %s: %s", task.id, exc.message)
+                why.append(f"the MLLM judge failed: {exc.message}"[:300])
         steps = [s for s in run.steps if s.operation_name != "stop" or s is not run.steps[-1]]
         return TaskResult(
             task_id=task.id, app=task.app, level=task.level, success=False, judged_by="pending",
             agent_steps=len(steps), human_steps=task.human_steps, cr=0.0,
-            reasons=[f"awaiting a judge: mobile-agent eval annotate {run.trajectory_dir}"],
+            reasons=why + [f"awaiting a judge: mobile-agent eval annotate {run.trajectory_dir}"],
             trajectory_dir=str(run.trajectory_dir), replay=str(run.report_path), **extra,
         )
