@@ -113,3 +113,8 @@ def test_a_legend_of_three_long_names_stays_inside_the_plot(tmp_path):
     assert len(legend) == 3
     last = legend[-1]
     assert float(last.get("x")) + 6.5 * len(last.text) <= float(svg.get("width"))
+    # each run keeps its colour whatever else is drawn: this run blue, the earlier orange, the paper grey
+    swatches = [r.get("fill") for r in svg.findall(f"{ns}rect") if r.get("y") == "6"]
+    assert [t.text for t in legend] == ["gpt-4o-2024-08-06, reflection off", "gpt-4o-2024-08-06, reflection on",
+                                        "Mobile-Agent (GPT-4V), paper Table 2"]
+    assert swatches == ["#ff9900", "#3366cc", "#aaaaaa"]

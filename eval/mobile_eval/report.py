@@ -188,9 +188,8 @@ def summary_json(table: ResultTable, paper: ResultTable | None = None) -> dict[s
 _LEGEND_CHAR_PX = 6.5  # a generous width of an 11 px sans-serif character
 
 
-def _svg_success_by_level(series: Sequence[tuple[str, ResultTable]]) -> str:
+def _svg_success_by_level(series: Sequence[tuple[str, ResultTable, str]]) -> str:
     width, height, pad = 420, 220, 36
-    colors = ("#3366cc", "#aaaaaa", "#dc3912")
     group = (width - 2 * pad) / len(LEVELS)
     bar = group / (len(series) + 1)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
@@ -204,18 +203,18 @@ def _svg_success_by_level(series: Sequence[tuple[str, ResultTable]]) -> str:
         x0 = pad + li * group + bar / 2
         parts.append(f'<text x="{x0 + bar * len(series) / 2:.1f}" y="{base + 14}" font-size="11" '
                      f'text-anchor="middle">Instruction {level}</text>')
-        for si, (name, table) in enumerate(series):
+        for si, (name, table, color) in enumerate(series):
             summary = table.averages.get(level)
             value = float(summary.su) if summary and summary.su is not None else 0.0
             h = value * (height - 2 * pad)
             x = x0 + si * bar
             parts.append(f'<rect x="{x:.1f}" y="{base - h:.1f}" width="{bar * 0.9:.1f}" height="{h:.1f}" '
-                         f'fill="{colors[si % len(colors)]}"><title>{html.escape(name)}: {value:.2f}</title></rect>')
+                         f'fill="{color}"><title>{html.escape(name)}: {value:.2f}</title></rect>')
     # legend: one row, each entry as wide as its name (three long names used to run off the right edge)
     x = pad
-    for si, (name, _) in enumerate(series):
-        name = name[:28]
-        parts.append(f'<rect x="{x:.0f}" y="6" width="10" height="10" fill="{colors[si % len(colors)]}"/>'
+    for name, _, color in series:
+        name = name[:48]  # long enough to tell "model, reflection on" from "... off"
+        parts.append(f'<rect x="{x:.0f}" y="6" width="10" height="10" fill="{color}"/>'
                      f'<text x="{x + 14:.0f}" y="15" font-size="11">{html.escape(name)}</text>')
         x += 14 + _LEGEND_CHAR_PX * len(name) + 16
     if x > width:
@@ -264,11 +263,17 @@ th{background:#f3f3f3}td.app{text-align:left}.ok{color:#109618}.ko{color:#dc3912
 .paper{color:#888;font-size:85%}tr.avg td{font-weight:bold}.plots{display:flex;gap:2em;flex-wrap:wrap}"""
 
 
-def _series(table: ResultTable, paper: ResultTable | None, before: ResultTable | None) -> list[tuple[str, ResultTable]]:
-    """The runs drawn side by side: the earlier one, this one, the paper's."""
-    series = [(table.label or "run", table)] + ([(paper.label, paper)] if paper else [])
+# the run in blue, an earlier run in orange, the paper in grey, whichever are drawn
+RUN_COLOR, BEFORE_COLOR, PAPER_COLOR = "#3366cc", "#ff9900", "#aaaaaa"
+
+
+def _series(
+    table: ResultTable, paper: ResultTable | None, before: ResultTable | None
+) -> list[tuple[str, ResultTable, str]]:
+    """The runs drawn side by side, each with its colour: the earlier one, this one, the paper's."""
+    series = [(table.label or "run", table, RUN_COLOR)] + ([(paper.label, paper, PAPER_COLOR)] if paper else [])
     if before is not None:
-        series.insert(0, (before.label or "before", before))
+        series.insert(0, (before.label or "before", before, BEFORE_COLOR))
     return series
 
 
