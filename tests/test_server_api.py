@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 import zipfile
 
 import httpx
@@ -225,3 +226,28 @@ def test_listing_filters_and_pages(service, sim_phones) -> None:
     assert all(t["device"] == phones[1].serial for t in mine["data"])
     assert live.client.get("/v1/tasks", params={"status": "completed"}).json()["count"] == 4
     assert live.client.get("/v1/tasks", params={"status": "running"}).json()["count"] == 0
+
+
+def _open_streams(live) -> int:
+    for line in live.client.get("/metrics").text.splitlines():
+        if line.startswith("mobile_agent_event_streams "):
+            return int(float(line.split()[1]))
+    raise AssertionError("no mobile_agent_event_streams gauge")
+
+
+def test_an_event_stream_ends_when_its_client_leaves(service) -> None:
+    live = service([], **{"server.devices": ["no-such-phone:1"]})  # the task stays queued
+    task = live.submit("[t-stay] never runs")
+    with httpx.Client(base_url=live.url, timeout=10) as client:
+        for attempt in range(3):
+            with client.stream("GET", f"/v1/tasks/{task['id']}/events") as response:
+                lines = response.iter_lines()  # kept: closing the iterator closes the connection
+                while not next(lines).startswith("event: status"):
+                    pass
+                assert _open_streams(live) == 1, attempt
+    # the streams noticed at once, not at their next keepalive (15 s) or never
+    deadline = time.monotonic() + 5
+    while _open_streams(live):
+        assert time.monotonic() < deadline, f"{_open_streams(live)} streams outlived their clients"
+        time.sleep(0.05)
+    assert live.client.get(f"/v1/tasks/{task['id']}").json()["status"] == "queued"

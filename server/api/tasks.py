@@ -159,6 +159,22 @@ def _relative_inside(base: Path, value: str) -> str | None:
     return target.relative_to(base).as_posix()
 
 
+def _sse_batch(service: ServiceState, task_id: int, after: int) -> tuple[bool, list[str], int]:
+    """(task ended, frames of the events after ``after``, last id), read in one go in a worker
+    thread (database and file-system calls). The task is read before its events: once it is
+    terminal, its final event is already among them."""
+    task = _get_task(service, task_id)
+    events = service.store.events_after(task_id, after)
+    frames = []
+    for event in events:
+        public = event_public(service, task, event)
+        frames.append(f"id: {event.id}\nevent: {event.kind}\ndata: {public.model_dump_json()}\n\n")
+        after = event.id
+    if not events and task.terminal:
+        frames.append(f"event: end\ndata: {json.dumps({'task_id': task_id, 'status': task.status})}\n\n")
+    return task.terminal and not events, frames, after
+
+
 @router.get("/{task_id}/events", response_class=StreamingResponse)
 async def task_events(
     task_id: TaskId,
@@ -167,7 +183,7 @@ async def task_events(
     after: Annotated[int | None, Query(ge=0, le=MAX_ID, description="same as Last-Event-ID")] = None,
 ) -> StreamingResponse:
     """Server-Sent Events: every past event of the task, then live ones, then ``end``."""
-    task = await run_in_threadpool(_get_task, service, task_id)
+    await run_in_threadpool(_get_task, service, task_id)
     start = after or 0
     if last_event_id:
         digits = last_event_id.isascii() and last_event_id.isdigit() and len(last_event_id) <= 10
@@ -177,7 +193,6 @@ async def task_events(
         start = max(start, resume)
 
     async def stream() -> AsyncIterator[str]:
-        nonlocal task
         last = start
         last_sent = time.monotonic()
         wake = service.hub.listen(task_id)
@@ -185,22 +200,14 @@ async def task_events(
             yield "retry: 2000\n\n"
             while True:
                 wake.clear()
-                events = await run_in_threadpool(service.store.events_after, task_id, last)
-                if events:
-                    task = await run_in_threadpool(_get_task, service, task_id)
-                for event in events:
-                    public = event_public(service, task, event)
-                    yield f"id: {event.id}\nevent: {event.kind}\ndata: {public.model_dump_json()}\n\n"
-                    last = event.id
-                    last_sent = time.monotonic()
-                if events:
-                    continue
-                task = await run_in_threadpool(_get_task, service, task_id)
-                if task.terminal:
-                    if await run_in_threadpool(service.store.events_after, task_id, last, 1):
-                        continue
-                    yield f"event: end\ndata: {json.dumps({'task_id': task_id, 'status': task.status})}\n\n"
+                ended, frames, last = await run_in_threadpool(_sse_batch, service, task_id, last)
+                for frame in frames:
+                    yield frame
+                if ended:
                     return
+                if frames:
+                    last_sent = time.monotonic()
+                    continue
                 try:
                     # woken by this process's runs; re-reads the store anyway every few
                     # seconds, for runs of other instances sharing the database
@@ -210,6 +217,7 @@ async def task_events(
                         yield ": keepalive\n\n"
                         last_sent = time.monotonic()
         finally:
+            # also on a client's disconnect: Starlette cancels the stream (ASGI spec 2.3)
             service.hub.unlisten(task_id, wake)
 
     return StreamingResponse(
