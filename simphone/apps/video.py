@@ -253,8 +253,8 @@ class YouTube(App):
                    description="thumbs up, liked" if liked else "thumbs up")
             c.text((160, y + 50), video[8] if not liked else f"{video[8]}+1", size=38, anchor="lm", bold=liked)
             c.on_tap(like, lambda: self.like(ctx, vid))
-            for i, (icon, name) in enumerate((("share", "Share"), ("download", "Download"))):
-                box = (390 + i * 320, y, 680 + i * 320, y + 100)
+            for left, right, icon, name in ((390, 650, "share", "Share"), (680, c.width - 40, "download", "Download")):
+                box = (left, y, right, y + 100)  # each pill as wide as its word needs
                 c.rect(box, fill=th.field_bg, radius=50)
                 c.icon(icon, (box[0] + 30, y + 20, box[0] + 90, y + 80), th.text, description=f"{name.lower()}, {icon.replace('_', ' ')} icon")
                 c.text((box[0] + 110, y + 50), name, size=38, anchor="lm")
