@@ -507,3 +507,16 @@ def test_the_battery_percentage_switch_says_what_the_status_bar_shows(phone: Pho
     assert phone.state()["settings"]["system"]["status_bar_show_battery_percent"] == "0"
     tap(phone, "Show battery percentage switch, off")
     assert percent_shown()
+
+
+def test_a_notes_card_shows_a_long_title_on_two_lines(phone: Phone) -> None:
+    open_app(phone, "Notes")
+    tap(phone, "orange plus button: new note")
+    type_text(phone, "Temperature analysis for the next 5 days, low-high in C: Today 16-26, Tue 14-20")
+    back(phone)
+    back(phone)
+    assert phone.state()["current"]["view"] == "main"
+    lines = [t for t in drawn(phone) if t not in ("Notes", "09:41", "85%")]
+    assert len(lines) == 2 and lines[0].startswith("Temperature analysis") and lines[1].endswith("…")
+    assert "".join(lines).replace("…", "").replace(" ", "") in data(phone, "com.google.android.keep")["notes"][0][
+        "title"].replace(" ", "")

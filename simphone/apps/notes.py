@@ -19,9 +19,16 @@ from typing import Any
 
 from simphone.apps import App, AppContext, register
 from simphone.ui.canvas import Canvas
-from simphone.ui.widgets import TITLE_BAR_H, fab, scroll_list, text_field, title_bar
+from simphone.ui.widgets import TITLE_BAR_H, fab, scroll_list, text_field, title_bar, wrap
 
 CARD_H = 260
+
+
+def _fit(lines: list[str], most: int) -> list[str]:
+    """At most `most` lines; the last one shown ends with an ellipsis when some are left out."""
+    if len(lines) <= most:
+        return lines
+    return lines[: most - 1] + [lines[most - 1].rstrip() + "…"] if most > 0 else []
 
 
 @register
@@ -55,10 +62,18 @@ class Notes(App):
             for note in notes:
                 card = (40, y, c.width - 40, y + CARD_H - 30)
                 c.rect(card, fill=th.surface, radius=30, outline=th.divider)
-                c.text((80, y + 40), note["title"] or "(untitled)", size=48, bold=True, max_width=c.width - 160)
+                # as Keep's cards: a long title wraps to a second line, the body fills what is left
+                titles = wrap(c, note["title"] or "(untitled)", 48, c.width - 160, bold=True)
+                shown = _fit(titles, 2)
+                for i, line in enumerate(shown):
+                    c.text((80, y + 35 + i * 62), line, size=48, bold=True, max_width=c.width - 160)
+                body_top = y + 35 + len(shown) * 62 + 12
                 preview = note["body"].replace("\n", " ")
                 if preview:
-                    c.text((80, y + 130), preview, size=38, color=th.text_secondary, max_width=c.width - 160)
+                    lines = _fit(wrap(c, preview, 38, c.width - 160), 3 - len(shown))
+                    for i, line in enumerate(lines):
+                        c.text((80, body_top + i * 50), line, size=38, color=th.text_secondary,
+                               max_width=c.width - 160)
                 c.on_tap(card, lambda n=note: self.open(ctx, n))
                 y += CARD_H
 
