@@ -125,6 +125,13 @@ def test_dashboard_shows_phones_runs_a_task_live_cancels_and_replays(service, si
     assert page.locator("#steps li.current").get_attribute("data-step") == "1"
     shot = page.screenshot(full_page=True)
     (tmp_path / "dashboard-replay.png").write_bytes(shot)
+
+    # A link to a run, followed in the same tab (no reload), opens that run.
+    page.evaluate(f"location.hash = '#task-{cancelled_id}'")
+    page.wait_for_function(f"() => document.querySelector('#run-id').textContent === '#{cancelled_id}'")
+    page.wait_for_function("() => document.querySelector('#run-status').textContent === 'cancelled'")
+    page.go_back()  # back to the replayed run
+    page.wait_for_function(f"() => document.querySelector('#run-id').textContent === '#{first_id}'")
     assert _not_blank(shot) > 10
     keep = os.environ.get("MOBILE_AGENT_TEST_ARTIFACTS")
     if keep:  # for people who want to look at the pages

@@ -53,14 +53,17 @@ function renderDevices(devices) {
       card.dataset.serial = d.serial;
       const img = el("img");
       img.alt = `screen of ${d.serial}`;
-      card.append(img, el("div", "serial"), el("div", "state"));
+      card.append(img, el("div", "serial"), el("div", "model"), el("div", "state"));
       box.append(card);
     }
-    card.querySelector(".serial").textContent = `${d.serial}${d.model ? " · " + d.model : ""}`;
+    card.querySelector(".serial").textContent = d.serial;
+    card.querySelector(".model").textContent = d.model || "";
     const stateText = d.busy ? `busy: task ${d.current_task}` : d.state === "device" ? "free" : d.state;
     const stateNode = card.querySelector(".state");
     stateNode.textContent = stateText;
-    stateNode.className = `state pill ${d.state === "device" ? "ok" : "lost"}`;
+    stateNode.className = `state pill ${d.busy ? "busy" : d.state === "device" ? "ok" : "lost"}`;
+    // a phone that stopped answering keeps its last frame, dimmed, so nobody reads it as live
+    card.classList.toggle("offline", d.state !== "device");
     if (d.state === "device") {
       card.querySelector("img").src = `${d.screenshot_url}?format=jpeg&t=${Date.now()}`;
     }
@@ -242,5 +245,11 @@ async function every(fn, ms) {
 }
 every(refreshDevices, 2500);
 every(refreshTasks, 4000);
-const fromHash = /^#task-(\d+)$/.exec(location.hash);
-if (fromHash) openTask(Number(fromHash[1]));
+// #task-N opens that run: on load, and when the address changes without a reload
+// (a pasted link in the same tab, the back button).
+function openFromHash() {
+  const match = /^#task-(\d+)$/.exec(location.hash);
+  if (match && Number(match[1]) !== state.taskId) openTask(Number(match[1]));
+}
+window.addEventListener("hashchange", openFromHash);
+openFromHash();
