@@ -158,6 +158,16 @@ def test_file_endpoints_refuse_path_traversal(service, sim_phones, tmp_path) -> 
     jsonl = [p for p in (runs / f"task-{task['id']}").rglob("trajectory.jsonl")]
     relative = jsonl[0].relative_to(runs / f"task-{task['id']}").as_posix()
     assert live.client.get(base + relative).status_code == 200
+    # links inside the trajectory that lead out of it are neither served nor zipped
+    folder = runs / f"task-{task['id']}"
+    (folder / "link.png").symlink_to(secret)
+    (folder / "linked-dir").symlink_to(tmp_path, target_is_directory=True)
+    for linked in ("link.png", "linked-dir/secret.txt", "linked-dir/runs/outside.png"):
+        response = live.client.get(base + linked)
+        assert response.status_code == 404 and b"do not serve" not in response.content, linked
+    archive = zipfile.ZipFile(io.BytesIO(live.client.get(f"/v1/tasks/{task['id']}/trajectory.zip").content))
+    assert archive.namelist() and not [n for n in archive.namelist() if "link" in n or "secret" in n]
+    assert all(b"do not serve" not in archive.read(n) for n in archive.namelist())
 
 
 def test_devices_list_screenshot_and_connect(service, sim_phones, adb_server) -> None:
