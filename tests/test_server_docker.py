@@ -100,6 +100,11 @@ def test_compose_file_builds_the_images_and_runs_real_commands() -> None:
     assert addresses == [f"phones:{phones.port + i}" for i in range(phones.count)]
     assert phones.count >= 2  # several simulated phones
     assert "MOBILE_AGENT_SERVER__API_TOKEN" in services["service"]["environment"]
+    # Each server names its instance: the hostname default changes when compose recreates a
+    # container, and the runs it left would then stay "running" instead of "interrupted".
+    servers = [spec for spec in services.values() if spec["command"][:2] == ["mobile-agent", "serve"]]
+    names = [spec.get("environment", {}).get("MOBILE_AGENT_SERVER__INSTANCE_ID") for spec in servers]
+    assert len(servers) >= 2 and all(names) and len(set(names)) == len(names), names
     for volume in services["service"]["volumes"]:
         target = volume.split(":")[1] if not volume.startswith("$") else volume.rsplit(":", 2)[1]
         assert target in {"/data", "/models"}
