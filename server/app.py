@@ -39,7 +39,7 @@ from server.metrics import Metrics
 from server.runner import AgentTaskRunner, TaskRunner
 from server.scheduler import Scheduler
 from server.state import EventHub, ServiceState
-from server.store import TaskStore
+from server.store import TaskStore, check_database_url
 
 __all__ = ["app_from_env", "check_exposure", "create_app"]
 
@@ -167,6 +167,7 @@ def create_app(
 ) -> FastAPI:
     """The service. ``runner`` and ``device_source`` default to the real agent and adb."""
     check_exposure(settings)
+    check_database_url(settings.server.database_url)
     from server.api import dashboard, devices, ops, tasks
 
     metrics = Metrics()

@@ -7,7 +7,10 @@ The store is the source of truth for everything the API shows: the scheduler cla
 queued tasks with a conditional UPDATE (so two instances never run one task), and the
 event stream replays rows (so a client that reconnects loses nothing).
 
-May import: sqlalchemy, the standard library, ``server.schemas``.
+A URL the store cannot serve (malformed, an unknown or missing driver, an in-memory SQLite
+database, a database that cannot be opened) is a ``ConfigError`` naming it, password hidden.
+
+May import: sqlalchemy, the standard library, ``server.schemas``, ``mobile_agent.errors``.
 """
 
 from __future__ import annotations
@@ -23,12 +26,15 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from mobile_agent.errors import ConfigError
+
 __all__ = [
     "ACTIVE_STATUSES",
     "TERMINAL_STATUSES",
     "EventRow",
     "TaskRow",
     "TaskStore",
+    "check_database_url",
 ]
 
 # queued -> running -> one of the agent's RunStatus values, or cancelled / interrupted.
@@ -123,7 +129,14 @@ class TaskStore:
         self.url = url
         self.instance = instance
         self.engine = _make_engine(url)
-        metadata.create_all(self.engine)
+        try:
+            metadata.create_all(self.engine)
+        except sa.exc.SQLAlchemyError as exc:
+            self.engine.dispose()
+            cause = getattr(exc, "orig", None) or exc
+            raise ConfigError(
+                f"cannot open the database {_shown(url)}: {cause}", setting="server.database_url"
+            ) from exc
         # Events of one task get ids in the order they were written; serialize writers
         # in this process so a status change never interleaves a half-written step.
         self._write_lock = threading.Lock()
@@ -348,11 +361,51 @@ class TaskStore:
             conn.execute(sa.text("SELECT 1"))
 
 
+def check_database_url(url: str) -> None:
+    """Raise ``ConfigError`` now for a URL the store could not serve (no connection is made)."""
+    _make_engine(url).dispose()
+
+
+def _shown(url: str) -> str:
+    try:
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except sa.exc.ArgumentError:
+        return repr(url)
+
+
 def _make_engine(url: str) -> Engine:
-    if url.startswith("sqlite"):
-        database = sa.engine.make_url(url).database
-        if database and database != ":memory:":
+    try:
+        parsed = sa.engine.make_url(url)
+    except sa.exc.ArgumentError as exc:
+        raise ConfigError(
+            f"server.database_url {url!r} is not a database URL (sqlite:///path or postgresql+psycopg://…)",
+            setting="server.database_url",
+        ) from exc
+    try:
+        return _engine(url, parsed)
+    except (sa.exc.ArgumentError, ImportError) as exc:  # NoSuchModuleError is an ArgumentError
+        hint = " (pip install 'mobile-agent[postgres]')" if parsed.get_backend_name() == "postgresql" else ""
+        raise ConfigError(
+            f"server.database_url {_shown(url)}: no driver for it{hint}: {exc}", setting="server.database_url"
+        ) from exc
+
+
+def _engine(url: str, parsed: sa.engine.URL) -> Engine:
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database
+        if not database or database == ":memory:" or parsed.query.get("mode") == "memory":
+            # every pooled connection would open its own empty database
+            raise ConfigError(
+                "server.database_url: an in-memory SQLite database cannot be shared by the service's "
+                "threads; name a file (sqlite:///path/to/tasks.sqlite3)",
+                setting="server.database_url",
+            )
+        try:
             Path(database).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(
+                f"server.database_url: cannot create the folder of {database}: {exc}", setting="server.database_url"
+            ) from exc
         engine = sa.create_engine(
             url,
             connect_args={"check_same_thread": False, "timeout": 30},

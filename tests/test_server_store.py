@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from mobile_agent.cli import main as cli_main
+from mobile_agent.errors import ConfigError
+from mobile_agent.settings import load_settings
+from server.app import create_app
 from server.store import TaskStore
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.server_fixtures import (
@@ -102,3 +105,30 @@ def test_serve_refuses_to_listen_beyond_localhost_without_a_token(monkeypatch, c
     assert "api_token" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cli_main(["serve", "--port", "not-a-port"])
+
+
+def test_a_database_url_the_store_cannot_serve_is_a_config_error(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.delenv("MOBILE_AGENT_SERVER__API_TOKEN", raising=False)
+    for url, words in (
+        ("sqlite://", "in-memory"),
+        ("sqlite:///:memory:", "in-memory"),
+        ("not a url", "not a database URL"),
+        ("nosuchdb://x/y", "no driver"),
+        ("postgresql+nosuchdriver://u:hunter2@127.0.0.1/db", "no driver"),
+        (f"sqlite:///{tmp_path / 'a-file.txt' / 'below-a-file.sqlite3'}", "cannot"),
+    ):
+        if "a-file.txt" in url:
+            (tmp_path / "a-file.txt").write_text("a file, not a folder")
+        with pytest.raises(ConfigError) as info:
+            TaskStore(url)
+        assert words in info.value.message and info.value.fields["setting"] == "server.database_url", url
+        assert "hunter2" not in info.value.message
+        with pytest.raises(ConfigError):  # at once, not in the lifespan after uvicorn started
+            create_app(load_settings(overrides={"server.database_url": url}))
+    # a file the database cannot open (a folder in its place)
+    (tmp_path / "folder.sqlite3").mkdir()
+    with pytest.raises(ConfigError) as info:
+        TaskStore(f"sqlite:///{tmp_path / 'folder.sqlite3'}")
+    assert "cannot open the database" in info.value.message
+    assert cli_main(["serve", "--port", "1", "--database-url", "sqlite://"]) == 3
+    assert "in-memory" in capsys.readouterr().err
