@@ -56,10 +56,12 @@ class Metrics:
                 self._latency[key] = _Histogram(_LATENCY_BUCKETS)
             self._latency[key].observe(seconds)
 
-    def observe_run(self, status: str, seconds: float) -> None:
+    def observe_run(self, status: str, seconds: float | None) -> None:
+        """A task reached ``status``; ``seconds`` is its run time, None when it never ran."""
         with self._lock:
             self._finished[status] += 1
-            self._runs.observe(seconds)
+            if seconds is not None:
+                self._runs.observe(seconds)
 
     def render(self, gauges: dict[str, tuple[str, dict[tuple[tuple[str, str], ...], float]]]) -> str:
         """The exposition text; ``gauges`` maps name -> (help, {labels: value})."""

@@ -113,7 +113,7 @@ class Scheduler:
         The request goes through the store, so it reaches a run on another instance
         sharing the database; a run here stops at once."""
         if self.store.cancel_queued(task_id):
-            self.metrics.observe_run("cancelled", 0.0)
+            self.metrics.observe_run("cancelled", None)  # never ran: no run time to count
             self._notify_listeners(task_id)
             return True
         if not self.store.request_cancel(task_id):

@@ -52,6 +52,9 @@ def test_cancel_a_queued_task_and_a_running_one(service, sim_phones) -> None:
     cancelled = live.client.post(f"/v1/tasks/{queued['id']}/cancel")
     assert cancelled.status_code == 202 and cancelled.json()["status"] == "cancelled"
     assert cancelled.json()["device"] is None and cancelled.json()["started_at"] is None
+    metrics = live.client.get("/metrics").text
+    assert 'mobile_agent_tasks_finished_total{status="cancelled"} 1' in metrics
+    assert "mobile_agent_task_run_seconds_count 0" in metrics  # it never ran: no 0 s run counted
 
     deadline = time.monotonic() + 20
     while live.client.get(f"/v1/tasks/{running['id']}").json()["steps"] < 1:
