@@ -172,7 +172,7 @@ class Scheduler:
 
         The run is registered before the claim, so a cancel that lands between the claim and
         the worker's start finds it and sets its cancel event."""
-        output_dir = self.runs_dir / f"task-{task.id}"
+        output_dir = self._fresh_output_dir(task.id)
         cancel = threading.Event()
         thread = threading.Thread(
             target=self._work,
@@ -199,6 +199,16 @@ class Scheduler:
                         task.id, "error", error={"type": "WorkerStartError", "message": "could not start a worker"}
                     )
                     self._notify_listeners(task.id)
+
+    def _fresh_output_dir(self, task_id: int) -> Path:
+        """``task-N``, or ``task-N.2``… when a folder of that name is left from an earlier
+        database (ids start again at 1): its files must never be served as this task's."""
+        candidate = self.runs_dir / f"task-{task_id}"
+        n = 1
+        while candidate.exists():
+            n += 1
+            candidate = self.runs_dir / f"task-{task_id}.{n}"
+        return candidate
 
     def _work(self, task: TaskRow, serial: str, output_dir: Path, cancel: threading.Event) -> None:
         steps = 0

@@ -150,3 +150,20 @@ def test_a_cancel_between_claim_and_start_reaches_the_run(parts) -> None:
     assert runner.started == [(task.id, "phone-a", True)]
     assert row.status == "cancelled" and row.cancel_requested
     assert pool.get("phone-a").task_id is None
+
+
+def test_a_folder_left_by_an_earlier_database_is_not_reused(parts, tmp_path: Path) -> None:
+    store, _phones, _pool, make = parts
+    stale = tmp_path / "runs" / "task-1" / "an-old-run"
+    stale.mkdir(parents=True)
+    (stale / "step-1.png").write_bytes(b"someone else's screen")
+    (tmp_path / "runs" / "task-1.2").mkdir()
+    runner = RecordingRunner()
+    scheduler = make(runner)
+    task = store.create_task("first task of a fresh database", "any", {})
+    assert task.id == 1
+    scheduler.start()
+    row = _wait_final(store, task.id)
+    assert row.status == "completed"
+    assert Path(row.trajectory_dir) == tmp_path / "runs" / "task-1.3"
+    assert (stale / "step-1.png").exists()  # left alone
