@@ -10,7 +10,7 @@
    goal <= 1.0 s on 2 CPU cores, stages reported apart; the cached path; RapidOCR's
    defaults vs the tuned settings as a ratio.
 
-Run: ``python benchmarks/bench_perception.py [--part real|sim|speed|all] [--repeat N]``
+Run: ``python benchmarks/bench_perception.py [--part real|sim|speed|profile|all] [--repeat N]``
 or ``python -m benchmarks perception``. Prints figures; exits 0 (goals are reported, not
 asserted).
 """
@@ -281,9 +281,26 @@ def bench_speed(repeat: int) -> None:
           f"tuned is {med(d_times) / med(t_times):.2f}x faster")  # fmt: skip
 
 
+def profile_once() -> None:
+    """cProfile of one full perception call on a new frame (where the time goes)."""
+    import cProfile
+    import pstats
+
+    image = _speed_screen()
+    perception = Perception(PerceptionConfig(compute_device="cpu"))
+    perception.find_icon(image, "red bell", "bottom left")  # load models
+    perception.cache.clear()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    perception.find_text(image, "Display & brightness")
+    perception.find_icon(image, "red bell", "bottom left")
+    profiler.disable()
+    pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["real", "sim", "speed", "all"], default="all")
+    parser.add_argument("--part", choices=["real", "sim", "speed", "profile", "all"], default="all")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
     perception = Perception(PerceptionConfig(compute_device="cpu"))
@@ -294,6 +311,8 @@ def main(argv: list[str]) -> int:
         bench_sim(perception)
     if args.part in ("speed", "all"):
         bench_speed(args.repeat)
+    if args.part == "profile":
+        profile_once()
     return 0
 
 

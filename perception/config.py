@@ -34,6 +34,10 @@ class PerceptionConfig:
     # The orientation classifier turns short words upside down ("Off" -> "HO"); phone
     # screens are upright, so it stays off.
     ocr_use_cls: bool = False
+    # Recognition pads each batch of text crops (48 px high) to at least this width; RapidOCR's
+    # 320 made short phone labels ("Off", "Wi-Fi") cost 3-5x their size. 64 measured 1.4-1.7x
+    # faster OCR on 1080x2400 screens with the same hits (simulated 395/395, real 59/59).
+    ocr_rec_min_width: int = 64
     ocr_min_score: float = 0.5
     ocr_threads: int = 0  # 0 = ONNX Runtime's choice (all cores)
 
@@ -75,6 +79,8 @@ class PerceptionConfig:
             raise ValueError("max_box_fraction must be in (0, 1]")
         if self.ocr_limit_side_len < 32:
             raise ValueError("ocr_limit_side_len must be >= 32")
+        if self.ocr_rec_min_width < 16:
+            raise ValueError("ocr_rec_min_width must be >= 16")
         if self.cache_size < 0:
             raise ValueError("cache_size must be >= 0")
         if not 0 <= self.nms_iou <= 1:

@@ -68,7 +68,7 @@ class Perception:
         self._cache = FrameCache(self.config.cache_size)
         c = self.config
         ocr_key = ("ocr", c.ocr_backend, c.paddle_det_dir, c.paddle_rec_dir, c.ocr_limit_side_len,
-                   c.ocr_use_cls, c.ocr_min_score, c.ocr_threads, c.compute_device)
+                   c.ocr_rec_min_width, c.ocr_use_cls, c.ocr_min_score, c.ocr_threads, c.compute_device)
         self._ocr: OcrBackend = shared(ocr_key, lambda: make_ocr_backend(c))
         self.timings: dict[str, float] = {}  # seconds spent in the last call of each stage
         # cheap: it chooses and loads its backends on first use

@@ -87,6 +87,7 @@ def rapidocr_params(config: PerceptionConfig, *, tuned: bool = True, use_cuda: b
                 "Global.text_score": config.ocr_min_score,
                 "Det.limit_type": "max",
                 "Det.limit_side_len": config.ocr_limit_side_len,
+                "Rec.rec_img_shape": [3, 48, config.ocr_rec_min_width],
             }
         )
     if config.ocr_threads > 0:
