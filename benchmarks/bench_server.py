@@ -4,7 +4,8 @@ Real parts, as in the tests: a private adb server (the adbutils wheel's binary),
 phones over ADB on loopback, the real agent, the scripted OpenAI-compatible server (each
 reply delayed by ``--llm-delay`` seconds to stand in for a model's latency), the app on a
 real uvicorn. Each phase submits ``--tasks`` tasks at once (two short waits, then Stop)
-while ``--clients`` threads poll task status as fast as they get answers.
+while ``--clients`` threads load the server: half poll task status as fast as they get
+answers (the latencies reported), half follow a task's event stream to its end.
 
 Prints p50/p99 of the polls, tasks per minute with 4 phones and with 1, and the scaling
 ratio (ideal: 4.0; the goal: >= 2.5 on a 2-core machine).
@@ -100,15 +101,30 @@ def phase(
                         latencies.append(elapsed)
                     i += 1
 
-        pollers = [threading.Thread(target=poll, args=(k,), daemon=True) for k in range(args.clients)]
-        for thread in pollers:
+        def stream(k: int) -> None:
+            # follows one task's events to their end, as a dashboard does
+            with httpx.Client(base_url=live.url, timeout=httpx.Timeout(30, read=600)) as http:
+                with http.stream("GET", f"/v1/tasks/{ids[k % len(ids)]}/events") as answer:
+                    for line in answer.iter_lines():
+                        if line == "event: end":
+                            with lock:
+                                streams_ended[0] += 1
+                            return
+
+        streams_ended = [0]
+        n_streams = args.clients // 2  # half the clients stream events, half poll
+        pollers = [threading.Thread(target=poll, args=(k,), daemon=True) for k in range(args.clients - n_streams)]
+        streamers = [threading.Thread(target=stream, args=(k,), daemon=True) for k in range(n_streams)]
+        for thread in pollers + streamers:
             thread.start()
         tasks = [live.wait_task(task_id, timeout=600) for task_id in ids]
         finished = max(t["finished_at"] for t in tasks)
         first_submit = min(t["created_at"] for t in tasks)
         done.set()
-        for thread in pollers:
+        for thread in pollers + streamers:
             thread.join(30)
+        if streams_ended[0] != n_streams:
+            raise SystemExit(f"only {streams_ended[0]} of {n_streams} event streams reached their end")
         wall = time.perf_counter() - started
         bad = [(t["id"], t["status"]) for t in tasks if t["status"] != "completed"]
         if bad:
@@ -155,7 +171,7 @@ def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="bench-server-runs-"))
     try:
         print(
-            f"{args.tasks} tasks (3 steps each), {args.clients} polling clients, "
+            f"{args.tasks} tasks (3 steps each), {args.clients} clients (half polling, half streaming), "
             f"model latency {args.llm_delay:g} s, phones {args.width}x{args.height}, {os.cpu_count()} CPU(s)"
         )
         results = [phase(4, args, adb, env, workdir), phase(1, args, adb, env, workdir)]
