@@ -69,6 +69,8 @@ def test_dockerfile_references_what_exists(dockerfile: Path) -> None:
     for extra in ",".join(extras).split(","):
         if extra:
             assert extra in declared
+    # server.database_url=postgresql+psycopg://… works in the image: several instances, one database
+    assert "postgres" in ",".join(extras).split(","), dockerfile.name
     for word, rest in steps:
         if word == "ENV":
             for name in re.findall(r"(MOBILE_AGENT_\w+)=", rest):
