@@ -114,20 +114,29 @@ class MetricsMiddleware:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        status_code = 500
+        answered = False
+
+        def observe(status_code: int) -> None:
+            route = scope.get("route")
+            path = getattr(route, "path", None) or "unmatched"
+            if route is not None and not scope["path"].startswith(path.split("{")[0]):
+                path = f"/{API_VERSION}{path}"
+            self.metrics.observe_request(scope["method"], path, status_code, time.perf_counter() - started)
 
         async def send_wrapper(message: Message) -> None:
-            nonlocal status_code
+            nonlocal answered
             if message["type"] == "http.response.start":
-                status_code = message["status"]
-                route = scope.get("route")
-                path = getattr(route, "path", None) or "unmatched"
-                if route is not None and not scope["path"].startswith(path.split("{")[0]):
-                    path = f"/{API_VERSION}{path}"
-                self.metrics.observe_request(scope["method"], path, status_code, time.perf_counter() - started)
+                answered = True
+                observe(message["status"])
             await send(message)
 
-        await self.app(scope, receive, send_wrapper)
+        try:
+            await self.app(scope, receive, send_wrapper)
+        except Exception:
+            # the 500 is sent by Starlette's outermost error middleware, outside this one
+            if not answered:
+                observe(500)
+            raise
 
 
 def _json_safe(value: Any) -> Any:

@@ -115,3 +115,45 @@ def test_raw_dot_segments_never_leave_the_trajectory(service, sim_phones, tmp_pa
             connection.close()
         assert response.status in (404, 422), (raw, response.status)
         assert b"do not serve" not in body
+
+
+class _PhoneThatCrashes:
+    """A device source whose capture fails with a bug (not a DeviceError)."""
+
+    def list(self) -> list[tuple[str, str, str | None]]:
+        return [("crashy-1", "device", "Crashy")]
+
+    def screen_size(self, serial: str) -> tuple[int, int]:
+        return 540, 1200
+
+    def screenshot(self, serial: str, fmt: str) -> bytes:
+        raise RuntimeError("boom in /srv/secret/path.py with " + TOKEN)
+
+    def connect(self, address: str) -> str:
+        raise RuntimeError("connect crashed at /srv/secret/path.py")
+
+
+def test_a_500_tells_nothing_of_the_server(tmp_path) -> None:
+    from fastapi.testclient import TestClient
+
+    app = create_app(
+        load_settings(
+            overrides={
+                "server.database_url": f"sqlite:///{tmp_path / 'crash.sqlite3'}",
+                "server.preload_perception": False,
+                "agent.output_dir": str(tmp_path / "runs"),
+            }
+        ),
+        device_source=_PhoneThatCrashes(),
+    )
+    with TestClient(app, raise_server_exceptions=False) as client:
+        for method, path, body in (
+            ("GET", "/v1/devices/crashy-1/screenshot", None),
+            ("POST", "/v1/devices/connect", {"address": "10.0.0.9:5555"}),
+        ):
+            response = client.request(method, path, json=body)
+            assert response.status_code == 500, path
+            assert response.text == "Internal Server Error", response.text
+            assert "secret" not in response.text and "Traceback" not in response.text
+        metrics = client.get("/metrics").text
+        assert 'route="/v1/devices/{serial}/screenshot",status="500"} 1' in metrics
