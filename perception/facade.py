@@ -79,7 +79,7 @@ class Perception:
     def ocr(self, image: np.ndarray) -> list[TextLine]:
         """Every text line on the image (image pixels), cached per frame."""
         image = check_image(image)
-        return self._ocr_cached(image, frame_key(image))
+        return list(self._ocr_cached(image, frame_key(image)))  # a copy: the caller may sort or edit it
 
     def find_text(self, image: np.ndarray, text: str) -> Location:
         image = check_image(image)

@@ -216,6 +216,9 @@ def test_ocr_runs_once_per_frame(perception: Perception, settings_screen) -> Non
     perception.find_text(image, "Battery")
     perception.find_text(image.copy(), "About phone")  # same bytes, another array
     assert perception.cache.misses == misses
+    lines = perception.ocr(image)
+    lines.clear()  # the caller's list, not the cache's
+    assert perception.ocr(image) and perception.cache.misses == misses
     changed = image.copy()
     changed[5, 5] = 0  # one pixel differs: another frame
     key_before = perception.cache.misses
