@@ -229,3 +229,25 @@ def test_find_icon_over_adb(sim_phone) -> None:
     )
     assert where.status is LocateStatus.FOUND
     assert truth_box(sim_phone.phone.ground_truth(), "red bell").contains(*where.point)
+
+
+@pytest.mark.parametrize("size", [(1080, 2400), (1081, 2401), (540, 1170)])
+def test_proposal_boxes_are_in_image_pixels(size: tuple[int, int]) -> None:
+    """Proposals are found at half size on large screens; their boxes come back in the
+    given image's pixels, within 2 px of what was drawn, odd sizes included."""
+    from perception.proposals import propose_ui_elements
+
+    width, height = size
+    image = Image.new("RGB", size, (250, 250, 250))
+    draw = ImageDraw.Draw(image)
+    drawn = [Box(101, 333, 181, 413), Box(width - 127, 57, width - 40, 144), Box(width // 2 - 35, height - 171, width // 2 + 36, height - 100)]
+    for box, colour in zip(drawn, [(229, 57, 53), (30, 136, 229), (67, 160, 71)], strict=True):
+        draw.rectangle((box.left, box.top, box.right - 1, box.bottom - 1), fill=colour)  # PIL: inclusive corners
+    regions = propose_ui_elements(
+        np.asarray(image), [], min_side_fraction=0.012, max_area_fraction=0.05, nms_iou=0.5, limit=60
+    )
+    assert len(regions) == len(drawn)
+    for box in drawn:
+        (found,) = [r.box for r in regions if r.box.iou(box) > 0.5]
+        for got, want in zip(found.as_list(), box.as_list(), strict=True):
+            assert abs(got - want) <= 2, (found, box)
