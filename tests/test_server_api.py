@@ -190,8 +190,9 @@ def test_devices_list_screenshot_and_connect(service, sim_phones, adb_server) ->
     connected = live.client.post("/v1/devices/connect", json={"address": phones[1].serial})
     assert connected.status_code == 200, connected.text
     assert phones[1].serial in {d["serial"] for d in connected.json()["data"] if d["state"] == "device"}
-    # (a host that does not resolve fails at once; a refused port costs adb 10 s of retries)
-    refused = live.client.post("/v1/devices/connect", json={"address": "no-such-host.invalid:5555"})
+    # (the kernel refuses the broadcast address at once, no packet sent; a refused loopback
+    # port costs adb 10 s of retries and leaves an offline entry on the shared adb server)
+    refused = live.client.post("/v1/devices/connect", json={"address": "255.255.255.255:5555"})
     assert refused.status_code == 502 and refused.json()["detail"]["type"] == "DeviceError"
 
 
