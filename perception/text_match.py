@@ -167,11 +167,13 @@ def match_text(lines: list[TextLine], target: str, image_size: tuple[int, int], 
     limit = max_box_fraction * width * height
     wanted = _fold_full(target)
     t = wanted.compact
-    if not t:
-        return []
+    lines = [line for line in lines if line.box.area <= limit]
+    if not t:  # only symbols ("+", "...", "？"): folding would erase them, so compare them as they are
+        symbols = "".join(unicodedata.normalize("NFKC", target).split())
+        same = [ln for ln in lines if "".join(unicodedata.normalize("NFKC", ln.text).split()) == symbols]
+        return _dedupe([TextMatch(ln, ln.box, TIER_EXACT, 1.0) for ln in same])
     threshold = _fuzzy_threshold(len(t))
     tiers: dict[int, list[TextMatch]] = {TIER_EXACT: [], TIER_SPAN: [], TIER_JOINED: [], TIER_FUZZY: []}
-    lines = [line for line in lines if line.box.area <= limit]
     tiers[TIER_JOINED] = _joined_matches(lines, t)
     for line in lines:
         folded = _fold_full(line.text)

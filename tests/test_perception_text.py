@@ -111,6 +111,14 @@ def test_thai_span_without_spaces() -> None:
     assert matches[0].box.left > 80 and matches[0].box.right == pytest.approx(260)
 
 
+def test_targets_of_symbols_only() -> None:
+    lines = [line("+", 980, 100, 1020, 140), line("Add", 100, 300, 200, 340), line("...", 980, 500, 1020, 540)]
+    (plus,) = match_text(lines, "＋", SIZE, 0.25)  # full-width plus
+    assert plus.line.text == "+" and plus.tier == TIER_EXACT
+    assert [m.line.text for m in match_text(lines, " ... ", SIZE, 0.25)] == ["..."]
+    assert match_text(lines, "?", SIZE, 0.25) == []
+
+
 def test_fuzzy_by_length() -> None:
     lines = [line("Notifcations & status bar", 0, 0, 500, 40)]
     fuzzy = match_text(lines, "Notifications & status bar", SIZE, 0.25)
