@@ -153,6 +153,10 @@ class ServerSettings(BaseModel):
     device_refresh_s: float = Field(5.0, gt=0, description="how often the device list is re-read")
     preload_perception: bool = Field(True, description="load the perception models at startup, not on first use")
     devices: list[str] = Field(default_factory=list, description="serials this instance drives; empty = every attached phone")
+    planner_base_urls: list[str] = Field(
+        default_factory=list,
+        description="planner endpoints a task's base_url may name besides planner.base_url (they get the planner's API key)",
+    )
 
 
 class Settings(BaseSettings):

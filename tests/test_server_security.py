@@ -157,3 +157,31 @@ def test_a_500_tells_nothing_of_the_server(tmp_path) -> None:
             assert "secret" not in response.text and "Traceback" not in response.text
         metrics = client.get("/metrics").text
         assert 'route="/v1/devices/{serial}/screenshot",status="500"} 1' in metrics
+
+
+def test_a_task_cannot_send_the_planner_key_to_an_endpoint_of_its_choosing(tmp_path) -> None:
+    from fastapi.testclient import TestClient
+
+    app = create_app(
+        load_settings(
+            overrides={
+                "server.database_url": f"sqlite:///{tmp_path / 'urls.sqlite3'}",
+                "server.devices": ["no-such-phone:1"],  # nothing runs
+                "server.preload_perception": False,
+                "server.planner_base_urls": ["http://127.0.0.1:11434/v1/"],
+                "planner.base_url": "http://127.0.0.1:8080/v1",
+                "planner.api_key": "sk-server-secret",
+                "agent.output_dir": str(tmp_path / "runs"),
+            }
+        )
+    )
+    with TestClient(app) as client:
+        for url in ("http://attacker.example/v1", "http://169.254.169.254/latest", "http://127.0.0.1:8080/v2"):
+            answer = client.post("/v1/tasks", json={"instruction": "x", "base_url": url})
+            assert answer.status_code == 422, url
+            assert answer.json()["detail"][0]["loc"] == ["body", "base_url"]
+            assert answer.json()["detail"][0]["type"] == "base_url_not_allowed"
+        for url in ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1/", "http://127.0.0.1:11434/v1"):
+            answer = client.post("/v1/tasks", json={"instruction": "x", "base_url": url})
+            assert answer.status_code == 202 and answer.json()["options"]["base_url"] == url
+        assert client.get("/v1/tasks").json()["count"] == 3

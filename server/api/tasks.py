@@ -95,6 +95,15 @@ def create_task(body: TaskCreate, service: Service, response: Response) -> TaskP
         )
     if body.max_steps is not None and body.max_steps > limits.max_steps_limit:
         raise _unprocessable("max_steps", f"max_steps is over the limit of {limits.max_steps_limit}", "less_than_equal")
+    if body.base_url is not None:
+        # the run sends the server's planner API key to that endpoint: only known ones
+        allowed = {u.rstrip("/") for u in [*limits.planner_base_urls, service.settings.planner.base_url or ""] if u}
+        if body.base_url.rstrip("/") not in allowed:
+            raise _unprocessable(
+                "base_url",
+                "base_url must be the server's planner endpoint or one of server.planner_base_urls",
+                "base_url_not_allowed",
+            )
     if body.device != "any" and not service.pool.knows(body.device):
         service.pool.refresh()
         if not service.pool.knows(body.device):
