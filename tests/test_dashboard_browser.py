@@ -139,3 +139,7 @@ def test_dashboard_shows_phones_runs_a_task_live_cancels_and_replays(service, si
             shutil.copy(tmp_path / name, Path(keep) / name)
     assert not [u for u in urls if TOKEN in u]
     assert errors == []
+
+    # Signed out (cookie gone, or the server's token changed): the page goes back to sign-in.
+    page.context.clear_cookies()
+    page.wait_for_selector("input[name=token]", timeout=10_000)

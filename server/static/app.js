@@ -16,6 +16,11 @@ function el(tag, cls, text) {
 async function api(path, options = {}) {
   const response = await fetch(path, { credentials: "same-origin", ...options,
     headers: { "Content-Type": "application/json", ...(options.headers || {}) } });
+  if (response.status === 401) {
+    // the cookie is gone or the server's token changed: back to the sign-in page
+    location.assign("/dashboard/");
+    throw new Error("401: sign in again");
+  }
   if (!response.ok) {
     let detail = response.statusText;
     try {
