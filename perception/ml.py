@@ -115,6 +115,17 @@ def _clip_build_options(tag_cfg: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
+def _clip_hub_parts(clip_model: str) -> list[str]:
+    """Hugging Face repos an open_clip architecture pulls while it is built (a RoBERTa / mT5
+    text tower, a SigLIP tokenizer), beyond its checkpoint."""
+    try:
+        import open_clip
+    except ImportError:
+        return []
+    text_cfg = (open_clip.get_model_config(clip_model) or {}).get("text_cfg", {})
+    return list(dict.fromkeys(text_cfg[k] for k in ("hf_model_name", "hf_tokenizer_name") if text_cfg.get(k)))
+
+
 def clip_weights_available(config: PerceptionConfig) -> bool:
     return _clip_local_file(config) is not None
 
@@ -300,11 +311,24 @@ class ClipRanker(_TorchModel):
                     hint="set perception.clip_checkpoint to a local .pt/.bin/.safetensors file, or fetch one "
                     "(hf download timm/vit_base_patch32_clip_224.openai) and set clip_checkpoint=openai",
                 )
+        hub_parts = _clip_hub_parts(config.clip_model)
+        if not config.allow_hub_downloads:
+            for repo in hub_parts:
+                if _hf_cached(repo, "config.json") is None and _hf_cached(repo, "tokenizer_config.json") is None:
+                    raise WeightsMissingError(
+                        f"CLIP model {config.clip_model} needs {repo} (its text tower or tokenizer), which is not "
+                        "in the Hugging Face cache",
+                        backend=self.name,
+                        path=repo,
+                        hint=f"hf download {repo} (or set perception.allow_hub_downloads = true)",
+                    )
+            if hub_parts and local is not None:
+                options["pretrained_text"] = False  # the checkpoint holds the text tower: no second download
         try:
             model, _, preprocess = open_clip.create_model_and_transforms(
                 config.clip_model, pretrained=pretrained, precision="fp32", device=self.device, **options
             )
-        except (RuntimeError, AssertionError, KeyError, ValueError) as exc:  # wrong file for this architecture
+        except (RuntimeError, AssertionError, KeyError, ValueError, OSError) as exc:  # wrong file, or a hub part
             raise WeightsMissingError(
                 f"CLIP checkpoint {pretrained} does not fit {config.clip_model}: {exc}",
                 backend=self.name,

@@ -237,3 +237,17 @@ def test_clip_tag_from_the_hub_cache_keeps_its_settings(tmp_path: Path, monkeypa
     assert path == str(snapshot / "open_clip_pytorch_model.bin")
     assert _clip_build_options(tag_cfg)["force_quick_gelu"] is True
     assert _clip_build_options({})["force_quick_gelu"] is False  # a plain file: the model's own config
+
+
+def test_clip_architecture_that_needs_the_hub_is_named(tiny_clip_checkpoint: Path, tmp_path: Path, monkeypatch) -> None:
+    """roberta-ViT-B-32 builds its text tower from the hub: without it in the cache and
+    without hub downloads, the error names the repo (was a download attempt, then an OSError)."""
+    import huggingface_hub.constants
+
+    from perception.ml import ClipRanker
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    config = PerceptionConfig(clip_model="roberta-ViT-B-32", clip_checkpoint=str(tiny_clip_checkpoint), compute_device="cpu")
+    with pytest.raises(WeightsMissingError) as info:
+        ClipRanker(config)
+    assert info.value.path == "roberta-base" and info.value.hint.startswith("hf download roberta-base")
