@@ -169,20 +169,51 @@ def test_ctrl_c_while_the_model_thinks_exits_without_waiting_for_its_answer(
     assert _final(_trajectory(out))["status"] == "cancelled"
 
 
-def test_second_ctrl_c_aborts_at_once_and_says_where_the_trajectory_is(adb_server, sim_phone, tmp_path):
+def test_ctrl_c_during_a_wait_cancels_at_once(adb_server, sim_phone, tmp_path):
     script = tmp_path / "slow.txt"
     script.write_text("Home\nWait (10)\nStop\n", encoding="utf-8")
     proc = _start("--serial", sim_phone.serial, "--script", str(script), "-o", str(tmp_path / "runs"),
                   env=_env(adb_server.port))
     try:
-        lines = []
         for line in proc.stdout:  # until step 1 is done: step 2 is the 10 s Wait
-            lines.append(line)
             if line.startswith("[step 1]"):
                 break
         time.sleep(0.5)
         interrupted = time.monotonic()
-        proc.send_signal(signal.SIGINT)  # cancel: the Wait is not cut short ...
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - interrupted
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out + err
+    assert took < 10  # the Wait was cut short by the cancel
+    assert _final(_trajectory(out))["status"] == "cancelled"
+
+
+def test_second_ctrl_c_aborts_at_once_and_says_where_the_trajectory_is(
+    adb_server, sim_phone, tmp_path, monkeypatch
+):
+    script = tmp_path / "slow.txt"
+    script.write_text("Home\nBack\nStop\n", encoding="utf-8")
+    proc = _start("--serial", sim_phone.serial, "--script", str(script), "-o", str(tmp_path / "runs"),
+                  env=_env(adb_server.port))
+    normal = sim_phone.phone.screencap_raw
+
+    def stuck() -> bytes:  # a phone that stops answering: no cancel event reaches a blocked read
+        time.sleep(6)
+        return normal()
+
+    try:
+        lines = []
+        for line in proc.stdout:  # step 1 is done; the next capture will hang
+            lines.append(line)
+            if line.startswith("[step 1]"):
+                monkeypatch.setattr(sim_phone.phone, "screencap_raw", stuck)
+                break
+        time.sleep(1.0)
+        interrupted = time.monotonic()
+        proc.send_signal(signal.SIGINT)  # cancel: the run is blocked in a device read ...
         time.sleep(0.5)
         proc.send_signal(signal.SIGINT)  # ... so abort
         out, err = proc.communicate(timeout=60)
@@ -191,7 +222,7 @@ def test_second_ctrl_c_aborts_at_once_and_says_where_the_trajectory_is(adb_serve
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, "".join(lines) + out + err
-    assert took < 10  # did not wait for the Wait
+    assert took < 5  # did not wait for the stuck capture
     assert "aborted" in err and "Traceback" not in err
     folder = Path(re.search(r"what it wrote so far is in (\S+)", err).group(1))
     records = [json.loads(x) for x in (folder / "trajectory.jsonl").read_text(encoding="utf-8").splitlines()]

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from mobile_agent.errors import AppNotFoundError
+from mobile_agent.errors import AppNotFoundError, RunCancelled
 from mobile_agent.operations.context import OperationContext, Outcome
 from mobile_agent.operations.parser import split_top_level, strip_quotes
 from mobile_agent.operations.registry import operation
@@ -368,7 +368,7 @@ def enter(params: NoParams, ctx: OperationContext) -> Outcome:
 )
 def wait(params: WaitParams, ctx: OperationContext) -> Outcome:
     if ctx.cancel.wait(params.seconds):
-        return Outcome(ok=False, feedback="The wait was cancelled.")
+        raise RunCancelled("the run was cancelled during a Wait")
     return Outcome(ok=True, feedback=f"Waited {params.seconds:g} s.")
 
 
