@@ -202,6 +202,7 @@ def create_app(
             yield
         finally:
             state.ready.clear()
+            state.drain()
             await asyncio.to_thread(state.scheduler.stop)
             state.store.close()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from mobile_agent.errors import ConfigError
 from mobile_agent.settings import load_settings
@@ -62,11 +63,24 @@ def run(args: argparse.Namespace) -> int:
     from server.app import create_app
 
     app = create_app(settings)
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=settings.server.host,
         port=settings.server.port,
         log_level=args.log_level,
         timeout_graceful_shutdown=5,
     )
+    server = uvicorn.Server(config)
+    stop = server.handle_exit
+
+    def drain_then_stop(sig: int, frame: Any) -> None:
+        # Drain at once (no new tasks, event streams end): uvicorn alone first waits for open
+        # streams, and the scheduler would go on starting tasks that the stop then interrupts.
+        service = getattr(app.state, "service", None)
+        if service is not None:
+            service.drain()
+        stop(sig, frame)
+
+    server.handle_exit = drain_then_stop  # type: ignore[method-assign]  # read when the signals are installed
+    server.run()
     return 0

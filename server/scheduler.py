@@ -65,6 +65,7 @@ class Scheduler:
         self._wake = threading.Condition()
         self._woken = False
         self._stopping = threading.Event()
+        self._held = threading.Event()
         self._running: dict[int, _Running] = {}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -90,6 +91,12 @@ class Scheduler:
                 run.thread.join(max(0.0, deadline - time.monotonic()))
         if self._thread is not None:
             self._thread.join(max(0.1, deadline - time.monotonic()))
+
+    def hold(self) -> None:
+        """Start no more tasks; running ones go on (the first step of a shutdown, taken as soon
+        as it is asked: a task started while the server waits for open streams would be
+        interrupted at once, where it could have stayed queued for the next start)."""
+        self._held.set()
 
     def wake(self) -> None:
         with self._wake:
@@ -155,8 +162,10 @@ class Scheduler:
                 self._woken = False
 
     def _dispatch(self) -> None:
+        if self._held.is_set():
+            return
         for task in self.store.queued_tasks():
-            if self._stopping.is_set():
+            if self._stopping.is_set() or self._held.is_set():
                 return
             if self.max_workers and self.running_count >= self.max_workers:
                 return

@@ -55,6 +55,12 @@ class EventHub:
             except RuntimeError:  # that loop has closed; its stream is gone
                 pass
 
+    def notify_all(self) -> None:
+        with self._lock:
+            task_ids = list(self._listeners)
+        for task_id in task_ids:
+            self.notify(task_id)
+
     @property
     def listener_count(self) -> int:
         with self._lock:
@@ -73,4 +79,13 @@ class ServiceState:
     runs_dir: Path
     api_token: str | None
     ready: threading.Event = field(default_factory=threading.Event)
+    closing: threading.Event = field(default_factory=threading.Event)
     started_at: float = field(default_factory=time.time)
+
+    def drain(self) -> None:
+        """The server is stopping: start no more tasks and end the event streams (clients
+        reconnect with Last-Event-ID to the next server), so that the stop need not wait for
+        them. Safe from a signal handler: it only sets flags and wakes loops."""
+        self.closing.set()
+        self.scheduler.hold()
+        self.hub.notify_all()

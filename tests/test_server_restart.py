@@ -8,12 +8,14 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from server.store import TaskStore
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.server_fixtures import TaggedPlanner, free_port, waits
 
@@ -140,3 +142,77 @@ image_long_side = 512
         except subprocess.TimeoutExpired:
             second.kill()
             second.wait(5)
+
+
+def test_a_stop_starts_no_new_task_and_does_not_wait_for_streams(tmp_path, adb_server, sim_phones, llm_server) -> None:  # noqa: F811
+    """SIGTERM while a client streams a queued task's events: the queued task stays queued for
+    the next start. (uvicorn waits for open streams before the app hears of the stop; the
+    scheduler went on meanwhile, started it, and the stop then interrupted it.)"""
+    (phone,) = sim_phones(1, width=540, height=1200)
+    planner = TaggedPlanner(plans={"t-a": waits(3), "t-b": waits(3)}, delay_s={"t-a": 1.0, "t-b": 1.0})
+    llm_server.script([], default=planner)
+    config = tmp_path / "service.toml"
+    config.write_text(
+        f"""
+[adb]
+server_port = {adb_server.port}
+
+[server]
+database_url = "sqlite:///{tmp_path / 'service.sqlite3'}"
+devices = ["{phone.serial}"]
+device_refresh_s = 0.5
+
+[agent]
+output_dir = "{tmp_path / 'runs'}"
+completion_check = false
+settle_timeout_s = 0.6
+settle_interval_s = 0.1
+
+[planner]
+base_url = "{llm_server.base_url}"
+api_key = "test-key"
+timeout_s = 20.0
+max_retries = 1
+backoff_base_s = 0.01
+image_long_side = 512
+"""
+    )
+    port = free_port()
+    process = _start(config, port, tmp_path / "serve.log")
+    url = f"http://127.0.0.1:{port}"
+    lines: list[str] = []
+    try:
+        with httpx.Client(base_url=url, timeout=10) as client:
+            a = client.post("/v1/tasks", json={"instruction": "[t-a] runs", "max_steps": 6}).json()
+            b = client.post("/v1/tasks", json={"instruction": "[t-b] waits for the phone", "max_steps": 6}).json()
+
+            def follow() -> None:
+                with httpx.Client(base_url=url, timeout=httpx.Timeout(10, read=30)) as streamer:
+                    try:
+                        with streamer.stream("GET", f"/v1/tasks/{b['id']}/events") as response:
+                            lines.extend(response.iter_lines())
+                    except httpx.HTTPError:
+                        lines.append("(cut)")
+
+            reader = threading.Thread(target=follow, daemon=True)
+            reader.start()
+            deadline = time.monotonic() + 30
+            while client.get(f"/v1/tasks/{a['id']}").json()["steps"] < 1:
+                assert time.monotonic() < deadline, "task a never made a step"
+                time.sleep(0.05)
+            assert any(line.startswith("event: status") for line in lines)  # the stream is open
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
+        reader.join(10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(5)
+    assert not reader.is_alive()
+    assert "event: end" not in lines  # cut by the stop, not ended: the client reconnects
+    store = TaskStore(f"sqlite:///{tmp_path / 'service.sqlite3'}")
+    try:
+        assert store.get_task(b["id"]).status == "queued"
+        assert store.get_task(a["id"]).status == "interrupted"
+    finally:
+        store.close()

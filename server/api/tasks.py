@@ -212,8 +212,8 @@ async def task_events(
                 ended, frames, last = await run_in_threadpool(_sse_batch, service, task_id, last)
                 for frame in frames:
                     yield frame
-                if ended:
-                    return
+                if ended or service.closing.is_set():
+                    return  # a stream cut by a stop has no "end": the client reconnects
                 if frames:
                     last_sent = time.monotonic()
                     continue
