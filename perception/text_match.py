@@ -168,10 +168,9 @@ def match_text(lines: list[TextLine], target: str, image_size: tuple[int, int], 
     wanted = _fold_full(target)
     t = wanted.compact
     lines = [line for line in lines if line.box.area <= limit]
+    literal = _literal(target)
     if not t:  # only symbols ("+", "...", "？"): folding would erase them, so compare them as they are
-        symbols = "".join(unicodedata.normalize("NFKC", target).split())
-        same = [ln for ln in lines if "".join(unicodedata.normalize("NFKC", ln.text).split()) == symbols]
-        return _dedupe([TextMatch(ln, ln.box, TIER_EXACT, 1.0) for ln in same])
+        return _dedupe([TextMatch(ln, ln.box, TIER_EXACT, 1.0) for ln in lines if _literal(ln.text) == literal])
     threshold = _fuzzy_threshold(len(t))
     tiers: dict[int, list[TextMatch]] = {TIER_EXACT: [], TIER_SPAN: [], TIER_JOINED: [], TIER_FUZZY: []}
     tiers[TIER_JOINED] = _joined_matches(lines, t)
@@ -197,10 +196,19 @@ def match_text(lines: list[TextLine], target: str, image_size: tuple[int, int], 
                 first = folded.index[spaced_pos[part.dest_start]]
                 last = folded.ends[spaced_pos[max(part.dest_end - 1, part.dest_start)]]
                 tiers[TIER_FUZZY].append(TextMatch(line, _sub_box(line, first, last), TIER_FUZZY, part.score / 100))
+    # "C++" is on screen as "C++" and as "C": the line that keeps the target's symbols wins
+    same_symbols = [m for m in tiers[TIER_EXACT] if _literal(m.line.text) == literal]
+    if same_symbols:
+        tiers[TIER_EXACT] = same_symbols
     for tier in (TIER_EXACT, TIER_SPAN, TIER_JOINED, TIER_FUZZY):
         if tiers[tier]:
             return _dedupe(tiers[tier])
     return []
+
+
+def _literal(text: str) -> str:
+    """``text`` with width and case folded and white space removed, symbols kept."""
+    return "".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
 def _neighbours(a: Box, b: Box) -> bool:

@@ -119,6 +119,13 @@ def test_targets_of_symbols_only() -> None:
     assert match_text(lines, "?", SIZE, 0.25) == []
 
 
+def test_symbols_decide_between_folded_twins() -> None:
+    lines = [line("C", 100, 100, 130, 140), line("C++", 100, 300, 170, 340), line("Wi-Fi", 100, 500, 220, 540)]
+    assert [m.line.text for m in match_text(lines, "C++", SIZE, 0.25)] == ["C++"]
+    assert [m.line.text for m in match_text(lines, "c", SIZE, 0.25)] == ["C"]
+    assert [m.line.text for m in match_text(lines, "WiFi", SIZE, 0.25)] == ["Wi-Fi"]  # folding still counts
+
+
 def test_fuzzy_by_length() -> None:
     lines = [line("Notifcations & status bar", 0, 0, 500, 40)]
     fuzzy = match_text(lines, "Notifications & status bar", SIZE, 0.25)
