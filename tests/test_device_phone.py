@@ -524,3 +524,17 @@ def test_refused_requests_are_typed_errors(device, adb_settings) -> None:
     assert info.value.serial == device.serial
     assert info.value.fields["command"] == "no-such-service:"
     assert device.shell(["echo", "still here"]) == "still here\n"
+
+
+def test_connect_to_an_address_left_offline_is_not_reported_as_connected(adb_server, sim_phones) -> None:
+    from mobile_agent.device import connect
+    from mobile_agent.errors import DeviceError
+
+    (handle,) = sim_phones(1)
+    settings = AdbSettings(server_port=adb_server.port)
+    handle.kill()  # adb keeps the address, offline, and would answer "already connected"
+    with pytest.raises(DeviceError):
+        connect(handle.serial, settings)
+    handle.revive(reconnect=False, timeout=30)  # back: adb's own retry reconnects it
+    assert "connected" in connect(handle.serial, settings)
+    assert adb_server.state(handle.serial) == "device"

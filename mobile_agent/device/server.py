@@ -172,6 +172,10 @@ def list_devices(settings: AdbSettings) -> list[DeviceInfo]:
     return parse_devices_l(host.query("host:devices-l"))
 
 
+def _state_of(client: adbutils.AdbClient, serial: str) -> str | None:
+    return next((info.state for info in client.list() if info.serial == serial), None)
+
+
 def connect(address: str, settings: AdbSettings) -> str:
     """``adb connect host:port``; returns the server's answer, raises when it failed
     (a phone that asks for authorization is connected: it shows as unauthorized)."""
@@ -180,6 +184,11 @@ def connect(address: str, settings: AdbSettings) -> str:
     client = adbutils.AdbClient(settings.server_host, settings.server_port, socket_timeout=settings.command_timeout_s)
     try:
         answer = client.connect(address, timeout=settings.command_timeout_s)
+        if answer.startswith("already connected") and _state_of(client, address) == "offline":
+            # adb keeps an address it once knew listed as offline and answers "already
+            # connected" for it: only a fresh connect says whether the phone is there.
+            client.disconnect(address, raise_error=False)
+            answer = client.connect(address, timeout=settings.command_timeout_s)
     except adbutils.AdbError as exc:
         raise DeviceError(f"adb connect {address} failed: {exc}", serial=address) from exc
     if "authenticate" in answer:
