@@ -1,7 +1,8 @@
 """Run every ``benchmarks/bench_*.py`` in turn: ``python -m benchmarks [NAME_FILTER]``.
 
 Each bench is its own process (a crash or a leaked thread stays there); the exit code is
-non-zero when any bench failed.
+non-zero when any bench failed. The adb server, simulated phones and round-robin timing
+they share are in ``benchmarks/rig.py``.
 """
 
 from __future__ import annotations

@@ -18,66 +18,22 @@ Run: ``python benchmarks/bench_capture.py [--repeat N]`` or ``python -m benchmar
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import socket
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-
-def _free_port() -> int:
-    while True:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        if not 5555 <= port <= 5585:
-            return port
-
-
-PORT = _free_port()
-os.environ["ANDROID_ADB_SERVER_PORT"] = str(PORT)  # before adbutils builds its module client
-
-import adbutils  # noqa: E402
 import numpy as np  # noqa: E402
 
+from benchmarks.rig import medians_ms, open_service, private_adb_server, served_phones  # noqa: E402
 from mobile_agent.device import open_device  # noqa: E402
 from mobile_agent.settings import AdbSettings  # noqa: E402
-from simphone import Phone  # noqa: E402
-from simphone.server import PhoneServer  # noqa: E402
 
 
-def medians_ms(fns: dict[str, Callable[[], object]], repeat: int, warmup: int = 2) -> dict[str, float]:
-    """Median wall time of each function, measured round-robin so that the machine's
-    load drifts over all of them alike (it is shared)."""
-    for fn in fns.values():
-        for _ in range(warmup):
-            fn()
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            started = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - started)
-    return {name: statistics.median(t) * 1000 for name, t in times.items()}
-
-
-def raw_socket_read(port: int, serial: str) -> int:
+def raw_socket_read(serial: str) -> int:
     """Read the whole ``exec:screencap`` stream from a plain socket into one preallocated
     buffer (the transport's floor: no protocol layer, no decoding); returns its size."""
-    with socket.create_connection(("127.0.0.1", port)) as sock:
-        for request in (f"host:transport:{serial}", "exec:screencap"):
-            data = request.encode()
-            sock.sendall(b"%04x" % len(data) + data)
-            status = sock.recv(4, socket.MSG_WAITALL)
-            if status != b"OKAY":
-                raise RuntimeError(f"{request}: {status!r}")
+    with open_service(serial, "exec:screencap") as sock:
         buf = bytearray(RAW_BUFFER_BYTES)
         view = memoryview(buf)
         got = 0
@@ -96,23 +52,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
 
-    adb = str(Path(adbutils.__file__).parent / "binaries" / "adb")
-    home = tempfile.mkdtemp(prefix="bench-adb-")
-    env = dict(os.environ, HOME=home, TMPDIR=home)
-    subprocess.run([adb, "-P", str(PORT), "start-server"], env=env, check=True, capture_output=True, timeout=60)
-    phone = Phone(width=1080, height=2400)
-    server = PhoneServer(phone).start()
-    try:
-        serial = server.serials[0]
-        client = adbutils.AdbClient("127.0.0.1", PORT)
-        client.connect(serial, timeout=15)
-        deadline = time.monotonic() + 15
-        while not any(d.serial == serial and d.state == "device" for d in client.list()):
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{serial} never became ready")
-            time.sleep(0.05)
-        device = open_device(AdbSettings(server_port=PORT), serial=serial)
-        theirs = client.device(serial)
+    with private_adb_server() as adb, served_phones(1, width=1080, height=2400) as ([serial], [phone]):
+        device = open_device(AdbSettings(server_port=adb.port), serial=serial)
+        theirs = adb.client.device(serial)
 
         ours_px = device.screenshot().pixels
         their_px = np.asarray(theirs.screenshot().convert("RGB"))
@@ -120,14 +62,14 @@ def main() -> int:
             print("ERROR: the two capture paths disagree on the pixels")
             return 1
         print(f"screen {ours_px.shape[1]}x{ours_px.shape[0]}, "
-              f"raw stream {raw_socket_read(PORT, serial) / 1e6:.1f} MB, "
+              f"raw stream {raw_socket_read(serial) / 1e6:.1f} MB, "
               f"PNG {len(phone.screencap_png()) / 1e3:.0f} kB; median of {args.repeat} runs")  # fmt: skip
 
         capture = medians_ms(
             {
                 "ours": lambda: device.screenshot(),
                 "adbutils": lambda: np.asarray(theirs.screenshot().convert("RGB")),
-                "raw": lambda: raw_socket_read(PORT, serial),
+                "raw": lambda: raw_socket_read(serial),
             },
             args.repeat,
         )
@@ -146,12 +88,6 @@ def main() -> int:
         print(f"tap      adbutils click                        {tap_adbu:8.2f} ms")
         print(f"ratio    adbutils click / ours tap = {tap_adbu / tap_ours:5.1f}x")
         return 0
-    finally:
-        for serial in server.serials:  # disconnect first: the phone then shuts down quietly
-            subprocess.run([adb, "-P", str(PORT), "disconnect", serial], env=env, capture_output=True, timeout=30)
-        server.stop()
-        subprocess.run([adb, "-P", str(PORT), "kill-server"], env=env, capture_output=True, timeout=30)
-        shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":

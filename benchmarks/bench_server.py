@@ -18,9 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -29,24 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-
-def _free_port() -> int:
-    while True:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        if not 5555 <= port <= 5585:
-            return port
-
-
-ADB_PORT = _free_port()
-os.environ["ANDROID_ADB_SERVER_PORT"] = str(ADB_PORT)  # before adbutils builds its module client
-
-import adbutils  # noqa: E402
 import httpx  # noqa: E402
 
-from simphone import Phone  # noqa: E402
-from simphone.server import PhoneServer  # noqa: E402
+from benchmarks.rig import private_adb_server, served_phones  # noqa: E402
 from tests.llm_server import ScriptedLLMServer  # noqa: E402
 from tests.server_fixtures import TaggedPlanner, service_settings, start_service, waits  # noqa: E402
 
@@ -59,27 +42,20 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
-def phase(
-    n_phones: int, args: argparse.Namespace, adb: str, env: dict[str, str], workdir: Path
-) -> dict[str, float]:
-    phones = [Phone(width=args.width, height=args.height, seed=i) for i in range(n_phones)]
-    server = PhoneServer(phones).start()
-    serials = list(server.serials)
-    for serial in serials:
-        subprocess.run([adb, "-P", str(ADB_PORT), "connect", serial], env=env, check=True, capture_output=True, timeout=30)
-    client = adbutils.AdbClient(host="127.0.0.1", port=ADB_PORT)
-    deadline = time.monotonic() + 30
-    while {d.serial for d in client.list() if d.state == "device"} < set(serials):
-        if time.monotonic() > deadline:
-            raise SystemExit("phones did not come up")
-        time.sleep(0.05)
+def phase(n_phones: int, args: argparse.Namespace, adb_port: int, workdir: Path) -> dict[str, float]:
+    with served_phones(n_phones, width=args.width, height=args.height) as (serials, _phones):
+        return _load(serials, args, adb_port, workdir)
+
+
+def _load(serials: list[str], args: argparse.Namespace, adb_port: int, workdir: Path) -> dict[str, float]:
+    n_phones = len(serials)
     planner = TaggedPlanner(default_plan=waits(2), delay_s={})
     delay = args.llm_delay
     llm = ScriptedLLMServer().start()
     llm.script([], default=lambda body: _delayed(planner, body, delay))
     folder = workdir / f"phones-{n_phones}"
     folder.mkdir()
-    settings = service_settings(folder, ADB_PORT, llm, serials)
+    settings = service_settings(folder, adb_port, llm, serials)
     live = start_service(settings)
     latencies: list[float] = []
     lock = threading.Lock()
@@ -143,9 +119,6 @@ def phase(
         done.set()
         live.stop()
         llm.stop()
-        for serial in serials:
-            subprocess.run([adb, "-P", str(ADB_PORT), "disconnect", serial], env=env, capture_output=True, timeout=30)
-        server.stop()
 
 
 def _delayed(planner: TaggedPlanner, body: dict, delay: float):
@@ -164,17 +137,14 @@ def main() -> int:
     parser.add_argument("--height", type=int, default=1200)
     args = parser.parse_args()
 
-    adb = str(Path(adbutils.__file__).parent / "binaries" / "adb")
-    home = tempfile.mkdtemp(prefix="bench-server-")
-    env = dict(os.environ, HOME=home, TMPDIR=home)
-    subprocess.run([adb, "-P", str(ADB_PORT), "start-server"], env=env, check=True, capture_output=True, timeout=60)
     workdir = Path(tempfile.mkdtemp(prefix="bench-server-runs-"))
     try:
-        print(
-            f"{args.tasks} tasks (3 steps each), {args.clients} clients (half polling, half streaming), "
-            f"model latency {args.llm_delay:g} s, phones {args.width}x{args.height}, {os.cpu_count()} CPU(s)"
-        )
-        results = [phase(4, args, adb, env, workdir), phase(1, args, adb, env, workdir)]
+        with private_adb_server() as adb:
+            print(
+                f"{args.tasks} tasks (3 steps each), {args.clients} clients (half polling, half streaming), "
+                f"model latency {args.llm_delay:g} s, phones {args.width}x{args.height}, {os.cpu_count()} CPU(s)"
+            )
+            results = [phase(4, args, adb.port, workdir), phase(1, args, adb.port, workdir)]
         for r in results:
             print(
                 f"{r['phones']} phone(s): {r['tasks_per_min']:.1f} tasks/min ({r['span_s']:.1f} s); "
@@ -184,8 +154,6 @@ def main() -> int:
         print(f"scaling 4 phones vs 1: {ratio:.2f}x (ideal 4.00x; goal >= 2.5x)")
         print(f"p99 / p50 under load (4 phones): {results[0]['p99_ms'] / results[0]['p50_ms']:.1f}")
     finally:
-        subprocess.run([adb, "-P", str(ADB_PORT), "kill-server"], env=env, capture_output=True, timeout=30)
-        shutil.rmtree(home, ignore_errors=True)
         shutil.rmtree(workdir, ignore_errors=True)
     return 0
 

@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.rig import medians_ms  # noqa: E402
 from simphone import Phone  # noqa: E402
 
 RENDER_GOAL_MS = 100.0
@@ -84,15 +83,6 @@ SCREENS: dict[str, tuple[list, list[Callable[[Phone], None]]]] = {
 }
 
 
-def _median_ms(fn: Callable[[], object], n: int) -> float:
-    times = []
-    for _ in range(n):
-        started = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("-n", type=int, default=15)
@@ -114,7 +104,8 @@ def main() -> None:
             next(turns)(phone)
             phone.ground_truth()
 
-        r, s = _median_ms(render, args.n), _median_ms(step, args.n)
+        timed = medians_ms({"render": render, "step": step}, args.n, warmup=0)
+        r, s = timed["render"], timed["step"]
         worst = max(worst, r)
         print(f"{name:26} {r:8.1f} {s:8.1f}")
     print(f"changed-screen render: worst {worst:.1f} ms, ratio to {RENDER_GOAL_MS:.0f} ms goal {worst / RENDER_GOAL_MS:.2f}")

@@ -15,14 +15,13 @@ Prints medians and the ratio to each goal (ratio <= 1.0 meets it).
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.rig import medians_ms  # noqa: E402
 from simphone import Phone  # noqa: E402
 
 RENDER_GOAL_MS = 100.0
@@ -45,15 +44,6 @@ SCREENS = {
     "weather": ["Weather"],
     "calendar": ["Calendar"],
 }
-
-
-def _median_ms(fn, n: int) -> float:
-    times = []
-    for _ in range(n):
-        started = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -82,9 +72,10 @@ def main() -> None:
             change()
             phone.screencap_raw()
 
-        r, rp, rr = (_median_ms(f, args.n) for f in (render, render_png, render_raw))
-        cp = _median_ms(phone.screencap_png, args.n * 5)
-        cr = _median_ms(phone.screencap_raw, args.n * 5)
+        changed = medians_ms({"render": render, "png": render_png, "raw": render_raw}, args.n, warmup=0)
+        r, rp, rr = changed["render"], changed["png"], changed["raw"]
+        cached = medians_ms({"png": phone.screencap_png, "raw": phone.screencap_raw}, args.n * 5, warmup=0)
+        cp, cr = cached["png"], cached["raw"]
         worst_render, worst_cached = max(worst_render, r), max(worst_cached, cp, cr)
         print(f"{name:24} {r:8.1f} {rp:8.1f} {rr:8.1f} {cp:11.3f} {cr:11.3f}")
     print(f"changed-screen render: worst {worst_render:.1f} ms, ratio to {RENDER_GOAL_MS:.0f} ms goal "

@@ -18,17 +18,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.rig import AdbRig, free_port, private_adb_server  # noqa: E402
 
 GOAL_MS = 1500.0
 REFERENCE_SLEEP_MS = 3000.0
@@ -60,15 +60,6 @@ class _CpuTimed:
         return self._locator.ocr(image)
 
 
-def _free_port() -> int:
-    while True:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        if not 5555 <= port <= 5585:
-            return port
-
-
 def _script(rounds: int) -> str:
     lines = ["Home", "Open App (Settings)"]
     for _ in range(rounds):
@@ -94,14 +85,14 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=6, help="in-and-out rounds (2 steps each)")
     args = parser.parse_args()
 
-    import adbutils
+    with private_adb_server() as adb:
+        return _run(args, adb)
 
-    adb = str(Path(adbutils.__file__).parent / "binaries" / "adb")
-    adb_port, phone_port = _free_port(), _free_port()
+
+def _run(args: argparse.Namespace, adb: AdbRig) -> int:
+    adb_port, home = adb.port, adb.home
+    phone_port = free_port()
     serial = f"127.0.0.1:{phone_port}"
-    home = Path(tempfile.mkdtemp(prefix="bench-step-"))
-    env = dict(os.environ, HOME=str(home), TMPDIR=str(home), ANDROID_ADB_SERVER_PORT=str(adb_port))
-    subprocess.run([adb, "-P", str(adb_port), "start-server"], env=env, check=True, timeout=60, capture_output=True)
     phone = subprocess.Popen(
         [sys.executable, "-m", "simphone", "serve", "--port", str(phone_port)],
         cwd=ROOT,
@@ -110,14 +101,7 @@ def main() -> int:
     )
     try:
         _wait_port(phone_port, phone)
-        subprocess.run([adb, "-P", str(adb_port), "connect", serial], env=env, check=True, timeout=30,
-                       capture_output=True)
-        for _ in range(100):
-            state = subprocess.run([adb, "-P", str(adb_port), "-s", serial, "get-state"], env=env,
-                                   capture_output=True, text=True).stdout.strip()
-            if state == "device":
-                break
-            time.sleep(0.1)
+        adb.connect(serial)
 
         from dataclasses import replace
 
@@ -171,13 +155,12 @@ def main() -> int:
               "(a load above the core count inflates every figure)")
         return 0 if median <= GOAL_MS else 1
     finally:
+        adb.disconnect(serial)
         phone.terminate()
         try:
             phone.wait(10)
         except subprocess.TimeoutExpired:
             phone.kill()
-        subprocess.run([adb, "-P", str(adb_port), "kill-server"], env=env, capture_output=True, timeout=30)
-        shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":
