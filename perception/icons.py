@@ -118,13 +118,18 @@ class IconLocator:
 
     def describe(self) -> dict[str, str]:
         detector_name, ranker_name, device = self._choose()
+        precision = "fp32"
+        if detector_name != "proposals" or ranker_name == "clip":
+            from perception import ml
+
+            precision = ml.precision_name(ml.uses_half_precision(self.config, device))
         detector = {
             "proposals": "proposals (OpenCV edges + contours, weight-free)",
-            "grounding-dino": f"grounding-dino ({self.config.grounding_dino_path})",
-            "groundingdino-py": f"groundingdino-py ({self.config.groundingdino_py_checkpoint})",
+            "grounding-dino": f"grounding-dino ({self.config.grounding_dino_path}, {device}, {precision})",
+            "groundingdino-py": f"groundingdino-py ({self.config.groundingdino_py_checkpoint}, {device}, fp32)",
         }[detector_name]
         ranker = (
-            f"clip ({self.config.clip_model}, {self.config.clip_checkpoint})"
+            f"clip ({self.config.clip_model}, {self.config.clip_checkpoint}, {device}, {precision})"
             if ranker_name == "clip"
             else "heuristic (colour + shape words, weight-free)"
         )

@@ -31,7 +31,9 @@ __all__ = [
     "clip_weights_available",
     "grounding_dino_weights_available",
     "resolve_torch_device",
+    "precision_name",
     "torch_installed",
+    "uses_half_precision",
 ]
 
 log = logging.getLogger(__name__)
@@ -130,6 +132,15 @@ def clip_weights_available(config: PerceptionConfig) -> bool:
     return _clip_local_file(config) is not None
 
 
+def precision_name(half: bool) -> str:
+    return "fp16 autocast" if half else "fp32"
+
+
+def uses_half_precision(config: PerceptionConfig, device: str) -> bool:
+    """fp16 autocast: as configured, else on CUDA only."""
+    return device == "cuda" if config.half_precision is None else config.half_precision
+
+
 class _TorchModel:
     """Device and precision shared by the torch backends: the weights stay fp32 and
     ``inference()`` runs under fp16 autocast when half precision is on (CUDA by default),
@@ -138,7 +149,7 @@ class _TorchModel:
     def __init__(self, config: PerceptionConfig) -> None:
         self.config = config
         self.device = resolve_torch_device(config)
-        self.half = self.device == "cuda" if config.half_precision is None else config.half_precision
+        self.half = uses_half_precision(config, self.device)
 
     def inference(self) -> contextlib.ExitStack:
         torch = _import_torch()
@@ -149,7 +160,7 @@ class _TorchModel:
 
     @property
     def precision(self) -> str:
-        return "fp16 autocast" if self.half else "fp32"
+        return precision_name(self.half)
 
 
 class GroundingDinoDetector(_TorchModel):

@@ -139,6 +139,7 @@ def test_grounding_dino_detector_from_local_folder(tiny_grounding_dino: Path, de
     assert "grounding-dino" in backends["icon_detector"] and backends["compute_device"] == device
     expected = "fp16 autocast" if detector.half else "fp32"
     assert detector.describe().endswith(f"{device}, {expected})")
+    assert backends["icon_detector"].endswith(f"{device}, {expected})")  # what doctor shows before any load
 
 
 def test_detector_loads_once_per_process(tiny_grounding_dino: Path) -> None:
