@@ -7,6 +7,7 @@ phone killed mid-call), the adb server started by us, and several threads at onc
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import threading
 import time
@@ -526,15 +527,22 @@ def test_refused_requests_are_typed_errors(device, adb_settings) -> None:
     assert device.shell(["echo", "still here"]) == "still here\n"
 
 
-def test_connect_to_an_address_left_offline_is_not_reported_as_connected(adb_server, sim_phones) -> None:
+def test_connect_to_an_address_left_offline_is_not_reported_as_connected(adb_server) -> None:
     from mobile_agent.device import connect
     from mobile_agent.errors import DeviceError
 
-    (handle,) = sim_phones(1)
-    settings = AdbSettings(server_port=adb_server.port)
-    handle.kill()  # adb keeps the address, offline, and would answer "already connected"
-    with pytest.raises(DeviceError):
-        connect(handle.serial, settings)
-    handle.revive(reconnect=False, timeout=30)  # back: adb's own retry reconnects it
-    assert "connected" in connect(handle.serial, settings)
-    assert adb_server.state(handle.serial) == "device"
+    # Something that accepts TCP but never speaks ADB: adb lists the address offline and
+    # then answers "already connected" to every further connect.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    address = f"127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        adb_server.client.connect(address, timeout=30)
+        assert adb_server.state(address) == "offline"
+        assert adb_server.client.connect(address, timeout=30).startswith("already connected")
+        with pytest.raises(DeviceError):
+            connect(address, AdbSettings(server_port=adb_server.port))
+    finally:
+        listener.close()
+        adb_server.disconnect(address)
