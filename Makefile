@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch + torchvision pinned to the builds that pip finds on these machines' disk
 TORCH_PINS ?= torch==2.14.1 torchvision==0.29.1
 
-.PHONY: demo test venv install install-dev browser fonts lint bench clean
+.PHONY: demo test venv install install-ml install-dev browser fonts lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,12 +13,19 @@ $(BIN)/python:
 
 venv: $(BIN)/python
 
+# The Docker images run these same targets (docker/Dockerfile.*), so CI's `make test`
+# proves their install steps: the CPU image `make install EXTRAS=postgres`, the CUDA
+# image `make install-ml`.
+EXTRAS ?=
 install: venv
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q -e '.$(if $(EXTRAS),[$(EXTRAS)])'
 
-install-dev: venv
+install-ml: venv
 	$(BIN)/pip install -q $(TORCH_PINS)
-	$(BIN)/pip install -q -e '.[dev,ml]'
+	$(MAKE) install EXTRAS=ml,postgres
+
+install-dev: install-ml
+	$(MAKE) install EXTRAS=dev,ml,postgres
 
 # Debian's chromium for the dashboard's browser tests (skipped where it cannot be installed).
 browser:
