@@ -51,6 +51,13 @@ def _check_env(name: str) -> None:
     assert field in Settings.model_fields[section].annotation.model_fields, name
 
 
+def _target_extras(target: str) -> list[str]:
+    """The extras a Makefile target installs through ``$(MAKE) install EXTRAS=…``."""
+    text = (REPO / "Makefile").read_text()
+    recipe = re.search(rf"^{re.escape(target)}:.*\n((?:\t.*\n)*)", text, re.M)
+    return re.findall(r"EXTRAS=([\w,]+)", recipe.group(1)) if recipe else []
+
+
 @pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
 def test_dockerfile_references_what_exists(dockerfile: Path) -> None:
     steps = _instructions(dockerfile)
@@ -64,7 +71,8 @@ def test_dockerfile_references_what_exists(dockerfile: Path) -> None:
     targets = [t for word, rest in steps if word == "RUN" for t in re.findall(r"(?:^|&&|;)\s*make\s+([\w-]+)", rest)]
     assert targets and set(targets) <= _makefile_targets()
     assert "apt-get install" in runs and " adb " in runs  # adb inside the image
-    extras = re.findall(r"-e '\.\[([\w,]+)\]'", runs)
+    extras = re.findall(r"-e '\.\[([\w,]+)\]'", runs) + re.findall(r"EXTRAS=([\w,]+)", runs)
+    extras += [e for target in targets for e in _target_extras(target)]
     declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     for extra in ",".join(extras).split(","):
         if extra:
