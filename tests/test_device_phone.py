@@ -430,8 +430,8 @@ def test_wait_settled_waits_for_the_screen_to_stop_changing(lone_phone) -> None:
     assert len(calls) >= 5
 
 
-def test_wait_settled_gives_up_at_the_timeout(lone_phone) -> None:
-    handle, device = lone_phone
+def _never_settles(handle) -> None:
+    """Make the phone's screen flicker between black and white on every capture."""
     frames = _frames(480, 800, [0, 255])
     calls = []
 
@@ -440,6 +440,11 @@ def test_wait_settled_gives_up_at_the_timeout(lone_phone) -> None:
         return frames[len(calls) % 2]
 
     handle.phone.screencap_raw = flicker  # type: ignore[method-assign]
+
+
+def test_wait_settled_gives_up_at_the_timeout(lone_phone) -> None:
+    handle, device = lone_phone
+    _never_settles(handle)
     started = time.monotonic()
     shot = device.wait_settled(timeout_s=0.5, interval_s=0.05, tolerance=0.01)
     assert 0.4 <= time.monotonic() - started < 3.0
@@ -447,21 +452,12 @@ def test_wait_settled_gives_up_at_the_timeout(lone_phone) -> None:
 
 
 def test_wait_settled_ends_early_when_cancelled(lone_phone) -> None:
-    import threading
-
     handle, device = lone_phone
-    frames = _frames(480, 800, [0, 255])
-    calls = []
-
-    def flicker() -> bytes:
-        calls.append(1)
-        return frames[len(calls) % 2]
-
-    handle.phone.screencap_raw = flicker  # type: ignore[method-assign]
+    _never_settles(handle)
     cancel = threading.Event()
     threading.Timer(0.2, cancel.set).start()
     started = time.monotonic()
-    # a never-settling screen with a 60 s timeout: only the cancel can end this wait
+    # a 60 s timeout on a screen that never settles: only the cancel can end this wait
     shot = device.wait_settled(timeout_s=60.0, interval_s=0.05, tolerance=0.01, cancel=cancel)
     assert time.monotonic() - started < 30.0
     assert cancel.is_set()
