@@ -21,7 +21,8 @@ Fixtures
     A connected 1080x2400 ``simphone.Phone``, reset before each test: ``.serial``
     (``"127.0.0.1:PORT"``), ``.phone`` (the in-process Phone, to read its state),
     ``.device`` (``adbutils.AdbDevice``), ``.server`` (the ``PhoneServer``), ``.adb``
-    (the ``adb_server`` handle), ``.kill()`` / ``.revive(reconnect=True)``.
+    (the ``adb_server`` handle), ``.kill()`` / ``.revive(reconnect=True)``, and over ADB:
+    ``.element(text)`` (ground truth), ``.tap_element(text)``, ``.adb_state()``.
     Tests that kill a phone should use ``sim_phones`` so the shared one stays up.
 
 ``sim_phones`` (function) — a factory
@@ -37,6 +38,7 @@ Fixtures
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -175,6 +177,24 @@ class SimPhoneHandle:
             self.adb.connect(self.serial, timeout=timeout)
         else:
             self.adb.wait_state(self.serial, "device", timeout=timeout)
+
+    # Over ADB, as a person's script would see the phone (not through the in-process object).
+
+    def element(self, text: str) -> dict:
+        """The first on-screen element whose text or description is ``text``
+        (``cmd simphone ground-truth``)."""
+        for el in json.loads(self.device.shell(["cmd", "simphone", "ground-truth"])):
+            if text in (el["text"], el["description"]):
+                return el
+        raise AssertionError(f"{text!r} not on screen")
+
+    def tap_element(self, text: str) -> None:
+        left, top, right, bottom = self.element(text)["box"]
+        self.device.click((left + right) // 2, (top + bottom) // 2)
+
+    def adb_state(self) -> dict:
+        """The phone's state as ``dumpsys simphone`` prints it."""
+        return json.loads(self.device.shell(["dumpsys", "simphone"]))
 
 
 @pytest.fixture(scope="session")

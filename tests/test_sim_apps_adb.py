@@ -4,35 +4,17 @@ the outcome read back with `dumpsys simphone`."""
 
 from __future__ import annotations
 
-import json
-
-
-def find(handle, text: str) -> dict:
-    for el in json.loads(handle.device.shell(["cmd", "simphone", "ground-truth"])):
-        if text in (el["text"], el["description"]):
-            return el
-    raise AssertionError(f"{text!r} not on screen")
-
-
-def click(handle, text: str) -> None:
-    left, top, right, bottom = find(handle, text)["box"]
-    handle.device.click((left + right) // 2, (top + bottom) // 2)
-
-
-def state(handle) -> dict:
-    return json.loads(handle.device.shell(["dumpsys", "simphone"]))
-
 
 def test_gmail_over_adb_types_shell_characters_verbatim(sim_phone):
     d = sim_phone.device
     d.app_start("com.google.android.gm")
-    click(sim_phone, "Compose")
+    sim_phone.tap_element("Compose")
     d.send_keys("alex.chen@example.com")
-    click(sim_phone, "Subject")
+    sim_phone.tap_element("Subject")
     subject = "New job; $(reboot) & `id` | 'quoted' \"too\""
     d.shell(["input", "text", subject.replace(" ", "%s")])
-    click(sim_phone, "send, paper plane")
-    sent = state(sim_phone)["apps"]["com.google.android.gm"]["sent"]
+    sim_phone.tap_element("send, paper plane")
+    sent = sim_phone.adb_state()["apps"]["com.google.android.gm"]["sent"]
     assert [(m["to"], m["subject"]) for m in sent] == [(["alex.chen@example.com"], subject)]
     assert d.app_current().package == "com.google.android.gm"
 
@@ -41,10 +23,10 @@ def test_play_store_install_shows_in_package_manager(sim_phone):
     d = sim_phone.device
     assert "com.whatsapp" not in d.list_packages()
     d.app_start("com.android.vending")
-    click(sim_phone, "Search apps & games")
+    sim_phone.tap_element("Search apps & games")
     d.send_keys("WhatsApp")
     d.keyevent("ENTER")
-    click(sim_phone, "Install")
+    sim_phone.tap_element("Install")
     assert "com.whatsapp" in d.list_packages()
     d.app_start("com.whatsapp")
     assert d.app_current().package == "com.whatsapp"
@@ -54,9 +36,9 @@ def test_chrome_opens_a_view_intent(sim_phone):
     d = sim_phone.device
     d.shell(["am", "start", "-a", "android.intent.action.VIEW", "-d", "https://en.wikipedia.org/wiki/Taylor_Swift"])
     assert d.app_current().package == "com.android.chrome"
-    chrome = state(sim_phone)["apps"]["com.android.chrome"]
+    chrome = sim_phone.adb_state()["apps"]["com.android.chrome"]
     assert chrome["tab"]["title"] == "Taylor Swift - Wikipedia"
-    assert find(sim_phone, "Taylor Swift - Wikipedia")
+    assert sim_phone.element("Taylor Swift - Wikipedia")
 
 
 def test_tiktok_swipes_and_likes_over_adb(sim_phone):
@@ -64,6 +46,6 @@ def test_tiktok_swipes_and_likes_over_adb(sim_phone):
     d.app_start("com.zhiliaoapp.musically")
     for _ in range(2):
         d.swipe(540, 1800, 540, 600, 0.4)
-    click(sim_phone, "white heart")
-    liked = state(sim_phone)["apps"]["com.zhiliaoapp.musically"]["liked"]
+    sim_phone.tap_element("white heart")
+    liked = sim_phone.adb_state()["apps"]["com.zhiliaoapp.musically"]["liked"]
     assert len(liked) == 1 and "cat" in liked[0]["tags"]

@@ -4,27 +4,9 @@ what a client on the host sees and does, exactly as with a real phone."""
 from __future__ import annotations
 
 import io
-import json
 import re
 
 from PIL import Image
-
-
-def find(handle, text: str) -> dict:
-    items = json.loads(handle.device.shell(["cmd", "simphone", "ground-truth"]))
-    for el in items:
-        if text in (el["text"], el["description"]):
-            return el
-    raise AssertionError(f"{text!r} not on screen")
-
-
-def click(handle, text: str) -> None:
-    left, top, right, bottom = find(handle, text)["box"]
-    handle.device.click((left + right) // 2, (top + bottom) // 2)
-
-
-def state(handle) -> dict:
-    return json.loads(handle.device.shell(["dumpsys", "simphone"]))
 
 
 def test_adbutils_screenshot_window_size_and_rotation(sim_phone):
@@ -51,9 +33,9 @@ def test_dark_mode_by_taps_over_adb(sim_phone):
     before = d.screenshot(error_ok=False).getpixel((540, 1700))
     d.app_start("com.android.settings")
     assert d.app_current().package == "com.android.settings"
-    click(sim_phone, "Display & brightness")
-    click(sim_phone, "Dark mode")
-    assert state(sim_phone)["theme"] == "dark"
+    sim_phone.tap_element("Display & brightness")
+    sim_phone.tap_element("Dark mode")
+    assert sim_phone.adb_state()["theme"] == "dark"
     d.keyevent("HOME")
     after = d.screenshot(error_ok=False).getpixel((540, 1700))
     assert sum(after) < 150 < sum(before)
@@ -62,13 +44,13 @@ def test_dark_mode_by_taps_over_adb(sim_phone):
 def test_note_written_over_adb_and_saved(sim_phone):
     d = sim_phone.device
     d.app_start("com.google.android.keep", ".activities.BrowseActivity")
-    click(sim_phone, "orange plus button: new note")
+    sim_phone.tap_element("orange plus button: new note")
     d.send_keys("Meeting")
     d.shell(["input", "keyevent", "ENTER"])
     d.send_keys("at 10")
     d.keyevent("BACK")
     d.keyevent("BACK")
-    notes = state(sim_phone)["apps"]["com.google.android.keep"]["notes"]
+    notes = sim_phone.adb_state()["apps"]["com.google.android.keep"]["notes"]
     assert [(n["title"], n["body"]) for n in notes] == [("Meeting", "at 10")]
 
 
@@ -77,29 +59,29 @@ def test_swipe_scrolls_and_app_current(sim_phone):
     d.shell(["am", "start", "-n", "com.android.settings/.Settings"])
     assert d.app_current().activity == ".Settings"
     d.swipe(540, 1900, 540, 500, 0.3)
-    click(sim_phone, "About phone")
-    assert state(sim_phone)["tasks"]["com.android.settings"][-1]["page"] == "about"
+    sim_phone.tap_element("About phone")
+    assert sim_phone.adb_state()["tasks"]["com.android.settings"][-1]["page"] == "about"
     d.app_stop("com.android.settings")
-    assert state(sim_phone)["current"]["package"] == "com.android.launcher3"
+    assert sim_phone.adb_state()["current"]["package"] == "com.android.launcher3"
 
 
 def test_reset_and_clock_over_adb(sim_phone):
     d = sim_phone.device
     d.shell(["cmd", "simphone", "clock", "2030-12-24T20:15:00"])
-    assert find(sim_phone, "20:15")["box"][3] <= 110
+    assert sim_phone.element("20:15")["box"][3] <= 110
     d.shell(["settings", "put", "global", "airplane_mode_on", "1"])
-    assert state(sim_phone)["airplane_mode"]
+    assert sim_phone.adb_state()["airplane_mode"]
     assert d.shell(["cmd", "simphone", "reset", "--seed", "7"]) == "reset seed=7"
-    s = state(sim_phone)
+    s = sim_phone.adb_state()
     assert s["seed"] == 7 and not s["airplane_mode"] and s["clock"] == "2024-05-20T09:41:00"
 
 
 def test_shell_strings_reach_the_phone_uninterpreted(sim_phone):
     d = sim_phone.device
     d.app_start("com.google.android.keep")
-    click(sim_phone, "orange plus button: new note")
+    sim_phone.tap_element("orange plus button: new note")
     d.shell(["input", "text", "a;echo pwned $(id) `x`|b"])
-    title = state(sim_phone)["tasks"]["com.google.android.keep"][-1]["fields"]["title"]
+    title = sim_phone.adb_state()["tasks"]["com.google.android.keep"][-1]["fields"]["title"]
     assert title == "a;echo pwned $(id) `x`|b"
 
 
