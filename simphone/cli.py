@@ -1,7 +1,8 @@
 """``simphone``: run simulated phones that any adb can connect to.
 
     simphone serve [--host 127.0.0.1] [--port 6100] [--count N] [--width W --height H]
-                   [--seed S] [--unauthorized] [--connect [--adb PATH] [--adb-port P]]
+                   [--seed S] [--unauthorized] [--adb-keyboard]
+                   [--connect [--adb PATH] [--adb-port P]]
 
 Prints one line per phone (``SERIAL name WxH seed=S``), then serves until Ctrl-C or
 SIGTERM. ``--connect`` also runs ``adb connect SERIAL`` for each phone. ``--port 0``
@@ -57,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--unauthorized", action="store_true", help="never accept the host's key (shows 'unauthorized')"
     )
+    serve.add_argument(
+        "--adb-keyboard", action="store_true",
+        help="ADB Keyboard installed and enabled (as after `adb install ADBKeyboard.apk`): non-ASCII typing works",
+    )  # fmt: skip
     serve.add_argument("--connect", action="store_true", help="run `adb connect` for each phone")
     serve.add_argument(
         "--adb", type=Path, default=None, help="adb binary for --connect (default: PATH, then adbutils')"
@@ -104,7 +109,10 @@ def _serve(args: argparse.Namespace) -> int:
     if args.width < 320 or args.height < 480:
         raise SystemExit(f"simphone: screen too small: {args.width}x{args.height} (at least 320x480)")
     adb = _find_adb(args.adb) if args.connect else None  # a bad --adb is said before serving
-    phones = [Phone(width=args.width, height=args.height, seed=args.seed + i) for i in range(args.count)]
+    phones = [
+        Phone(width=args.width, height=args.height, seed=args.seed + i, adb_keyboard=args.adb_keyboard)
+        for i in range(args.count)
+    ]
     try:
         server = PhoneServer(phones, host=args.host, port=args.port, unauthorized=args.unauthorized)
         server.start()

@@ -72,6 +72,21 @@ def test_serve_connect_runs_adb_connect_itself(adb_server):
         adb_server.disconnect(serial)
 
 
+
+def test_serve_adb_keyboard_installs_it(adb_server):
+    proc = _start("--port", "0", "--adb-keyboard")
+    serial = ""
+    try:
+        (serial,) = _read_serials(proc, 1)
+        adb_server.connect(serial)
+        imes = adb_server.run("-s", serial, "shell", "ime", "list", "-s").stdout
+        assert "com.android.adbkeyboard/.AdbIME" in imes
+    finally:
+        assert _stop(proc) == 0
+        if serial:
+            adb_server.disconnect(serial)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
