@@ -82,7 +82,18 @@ def test_doctor_all_good(cli_env, sim_phone, sim_phones, capsys) -> None:
     assert by_name[f"{with_keyboard.serial} ADB Keyboard"]["status"] == "ok"
     assert by_name["planner"]["status"] == "ok"
     assert by_name["perception"]["status"] == "ok", by_name["perception"]
-    assert "ocr=rapidocr" in by_name["perception"]["detail"] and "OCR reads" in by_name["perception"]["detail"]
+    assert "ocr=rapidocr" in by_name["perception"]["detail"] and "OCR reads a drawn 'doctor'" in by_name["perception"]["detail"]
+    assert "not loaded yet" not in by_name["perception"]["detail"]  # described after the OCR probe loaded it
+    assert "adb.serial" not in by_name  # none configured
+
+
+def test_doctor_fails_when_the_configured_serial_is_not_attached(cli_env, sim_phone, capsys) -> None:
+    cli_env.setenv("MOBILE_AGENT_ADB__SERIAL", "R58M123ABC")
+    assert main(["doctor", "--json"]) == 1
+    check = {c["name"]: c for c in json.loads(capsys.readouterr().out)}["adb.serial"]
+    assert check["status"] == "fail"
+    assert "'R58M123ABC' is not attached" in check["detail"] and sim_phone.serial in check["detail"]
+    assert "MOBILE_AGENT_ADB__SERIAL" in check["fix"]
 
 
 def test_doctor_reports_failures_with_fixes(cli_env, sim_phones, capsys) -> None:

@@ -87,6 +87,13 @@ def _adb_checks(settings: Settings) -> list[Check]:
         return checks
     for info in devices:
         checks.extend(_device_checks(settings, info.serial, info.state, info.model))
+    serials = [info.serial for info in devices]
+    # `run` would stop at this, so say it here (an adb.connect address is connected by `run` itself)
+    if adb.serial and adb.serial not in serials and adb.serial not in adb.connect:
+        checks.append(
+            Check("adb.serial", "fail", f"{adb.serial!r} is not attached (attached: {', '.join(serials)})",
+                  "set adb.serial (MOBILE_AGENT_ADB__SERIAL) to a serial `mobile-agent devices` lists, or connect that phone")
+        )  # fmt: skip
     return checks
 
 
@@ -123,8 +130,8 @@ def _perception_check(settings: Settings) -> Check:
         from mobile_agent.locate import build_locator
 
         locator = build_locator(settings)
-        backends = locator.describe_backends()
         lines = locator.ocr(_ocr_probe())
+        backends = locator.describe_backends()  # after the probe: the OCR backend is loaded now
     except ImportError as exc:
         return Check("perception", "warn", f"cannot load perception: {exc}", "pip install 'mobile-agent[ml]' for icons")
     except PerceptionError as exc:
@@ -137,7 +144,7 @@ def _perception_check(settings: Settings) -> Check:
     if _OCR_PROBE_WORD not in read.lower():
         return Check("perception", "warn", f"{detail}; OCR read {read!r} where {_OCR_PROBE_WORD!r} is drawn",
                      "check perception.ocr_backend and its model files")  # fmt: skip
-    return Check("perception", "ok", f"{detail}; OCR reads")
+    return Check("perception", "ok", f"{detail}; OCR reads a drawn {_OCR_PROBE_WORD!r}")
 
 
 _OCR_PROBE_WORD = "doctor"
