@@ -35,6 +35,28 @@ def _quiet_onnxruntime() -> None:
 _quiet_onnxruntime()  # as early as possible: before anything in this process imports onnxruntime
 
 
+class _EmptyResultFilter(logging.Filter):
+    """rapidocr logs a WARNING (its ``RapidOCRError``) for every frame where it finds no
+    text; on a phone screen that is a result, not a problem."""
+
+    def __init__(self, empty_result: type[Exception]) -> None:
+        super().__init__()
+        self._empty_result = empty_result
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not isinstance(record.msg, self._empty_result)
+
+
+def _quiet_rapidocr_empty_results() -> None:
+    try:
+        from rapidocr.main import RapidOCRError
+    except ImportError:  # another rapidocr layout: its warnings stay
+        return
+    logger = logging.getLogger("RapidOCR")
+    if not any(isinstance(f, _EmptyResultFilter) for f in logger.filters):
+        logger.addFilter(_EmptyResultFilter(RapidOCRError))
+
+
 class OcrBackend(Protocol):
     name: str
 
@@ -124,6 +146,7 @@ class RapidOcrBackend:
                 use_cuda = self._config.compute_device != "cpu" and _cuda_in_onnxruntime()
                 if self._config.compute_device == "cuda" and not use_cuda:
                     log.warning("compute_device=cuda but onnxruntime has no CUDA provider; OCR runs on CPU")
+                _quiet_rapidocr_empty_results()
                 params = rapidocr_params(self._config, tuned=self._tuned, use_cuda=use_cuda)
                 try:
                     self._engine = RapidOCR(params=params)

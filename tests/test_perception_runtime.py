@@ -173,3 +173,26 @@ def test_backend_choice_is_whole_and_single_under_threads() -> None:
             assert all(r.startswith("clip") for r in rankers), rankers
     finally:
         sys.setswitchinterval(interval)
+
+
+def test_a_frame_without_text_logs_no_warning() -> None:
+    import logging
+
+    from perception import Perception
+
+    class Recorder(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__(logging.DEBUG)
+            self.records: list[logging.LogRecord] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.records.append(record)
+
+    recorder = Recorder()
+    rapidocr_log = logging.getLogger("RapidOCR")  # rapidocr's own logger, with its own stderr handler
+    rapidocr_log.addHandler(recorder)
+    try:
+        assert Perception(PerceptionConfig()).ocr(np.full((96, 96, 3), 255, dtype=np.uint8)) == []
+    finally:
+        rapidocr_log.removeHandler(recorder)
+    assert [r.getMessage() for r in recorder.records if r.levelno >= logging.WARNING] == []
