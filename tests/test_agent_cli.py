@@ -67,18 +67,28 @@ def test_script_mode_runs_and_exits_0(adb_server, sim_phone, tmp_path):
                 env=_env(adb_server.port))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "[step 1] Home" in proc.stdout and "[step 3] Stop" in proc.stdout
-    assert "result: completed" in proc.stdout
+    assert "result: completed after 3 steps —" in proc.stdout
     path = _trajectory(proc.stdout)
     assert path.is_file() and _final(path)["status"] == "completed"
     assert re.search(r"^report: .+report\.html$", proc.stdout, re.M)
 
+
+
+def test_one_step_is_one_step(adb_server, sim_phone, tmp_path):
+    script = tmp_path / "stop.txt"
+    script.write_text("Stop\n", encoding="utf-8")
+    proc = _cli("--serial", sim_phone.serial, "--script", str(script), "-o", str(tmp_path / "runs"),
+                env=_env(adb_server.port))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "result: completed after 1 step —" in proc.stdout
 
 def test_usage_errors_exit_2(adb_server, sim_phone, tmp_path):
     env = _env(adb_server.port)
     bad = tmp_path / "bad.txt"
     bad.write_text("Home\nFly to the moon (now)\n", encoding="utf-8")
     proc = _cli("--serial", sim_phone.serial, "--script", str(bad), env=env)
-    assert proc.returncode == 2 and "script line 2" in proc.stderr
+    assert proc.returncode == 2 and "script line 2: 'Fly to the moon (now)' is not an operation" in proc.stderr
+    assert "Open App (App)" in proc.stderr and "Action:" not in proc.stderr  # the list, not the model's instructions
     proc = _cli("--serial", sim_phone.serial, env=env)
     assert proc.returncode == 2 and "--instruction" in proc.stderr
     proc = _cli("--serial", sim_phone.serial, "--instruction", "Turn on the dark mode", env=env)

@@ -36,7 +36,7 @@ from typing import Any
 
 from mobile_agent.agent.records import LocationSummary, RunResult, RunStatus, StepRecord, StepTimings
 from mobile_agent.agent.session import EventCallback, RunSession, TimedLocator, build_locator, open_run_device
-from mobile_agent.errors import OperationError, OperationParseError
+from mobile_agent.errors import OperationError, OperationParseError, UnknownOperationError
 from mobile_agent.settings import Settings
 from perception.types import Location
 
@@ -89,8 +89,13 @@ def parse_script(script_text: str) -> list[ScriptLine]:
         try:
             lines.append(_parse_line(number, text))
         except OperationError as exc:
+            message = exc.message
+            if isinstance(exc, UnknownOperationError):  # the parser's wording tells a model to answer 'Action: …'
+                from mobile_agent.operations import REGISTRY
+
+                message = f"{exc.fields.get('operation')!r} is not an operation; the operations: {REGISTRY.syntax_list()}"
             raise OperationParseError(
-                f"script line {number}: {exc.message}", reply=text, line=number, operation=exc.fields.get("operation")
+                f"script line {number}: {message}", reply=text, line=number, operation=exc.fields.get("operation")
             ) from exc
     if not lines:
         raise OperationParseError("the script holds no operation (only blank lines and # comments)")

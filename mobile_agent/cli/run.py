@@ -213,7 +213,8 @@ def run_command(args: argparse.Namespace) -> int:
         data["report"] = str(result.report_path.resolve())
         print(json.dumps(data, ensure_ascii=False))
         return EXIT_CODES[result.status.value]
-    print(f"result: {result.status.value} after {len(result.steps)} steps — {result.reason}")
+    steps = len(result.steps)
+    print(f"result: {result.status.value} after {steps} step{'' if steps == 1 else 's'} — {result.reason}")
     if result.error:
         print(f"error: {result.error.get('cause')}: {result.error.get('message')}", file=err)
     usage = result.usage
