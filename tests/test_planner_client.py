@@ -233,6 +233,14 @@ def test_connection_refused_is_unreachable_after_bounded_attempts() -> None:
         planner.plan(PlanRequest("x", _screen(size=(200, 400))))
     assert info.value.attempts == 3 and len(sleeps) == 2
     assert info.value.to_dict()["type"] == "PlannerUnreachableError"
+    assert f"the planner endpoint http://127.0.0.1:{port}/v1 could not be reached" in info.value.message
+
+
+def test_errors_name_the_endpoint_without_its_credentials() -> None:
+    from mobile_agent.planner.client import _shown_url
+
+    assert _shown_url("https://user:secret@example.com:8443/v1/?key=abc#x") == "https://example.com:8443/v1"
+    assert _shown_url("http://[::1]:11434/v1") == "http://[::1]:11434/v1"
 
 
 # --- garbage ------------------------------------------------------------------------------------

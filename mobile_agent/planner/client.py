@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from importlib import resources
 from string import Template
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import openai
@@ -75,6 +76,8 @@ class Planner:
             timeout=settings.timeout_s,
             max_retries=0,
         )
+        # named in the errors: which endpoint failed is the first thing to check
+        self._endpoint = _shown_url(str(getattr(self._client, "base_url", "") or settings.base_url or _OPENAI_BASE_URL))
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._history_limit = history_limit
@@ -276,7 +279,8 @@ class Planner:
                 if attempts > s.max_retries:
                     kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "could not be reached"
                     raise PlannerUnreachableError(
-                        f"the planner endpoint {kind} ({attempts} attempt{'s' if attempts != 1 else ''}, {purpose})",
+                        f"the planner endpoint {self._endpoint} {kind} "
+                        f"({attempts} attempt{'s' if attempts != 1 else ''}, {purpose})",
                         attempts=attempts,
                         purpose=purpose,
                     ) from exc
@@ -287,7 +291,7 @@ class Planner:
                 retryable = status in _RETRY_STATUS or status >= 500
                 if not retryable or attempts > s.max_retries:
                     raise PlannerError(
-                        f"the planner endpoint answered HTTP {status}: {_error_message(exc)} "
+                        f"the planner endpoint {self._endpoint} answered HTTP {status}: {_error_message(exc)} "
                         f"({attempts} attempt{'s' if attempts != 1 else ''}, {purpose})",
                         status_code=status,
                         attempts=attempts,
@@ -347,3 +351,16 @@ def _error_message(exc: openai.APIStatusError) -> str:
         if isinstance(body.get("message"), str):
             return body["message"][:300]
     return str(exc.message)[:300]
+
+
+def _shown_url(url: str) -> str:
+    """The endpoint for an error message: scheme, host, port and path; no user:password, query or fragment."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}{parts.path}".rstrip("/") if parts.scheme else url
