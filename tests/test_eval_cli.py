@@ -68,6 +68,14 @@ def test_usage_errors(adb_env, capsys):
     assert "not a run folder" in capsys.readouterr().err
 
 
+def test_several_phones_and_no_device_says_to_use_device(adb_env, sim_phones, capsys):
+    phones = sim_phones(2)
+    assert main(["eval", "mobile-eval", "--script-reference", "--task", "settings-1"]) == 3
+    err = capsys.readouterr().err
+    assert "name the ones to use with --device SERIAL" in err and "--serial" not in err
+    assert all(phone.serial in err for phone in phones)
+
+
 @pytest.mark.slow
 def test_annotate_appends_the_judged_result(adb_env, sim_phone, tmp_path, monkeypatch, capsys):
     out_dir = tmp_path / "eval"

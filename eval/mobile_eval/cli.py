@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3  # 3: as `mobile-agent` for other errors
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -87,6 +87,7 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
     from eval.mobile_eval.runner import EvalConfig, SuiteRunner
     from eval.mobile_eval.schema import load_tasks, select_tasks
     from mobile_agent.device import open_device
+    from mobile_agent.errors import MultipleDevicesError
     from mobile_agent.settings import load_settings
 
     settings = load_settings(args.config, {
@@ -105,7 +106,13 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
         print("mobile-agent eval: no task matches the filters", file=sys.stderr)
         return EXIT_USAGE
     serials = args.device or [None]
-    devices = [open_device(settings.adb, serial) for serial in serials]
+    try:
+        devices = [open_device(settings.adb, serial) for serial in serials]
+    except MultipleDevicesError as exc:  # its own message names `run`'s --serial
+        attached = exc.fields.get("serials") or []
+        print(f"error: {len(attached)} phones attached ({', '.join(attached)}): name the ones to use with "
+              "--device SERIAL (repeatable: one task per phone at a time)", file=sys.stderr)
+        return EXIT_ERROR
     label = args.label or ("reference" if args.script_reference else settings.planner.model)
     config = EvalConfig(output_dir=args.output, mode="reference" if args.script_reference else "agent",
                         label=label, seed=args.seed, params=params, judge=args.judge,
