@@ -49,6 +49,11 @@ def _screen(width: int = 1080, height: int = 2400, *, clock: str = "12:00", togg
 # --- screen comparison --------------------------------------------------------------
 
 
+
+def test_a_run_status_prints_as_its_value():
+    assert str(RunStatus.COMPLETED) == "completed" and f"{RunStatus.NOT_COMPLETED}" == "not_completed"
+    assert RunStatus("error") is RunStatus.ERROR and RunStatus.ERROR == "error"
+
 def test_identical_frames_do_not_change():
     frame = _screen()
     assert change_ratio(frame, frame.copy()) == 0.0

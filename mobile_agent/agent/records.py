@@ -43,6 +43,9 @@ class RunStatus(str, Enum):
     ERROR = "error"  # device lost, planner unreachable…: ``RunResult.error`` says which
     CANCELLED = "cancelled"  # the cancel event was set
 
+    def __str__(self) -> str:  # print(result.status) shows "completed", as the trajectory and the API do
+        return self.value
+
 
 class EventKind(str, Enum):
     RUN_STARTED = "run_started"
