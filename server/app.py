@@ -190,6 +190,7 @@ def create_app(
         for task_id in interrupted:
             log.warning("task %s was running when the server stopped: now interrupted", task_id)
         await asyncio.to_thread(state.pool.refresh)
+        _warn_about_setup(settings, state)
         prepare = getattr(state.runner, "prepare", None)
         if callable(prepare) and settings.server.preload_perception:
             try:
@@ -271,3 +272,16 @@ def _build_state(
 def app_from_env() -> FastAPI:
     """For ``uvicorn --factory``: settings from the environment / MOBILE_AGENT_CONFIG."""
     return create_app(load_settings())
+
+
+def _warn_about_setup(settings: Settings, state: ServiceState) -> None:
+    """What would make every task fail or wait, said once at startup rather than per task."""
+    if not settings.planner.configured and not settings.server.planner_base_urls:
+        log.warning(
+            "no planner endpoint configured (MOBILE_AGENT_PLANNER__BASE_URL, MOBILE_AGENT_PLANNER__API_KEY): "
+            "tasks will end in error"
+        )
+    known = {slot.serial for slot in state.pool.slots()}
+    missing = [serial for serial in settings.server.devices if serial not in known]
+    if missing:
+        log.warning("server.devices not attached now: %s (a phone joins when the adb server lists it)", ", ".join(missing))

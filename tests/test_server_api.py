@@ -108,6 +108,7 @@ def test_bad_input_gets_clear_errors(service, sim_phones) -> None:
     assert post("/v1/tasks", json={"instruction": "ok", "device": "a b; reboot"}).status_code == 422
     unknown = post("/v1/tasks", json={"instruction": "ok", "device": "10.9.9.9:5555"})
     assert unknown.status_code == 422 and "unknown_device" in unknown.text
+    assert f"not one of this server's phones (server.devices: {phone.serial})" in unknown.json()["detail"][0]["msg"]
     assert post("/v1/tasks", content=b"{not json", headers={"content-type": "application/json"}).status_code == 422
     huge = post("/v1/tasks", content=b'{"instruction": "' + b"y" * 70_000 + b'"}', headers={"content-type": "application/json"})
     assert huge.status_code == 413
@@ -263,3 +264,41 @@ def test_an_event_stream_ends_when_its_client_leaves(service) -> None:
         assert time.monotonic() < deadline, f"{_open_streams(live)} streams outlived their clients"
         time.sleep(0.05)
     assert live.client.get(f"/v1/tasks/{task['id']}").json()["status"] == "queued"
+
+
+class _OnePhone:
+    """A device source with one phone, no adb."""
+
+    def list(self) -> list[tuple[str, str, str | None]]:
+        return [("phone-1", "device", "Fake")]
+
+    def screen_size(self, serial: str) -> tuple[int, int]:
+        return (1080, 2400)
+
+    def screenshot(self, serial: str, fmt: str) -> bytes:
+        raise NotImplementedError
+
+    def connect(self, address: str) -> str:
+        raise NotImplementedError
+
+
+def test_startup_says_what_would_make_every_task_fail(tmp_path, monkeypatch, caplog) -> None:
+    from fastapi.testclient import TestClient
+
+    from mobile_agent.settings import load_settings
+    from server.app import create_app
+
+    for key in ("MOBILE_AGENT_PLANNER__BASE_URL", "MOBILE_AGENT_PLANNER__API_KEY", "MOBILE_AGENT_CONFIG"):
+        monkeypatch.delenv(key, raising=False)
+    settings = load_settings(overrides={
+        "server.database_url": f"sqlite:///{tmp_path / 'startup.sqlite3'}",
+        "server.devices": ["phone-1", "phone-2"],
+        "server.preload_perception": False,
+        "agent.output_dir": str(tmp_path / "runs"),
+    })  # fmt: skip
+    with caplog.at_level("WARNING", logger="server.app"), TestClient(create_app(settings, device_source=_OnePhone())):
+        pass
+    said = [r.getMessage() for r in caplog.records if r.name == "server.app"]
+    assert any("no planner endpoint configured" in m and "MOBILE_AGENT_PLANNER__BASE_URL" in m for m in said), said
+    assert any("server.devices not attached now: phone-2 " in m for m in said), said
+    assert not any("phone-1" in m for m in said)

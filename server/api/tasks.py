@@ -107,7 +107,13 @@ def create_task(body: TaskCreate, service: Service, response: Response) -> TaskP
     if body.device != "any" and not service.pool.knows(body.device):
         service.pool.refresh()
         if not service.pool.knows(body.device):
-            raise _unprocessable("device", f"no device {body.device!r} is attached", "unknown_device")
+            allowed = sorted(service.pool.allow)
+            message = (
+                f"device {body.device!r} is not one of this server's phones (server.devices: {', '.join(allowed)})"
+                if allowed and body.device not in service.pool.allow
+                else f"no device {body.device!r} is attached"
+            )
+            raise _unprocessable("device", message, "unknown_device")
     task = service.store.create_task(body.instruction, body.device, body.options())
     service.scheduler.wake()
     response.headers["Location"] = f"/v1/tasks/{task.id}"
