@@ -51,6 +51,7 @@ def test_report_replays_the_run_from_disk(adb_server, sim_phone, tmp_path):
             page.goto(report.as_uri())
             assert page.text_content("#instruction") == "Turn on the dark mode"
             assert page.text_content("#status") == "completed"
+            assert page.text_content("#meta").startswith(f"scripted (no model) · device: {sim_phone.serial} · 4 steps")
             assert page.text_content("#counter") == "step 1 / 4"
             assert "Open App (Settings)" in page.text_content("#details")
             assert page.evaluate("document.getElementById('shot').naturalWidth") > 0
@@ -76,5 +77,27 @@ def test_report_replays_the_run_from_disk(adb_server, sim_phone, tmp_path):
             assert pixels.std() > 10  # something is drawn, not a blank page
             assert not errors, errors
             assert all(url.startswith(("file:", "data:")) for url in fetched), fetched
+        finally:
+            browser.close()
+
+
+def test_the_end_screen_is_not_counted_as_a_step(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from mobile_agent.agent.report import render_report
+
+    for name in ("step-001.png", "final.png"):
+        Image.new("RGB", (108, 240), "grey").save(tmp_path / name)
+    header = {"instruction": "Go home", "mode": "planned", "model": "gpt-4o", "device": {"serial": "phone-1"}}
+    steps = [{"index": 1, "screenshot": "step-001.png", "action_text": "Home", "ok": True}]
+    result = {"status": "budget_exhausted", "final_screenshot": "final.png", "duration_s": 1.5}
+    report = tmp_path / "report.html"
+    report.write_text(render_report(tmp_path, header, steps, result), encoding="utf-8")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(report.as_uri())
+            assert page.text_content("#meta") == "model: gpt-4o · device: phone-1 · 1 step · 1.5 s"
         finally:
             browser.close()

@@ -123,10 +123,11 @@ dt { font-weight: 600; color: #555; } dd { margin: 0; white-space: pre-wrap; wor
   const status = result.status || "unfinished";
   $("status").textContent = status;
   $("status").className = "status " + status;
+  const taken = steps.filter((x) => !x.final).length;  // the end screen is no step
   $("meta").textContent = [
-    "model: " + (header.model || "-"),
+    header.mode === "scripted" ? "scripted (no model)" : "model: " + (header.model || "-"),
     "device: " + ((header.device || {}).serial || "-"),
-    steps.length + " steps",
+    taken + (taken === 1 ? " step" : " steps"),
     result.duration_s !== undefined ? result.duration_s + " s" : "",
   ].filter(Boolean).join(" · ");
   function row(dl, name, value, cls) {
