@@ -70,7 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     model.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1")
     model.add_argument("--api-key", help="API key (prefer MOBILE_AGENT_PLANNER__API_KEY: flags show in `ps`)")
     loop = parser.add_argument_group("run")
-    loop.add_argument("--max-steps", type=int, help="step budget (default 20)")
+    loop.add_argument("--max-steps", type=int, help="step budget of a planned run (default 20; a --script runs all its lines)")
     loop.add_argument("--output", "-o", type=Path, metavar="DIR", help="trajectories folder (default: runs/)")
     loop.add_argument("--no-reflection", action="store_true", help="no 'screen did not change' feedback")
     loop.add_argument("--no-completion-check", action="store_true", help="trust the model's Stop")
