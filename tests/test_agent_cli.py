@@ -237,3 +237,17 @@ def test_second_ctrl_c_aborts_at_once_and_says_where_the_trajectory_is(
     folder = Path(re.search(r"what it wrote so far is in (\S+)", err).group(1))
     records = [json.loads(x) for x in (folder / "trajectory.jsonl").read_text(encoding="utf-8").splitlines()]
     assert records[0]["type"] == "run" and records[1]["type"] == "step" and records[1]["action_text"] == "Home"
+
+
+def test_progress_names_the_trajectory_folder_absolute(tmp_path, monkeypatch):
+    import io
+    from types import SimpleNamespace
+
+    from mobile_agent.cli.run import ProgressPrinter
+
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    ProgressPrinter(out)(SimpleNamespace(kind="run_started", run_id="r1", step=None,
+                                         data={"instruction": "x", "trajectory_dir": "runs/20260101-000000-r1"}))
+    assert f"  trajectory: {tmp_path.resolve() / 'runs' / '20260101-000000-r1'}\n" in out.getvalue()
+

@@ -107,7 +107,8 @@ class ProgressPrinter:
         out = self.stream
         if event.kind == "run_started":
             print(f"run {event.run_id}: {data.get('instruction')}", file=out)
-            print(f"  trajectory: {data.get('trajectory_dir')}", file=out)
+            folder = data.get("trajectory_dir")
+            print(f"  trajectory: {Path(folder).resolve() if folder else '-'}", file=out)  # as absolute as the result's
         elif event.kind == "step_finished":
             t = data.get("timings") or {}
             status = "ok" if data.get("ok") else "failed"
