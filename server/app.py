@@ -151,8 +151,17 @@ def _json_safe(value: Any) -> Any:
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
-    """The usual 422 body; an echoed ``1e999`` or ``Infinity`` becomes the string "inf"."""
-    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    """The usual 422 body; an echoed ``1e999`` or ``Infinity`` becomes the string "inf". A
+    body that is not an object because it was not sent as JSON (``curl -d`` without a
+    content-type sends a form) says so."""
+    errors = list(exc.errors()) if isinstance(exc, RequestValidationError) else []
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type != "application/json":
+        errors = [
+            {**e, "msg": f"{e.get('msg')}: send the body as JSON, with content-type: application/json"}
+            if tuple(e.get("loc", ())) == ("body",) else e
+            for e in errors
+        ]
     return JSONResponse({"detail": _json_safe(jsonable_encoder(errors))}, status_code=422)
 
 

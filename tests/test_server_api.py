@@ -110,6 +110,8 @@ def test_bad_input_gets_clear_errors(service, sim_phones) -> None:
     assert unknown.status_code == 422 and "unknown_device" in unknown.text
     assert f"not one of this server's phones (server.devices: {phone.serial})" in unknown.json()["detail"][0]["msg"]
     assert post("/v1/tasks", content=b"{not json", headers={"content-type": "application/json"}).status_code == 422
+    form = post("/v1/tasks", content=b'{"instruction": "ok"}', headers={"content-type": "application/x-www-form-urlencoded"})
+    assert form.status_code == 422 and "content-type: application/json" in form.json()["detail"][0]["msg"]
     huge = post("/v1/tasks", content=b'{"instruction": "' + b"y" * 70_000 + b'"}', headers={"content-type": "application/json"})
     assert huge.status_code == 413
 
