@@ -28,6 +28,38 @@ def _toml_list(values: list[str]) -> str:
     return "[" + ", ".join(f'"{v}"' for v in values) + "]"
 
 
+def _write_config(tmp_path: Path, adb_port: int, planner_url: str, serials: list[str]) -> Path:
+    """The service's TOML config: these phones, a database and runs under tmp_path, the
+    scripted planner, short settles."""
+    config = tmp_path / "service.toml"
+    config.write_text(
+        f"""
+[adb]
+server_port = {adb_port}
+
+[server]
+database_url = "sqlite:///{tmp_path / 'service.sqlite3'}"
+devices = {_toml_list(serials)}
+device_refresh_s = 0.5
+
+[agent]
+output_dir = "{tmp_path / 'runs'}"
+completion_check = false
+settle_timeout_s = 0.6
+settle_interval_s = 0.1
+
+[planner]
+base_url = "{planner_url}"
+api_key = "test-key"
+timeout_s = 20.0
+max_retries = 1
+backoff_base_s = 0.01
+image_long_side = 512
+"""
+    )
+    return config
+
+
 def _start(config: Path, port: int, log: Path) -> subprocess.Popen:
     process = subprocess.Popen(
         [sys.executable, "-m", "mobile_agent.cli", "--config", str(config), "serve", "--port", str(port),
@@ -58,32 +90,7 @@ def test_killed_server_restarts_with_nothing_lost(tmp_path, adb_server, sim_phon
         delay_s={"t-r0": 0.8, "t-r1": 0.8},
     )
     llm_server.script([], default=planner)
-    config = tmp_path / "service.toml"
-    config.write_text(
-        f"""
-[adb]
-server_port = {adb_server.port}
-
-[server]
-database_url = "sqlite:///{tmp_path / 'service.sqlite3'}"
-devices = {_toml_list([p.serial for p in phones])}
-device_refresh_s = 0.5
-
-[agent]
-output_dir = "{tmp_path / 'runs'}"
-completion_check = false
-settle_timeout_s = 0.6
-settle_interval_s = 0.1
-
-[planner]
-base_url = "{llm_server.base_url}"
-api_key = "test-key"
-timeout_s = 20.0
-max_retries = 1
-backoff_base_s = 0.01
-image_long_side = 512
-"""
-    )
+    config = _write_config(tmp_path, adb_server.port, llm_server.base_url, [p.serial for p in phones])
     log = tmp_path / "serve.log"
     port = free_port()
     first = _start(config, port, log)
@@ -151,32 +158,7 @@ def test_a_stop_starts_no_new_task_and_does_not_wait_for_streams(tmp_path, adb_s
     (phone,) = sim_phones(1, width=540, height=1200)
     planner = TaggedPlanner(plans={"t-a": waits(3), "t-b": waits(3)}, delay_s={"t-a": 1.0, "t-b": 1.0})
     llm_server.script([], default=planner)
-    config = tmp_path / "service.toml"
-    config.write_text(
-        f"""
-[adb]
-server_port = {adb_server.port}
-
-[server]
-database_url = "sqlite:///{tmp_path / 'service.sqlite3'}"
-devices = ["{phone.serial}"]
-device_refresh_s = 0.5
-
-[agent]
-output_dir = "{tmp_path / 'runs'}"
-completion_check = false
-settle_timeout_s = 0.6
-settle_interval_s = 0.1
-
-[planner]
-base_url = "{llm_server.base_url}"
-api_key = "test-key"
-timeout_s = 20.0
-max_retries = 1
-backoff_base_s = 0.01
-image_long_side = 512
-"""
-    )
+    config = _write_config(tmp_path, adb_server.port, llm_server.base_url, [phone.serial])
     port = free_port()
     process = _start(config, port, tmp_path / "serve.log")
     url = f"http://127.0.0.1:{port}"
