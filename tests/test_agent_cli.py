@@ -134,6 +134,45 @@ def test_unreachable_planner_exits_3(adb_server, sim_phone, tmp_path):
     assert "planner_unreachable" in proc.stderr
 
 
+def _interrupt(proc, until_ready, *, signals: int = 1, gap_s: float = 0.5) -> tuple[str, str, float]:
+    """Once ``until_ready()`` returns, send ``signals`` Ctrl-Cs ``gap_s`` apart; returns the rest
+    of stdout, stderr and the seconds from the first Ctrl-C to the exit. Kills on failure."""
+    try:
+        until_ready()
+        interrupted = time.monotonic()
+        for n in range(signals):
+            if n:
+                time.sleep(gap_s)
+            proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        return out, err, time.monotonic() - interrupted
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def _wait_for(condition, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert condition()
+
+
+def _after_step(proc, step: int, seen: list[str], then=None, pause_s: float = 0.5):
+    """``until_ready`` for ``_interrupt``: read progress lines up to ``[step N]``, call ``then``."""
+
+    def ready() -> None:
+        for line in proc.stdout:
+            seen.append(line)
+            if line.startswith(f"[step {step}]"):
+                break
+        if then is not None:
+            then()
+        time.sleep(pause_s)
+
+    return ready
+
+
 def test_ctrl_c_stops_cleanly_writes_the_trajectory_and_exits_130(
     adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
 ):
@@ -141,16 +180,7 @@ def test_ctrl_c_stops_cleanly_writes_the_trajectory_and_exits_130(
     proc = _start("--serial", sim_phone.serial, "--base-url", llm_server.base_url, "--api-key", "k",
                   "--instruction", "Go back forever", "--max-steps", "50", "-o", str(tmp_path),
                   env=_env(adb_server.port))
-    try:
-        deadline = time.monotonic() + 60
-        while len(llm_server.chat_requests) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert len(llm_server.chat_requests) >= 2
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    out, err, _ = _interrupt(proc, lambda: _wait_for(lambda: len(llm_server.chat_requests) >= 2))
     assert proc.returncode == 130, out + err
     assert "cancelling" in err and "result: cancelled" in out
     assert _final(_trajectory(out))["status"] == "cancelled"
@@ -163,17 +193,7 @@ def test_ctrl_c_while_the_model_thinks_exits_without_waiting_for_its_answer(
     llm_server.script([], default=Reply(text=plan_reply("Back"), delay_s=slow_s))
     proc = _start("--serial", sim_phone.serial, "--base-url", llm_server.base_url, "--api-key", "k",
                   "--instruction", "Go back", "-o", str(tmp_path), env=_env(adb_server.port))
-    try:
-        deadline = time.monotonic() + 60
-        while not llm_server.chat_requests and time.monotonic() < deadline:
-            time.sleep(0.05)
-        interrupted = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-        took = time.monotonic() - interrupted
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    out, err, took = _interrupt(proc, lambda: _wait_for(lambda: bool(llm_server.chat_requests)))
     assert proc.returncode == 130, out + err
     assert took < slow_s  # neither the run nor the process waited for the model's answer
     assert _final(_trajectory(out))["status"] == "cancelled"
@@ -184,21 +204,11 @@ def test_ctrl_c_during_a_wait_cancels_at_once(adb_server, sim_phone, tmp_path):
     script.write_text("Home\nWait (10)\nStop\n", encoding="utf-8")
     proc = _start("--serial", sim_phone.serial, "--script", str(script), "-o", str(tmp_path / "runs"),
                   env=_env(adb_server.port))
-    try:
-        for line in proc.stdout:  # until step 1 is done: step 2 is the 10 s Wait
-            if line.startswith("[step 1]"):
-                break
-        time.sleep(0.5)
-        interrupted = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-        took = time.monotonic() - interrupted
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, out + err
+    seen: list[str] = []
+    out, err, took = _interrupt(proc, _after_step(proc, 1, seen))  # step 2 is the 10 s Wait
+    assert proc.returncode == 130, "".join(seen) + out + err
     assert took < 10  # the Wait was cut short by the cancel
-    assert _final(_trajectory(out))["status"] == "cancelled"
+    assert _final(_trajectory("".join(seen) + out))["status"] == "cancelled"
 
 
 def test_second_ctrl_c_aborts_at_once_and_says_where_the_trajectory_is(
@@ -214,23 +224,12 @@ def test_second_ctrl_c_aborts_at_once_and_says_where_the_trajectory_is(
         time.sleep(6)
         return normal()
 
-    try:
-        lines = []
-        for line in proc.stdout:  # step 1 is done; the next capture will hang
-            lines.append(line)
-            if line.startswith("[step 1]"):
-                monkeypatch.setattr(sim_phone.phone, "screencap_raw", stuck)
-                break
-        time.sleep(1.0)
-        interrupted = time.monotonic()
-        proc.send_signal(signal.SIGINT)  # cancel: the run is blocked in a device read ...
-        time.sleep(0.5)
-        proc.send_signal(signal.SIGINT)  # ... so abort
-        out, err = proc.communicate(timeout=60)
-        took = time.monotonic() - interrupted
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    def hang_the_phone() -> None:  # step 1 is done; the next capture hangs
+        monkeypatch.setattr(sim_phone.phone, "screencap_raw", stuck)
+
+    lines: list[str] = []
+    # the first Ctrl-C cancels, but the run is blocked in a device read, so the second aborts
+    out, err, took = _interrupt(proc, _after_step(proc, 1, lines, then=hang_the_phone, pause_s=1.0), signals=2)
     assert proc.returncode == 130, "".join(lines) + out + err
     assert took < 5  # did not wait for the stuck capture
     assert "aborted" in err and "Traceback" not in err
