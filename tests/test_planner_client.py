@@ -133,6 +133,30 @@ def test_a_long_run_never_resends_past_screenshots(llm_server: ScriptedLLMServer
     assert "12. " not in llm_server.chat_requests[-1].text() and "11. Click text (Item 10)" in llm_server.chat_requests[-1].text()
 
 
+def test_a_frame_is_encoded_once_for_its_plan_completion_check_and_reflection(
+    llm_server: ScriptedLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mobile_agent.planner.client as client_module
+
+    encoded: list[object] = []
+    real = client_module.encode_image
+
+    def counting(image: object, long_side: int, quality: int) -> object:
+        encoded.append(image)
+        return real(image, long_side, quality)
+
+    monkeypatch.setattr(client_module, "encode_image", counting)
+    llm_server.script([GOOD, "Yes, done.", GOOD])
+    planner = _planner(llm_server, image_long_side=256)
+    first, second = _screen((255, 0, 0), (540, 1200)), _screen((0, 0, 255), (540, 1200))
+    planner.plan(PlanRequest(instruction="do it", screenshot=first))
+    planner.check_completion("do it", [], first)
+    planner.plan(PlanRequest(instruction="do it", screenshot=second, previous_screenshot=first, reflection_note="no change"))
+    assert encoded == [first, second]
+    plan, check, reflect = (r.images() for r in llm_server.chat_requests)
+    assert plan == check == reflect[:1] and reflect[1] != plan[0]
+
+
 def test_history_is_capped(llm_server: ScriptedLLMServer) -> None:
     llm_server.script([GOOD])
     planner = Planner(llm_server.planner_settings(), history_limit=5)

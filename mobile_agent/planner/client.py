@@ -32,7 +32,7 @@ import openai
 
 from mobile_agent.errors import PlannerError, PlannerResponseError, PlannerUnreachableError
 from mobile_agent.operations.registry import REGISTRY, OperationRegistry
-from mobile_agent.planner.images import encode_image, pixels_of
+from mobile_agent.planner.images import EncodedImage, encode_image, pixels_of
 from mobile_agent.planner.replies import parse_choice, parse_verdict, split_plan_reply
 from mobile_agent.planner.types import CompletionVerdict, PlanReply, PlanRequest, Usage
 from mobile_agent.settings import PlannerSettings
@@ -44,6 +44,9 @@ _RETRY_STATUS = frozenset({408, 409, 425, 429})
 _CROP_LONG_SIDE = 512
 _HISTORY_LIMIT = 40
 _OPENAI_BASE_URL = "https://api.openai.com/v1"
+# Encodings kept: the current frame and the previous one (a Stop's completion check
+# re-sends the current frame; a reflection re-sends the previous one).
+_ENCODED_FRAMES = 2
 
 
 def load_prompt(name: str) -> Template:
@@ -85,6 +88,7 @@ class Planner:
         self._usage = Usage()
         self._local = threading.local()  # last_choice_usage is per calling thread (one run each)
         self._prompts = {n: load_prompt(n) for n in ("system", "step", "reflection", "choose", "completion")}
+        self._encoded: list[tuple[Any, int, EncodedImage]] = []  # (frame, long side, encoding), newest first
 
     # --- usage ---------------------------------------------------------------------
     @property
@@ -245,10 +249,22 @@ class Planner:
         return "\n".join(lines)
 
     def _image_part(self, image: Any, long_side: int | None = None) -> dict[str, Any]:
-        encoded = encode_image(
-            image, long_side or self.settings.image_long_side, self.settings.jpeg_quality
-        )
+        encoded = self._encode(image, long_side or self.settings.image_long_side)
         return {"type": "image_url", "image_url": {"url": encoded.data_url}}
+
+    def _encode(self, image: Any, long_side: int) -> EncodedImage:
+        """``encode_image``, remembered for the last frames by identity. Only frozen
+        screenshots (``.pixels``) are remembered: an array or a PIL image may change in place."""
+        if not hasattr(image, "pixels"):
+            return encode_image(image, long_side, self.settings.jpeg_quality)
+        with self._lock:
+            for frame, side, encoded in self._encoded:
+                if frame is image and side == long_side:
+                    return encoded
+        encoded = encode_image(image, long_side, self.settings.jpeg_quality)
+        with self._lock:  # the frame is held, so its id cannot be reused while it is here
+            self._encoded = [(image, long_side, encoded), *self._encoded][:_ENCODED_FRAMES]
+        return encoded
 
     def _crop_of(self, cand: Candidate, screenshot: Any | None) -> np.ndarray | None:
         if cand.crop is not None:
