@@ -149,16 +149,16 @@ def cancel_task(task_id: TaskId, service: Service) -> TaskPublic:
     return task_public(_get_task(service, task_id))
 
 
-def event_public(service: ServiceState, task: TaskRow, event: EventRow) -> EventPublic:
-    """The event as clients see it: file paths inside the trajectory become URLs."""
+def event_public(event: EventRow, base: Path | None) -> EventPublic:
+    """The event as clients see it: file paths inside the trajectory ``base`` (its task's
+    ``_trajectory_base``) become URLs."""
     data = dict(event.data)
-    base = _trajectory_base(task)
     if base is not None:
-        for key, value in list(event.data.items()):
+        for key, value in event.data.items():
             if isinstance(value, str) and Path(value).suffix.lower() in _IMAGE_SUFFIXES:
                 relative = _relative_inside(base, value)
                 if relative is not None:
-                    data[f"{key}_url"] = f"/v1/tasks/{task.id}/files/{relative}"
+                    data[f"{key}_url"] = f"/v1/tasks/{event.task_id}/files/{relative}"
     return EventPublic(id=event.id, task_id=event.task_id, kind=event.kind, data=data, created_at=event.created_at)
 
 
@@ -180,9 +180,10 @@ def _sse_batch(service: ServiceState, task_id: int, after: int) -> tuple[bool, l
     terminal, its final event is already among them."""
     task = _get_task(service, task_id)
     events = service.store.events_after(task_id, after)
+    base = _trajectory_base(task)  # resolved once per batch, not per event
     frames = []
     for event in events:
-        public = event_public(service, task, event)
+        public = event_public(event, base)
         frames.append(f"id: {event.id}\nevent: {event.kind}\ndata: {public.model_dump_json()}\n\n")
         after = event.id
     if not events and task.terminal:
