@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from simphone.apps import App, AppContext, register
+from simphone.apps.app_widgets import add_record
 from simphone.ui.canvas import Canvas
 from simphone.ui.widgets import TITLE_BAR_H, fab, scroll_list, text_field, title_bar, wrap
 
@@ -113,8 +114,7 @@ class Notes(App):
             else:
                 notes.remove(existing)
         elif title or body:
-            notes.append({"id": ctx.data["next_id"], "title": title, "body": body, "created": now, "modified": now})
-            ctx.data["next_id"] += 1
+            add_record(ctx.data, "notes", title=title, body=body, created=now, modified=now)
         ctx.finish()
 
     def delete(self, ctx: AppContext) -> None:
