@@ -59,6 +59,7 @@ def test_task_runs_on_the_phone_and_reports_steps_events_and_files(service, sim_
     assert task["prompt_tokens"] == 3000 and task["completion_tokens"] == 150
     assert task["cost_usd"] == pytest.approx(3000 * 2.5e-6 + 150 * 10e-6)
     assert task["run_s"] > 0 and task["queued_s"] >= 0
+    assert not {"trajectory_dir", "instance", "cancel_requested"} & task.keys()  # store columns stay inside
     assert planner.calls["t-home"] == 3
 
     events = _sse(live.client, f"/v1/tasks/{task['id']}/events")

@@ -57,26 +57,9 @@ def task_public(task: TaskRow) -> TaskPublic:
     links = {"self": base, "events": f"{base}/events", "cancel": f"{base}/cancel"}
     if task.trajectory_dir:
         links["trajectory"] = f"{base}/trajectory.zip"
-    return TaskPublic(
-        id=task.id,
-        instruction=task.instruction,
-        device_request=task.device_request,
-        device=task.device,
-        status=task.status,  # type: ignore[arg-type]
-        options=task.options,
-        error=task.error,
-        result=task.result,
-        steps=task.steps,
-        prompt_tokens=task.prompt_tokens,
-        completion_tokens=task.completion_tokens,
-        cost_usd=task.cost_usd,
-        created_at=task.created_at,
-        started_at=task.started_at,
-        finished_at=task.finished_at,
-        queued_s=queued_s,
-        run_s=run_s,
-        links=links,
-    )
+    # the row's other columns (trajectory_dir, instance, cancel_requested) stay inside:
+    # TaskPublic ignores fields it does not declare
+    return TaskPublic.model_validate({**vars(task), "queued_s": queued_s, "run_s": run_s, "links": links})
 
 
 def _get_task(service: ServiceState, task_id: int) -> TaskRow:
