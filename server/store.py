@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -337,14 +336,20 @@ class TaskStore:
         with self.engine.connect() as conn:
             return [_event(r) for r in conn.execute(query)]
 
-    def step_events(self, task_id: int) -> Iterable[EventRow]:
+    def step_event(self, task_id: int, step: int) -> EventRow | None:
+        """The ``step``-th (1-based) ``step_finished`` event of the task, if there is one."""
+        if step < 1:
+            return None
         query = (
             sa.select(events_table)
             .where(events_table.c.task_id == task_id, events_table.c.kind == "step_finished")
             .order_by(events_table.c.id)
+            .offset(step - 1)
+            .limit(1)
         )
         with self.engine.connect() as conn:
-            return [_event(r) for r in conn.execute(query)]
+            row = conn.execute(query).one_or_none()
+        return _event(row) if row is not None else None
 
     @staticmethod
     def _insert_event(conn: sa.Connection, task_id: int, kind: str, data: dict[str, Any], now: float) -> int:

@@ -75,6 +75,8 @@ def test_restart_interrupts_only_this_instances_runs_and_keeps_events(tmp_path: 
         assert events[3].data["path"] == str(tmp_path / "1.png")  # stored as JSON text
         assert [e.id for e in events] == sorted(e.id for e in events)
         assert mine.events_after(a.id, events[-2].id) == [events[-1]]
+        assert mine.step_event(a.id, 2).data["step"] == 2 and mine.step_event(a.id, 5).data["step"] == 5
+        assert mine.step_event(a.id, 6) is None and mine.step_event(a.id, 0) is None
         assert mine.finish(a.id, "completed") is False  # an interrupted run stays interrupted
         rows, total = mine.list_tasks(status="running")
         assert total == 1 and rows[0].id == b.id

@@ -247,10 +247,10 @@ def step_screenshot(task_id: TaskId, step: Annotated[int, PathParam(ge=1, le=MAX
     """The screenshot a step started from (the n-th ``step_finished`` event, 1-based)."""
     task = _get_task(service, task_id)
     base = _trajectory_base(task)
-    events = list(service.store.step_events(task_id))
-    if base is None or not 1 <= step <= len(events):
+    event = service.store.step_event(task_id, step) if base is not None else None
+    if event is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"task {task_id} has no step {step}")
-    for key, value in events[step - 1].data.items():
+    for key, value in event.data.items():
         if isinstance(value, str) and Path(value).suffix.lower() in _IMAGE_SUFFIXES and "screenshot" in key:
             relative = _relative_inside(base, value)
             if relative is not None:
