@@ -134,6 +134,18 @@ def test_clear_text_and_delete_key(editor) -> None:
     assert _focused_text(phone) == ""
 
 
+def test_clear_text_through_adb_keyboard_asks_for_it_once(keyboard_editor) -> None:
+    device, phone = keyboard_editor
+    device.type_text("abc")
+    commands = _commands_run(phone)
+    try:
+        device.clear_text()
+    finally:
+        del phone.run
+    assert _focused_text(phone) == ""
+    assert [argv[:2] for argv in commands].count(["ime", "list"]) == 1, commands
+
+
 def test_apps_launch_resolve_current_stop(sim_phone, adb_server) -> None:
     device = open_device(_adb(adb_server), serial=sim_phone.serial)
     packages = device.list_packages()

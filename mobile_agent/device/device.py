@@ -340,7 +340,7 @@ class Device:
         """Empty the focused field: ADB Keyboard's clear when installed, otherwise
         move to the end and delete ``max_chars`` characters in one key event call."""
         if self.has_adb_keyboard():
-            with self._adb_keyboard():
+            with _AdbKeyboardSession(self):  # not _adb_keyboard(): it would ask the phone again
                 self.check(["am", "broadcast", "-a", "ADB_CLEAR_TEXT"])
             return
         self.check(["input", "keyevent", str(KEYCODES["move_end"]), *[str(KEYCODES["delete"])] * int(max_chars)])
