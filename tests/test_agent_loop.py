@@ -58,6 +58,7 @@ def test_completed_run_writes_trajectory_events_and_sends_one_downscaled_image(
     assert (result.trajectory_dir / steps[0]["screenshot"]).is_file()
     assert result.report_path.is_file()
     assert result.usage.calls == 3 and result.usage.prompt_tokens > 0
+    assert sum(s["usage"]["prompt_tokens"] for s in steps) == result.usage.prompt_tokens  # the check's tokens too
 
     kinds = [e.kind for e in events]
     assert kinds[0] == "run_started" and kinds[-1] == "run_finished"

@@ -268,7 +268,6 @@ class Agent:
         from mobile_agent.operations import OperationContext, parse_action
 
         agent = self.settings.agent
-        usage = base["usage"]
 
         # 1. the reply
         try:
@@ -303,9 +302,7 @@ class Agent:
         choose_ms = chosen.get("model_ms", 0.0)
         model_ms += choose_ms
         if "usage" in chosen:
-            extra = session.add_usage(chosen["usage"])
-            usage = {k: usage.get(k, 0) + v for k, v in extra.items()}
-            base["usage"] = usage
+            base["usage"] = session.add_usage(chosen["usage"], base["usage"])
         action_ms = max(0.0, acted.total_ms - perception_ms - choose_ms)
         common = dict(
             base,
@@ -396,10 +393,7 @@ class Agent:
             planner.check_completion, session.instruction, history_lines(session.steps), screenshot
         )
         model_ms += elapsed_ms(start)
-        usage = common.get("usage") or {}
-        extra = session.add_usage(getattr(verdict, "usage", None))
-        if extra:
-            common["usage"] = {k: usage.get(k, 0) + v for k, v in extra.items()}
+        common["usage"] = session.add_usage(getattr(verdict, "usage", None), common.get("usage"))
         completion = {"done": bool(verdict.done), "reason": verdict.reason or ""}
         if verdict.done:
             step = StepRecord(

@@ -333,16 +333,19 @@ class RunSession:
 
     # -- steps -----------------------------------------------------------------------
 
-    def add_usage(self, usage: Any) -> dict[str, Any]:
-        """Count one model call; returns its usage as a dict for the step record."""
+    def add_usage(self, usage: Any, step_usage: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Count one model call; returns the step record's usage: ``step_usage`` (the
+        step's calls so far) plus this call's."""
+        total = dict(step_usage or {})
         if usage is None:
-            return {}
+            return total
         self.usage = self.usage.plus(usage)
-        return {
+        call = {
             "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
             "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
             "cost_usd": float(getattr(usage, "cost_usd", 0.0) or 0.0),
         }
+        return {k: total.get(k, 0) + v for k, v in call.items()}
 
     def record(self, step: StepRecord, pixels: np.ndarray) -> StepRecord:
         """Write a finished step (images queued, line written) and announce it."""
