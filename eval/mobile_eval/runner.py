@@ -101,6 +101,8 @@ class SuiteRunner:
         self.config = config
         self.locator = locator
         self.planner_factory = planner_factory
+        if judge is None and config.judge == "mllm":
+            judge = MllmJudge(settings.planner)  # one judge (one HTTP client) for the suite, connected on first use
         self.judge = judge
         self.on_result = on_result
         self.results = ResultsFile(Path(config.output_dir) / "results.jsonl")
@@ -174,8 +176,7 @@ class SuiteRunner:
         environment.reset(seed=self.config.seed, apps=task.apps)
         stateful = environment.stateful
         before = environment.read_state() if stateful else None
-        values = dict(self.config.params)
-        values = {k: v for k, v in values.items() if k in task.params}
+        values = {k: v for k, v in self.config.params.items() if k in task.params}
         if task.derived:
             try:
                 values.update(derive(task.derived, before) if before is not None else dict.fromkeys(task.derived, "?"))
@@ -226,10 +227,9 @@ class SuiteRunner:
 
     def _judge_without_state(self, task: EvalTask, run: Any, instruction: str, extra: dict[str, Any]) -> TaskResult:
         why = []
-        if self.config.judge == "mllm":
-            judge = self.judge or MllmJudge(self.settings.planner)
+        if self.config.judge == "mllm" and self.judge is not None:
             try:
-                annotation = judge.judge_run(run.trajectory_dir, instruction=instruction,
+                annotation = self.judge.judge_run(run.trajectory_dir, instruction=instruction,
                                              human_steps=task.human_steps, task_id=task.id)
                 return result_from_annotation(task, run.trajectory_dir, annotation, **extra)
             except JudgeError as exc:  # the run is fine; a person can still judge it
