@@ -323,3 +323,15 @@ def test_error_cause_names_why_a_run_ended(make, cause):
     from mobile_agent.agent.session import error_cause
 
     assert error_cause(make()) == cause
+
+
+def test_the_agent_records_import_without_the_planner_client():
+    """RunUsage reuses the planner's Usage; the client (and openai) still load only on first use."""
+    import subprocess
+    import sys
+
+    code = "import sys, mobile_agent.agent; assert 'openai' not in sys.modules, 'openai imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+    from mobile_agent.planner import Planner, Usage
+
+    assert Planner.__module__ == "mobile_agent.planner.client" and issubclass(RunUsage, Usage)

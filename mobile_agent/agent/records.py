@@ -4,7 +4,7 @@ Steps are frozen dataclasses, never dicts: the prompt history is a fold over the
 (``history_lines``) and the trajectory file is their JSON dump (``to_dict``). Every
 record is JSON-able as is (no numpy, no images: screenshots are referenced by path).
 
-May import: the standard library, ``perception.types``.
+May import: the standard library, ``perception.types``, ``mobile_agent.planner.types``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from mobile_agent.planner.types import Usage
 from perception.types import Location
 
 __all__ = [
@@ -78,13 +79,8 @@ class StepTimings:
 
 
 @dataclass(frozen=True)
-class RunUsage:
+class RunUsage(Usage):
     """Tokens and cost summed over every model call of a run."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    calls: int = 0
 
     def plus(self, usage: Any) -> RunUsage:
         """Add one call's usage (anything with prompt_tokens / completion_tokens / cost_usd)."""
@@ -96,14 +92,6 @@ class RunUsage:
             cost_usd=self.cost_usd + float(getattr(usage, "cost_usd", 0.0) or 0.0),
             calls=self.calls + int(getattr(usage, "calls", 1) or 0),
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "cost_usd": round(self.cost_usd, 6),
-            "calls": self.calls,
-        }
 
 
 @dataclass(frozen=True)

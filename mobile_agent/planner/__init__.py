@@ -10,10 +10,14 @@ May import: openai, numpy, Pillow, mobile_agent.errors/settings/operations, perc
 
 from __future__ import annotations
 
-from mobile_agent.planner.client import Planner, load_prompt
+from typing import TYPE_CHECKING, Any
+
 from mobile_agent.planner.images import EncodedImage, encode_image
 from mobile_agent.planner.replies import parse_choice, parse_verdict, split_plan_reply
 from mobile_agent.planner.types import CompletionVerdict, PlanReply, PlanRequest, Usage
+
+if TYPE_CHECKING:
+    from mobile_agent.planner.client import Planner, load_prompt
 
 __all__ = [
     "CompletionVerdict",
@@ -28,3 +32,12 @@ __all__ = [
     "parse_verdict",
     "split_plan_reply",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The client (and openai) load on first use: the agent's records import the types alone.
+    if name in ("Planner", "load_prompt"):
+        from mobile_agent.planner import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
