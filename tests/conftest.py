@@ -41,7 +41,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -52,18 +51,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-
-def _free_port() -> int:
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        if not 5555 <= port <= 5585:
-            return port
-
+from tests.ports import free_port
 
 # Before anything imports adbutils' module-level client (it reads this when built).
-_ADB_PORT = _free_port()
+_ADB_PORT = free_port()
 os.environ["ANDROID_ADB_SERVER_PORT"] = str(_ADB_PORT)
 
 import adbutils  # noqa: E402

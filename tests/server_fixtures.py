@@ -11,7 +11,6 @@ tag from its own list of actions, so concurrent runs on several phones stay scri
 from __future__ import annotations
 
 import re
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,16 +24,13 @@ import uvicorn
 
 from mobile_agent.settings import Settings, load_settings
 from tests.llm_server import Reply, ScriptedLLMServer
+from tests.ports import free_port
 
 __all__ = ["LiveService", "TaggedPlanner", "free_port", "waits", "service_fixture", "service_settings", "start_service"]
 
 _TAG = re.compile(r"\[(t-[A-Za-z0-9_-]+)\]")
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def waits(n: int) -> list[str]:

@@ -31,17 +31,7 @@ from mobile_agent.errors import (
     ScreenshotError,
 )
 from mobile_agent.settings import AdbSettings
-
-
-def _free_port() -> int:
-    import socket
-
-    while True:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        if not 5555 <= port <= 5585:
-            return port
+from tests.ports import free_port
 
 
 @pytest.fixture
@@ -99,7 +89,7 @@ def test_unauthorized_phone(sim_phones, adb_settings) -> None:
 def private_adb(tmp_path, monkeypatch, adb_server):
     """A settings object pointing at an adb server that is not running yet (its own
     port, HOME in tmp); killed after the test."""
-    port = _free_port()
+    port = free_port()
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     settings = AdbSettings(server_port=port, adb_path=adb_server.adb_path, command_timeout_s=10)
@@ -119,7 +109,7 @@ def test_server_is_started_when_not_running_and_no_device(private_adb) -> None:
 
 
 def test_missing_adb_binary_is_named(tmp_path) -> None:
-    settings = AdbSettings(server_port=_free_port(), adb_path=tmp_path / "no-adb-here")
+    settings = AdbSettings(server_port=free_port(), adb_path=tmp_path / "no-adb-here")
     with pytest.raises(AdbNotFoundError, match="adb_path"):
         open_device(settings)
 
@@ -132,7 +122,7 @@ def test_adb_server_that_will_not_start_is_named(tmp_path) -> None:
         "Address already in use' >&2\nexit 1\n"
     )
     broken.chmod(0o755)
-    port = _free_port()
+    port = free_port()
     settings = AdbSettings(server_port=port, adb_path=broken, command_timeout_s=5)
     with pytest.raises(AdbServerError, match="would not start") as info:
         open_device(settings)
@@ -169,7 +159,7 @@ def test_port_taken_by_another_program_is_named() -> None:
 
 
 def test_remote_server_not_answering(tmp_path) -> None:
-    settings = AdbSettings(server_host="127.0.0.2", server_port=_free_port(), command_timeout_s=2)  # loopback, not "ours"
+    settings = AdbSettings(server_host="127.0.0.2", server_port=free_port(), command_timeout_s=2)  # loopback, not "ours"
     with pytest.raises(AdbServerError, match="not answering"):
         list_devices(settings)
 
