@@ -20,7 +20,7 @@ from mobile_agent.errors import PerceptionError
 from mobile_agent.settings import PerceptionSettings, Settings
 from perception import Location, Perception, PerceptionConfig, PerceptionFailure, TextLine
 
-__all__ = ["PerceptionLocator", "build_locator", "perception_config"]
+__all__ = ["PerceptionLocator", "build_locator", "call_perception", "perception_config"]
 
 T = TypeVar("T")
 
@@ -38,7 +38,8 @@ def perception_config(settings: PerceptionSettings) -> PerceptionConfig:
         raise PerceptionError(f"invalid perception settings: {exc}", backend="config") from exc
 
 
-def _wrapped(call: Callable[[], T]) -> T:
+def call_perception(call: Callable[[], T]) -> T:
+    """``call()``, with a ``PerceptionFailure`` re-raised as ``PerceptionError``."""
     try:
         return call()
     except PerceptionFailure as exc:
@@ -53,16 +54,16 @@ class PerceptionLocator:
         self.perception = perception
 
     def find_text(self, image: np.ndarray, text: str) -> Location:
-        return _wrapped(lambda: self.perception.find_text(image, text))
+        return call_perception(lambda: self.perception.find_text(image, text))
 
     def find_icon(self, image: np.ndarray, description: str, position: str | None = None) -> Location:
-        return _wrapped(lambda: self.perception.find_icon(image, description, position))
+        return call_perception(lambda: self.perception.find_icon(image, description, position))
 
     def ocr(self, image: np.ndarray) -> list[TextLine]:
-        return _wrapped(lambda: self.perception.ocr(image))
+        return call_perception(lambda: self.perception.ocr(image))
 
     def describe_backends(self) -> dict[str, str]:
-        return _wrapped(self.perception.describe_backends)
+        return call_perception(self.perception.describe_backends)
 
     def __getattr__(self, name: str) -> Any:  # timings, cache, config
         if name == "perception":  # not set yet (copy, unpickling): no recursion

@@ -335,3 +335,23 @@ def test_the_agent_records_import_without_the_planner_client():
     from mobile_agent.planner import Planner, Usage
 
     assert Planner.__module__ == "mobile_agent.planner.client" and issubclass(RunUsage, Usage)
+
+
+def test_a_bare_perception_locator_raises_the_agents_perception_error_with_every_field():
+    from mobile_agent.agent.session import TimedLocator
+    from perception.errors import WeightsMissingError
+
+    class BareLocator:  # a perception.Perception-like locator, not wrapped by mobile_agent.locate
+        def find_text(self, image, text):
+            raise WeightsMissingError("no OCR weights", backend="rapidocr", hint="run doctor", path="/models/ocr")
+
+    timed = TimedLocator(BareLocator(), lambda: None)
+    with pytest.raises(errors.PerceptionError) as caught:
+        timed.find_text(np.zeros((8, 8, 3), np.uint8), "OK")
+    assert caught.value.message == "no OCR weights"
+    assert (caught.value.fields["backend"], caught.value.fields["hint"], caught.value.fields["path"]) == (
+        "rapidocr",
+        "run doctor",
+        "/models/ocr",
+    )
+    assert isinstance(caught.value.__cause__, WeightsMissingError)

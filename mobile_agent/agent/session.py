@@ -45,6 +45,7 @@ from mobile_agent.errors import (
     PlannerUnreachableError,
     RunCancelled,
 )
+from mobile_agent.locate import call_perception
 from mobile_agent.settings import Settings
 from perception.types import Location
 
@@ -175,17 +176,8 @@ class TimedLocator:
     def _timed(self, method: str, *args: Any) -> Location:
         start = time.perf_counter()
         try:
-            return getattr(self._get(), method)(*args)
-        except MobileAgentError:
-            raise
-        except Exception as exc:
-            # perception is a leaf library with its own root error; keep the agent's tree
-            from perception.errors import PerceptionFailure
-
-            if isinstance(exc, PerceptionFailure):
-                fields = {k: getattr(exc, k, None) for k in ("backend", "hint")}
-                raise PerceptionError(str(exc), **fields) from exc
-            raise
+            # any locator (a bare perception.Perception too) raises the agent's errors only
+            return call_perception(lambda: getattr(self._get(), method)(*args))
         finally:
             self._elapsed += time.perf_counter() - start
 
