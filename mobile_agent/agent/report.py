@@ -5,18 +5,18 @@ Everything is inside the one file (images as base64 data URIs, the run as JSON i
 opened from disk, mailed, or served by the REST service. Texts are inserted with
 ``textContent``: a model's reply cannot inject markup.
 
-May import: the standard library, Pillow.
+May import: the standard library, Pillow, ``mobile_agent.planner.images``.
 """
 
 from __future__ import annotations
 
-import base64
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 from PIL import Image
+
+from mobile_agent.planner.images import encode_image
 
 __all__ = ["embed_image", "render_report"]
 
@@ -27,15 +27,9 @@ def embed_image(path: Path, long_side: int = _REPORT_LONG_SIDE) -> str | None:
     """A JPEG data URI of the image at ``path``, downscaled; None when unreadable."""
     try:
         with Image.open(path) as img:
-            img = img.convert("RGB")
-            scale = long_side / max(img.size)
-            if scale < 1.0:
-                img = img.resize((max(1, round(img.width * scale)), max(1, round(img.height * scale))))
-            buf = io.BytesIO()
-            img.save(buf, format="JPEG", quality=80)
+            return encode_image(img, long_side, quality=80).data_url
     except (OSError, ValueError):
         return None
-    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _script_json(data: Any) -> str:
