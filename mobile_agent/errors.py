@@ -164,7 +164,7 @@ class PerceptionError(MobileAgentError):
     """A perception backend failed (missing weights, unusable backend).
 
     ``perception`` is a leaf library with its own ``PerceptionFailure`` root; the
-    locator adapter raises this one ``from`` it, keeping ``backend`` and ``hint``.
+    locator adapter raises this one ``from`` it, keeping ``backend``, ``hint`` and ``path``.
     """
 
 
