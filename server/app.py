@@ -29,6 +29,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -140,14 +141,37 @@ class MetricsMiddleware:
 
 
 def _json_safe(value: Any) -> Any:
-    """Non-finite floats as text: JSON has no Infinity, and a 422 that echoes one must not fail."""
+    """Non-finite floats as text: JSON has no Infinity, and a 422 that echoes one must not fail.
+    Bytes (a body that is not UTF-8, echoed as the error's input) as text with replacements."""
     if isinstance(value, float) and not math.isfinite(value):
         return repr(value)
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", "replace")
     if isinstance(value, dict):
         return {k: _json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_json_safe(v) for v in value]
     return value
+
+
+class SafeJSONResponse(JSONResponse):
+    """JSON as ASCII: a string a client sent may hold a lone surrogate ("\\ud800"), which
+    is valid JSON but cannot be encoded as UTF-8; escaped, it goes back as it came."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    """Starlette's own handler, with the safe encoding (a 404 may echo a path or serial)."""
+    assert isinstance(exc, StarletteHTTPException)
+    headers = getattr(exc, "headers", None)
+    if exc.status_code in (204, 304):
+        from starlette.responses import Response
+
+        return Response(status_code=exc.status_code, headers=headers)  # type: ignore[return-value]
+    return SafeJSONResponse({"detail": _json_safe(jsonable_encoder(exc.detail))}, status_code=exc.status_code,
+                            headers=headers)
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
@@ -162,7 +186,7 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
             if tuple(e.get("loc", ())) == ("body",) else e
             for e in errors
         ]
-    return JSONResponse({"detail": _json_safe(jsonable_encoder(errors))}, status_code=422)
+    return SafeJSONResponse({"detail": _json_safe(jsonable_encoder(_json_safe(errors)))}, status_code=422)
 
 
 async def _send_json(send: Send, status_code: int, body: dict[str, Any]) -> None:
@@ -221,8 +245,10 @@ def create_app(
         version="0.1.0",
         description="Submit instructions to Android phones, watch the runs, fetch their trajectories.",
         lifespan=lifespan,
+        default_response_class=SafeJSONResponse,
     )
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
     if settings.server.cors_origins:
         app.add_middleware(
             CORSMiddleware,

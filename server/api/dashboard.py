@@ -57,7 +57,10 @@ async def login(request: Request, service: Service) -> Response:
     if service.api_token is None:
         return RedirectResponse("/dashboard/", status_code=status.HTTP_303_SEE_OTHER)
     body = (await request.body()).decode("utf-8", "replace")
-    offered = parse_qs(body, max_num_fields=4).get("token", [""])[0]
+    try:
+        offered = parse_qs(body, max_num_fields=4).get("token", [""])[0]
+    except ValueError:  # more fields than a sign-in form has
+        return _login_page("The sign-in form takes one field, token.")
     if not hmac.compare_digest(offered.encode(), service.api_token.encode()):
         return _login_page("That token is not right.")
     response = RedirectResponse("/dashboard/", status_code=status.HTTP_303_SEE_OTHER)

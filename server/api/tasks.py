@@ -235,8 +235,12 @@ def task_file(task_id: TaskId, path: str, service: Service) -> FileResponse:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "this task has no trajectory yet")
     if "\x00" in path or Path(path).is_absolute():
         raise HTTPException(status.HTTP_404_NOT_FOUND, "no such file")
-    target = (base / path).resolve()
-    if not target.is_relative_to(base) or not target.is_file():
+    try:
+        target = (base / path).resolve()
+        found = target.is_relative_to(base) and target.is_file()
+    except (OSError, ValueError):  # a name over NAME_MAX (ENAMETOOLONG), a loop of links
+        found = False
+    if not found:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "no such file")
     media_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
     return FileResponse(target, media_type=media_type)
