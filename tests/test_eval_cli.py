@@ -55,7 +55,7 @@ def test_script_reference_run_resume_and_report(adb_env, sim_phone, tmp_path, ca
 
 
 def test_usage_errors(adb_env, capsys):
-    assert main(["eval", "mobile-eval", "--app", "Notes"]) == 2  # no planner and no --script-reference
+    assert main(["eval", "mobile-eval", "--app", "Notes", "--model", "gpt-4o"]) == 2  # a model, but no endpoint
     assert "--script-reference" in capsys.readouterr().err
     assert main(["eval", "mobile-eval", "--script-reference", "--app", "Snapchat"]) == 3
     assert "no Mobile-Eval app 'Snapchat'" in capsys.readouterr().err
@@ -68,12 +68,88 @@ def test_usage_errors(adb_env, capsys):
     assert "not a run folder" in capsys.readouterr().err
 
 
-def test_several_phones_and_no_device_says_to_use_device(adb_env, sim_phones, capsys):
+def test_several_phones_and_no_device_uses_the_first_and_says_so(adb_env, sim_phones, tmp_path, capsys):
     phones = sim_phones(2)
-    assert main(["eval", "mobile-eval", "--script-reference", "--task", "settings-1"]) == 3
+    out_dir = tmp_path / "eval"
+    assert main(["eval", "mobile-eval", "--script-reference", "--task", "settings-1", "--output", str(out_dir)]) == 0
     err = capsys.readouterr().err
-    assert "name the ones to use with --device SERIAL" in err and "--serial" not in err
-    assert all(phone.serial in err for phone in phones)
+    assert all(phone.serial in err for phone in phones) and "--device SERIAL" in err and "--serial" not in err
+    ready = err.split("(", 1)[1].split(")", 1)[0].split(", ")
+    assert f"using {ready[0]};" in err and ready == sorted(ready)
+    (record,) = load_results(out_dir / "results.jsonl")
+    assert record.device == ready[0] and record.success
+
+
+def test_a_wrong_device_is_a_usage_error(adb_env, sim_phone, tmp_path, capsys):
+    assert main(["eval", "mobile-eval", "--script-reference", "--task", "settings-1", "--device", "nosuch:1",
+                 "--output", str(tmp_path / "eval")]) == 2
+    assert "'nosuch:1' is not attached" in capsys.readouterr().err
+    assert not (tmp_path / "eval" / "results.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_without_a_model_the_readme_line_runs_the_reference_and_says_so(adb_env, sim_phone, tmp_path, capsys,
+                                                                          monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the README's line, as written: the default output folder
+    assert main(["eval", "mobile-eval", "--task", "settings-1"]) == 0
+    captured = capsys.readouterr()
+    assert "running the reference solutions (--script-reference)" in captured.err
+    (record,) = load_results(tmp_path / "runs" / "mobile-eval" / "results.jsonl")
+    assert record.label == "reference" and record.success
+
+
+@pytest.mark.slow
+def test_resume_only_the_same_run(adb_env, sim_phone, llm_server, tmp_path, capsys):  # noqa: F811
+    """A folder of another run is refused with the reason; --force resumes it, --new starts over."""
+    out_dir = tmp_path / "eval"
+    reference = ["eval", "mobile-eval", "--script-reference", "--task", "settings-1", "--device", sim_phone.serial,
+                 "--output", str(out_dir)]
+    assert main(reference) == 0
+    manifest = json.loads((out_dir / "run.json").read_text())
+    assert manifest["run"]["label"] == "reference" and "settings-1" in manifest["tasks"]
+    capsys.readouterr()
+
+    # the report of the issue: a model's run "resumed" the reference records and ran nothing
+    model_run = ["eval", "mobile-eval", "--task", "settings-1", "--device", sim_phone.serial, "--output", str(out_dir),
+                 "--base-url", llm_server.base_url, "--model", "scripted", "--api-key", "test"]
+    assert main(model_run) == 2
+    err = capsys.readouterr().err
+    assert "holds the results of another run" in err
+    assert "label: 'reference' there, 'scripted' now" in err and "mode: 'reference' there, 'agent' now" in err
+    assert "--output" in err and "--new" in err and "--force" in err
+    assert not llm_server.chat_requests  # nothing ran
+
+    assert main([*reference, "--label", "other"]) == 2  # another label is another run too
+    assert "label: 'reference' there, 'other' now" in capsys.readouterr().err
+    assert main(reference) == 0  # the same run resumes
+    assert "resuming: 1 task(s)" in capsys.readouterr().out
+    assert main([*reference, "--label", "other", "--force"]) == 0
+    assert "--force" in capsys.readouterr().out
+    assert len(load_results(out_dir / "results.jsonl")) == 1
+
+    from tests.agent_helpers import DONE, plan_reply
+
+    llm_server.script([plan_reply("Open App (Settings)"), plan_reply("Click text (Wi-Fi)"), plan_reply("Stop"), DONE],
+                      default=plan_reply("Stop"))
+    assert main([*model_run, "--new"]) == 0
+    out = capsys.readouterr().out
+    assert "moved to" in out
+    (record,) = load_results(out_dir / "results.jsonl")
+    assert record.label == "scripted"
+    (previous,) = out_dir.glob("previous-*")
+    (old,) = load_results(previous / "results.jsonl")
+    assert old.label == "reference"  # the earlier results are kept, not deleted
+
+
+def test_records_without_a_manifest_are_not_resumed(adb_env, tmp_path, capsys):
+    from eval.mobile_eval.records import ResultsFile, TaskResult
+
+    out_dir = tmp_path / "eval"
+    ResultsFile(out_dir / "results.jsonl").append(TaskResult(
+        task_id="settings-1", app="Settings", level=1, label="reference", success=True, judged_by="state",
+        agent_steps=3, human_steps=4, cr=1.0))
+    assert main(["eval", "mobile-eval", "--script-reference", "--task", "settings-1", "--output", str(out_dir)]) == 2
+    assert "no run.json" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -37,10 +37,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--level", action="append", type=int, choices=(1, 2, 3), help="only this level (repeatable)")
     run.add_argument("--task", action="append", metavar="ID", help="only this task id, e.g. notes-2 (repeatable)")
     run.add_argument("--script-reference", action="store_true",
-                     help="run each task's reference solution in scripted mode (no LLM): checks tasks and validators")
+                     help="run each task's reference solution in scripted mode (no LLM): checks tasks and validators; "
+                          "the default when no planner endpoint is configured")
     run.add_argument("--output", "-o", type=Path, default=Path("runs/mobile-eval"), metavar="DIR",
                      help="results.jsonl, trajectories/ and reports (default: runs/mobile-eval); rerun to resume")
     run.add_argument("--label", help="name of this run in reports (default: the model, or 'reference')")
+    again = run.add_mutually_exclusive_group()
+    again.add_argument("--force", action="store_true",
+                       help="resume even when the folder's records come from another run (label, model, settings)")
+    again.add_argument("--new", action="store_true",
+                       help="start over in --output: earlier results move to a previous-<time> folder inside it")
     run.add_argument("--seed", type=int, default=0, help="seed of the simulated phone's reset (default 0)")
     run.add_argument("--param", action="append", metavar="NAME=VALUE", help="task parameter, e.g. address=a@b.c")
     run.add_argument("--max-steps", type=int, help="step budget per task (default: 3 x human steps + 5)")
@@ -82,12 +88,12 @@ def _params(pairs: list[str] | None) -> dict[str, str] | None:
 
 
 def mobile_eval_command(args: argparse.Namespace) -> int:
-    from eval.mobile_eval.records import load_paper_results
+    from eval.mobile_eval.manifest import check_resume, run_manifest, write_manifest
+    from eval.mobile_eval.records import ResultsFile, load_paper_results
     from eval.mobile_eval.report import write_reports
     from eval.mobile_eval.runner import EvalConfig, SuiteRunner
     from eval.mobile_eval.schema import load_tasks, select_tasks
-    from mobile_agent.device import open_device
-    from mobile_agent.errors import MultipleDevicesError
+    from mobile_agent.errors import DeviceNotFoundError, MultipleDevicesError, NoDeviceError
     from mobile_agent.settings import load_settings
 
     settings = load_settings(args.config, {
@@ -95,9 +101,15 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
         "planner.base_url": args.base_url, "planner.api_key": args.api_key,
     })
     if not args.script_reference and not settings.planner.configured:
-        print("mobile-agent eval: no planner endpoint configured (set MOBILE_AGENT_PLANNER__BASE_URL / "
-              "MOBILE_AGENT_PLANNER__API_KEY or --base-url), or use --script-reference", file=sys.stderr)
-        return EXIT_USAGE
+        if args.model:  # asked for a model's run: reference records under its name would lie
+            print("mobile-agent eval: no planner endpoint configured for --model (set "
+                  "MOBILE_AGENT_PLANNER__BASE_URL / MOBILE_AGENT_PLANNER__API_KEY or --base-url), "
+                  "or use --script-reference", file=sys.stderr)
+            return EXIT_USAGE
+        print("mobile-agent eval: no planner endpoint configured (MOBILE_AGENT_PLANNER__BASE_URL / "
+              "MOBILE_AGENT_PLANNER__API_KEY or --base-url): running the reference solutions (--script-reference), "
+              "which checks the tasks and validators, not a model", file=sys.stderr, flush=True)
+        args.script_reference = True
     params = _params(args.param)
     if params is None:
         return EXIT_USAGE
@@ -105,18 +117,26 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
     if not tasks:
         print("mobile-agent eval: no task matches the filters", file=sys.stderr)
         return EXIT_USAGE
-    serials = args.device or [None]
-    try:
-        devices = [open_device(settings.adb, serial) for serial in serials]
-    except MultipleDevicesError as exc:  # its own message names `run`'s --serial
-        attached = exc.fields.get("serials") or []
-        print(f"error: {len(attached)} phones attached ({', '.join(attached)}): name the ones to use with "
-              "--device SERIAL (repeatable: one task per phone at a time)", file=sys.stderr)
-        return EXIT_ERROR
     label = args.label or ("reference" if args.script_reference else settings.planner.model)
-    config = EvalConfig(output_dir=args.output, mode="reference" if args.script_reference else "agent",
-                        label=label, seed=args.seed, params=params, judge=args.judge,
-                        max_steps=args.max_steps)
+    mode = "reference" if args.script_reference else "agent"
+    manifest = run_manifest(settings, mode=mode, label=label, seed=args.seed, params=params, judge=args.judge,
+                            max_steps=args.max_steps, tasks=tasks)
+    if args.new:
+        moved = start_over(args.output)
+        if moved is not None:
+            print(f"earlier results of {args.output} moved to {moved}", flush=True)
+    done = ResultsFile(args.output / "results.jsonl").done_ids() & {t.id for t in tasks}
+    conflict = check_resume(args.output, manifest, done)
+    if conflict is not None and not args.force:
+        print(f"mobile-agent eval: {conflict.message(args.output)}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        devices = open_devices(settings, args.device)
+    except (MultipleDevicesError, DeviceNotFoundError, NoDeviceError) as exc:
+        print(f"mobile-agent eval: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE
+    config = EvalConfig(output_dir=args.output, mode=mode, label=label, seed=args.seed, params=params,
+                        judge=args.judge, max_steps=args.max_steps)
 
     def show(record: Any) -> None:
         mark = {"pending": "?"}.get(record.judged_by, "✓" if record.success else "×")
@@ -126,10 +146,10 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
               f"{record.status or '':<16} {why[:100]}", flush=True)
 
     runner = SuiteRunner(settings, devices, config, on_result=show)
-    done = runner.results.done_ids()
-    skipped = [t.id for t in tasks if t.id in done]
-    if skipped:
-        print(f"resuming: {len(skipped)} task(s) already in {runner.results.path}", flush=True)
+    if done:
+        forced = " (--force: recorded by another run)" if conflict is not None else ""
+        print(f"resuming: {len(done)} task(s) already in {runner.results.path}{forced}", flush=True)
+    write_manifest(args.output, manifest)
     try:
         records = runner.run(tasks)
     except KeyboardInterrupt:
@@ -141,6 +161,39 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
                           label=label)
     print(f"results: {runner.results.path}\nreport: {paths['html']}\n{paths['markdown'].read_text()}")
     return EXIT_OK
+
+
+def open_devices(settings: Any, serials: list[str] | None) -> list[Any]:
+    """The phones named with --device; without any, the first ready phone (any one does: each
+    task resets the phone first), said on stderr when there were several to choose from."""
+    from mobile_agent.device import list_devices, open_device
+
+    if serials:
+        return [open_device(settings.adb, serial) for serial in serials]
+    if settings.adb.serial or settings.adb.connect:
+        return [open_device(settings.adb)]
+    ready = sorted(d.serial for d in list_devices(settings.adb) if d.state == "device")
+    if len(ready) > 1:
+        print(f"{len(ready)} phones ready ({', '.join(ready)}): using {ready[0]}; "
+              "name the ones to use with --device SERIAL (repeatable: one task per phone at a time)",
+              file=sys.stderr, flush=True)
+    return [open_device(settings.adb, ready[0] if ready else None)]
+
+
+def start_over(folder: Path) -> Path | None:
+    """Move what an earlier run left in ``folder`` into ``folder/previous-<UTC time>``."""
+    from datetime import datetime, timezone
+
+    if not folder.is_dir():
+        return None
+    entries = [p for p in folder.iterdir() if not p.name.startswith("previous-")]
+    if not entries:
+        return None
+    target = folder / f"previous-{datetime.now(timezone.utc):%Y%m%dT%H%M%S%fZ}"
+    target.mkdir()
+    for entry in entries:
+        entry.rename(target / entry.name)
+    return target
 
 
 def annotate_command(args: argparse.Namespace) -> int:
