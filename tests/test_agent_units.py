@@ -130,11 +130,13 @@ def test_step_records_are_json_and_fold_into_history():
 
 
 def test_run_usage_sums_calls_and_events_are_json():
-    class U:
-        prompt_tokens, completion_tokens, cost_usd = 100, 20, 0.001
+    from mobile_agent.planner import Usage
 
-    usage = RunUsage().plus(U()).plus(U()).plus(None)
+    call = Usage(prompt_tokens=100, completion_tokens=20, cost_usd=0.001, calls=1)
+    usage = RunUsage().plus(call).plus(call).plus(None)
+    assert isinstance(usage, RunUsage)  # a run's sum stays a RunUsage
     assert (usage.prompt_tokens, usage.completion_tokens, usage.calls) == (200, 40, 2)
+    assert usage.cost_usd == pytest.approx(0.002)
     event = AgentEvent(kind="step_finished", run_id="abc", step=3, data={"thought": "ü"})
     assert json.loads(event.to_json()) == {"kind": "step_finished", "run_id": "abc", "step": 3, "data": {"thought": "ü"}}
 
@@ -320,7 +322,7 @@ def _planner_error(status: int, kind: type = errors.PlannerError) -> Exception:
     ],
 )
 def test_error_cause_names_why_a_run_ended(make, cause):
-    from mobile_agent.agent.session import error_cause
+    from mobile_agent.agent.causes import error_cause
 
     assert error_cause(make()) == cause
 
@@ -338,7 +340,7 @@ def test_the_agent_records_import_without_the_planner_client():
 
 
 def test_a_bare_perception_locator_raises_the_agents_perception_error_with_every_field():
-    from mobile_agent.agent.session import TimedLocator
+    from mobile_agent.agent.parts import TimedLocator
     from perception.errors import WeightsMissingError
 
     class BareLocator:  # a perception.Perception-like locator, not wrapped by mobile_agent.locate

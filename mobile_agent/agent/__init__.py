@@ -2,13 +2,14 @@
 
 ``Agent(settings).run(instruction) -> RunResult`` drives a device with the planner;
 ``run_script(settings, script_text)`` runs the model's action syntax with no LLM. Both
-write a trajectory folder (``trajectory.jsonl``, screenshots, ``report.html``) and
+go through one run template (``carry_out``: a ``RunSession`` stepping a ``RunBody``,
+``PlannedRun`` or ``ScriptedRun``) and write a trajectory folder (``trajectory.jsonl``, screenshots, ``report.html``) and
 report ``AgentEvent``s to an ``on_event`` callback.
 
 May import: the rest of ``mobile_agent`` and ``perception``; never ``server`` or ``eval``.
 """
 
-from mobile_agent.agent.loop import NO_EFFECT_NOTE, Agent
+from mobile_agent.agent.loop import NO_EFFECT_NOTE, Agent, PlannedRun
 from mobile_agent.agent.records import (
     SCHEMA_VERSION,
     AgentEvent,
@@ -22,7 +23,9 @@ from mobile_agent.agent.records import (
     history_lines,
 )
 from mobile_agent.agent.screen_diff import change_ratio, screen_changed
-from mobile_agent.agent.script import parse_script, run_script
+from mobile_agent.agent.script import ScriptedRun, parse_script, run_script
+from mobile_agent.agent.session import RunSession, carry_out
+from mobile_agent.agent.step import RunBody, StepDraft, StepEnd
 from mobile_agent.agent.trajectory import load_trajectory
 
 __all__ = [
@@ -32,11 +35,18 @@ __all__ = [
     "AgentEvent",
     "EventKind",
     "LocationSummary",
+    "PlannedRun",
+    "RunBody",
     "RunResult",
+    "RunSession",
     "RunStatus",
     "RunUsage",
+    "ScriptedRun",
+    "StepDraft",
+    "StepEnd",
     "StepRecord",
     "StepTimings",
+    "carry_out",
     "change_ratio",
     "history_lines",
     "load_trajectory",

@@ -10,7 +10,7 @@ May import: the standard library, ``perception.types``, ``mobile_agent.planner.t
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,27 @@ __all__ = [
     "StepRecord",
     "StepTimings",
     "history_lines",
+    "jsonable",
 ]
+
+def jsonable(value: Any) -> Any:
+    """``value`` with only JSON types: dict keys as text, tuples as lists, enums as their
+    value, dataclasses and pydantic models as dicts, anything else (paths, numpy
+    scalars) as its ``str``."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, Enum):
+        return jsonable(value.value)
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if hasattr(value, "model_dump"):
+        return jsonable(value.model_dump(mode="json"))
+    if is_dataclass(value) and not isinstance(value, type):
+        return jsonable(asdict(value))
+    return str(value)
+
 
 # Bumped whenever a field of the trajectory lines changes meaning or disappears.
 SCHEMA_VERSION = 1
@@ -80,18 +100,8 @@ class StepTimings:
 
 @dataclass(frozen=True)
 class RunUsage(Usage):
-    """Tokens and cost summed over every model call of a run."""
-
-    def plus(self, usage: Any) -> RunUsage:
-        """Add one call's usage (anything with prompt_tokens / completion_tokens / cost_usd)."""
-        if usage is None:
-            return self
-        return RunUsage(  # a planner Usage may already sum several calls (``calls``)
-            prompt_tokens=self.prompt_tokens + int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=self.completion_tokens + int(getattr(usage, "completion_tokens", 0) or 0),
-            cost_usd=self.cost_usd + float(getattr(usage, "cost_usd", 0.0) or 0.0),
-            calls=self.calls + int(getattr(usage, "calls", 1) or 0),
-        )
+    """Tokens and cost summed over every model call of a run (``usage.plus(call)``
+    stays a ``RunUsage``)."""
 
 
 @dataclass(frozen=True)

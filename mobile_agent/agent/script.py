@@ -29,18 +29,21 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from mobile_agent.agent.records import LocationSummary, RunResult, RunStatus, StepRecord, StepTimings
-from mobile_agent.agent.session import EventCallback, RunSession, TimedLocator, build_locator, open_run_device
+from mobile_agent.agent.parts import TimedLocator, build_locator, open_run_device
+from mobile_agent.agent.records import RunResult, RunStatus
+from mobile_agent.agent.session import EventCallback, RunSession, carry_out
+from mobile_agent.agent.step import StepDraft, StepEnd
 from mobile_agent.errors import OperationError, OperationParseError, UnknownOperationError
+from mobile_agent.operations.context import AgentDevice, Locator
+from mobile_agent.operations.parser import ParsedAction, parse_action
+from mobile_agent.operations.registry import REGISTRY
 from mobile_agent.settings import Settings
 from perception.types import Location
 
-__all__ = ["ScriptLine", "parse_script", "run_script"]
+__all__ = ["ScriptLine", "ScriptedRun", "parse_script", "run_script"]
 
 
 # "... #2" at the end of a line: the candidate to use when several places match
@@ -53,13 +56,11 @@ _FREE_TEXT = frozenset({"type"})  # their text may end with "#N" itself
 class ScriptLine:
     number: int  # 1-based line number in the script text
     text: str
-    action: Any  # operations.ParsedAction
+    action: ParsedAction
     candidate: int | None = None  # "#N": the candidate to use when several places match
 
 
 def _parse_line(number: int, text: str) -> ScriptLine:
-    from mobile_agent.operations import parse_action
-
     match = _CANDIDATE_RE.match(text)
     if match is not None:
         action = parse_action(f"Action: {match.group('action')}")
@@ -91,8 +92,6 @@ def parse_script(script_text: str) -> list[ScriptLine]:
         except OperationError as exc:
             message = exc.message
             if isinstance(exc, UnknownOperationError):  # the parser's wording tells a model to answer 'Action: …'
-                from mobile_agent.operations import REGISTRY
-
                 message = f"{exc.fields.get('operation')!r} is not an operation; the operations: {REGISTRY.syntax_list()}"
             raise OperationParseError(
                 f"script line {number}: {message}", reply=text, line=number, operation=exc.fields.get("operation")
@@ -106,8 +105,8 @@ def run_script(
     settings: Settings,
     script_text: str,
     *,
-    device: Any | None = None,
-    locator: Any | None = None,
+    device: AgentDevice | None = None,
+    locator: Locator | None = None,
     on_event: EventCallback | None = None,
     cancel: threading.Event | None = None,
     output_dir: str | Path | None = None,
@@ -115,113 +114,57 @@ def run_script(
 ) -> RunResult:
     """Run a script of operations on the device; returns a ``RunResult`` like ``Agent.run``."""
     lines = parse_script(script_text)  # bad input fails before anything is written or touched
-    opening_error: BaseException | None = None
-    if device is None:
-        try:
-            device = open_run_device(settings)
-        except Exception as exc:
-            opening_error = exc
     timed = TimedLocator(locator, lambda: build_locator(settings))
-    session = RunSession(
+    return carry_out(
         settings,
+        ScriptedRun(settings, lines, device, timed),
         instruction=instruction or f"script of {len(lines)} operations",
         mode="scripted",
-        device=device,
+        locator=timed,
         on_event=on_event,
         output_dir=Path(output_dir) if output_dir is not None else None,
         cancel=cancel,
-        locator=timed.untimed,
     )
-    if opening_error is not None:
-        return session.finish_from_exception(opening_error)
-    try:
-        return _run_lines(session, settings, device, timed, lines)
-    except BaseException as exc:
-        if not isinstance(exc, Exception):
-            session.finish_from_exception(exc)
-            raise
-        return session.finish_from_exception(exc)
 
 
-def _run_lines(
-    session: RunSession, settings: Settings, device: Any, locator: TimedLocator, lines: list[ScriptLine]
-) -> RunResult:
-    screenshot = None
-    for index, line in enumerate(lines, start=1):
-        session.check_cancel()
-        session.step_started(index)
-        started_at = time.time()
-        screenshot, shot_name, capture_ms = session.capture(device, screenshot, index)
-        base = dict(
-            index=index,
-            screenshot=shot_name,
-            action_text=line.text,
-            operation={"name": line.action.name, "params": line.action.params.model_dump()},
-            started_at=started_at,
-        )
-        try:
-            ended, screenshot = _run_line(session, settings, device, locator, line, screenshot, base, capture_ms)
-        except BaseException as exc:  # the run ends here: keep what this line did
-            session.record_interrupted(base, screenshot.pixels, exc, StepTimings(capture_ms=capture_ms))
-            raise
-        if ended is not None:
-            return ended
-    return session.finish(RunStatus.COMPLETED, f"the script ran all {len(lines)} operations")
+class ScriptedRun:
+    """The body of a scripted run (a ``RunBody``): one step per script line."""
 
+    def __init__(
+        self, settings: Settings, lines: list[ScriptLine], device: AgentDevice | None, locator: TimedLocator
+    ) -> None:
+        self.settings = settings
+        self.lines = lines
+        self.device = device
+        self.locator = locator
+        self.max_steps = len(lines)
 
-def _run_line(
-    session: RunSession,
-    settings: Settings,
-    device: Any,
-    locator: TimedLocator,
-    line: ScriptLine,
-    screenshot: Any,
-    base: dict[str, Any],
-    capture_ms: float,
-) -> tuple[RunResult | None, Any]:
-    """One script line on ``screenshot``: (the result when the run ended, the settled frame)."""
-    from mobile_agent.operations import OperationContext
+    def open(self) -> AgentDevice:
+        if self.device is None:
+            self.device = open_run_device(self.settings)
+        return self.device
 
-    chosen: list[int | None] = []
+    def out_of_steps(self, session: RunSession) -> RunResult:
+        return session.finish(RunStatus.COMPLETED, f"the script ran all {len(self.lines)} operations")
 
-    def choose(location: Location) -> int | None:  # several places match: the line's #N, if any
-        chosen.append(line.candidate)
-        return line.candidate
+    def step(self, session: RunSession, draft: StepDraft) -> StepEnd:
+        """One script line on ``draft.frame``."""
+        line = self.lines[draft.index - 1]
+        device = self.open()
+        draft.action_text = line.text
 
-    ctx = OperationContext(
-        device=device, locator=locator, screenshot=screenshot, settings=settings, choose=choose, cancel=session.cancel
-    )
-    acted = session.act(line.action, ctx, locator)
-    outcome, perception_ms = acted.outcome, acted.perception_ms
-    common = dict(
-        base,
-        chosen_candidate=chosen[-1] if chosen else None,
-        ok=outcome.ok,
-        feedback=outcome.feedback,
-        tap_point=outcome.tap_point,
-        swipe=outcome.swipe,
-        location=LocationSummary.from_location(outcome.location),
-    )
-    base.update(common)
-    action_ms = max(0.0, acted.total_ms - perception_ms)
-    if outcome.terminal or not outcome.ok:
-        session.record(
-            StepRecord(**common, timings=StepTimings(capture_ms, perception_ms, 0.0, action_ms, 0.0)),
-            screenshot.pixels,
-        )
+        def choose(location: Location) -> int | None:  # several places match: the line's #N, if any
+            draft.chosen_candidate = line.candidate
+            return line.candidate
+
+        outcome = session.act(draft, line.action, device, self.locator, choose)
         if outcome.terminal:
-            return session.finish(RunStatus.COMPLETED, f"the script reached Stop (line {line.number})"), screenshot
-        return session.finish(
-            RunStatus.NOT_COMPLETED, f"script line {line.number} ({line.text}) failed: {outcome.feedback}"
-        ), screenshot
-    settled = session.settle(device, screenshot)
-    session.record(
-        StepRecord(
-            **common,
-            screen_changed=settled.changed,
-            change_ratio=settled.ratio,
-            timings=StepTimings(capture_ms, perception_ms, 0.0, action_ms, settled.settle_ms),
-        ),
-        screenshot.pixels,
-    )
-    return None, settled.frame
+            session.record(draft)
+            return StepEnd(draft.frame, session.finish(RunStatus.COMPLETED, f"the script reached Stop (line {line.number})"))
+        if not outcome.ok:
+            session.record(draft)
+            reason = f"script line {line.number} ({line.text}) failed: {outcome.feedback}"
+            return StepEnd(draft.frame, session.finish(RunStatus.NOT_COMPLETED, reason))
+        settled = session.settle(device, draft)
+        session.record(draft)
+        return StepEnd(next_frame=settled.frame)

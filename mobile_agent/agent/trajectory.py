@@ -36,11 +36,59 @@ from mobile_agent.agent.annotate import annotate
 from mobile_agent.agent.records import SCHEMA_VERSION, RunResult, StepRecord
 from mobile_agent.agent.redact import Redactor
 from mobile_agent.agent.report import render_report
-from mobile_agent.errors import ConfigError
+from mobile_agent.errors import ConfigError, DeviceError
+from mobile_agent.operations.context import AgentDevice
+from mobile_agent.settings import Settings
 
-__all__ = ["TrajectoryWriter", "load_trajectory"]
+__all__ = ["TrajectoryWriter", "load_trajectory", "run_header"]
 
 log = logging.getLogger(__name__)
+
+
+def run_header(
+    settings: Settings, *, run_id: str, instruction: str, mode: str, device: AgentDevice | None, started_at: float
+) -> dict[str, Any]:
+    """The trajectory's first line: the run, its device and the settings that shaped it."""
+    planner = settings.planner
+    agent = settings.agent
+    info: dict[str, Any] = {"serial": (device.serial if device is not None else None) or settings.adb.serial}
+    if device is not None:
+        try:
+            screen = device.screen_info()
+            info.update(width=screen.width, height=screen.height, density=screen.density)
+        except DeviceError as exc:  # the first step will meet the same error and end the run
+            info["error"] = exc.message
+    return {
+        "run_id": run_id,
+        "instruction": instruction,
+        "mode": mode,
+        "model": planner.model if mode == "planned" else None,
+        "base_url": planner.base_url if mode == "planned" else None,
+        "device": info,
+        "started_at": started_at,
+        "settings": {
+            "agent": {
+                "max_steps": agent.max_steps,
+                "reflection": agent.reflection,
+                "completion_check": agent.completion_check,
+                "max_completion_checks": agent.max_completion_checks,
+                "max_identical_actions": agent.max_identical_actions,
+                "max_consecutive_failures": agent.max_consecutive_failures,
+                "change_threshold": agent.change_threshold,
+            },
+            "planner": {
+                "model": planner.model,
+                "temperature": planner.temperature,
+                "max_tokens": planner.max_tokens,
+                "image_long_side": planner.image_long_side,
+            },
+            "perception": {
+                "ocr_backend": settings.perception.ocr_backend,
+                "detector": settings.perception.detector,
+                "ranker": settings.perception.ranker,
+            },
+        },
+    }
 
 
 class TrajectoryWriter:

@@ -20,10 +20,14 @@ import json
 import os
 import sys
 import threading
+from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from mobile_agent.errors import ConfigError, OperationError
+
+if TYPE_CHECKING:
+    from mobile_agent.agent import AgentEvent, RunResult
 
 EXIT_CODES = {
     "completed": 0,
@@ -33,6 +37,7 @@ EXIT_CODES = {
     "cancelled": 130,
 }
 EXIT_USAGE = 2
+_POLL_S = 0.2  # how often the main thread wakes up to take a Ctrl-C while the run goes on
 
 _EPILOG = """exit codes: 0 completed; 1 not completed or budget exhausted; 2 usage error;
 3 error (device lost, planner unreachable...); 130 cancelled (Ctrl-C).
@@ -102,7 +107,7 @@ class ProgressPrinter:
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
 
-    def __call__(self, event: Any) -> None:
+    def __call__(self, event: AgentEvent) -> None:
         data = event.data
         out = self.stream
         if event.kind == "run_started":
@@ -130,6 +135,27 @@ def _one_line(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _wait_for_run(future: Future[RunResult], cancel: threading.Event, started: dict[str, str]) -> RunResult:
+    """The run's result; a first Ctrl-C sets ``cancel`` and waits on, a second one
+    exits at once (not waiting for the run's threads: a model call, a Wait)."""
+    from mobile_agent.agent.background import wait_for
+
+    err = sys.stderr
+    try:
+        return wait_for(future, every_s=_POLL_S)
+    except KeyboardInterrupt:
+        print("\ncancelling: stopping before the next action (Ctrl-C again to abort)…", file=err)
+        cancel.set()
+    try:
+        return wait_for(future, every_s=_POLL_S)
+    except KeyboardInterrupt:
+        where = started.get("trajectory_dir") or "(not started)"
+        print(f"aborted: the run did not finish; what it wrote so far is in {where}", file=err)
+        sys.stdout.flush()
+        err.flush()
+        os._exit(EXIT_CODES["cancelled"])
+
+
 def run_command(args: argparse.Namespace) -> int:
     from mobile_agent.settings import load_settings
 
@@ -155,57 +181,27 @@ def run_command(args: argparse.Namespace) -> int:
 
     cancel = threading.Event()
     printer = None if args.quiet or args.json else ProgressPrinter(sys.stdout)
-    outcome: dict[str, Any] = {}
+    started: dict[str, str] = {}
 
-    def on_event(event: Any) -> None:
+    def on_event(event: AgentEvent) -> None:
         if event.kind == "run_started":
-            outcome["trajectory_dir"] = event.data.get("trajectory_dir")
+            started["trajectory_dir"] = str(event.data.get("trajectory_dir"))
         if printer is not None:
             printer(event)
 
-    def work() -> None:
-        from mobile_agent.agent import Agent, run_script
+    from mobile_agent.agent import Agent, run_script
+    from mobile_agent.agent.background import start_in_background
 
-        try:
-            if script_text is not None:
-                outcome["result"] = run_script(
-                    settings, script_text, on_event=on_event, cancel=cancel, instruction=args.instruction
-                )
-            else:
-                outcome["result"] = Agent(settings, on_event=on_event).run(args.instruction, cancel=cancel)
-        except BaseException as exc:  # handed to the main thread
-            outcome["exc"] = exc
-        finally:
-            finished.set()
+    def run() -> RunResult:
+        if script_text is not None:
+            return run_script(settings, script_text, on_event=on_event, cancel=cancel, instruction=args.instruction)
+        return Agent(settings, on_event=on_event).run(args.instruction, cancel=cancel)
 
-    # Thread.join interrupted by Ctrl-C can report a live thread as finished (CPython
-    # gh-90882): wait on an Event of our own instead.
-    finished = threading.Event()
-    worker = threading.Thread(target=work, name="mobile-agent-run", daemon=True)
-    worker.start()
     try:
-        while not finished.wait(0.2):
-            pass
-    except KeyboardInterrupt:
-        print("\ncancelling: stopping before the next action (Ctrl-C again to abort)…", file=err)
-        cancel.set()
-        try:
-            while not finished.wait(0.2):
-                pass
-        except KeyboardInterrupt:
-            where = outcome.get("trajectory_dir") or "(not started)"
-            print(f"aborted: the run did not finish; what it wrote so far is in {where}", file=err)
-            sys.stdout.flush()
-            err.flush()
-            # at once, as asked: not waiting for the run's threads (a model call, a Wait)
-            os._exit(EXIT_CODES["cancelled"])
-    if "exc" in outcome:
-        exc = outcome["exc"]
-        if isinstance(exc, (OperationError, ConfigError)):
-            print(f"mobile-agent run: {exc.message}", file=err)
-            return EXIT_USAGE
-        raise exc
-    result = outcome["result"]
+        result = _wait_for_run(start_in_background(run, "mobile-agent-run"), cancel, started)
+    except (OperationError, ConfigError) as exc:
+        print(f"mobile-agent run: {exc.message}", file=err)
+        return EXIT_USAGE
     if args.json:
         from mobile_agent.agent.redact import Redactor
 

@@ -13,11 +13,13 @@ from __future__ import annotations
 from mobile_agent.operations import catalog as _catalog  # noqa: F401  (registers the operations)
 from mobile_agent.operations.catalog import normalize_position
 from mobile_agent.operations.context import (
+    AgentDevice,
     Chooser,
     DeviceLike,
     Locator,
     OperationContext,
     Outcome,
+    ScreenInfoLike,
     ScreenshotLike,
 )
 from mobile_agent.operations.parser import ParsedAction, extract_action_section, parse_action
@@ -31,6 +33,7 @@ from mobile_agent.operations.registry import (
 
 __all__ = [
     "REGISTRY",
+    "AgentDevice",
     "CardDefinitionError",
     "Chooser",
     "DeviceLike",
@@ -40,6 +43,7 @@ __all__ = [
     "OperationRegistry",
     "Outcome",
     "ParsedAction",
+    "ScreenInfoLike",
     "ScreenshotLike",
     "execute",
     "extract_action_section",

@@ -23,7 +23,16 @@ import numpy as np
 from mobile_agent.settings import Settings
 from perception.types import Location
 
-__all__ = ["Chooser", "DeviceLike", "Locator", "OperationContext", "Outcome", "ScreenshotLike"]
+__all__ = [
+    "AgentDevice",
+    "Chooser",
+    "DeviceLike",
+    "Locator",
+    "OperationContext",
+    "Outcome",
+    "ScreenInfoLike",
+    "ScreenshotLike",
+]
 
 
 @runtime_checkable
@@ -48,23 +57,46 @@ class ScreenshotLike(Protocol):
 class DeviceLike(Protocol):
     """The part of ``mobile_agent.device.Device`` that operations use."""
 
-    def tap(self, x: int, y: int) -> Any: ...
+    def tap(self, x: int, y: int) -> object: ...
 
-    def long_press(self, x: int, y: int, duration_ms: int = 800) -> Any: ...
+    def long_press(self, x: int, y: int, duration_ms: int = 800) -> object: ...
 
-    def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> Any: ...
+    def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> object: ...
 
-    def key(self, name: str) -> Any: ...
+    def key(self, name: str) -> object: ...
 
-    def type_text(self, text: str) -> Any: ...
+    def type_text(self, text: str) -> object: ...
 
-    def launch_app(self, package: str) -> Any: ...
+    def launch_app(self, package: str) -> object: ...
 
     def resolve_app_label(self, label: str) -> str | None: ...
 
     def wait_settled(
         self, timeout_s: float, interval_s: float, tolerance: float, cancel: threading.Event | None = None
-    ) -> Any: ...
+    ) -> ScreenshotLike: ...
+
+
+class ScreenInfoLike(Protocol):
+    @property
+    def width(self) -> int: ...
+
+    @property
+    def height(self) -> int: ...
+
+    @property
+    def density(self) -> int | None: ...
+
+
+class AgentDevice(DeviceLike, Protocol):
+    """The device a run drives: what operations use, plus the captures of the step loop
+    and the screen facts of the trajectory's header."""
+
+    @property
+    def serial(self) -> str: ...
+
+    def screenshot(self) -> ScreenshotLike: ...
+
+    def screen_info(self) -> ScreenInfoLike: ...
 
 
 # Given a CANDIDATES location, the 1-based index of the candidate to use, or None.

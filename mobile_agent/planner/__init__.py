@@ -2,7 +2,8 @@
 
 ``Planner(settings.planner)``: ``plan(PlanRequest) -> PlanReply``,
 ``choose_candidate(instruction, location, screenshot) -> int | None``,
-``check_completion(instruction, history, screenshot) -> CompletionVerdict``.
+``check_completion(instruction, history, screenshot) -> CompletionVerdict``,
+``parse(PlanReply) -> ParsedAction``: the ``PlannerLike`` protocol that the agent loop drives.
 Prompts are package files in ``mobile_agent/planner/prompts/``.
 
 May import: openai, numpy, Pillow, mobile_agent.errors/settings/operations, perception.types.
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mobile_agent.planner.images import EncodedImage, encode_image
+from mobile_agent.planner.protocol import PlannerLike
 from mobile_agent.planner.replies import parse_choice, parse_verdict, split_plan_reply
 from mobile_agent.planner.types import CompletionVerdict, PlanReply, PlanRequest, Usage
 
@@ -25,6 +27,7 @@ __all__ = [
     "PlanReply",
     "PlanRequest",
     "Planner",
+    "PlannerLike",
     "Usage",
     "encode_image",
     "load_prompt",

@@ -31,6 +31,7 @@ import numpy as np
 import openai
 
 from mobile_agent.errors import PlannerError, PlannerResponseError, PlannerUnreachableError
+from mobile_agent.operations.parser import ParsedAction, parse_action
 from mobile_agent.operations.registry import REGISTRY, OperationRegistry
 from mobile_agent.planner.images import EncodedImage, encode_image, pixels_of
 from mobile_agent.planner.replies import parse_choice, parse_verdict, split_plan_reply
@@ -125,6 +126,11 @@ class Planner:
         text, usage = self._complete(messages, purpose="plan")
         observation, thought, action = split_plan_reply(text)
         return PlanReply(observation=observation, thought=thought, action_text=action, raw=text, usage=usage)
+
+    def parse(self, reply: PlanReply) -> ParsedAction:
+        """The operation of a ``plan`` reply, read with this planner's operation cards
+        (the whole reply: ``parse_action`` finds its last Action section)."""
+        return parse_action(reply.raw or reply.action_text or "", self.registry)
 
     def plan_messages(self, request: PlanRequest) -> list[dict[str, Any]]:
         """The chat messages of one planning call (public for tests and benchmarks)."""

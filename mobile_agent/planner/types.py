@@ -7,7 +7,10 @@ a ``Screenshot`` with ``pixels``, or an RGB uint8 numpy array).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["CompletionVerdict", "PlanReply", "PlanRequest", "Usage"]
 
@@ -25,17 +28,18 @@ class Usage:
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def __add__(self, other: Usage) -> Usage:
+    def __add__(self, other: Usage) -> Self:
+        """The sum, of the left operand's type (a run's ``RunUsage`` stays one)."""
         if not isinstance(other, Usage):
             return NotImplemented
-        return Usage(
+        return type(self)(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.cost_usd + other.cost_usd,
             self.calls + other.calls,
         )
 
-    def plus(self, other: Usage | None) -> Usage:
+    def plus(self, other: Usage | None) -> Self:
         return self if other is None else self + other
 
     def to_dict(self) -> dict[str, Any]:

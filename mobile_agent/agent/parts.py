@@ -1,0 +1,77 @@
+"""The parts a run is built from when the caller gives none: the device of the
+settings, and the perception locator, built on first use and timed.
+
+May import: the standard library, numpy, ``mobile_agent`` (settings, device, locate,
+operations' protocols) and ``perception.types``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from mobile_agent.locate import call_perception
+from mobile_agent.operations.context import AgentDevice, Locator
+from mobile_agent.settings import Settings
+from perception.types import Location
+
+__all__ = ["TimedLocator", "build_locator", "elapsed_ms", "open_run_device"]
+
+
+def elapsed_ms(start: float) -> float:
+    """Milliseconds since ``start`` (a ``time.perf_counter()`` value)."""
+    return (time.perf_counter() - start) * 1000.0
+
+
+def build_locator(settings: Settings) -> Locator:
+    """The perception locator of ``settings`` (one per configuration per process)."""
+    from mobile_agent.locate import build_locator as build
+
+    return build(settings)
+
+
+def open_run_device(settings: Settings) -> AgentDevice:
+    """The device of ``settings.adb`` (``open_device`` connects ``adb.connect`` first)."""
+    from mobile_agent.device import open_device
+
+    return open_device(settings.adb, settings.adb.serial)
+
+
+class TimedLocator:
+    """The run's locator, built on first use and timed: perception runs on demand,
+    inside operations, so its time is measured here rather than around them."""
+
+    def __init__(self, locator: Locator | None, factory: Callable[[], Locator]) -> None:
+        self._locator = locator
+        self._factory = factory
+        self._lock = threading.Lock()
+        self._elapsed = 0.0
+
+    def untimed(self) -> Locator:
+        """The locator itself (for work outside the steps' timings, such as masking)."""
+        with self._lock:
+            if self._locator is None:
+                self._locator = self._factory()
+            return self._locator
+
+    def _timed(self, call: Callable[[Locator], Location]) -> Location:
+        start = time.perf_counter()
+        try:
+            # any locator (a bare perception.Perception too) raises the agent's errors only
+            return call_perception(lambda: call(self.untimed()))
+        finally:
+            self._elapsed += time.perf_counter() - start
+
+    def find_text(self, image: np.ndarray, text: str) -> Location:
+        return self._timed(lambda locator: locator.find_text(image, text))
+
+    def find_icon(self, image: np.ndarray, description: str, position: str | None) -> Location:
+        return self._timed(lambda locator: locator.find_icon(image, description, position))
+
+    def take_ms(self) -> float:
+        """Milliseconds spent since the last call."""
+        elapsed, self._elapsed = self._elapsed, 0.0
+        return elapsed * 1000.0
