@@ -71,6 +71,9 @@ class PlannerSettings(BaseModel):
     model: str = "gpt-4o"
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(1024, ge=16, le=32768)
+    # What of a reply is kept (and so logged, stored, streamed): an endpoint that ignores
+    # max_tokens must not turn one step into megabytes everywhere the reply goes.
+    max_reply_bytes: int = Field(16384, ge=1024, le=1 << 20, description="longer replies are cut, marked truncated")
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(4, ge=0, le=20)
     backoff_base_s: float = Field(1.0, ge=0)

@@ -355,7 +355,7 @@ class TaskStore:
     def _insert_event(conn: sa.Connection, task_id: int, kind: str, data: dict[str, Any], now: float) -> int:
         # Round-trip through JSON now so that a value the database cannot store fails
         # here, in the writer, and not later in a reader.
-        data = json.loads(json.dumps(data, default=str))
+        data = cap_strings(json.loads(json.dumps(data, default=str)))
         result = conn.execute(
             events_table.insert().values(task_id=task_id, kind=kind, data=data, created_at=now)
         )
@@ -364,6 +364,25 @@ class TaskStore:
     def ping(self) -> None:
         with self.engine.connect() as conn:
             conn.execute(sa.text("SELECT 1"))
+
+
+# The longest text an event keeps per value. The planner caps its replies already
+# (planner.max_reply_bytes); this bound holds for whatever else a run reports, so that one
+# event can never make the database, the event stream and every reader's memory grow.
+MAX_EVENT_TEXT = 32 * 1024
+
+
+def cap_strings(value: Any, limit: int = MAX_EVENT_TEXT) -> Any:
+    """``value`` with every string over ``limit`` characters cut, the cut said at its end."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return value
+        return f"{value[:limit]}\n[truncated by the server: {len(value) - limit} more characters]"
+    if isinstance(value, dict):
+        return {k: cap_strings(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [cap_strings(v, limit) for v in value]
+    return value
 
 
 def check_database_url(url: str) -> None:

@@ -39,7 +39,7 @@ from mobile_agent.planner.types import CompletionVerdict, PlanReply, PlanRequest
 from mobile_agent.settings import PlannerSettings
 from perception.types import Box, Candidate, Location
 
-__all__ = ["Planner", "load_prompt"]
+__all__ = ["Planner", "cap_reply", "load_prompt"]
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429})
 _CROP_LONG_SIDE = 512
@@ -346,6 +346,7 @@ class Planner:
                 attempts=attempts,
                 purpose=purpose,
             )
+        text = cap_reply(text, self.settings.max_reply_bytes)
         usage = getattr(response, "usage", None)
         counted = self._count(
             int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0)
@@ -362,6 +363,19 @@ class Planner:
         ceiling = min(s.backoff_max_s, s.backoff_base_s * (2 ** (attempt - 1)))
         # "Equal jitter": at least half the ceiling, so retries never bunch at zero.
         return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
+
+
+TRUNCATED_MARK = "[reply truncated by mobile-agent: {n} more bytes]"
+
+
+def cap_reply(text: str, max_bytes: int) -> str:
+    """``text`` within ``max_bytes`` of UTF-8, cut on a character boundary, the cut said at its end."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return text
+    mark = TRUNCATED_MARK.format(n=len(data) - max_bytes)
+    kept = data[: max(0, max_bytes - len(mark) - 1)].decode("utf-8", "ignore")
+    return f"{kept}\n{TRUNCATED_MARK.format(n=len(data) - len(kept.encode('utf-8', 'surrogatepass')))}"
 
 
 def _error_message(exc: openai.APIStatusError) -> str:

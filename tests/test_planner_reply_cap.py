@@ -1,0 +1,33 @@
+"""``cap_reply``: a reply over ``planner.max_reply_bytes`` is cut on a character boundary and says so."""
+
+from __future__ import annotations
+
+import openai
+
+from mobile_agent.planner.client import Planner, cap_reply
+from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+
+
+def test_short_replies_are_untouched_and_long_ones_cut_and_marked() -> None:
+    assert cap_reply("Action: Stop", 1024) == "Action: Stop"
+    long = "Action: Wait (1)\n" + "é" * 10_000  # two bytes a character: the cut may fall inside one
+    capped = cap_reply(long, 1024)
+    assert capped.startswith("Action: Wait (1)\n")
+    assert len(capped.encode()) <= 1024 + 8
+    kept = capped.rsplit("\n", 1)[0]
+    assert capped.endswith(f"[reply truncated by mobile-agent: {len(long.encode()) - len(kept.encode())} more bytes]")
+
+
+def test_the_planner_keeps_at_most_max_reply_bytes(llm_server) -> None:  # noqa: F811
+    llm_server.script(["Observation: " + "x" * 200_000 + "\nThought: t\nAction: Stop"])
+    settings = llm_server.planner_settings(max_reply_bytes=4096)
+    planner = Planner(settings, client=openai.OpenAI(base_url=llm_server.base_url, api_key="k", max_retries=0))
+    verdict = planner.check_completion("do it", [], _blank())
+    assert len(verdict.raw.encode()) <= 4096 + 8 and "reply truncated by mobile-agent" in verdict.raw
+    assert llm_server.chat_requests[0].json["max_tokens"] == settings.max_tokens
+
+
+def _blank():
+    import numpy as np
+
+    return np.full((64, 32, 3), 255, dtype=np.uint8)
