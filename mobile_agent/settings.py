@@ -148,6 +148,7 @@ class ServerSettings(BaseModel):
     api_token: SecretStr | None = None
     database_url: str = "sqlite:///runs/mobile-agent.sqlite3"
     cors_origins: list[str] = Field(default_factory=list)
+    session_hours: float = Field(12.0, gt=0, le=24 * 90, description="how long a dashboard sign-in lasts")
     max_instruction_chars: int = Field(2000, ge=1)
     max_body_bytes: int = Field(64 * 1024, ge=1024)
     max_steps_limit: int = Field(100, ge=1)

@@ -246,7 +246,12 @@ def create_app(
         description="Submit instructions to Android phones, watch the runs, fetch their trajectories.",
         lifespan=lifespan,
         default_response_class=SafeJSONResponse,
+        # served below behind the token: the schema maps every route of the API
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
     )
+    _add_docs(app)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     if settings.server.cors_origins:
@@ -266,6 +271,22 @@ def create_app(
     static_dir = Path(str(resources.files("server") / "static"))
     app.mount("/dashboard/static", StaticFiles(directory=static_dir), name="static")
     return app
+
+
+def _add_docs(app: FastAPI) -> None:
+    """/openapi.json and /docs (Swagger UI) behind the same token as the API (the
+    dashboard's session cookie works too, so a signed-in browser can read them)."""
+    from fastapi.openapi.docs import get_swagger_ui_html
+
+    from server.deps import Authorized
+
+    @app.get("/openapi.json", include_in_schema=False, dependencies=[Authorized])
+    def openapi_schema() -> JSONResponse:
+        return SafeJSONResponse(app.openapi())
+
+    @app.get("/docs", include_in_schema=False, dependencies=[Authorized])
+    def swagger_ui() -> Any:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title=f"{app.title} API")
 
 
 def _build_state(

@@ -1,8 +1,8 @@
 """Typed dependencies of the routes: the service state and the bearer-token check.
 
-The token is read from ``Authorization: Bearer …`` (the API) or the ``mobile_agent_token``
-cookie (the dashboard, its images and its event streams), which the dashboard's sign-in
-form sets (``server.api.dashboard``). A token in a URL is never accepted.
+The token is read from ``Authorization: Bearer …`` (the API); the dashboard, its images and
+its event streams carry the signed, expiring session cookie (``server.sessions``) that the
+sign-in form sets (``server.api.dashboard``). A token in a URL is never accepted.
 
 May import: fastapi, ``server.state``.
 """
@@ -14,11 +14,12 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request, status
 
+from server.sessions import SESSION_COOKIE, session_valid
 from server.state import ServiceState
 
 __all__ = ["COOKIE_NAME", "Authorized", "Service", "get_service", "require_token", "token_ok"]
 
-COOKIE_NAME = "mobile_agent_token"
+COOKIE_NAME = SESSION_COOKIE
 
 
 def get_service(request: Request) -> ServiceState:
@@ -33,15 +34,13 @@ def token_ok(service: ServiceState, request: Request) -> bool:
     expected = service.api_token
     if expected is None:
         return True
-    offered: list[str] = []
     header = request.headers.get("authorization", "")
     scheme, _, value = header.partition(" ")
     if scheme.lower() == "bearer" and value:
-        offered.append(value.strip())
+        if hmac.compare_digest(value.strip().encode("utf-8", "replace"), expected.encode()):
+            return True
     cookie = request.cookies.get(COOKIE_NAME)
-    if cookie:
-        offered.append(cookie)
-    return any(hmac.compare_digest(o.encode(), expected.encode()) for o in offered)
+    return bool(cookie) and session_valid(expected, cookie)
 
 
 def require_token(service: Service, request: Request) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+from pathlib import Path
 
 import httpx
 import pytest
@@ -39,6 +40,11 @@ def test_api_and_dashboard_need_the_token(service, sim_phones) -> None:
         assert anonymous.get("/v1/tasks", headers={"Authorization": f"Basic {TOKEN}"}).status_code == 401
         assert anonymous.get("/v1/tasks", params={"token": TOKEN}).status_code == 401  # query only for the page
         assert anonymous.get("/healthz").status_code == 200
+        # the schema and its UI are the API's map: behind the token too
+        assert anonymous.get("/openapi.json").status_code == 401
+        assert anonymous.get("/docs").status_code == 401
+        assert live.client.get("/openapi.json").json()["paths"]
+        assert "swagger" in live.client.get("/docs").text.lower()
         assert anonymous.get("/readyz").status_code == 200
 
         # the page: a sign-in form without the token ...
@@ -55,6 +61,15 @@ def test_api_and_dashboard_need_the_token(service, sim_phones) -> None:
         assert signed_in.status_code == 303 and signed_in.headers["location"] == "/dashboard/"
         cookie = signed_in.headers["set-cookie"]
         assert "HttpOnly" in cookie and "samesite=strict" in cookie.lower()
+        # a signed, expiring session identifier, not the token
+        assert TOKEN not in cookie and "Max-Age=" in cookie
+        session = anonymous.cookies["mobile_agent_session"]
+        assert session.count(".") == 2
+        forged = httpx.Client(base_url=live.url, timeout=10, cookies={"mobile_agent_session": session[:-1] + "0"})
+        assert forged.get("/v1/devices").status_code == 401  # a changed signature
+        forged.cookies.set("mobile_agent_session", TOKEN)  # the raw token, as the old cookie held it
+        assert forged.get("/v1/devices").status_code == 401
+        forged.close()
         page = anonymous.get("/dashboard/")  # the client kept the cookie
         assert page.status_code == 200 and "/dashboard/static/app.js" in page.text
         assert anonymous.get("/v1/devices").status_code == 200  # the cookie opens the API for the page
@@ -64,6 +79,20 @@ def test_api_and_dashboard_need_the_token(service, sim_phones) -> None:
     finally:
         anonymous.close()
     assert live.client.get("/v1/tasks").status_code == 200  # the header
+
+
+def test_sessions_expire_and_belong_to_their_token() -> None:
+    from server.sessions import issue_session, session_valid
+
+    value = issue_session(TOKEN, 3600, now=1000.0)
+    assert session_valid(TOKEN, value, now=1000.0 + 3599)
+    assert not session_valid(TOKEN, value, now=1000.0 + 3601)  # expired
+    assert not session_valid("another-token", value, now=1000.0)  # the token changed: signed out
+    session_id, expires, signature = value.split(".")
+    assert not session_valid(TOKEN, f"{session_id}.{int(expires) + 10**6}.{signature}", now=1000.0)  # extended
+    assert issue_session(TOKEN, 3600, now=1000.0) != value  # a new identifier each time
+    for junk in ("", "...", "a.b.c", "a.1.", ".1.x", "a." + "9" * 40 + ".x", "\ud800"):
+        assert not session_valid(TOKEN, junk, now=1000.0)
 
 
 def test_refuses_to_listen_beyond_localhost_without_a_token() -> None:
@@ -115,6 +144,15 @@ def test_raw_dot_segments_never_leave_the_trajectory(service, sim_phones, tmp_pa
             connection.close()
         assert response.status in (404, 422), (raw, response.status)
         assert b"do not serve" not in body
+
+    # the run's report is served with a policy that gives it no power over the API's origin
+    base = Path(live.state.store.get_task(task["id"]).trajectory_dir)
+    (report_path,) = base.rglob("report.html")
+    report = live.client.get(f"/v1/tasks/{task['id']}/files/{report_path.relative_to(base).as_posix()}")
+    assert report.status_code == 200 and report.headers["content-type"].startswith("text/html")
+    policy = report.headers["content-security-policy"]
+    assert "sandbox" in policy and "default-src 'none'" in policy and "connect-src" not in policy
+    assert report.headers["x-content-type-options"] == "nosniff"
 
 
 class _PhoneThatCrashes:

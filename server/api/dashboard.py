@@ -1,8 +1,9 @@
 """The dashboard page (static files of this package, no build step, no CDN).
 
-Signing in posts the token in a form body to ``/dashboard/login``, which stores it in an
-HttpOnly cookie; the page, its images and its event streams then use the cookie. The
-token never rides in a URL, where access logs, proxies and browser history would keep it.
+Signing in posts the token in a form body to ``/dashboard/login``, which answers with a
+signed, expiring session identifier in an HttpOnly cookie (``server.sessions``), not the
+token; the page, its images and its event streams then use the cookie. The token never
+rides in a URL, where access logs, proxies and browser history would keep it.
 
 May import: fastapi, ``server.*``.
 """
@@ -19,6 +20,7 @@ from fastapi import APIRouter, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from server.deps import COOKIE_NAME, Service, token_ok
+from server.sessions import issue_session
 
 __all__ = ["router"]
 
@@ -61,8 +63,10 @@ async def login(request: Request, service: Service) -> Response:
         offered = parse_qs(body, max_num_fields=4).get("token", [""])[0]
     except ValueError:  # more fields than a sign-in form has
         return _login_page("The sign-in form takes one field, token.")
-    if not hmac.compare_digest(offered.encode(), service.api_token.encode()):
+    if not hmac.compare_digest(offered.encode("utf-8", "replace"), service.api_token.encode()):
         return _login_page("That token is not right.")
     response = RedirectResponse("/dashboard/", status_code=status.HTTP_303_SEE_OTHER)
-    response.set_cookie(COOKIE_NAME, offered, httponly=True, samesite="strict", secure=request.url.scheme == "https")
+    ttl_s = service.settings.server.session_hours * 3600
+    response.set_cookie(COOKIE_NAME, issue_session(service.api_token, ttl_s), max_age=int(ttl_s), httponly=True,
+                        samesite="strict", secure=request.url.scheme == "https")
     return response

@@ -37,6 +37,17 @@ router = APIRouter(prefix="/tasks", tags=["tasks"], dependencies=[Authorized])
 SSE_KEEPALIVE_S = 15.0
 SSE_POLL_S = 2.0
 _IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp"}
+# A trajectory's files come from runs (the report shows what the model wrote and what the
+# phone showed): served from the API's origin, they get no power over it. ``sandbox``
+# gives the report an origin of its own (its inline script cannot call the API with the
+# dashboard's cookie); nothing may be loaded from elsewhere; no sniffing a PNG into HTML.
+FILE_HEADERS = {
+    "Content-Security-Policy": (
+        "sandbox allow-scripts; default-src 'none'; img-src 'self' data: blob:; "
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+}
 
 # Ids fit the database's INTEGER column (32-bit on Postgres): a larger one is a 422, not a 500.
 TaskId = Annotated[int, PathParam(ge=1, le=MAX_ID)]
@@ -243,7 +254,7 @@ def task_file(task_id: TaskId, path: str, service: Service) -> FileResponse:
     if not found:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "no such file")
     media_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-    return FileResponse(target, media_type=media_type)
+    return FileResponse(target, media_type=media_type, headers=FILE_HEADERS)
 
 
 @router.get("/{task_id}/steps/{step}/screenshot")
