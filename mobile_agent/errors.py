@@ -18,6 +18,7 @@ logs; whoever handles it decides.
      │    ├── DeviceLostError             went away in the middle of a call
      │    ├── ScreenshotError             capture failed (never a black frame)
      │    ├── AdbKeyboardMissingError     non-ASCII text needs ADB Keyboard
+     │    ├── TextInputError              text could not be delivered (reason): never reported typed
      │    ├── AppNotFoundError            no package / label matches (app)
      │    └── DeviceCommandError          a device command or adb request failed (command, exit_code, output)
      ├── PerceptionError                  wraps perception.errors.PerceptionFailure (backend)
@@ -62,6 +63,7 @@ __all__ = [
     "PlannerUnreachableError",
     "RunCancelled",
     "ScreenshotError",
+    "TextInputError",
     "UnknownOperationError",
 ]
 
@@ -136,6 +138,10 @@ class ScreenshotError(DeviceError):
 
 
 class AdbKeyboardMissingError(DeviceError):
+    pass
+
+
+class TextInputError(DeviceError):
     pass
 
 

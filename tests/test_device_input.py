@@ -113,7 +113,8 @@ def test_any_unicode_text_arrives_exactly_through_adb_keyboard(keyboard_editor, 
         del phone.run
     assert _focused_text(phone) == text
     assert phone.state()["ime"]["current"] == ime  # the user's IME is back
-    assert {argv[0] for argv in commands} <= {"input", "am", "ime", "settings", "pm"}, commands
+    # dumpsys: the IME readiness check (input_method) and the display choice (SurfaceFlinger)
+    assert {argv[0] for argv in commands} <= {"input", "am", "ime", "settings", "pm", "dumpsys"}, commands
 
 
 def test_non_ascii_without_adb_keyboard_names_it(editor) -> None:

@@ -9,7 +9,7 @@ Requests are ``%04x`` + ASCII text; the server answers ``OKAY`` or ``FAIL`` + a
 length-prefixed message. ``host:transport:SERIAL`` switches the connection to the
 device, after which a service (``exec:``, ``shell:``, ``shell,v2,raw:``) streams.
 
-May import: numpy, the standard library and ``mobile_agent.errors``.
+May import: numpy, the standard library, ``mobile_agent.errors`` and ``displays``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from mobile_agent.device.displays import split_text_preamble
 from mobile_agent.errors import (
     AdbServerError,
     DeviceCommandError,
@@ -36,6 +37,7 @@ __all__ = ["AdbHost", "ShellResult", "failure_to_error"]
 _OKAY = b"OKAY"
 _FAIL = b"FAIL"
 _RECV_CHUNK = 1 << 20
+_MAX_PREAMBLE = 8192  # text before a framebuffer: a few warning lines, never more
 
 # shell protocol v2 packet ids (AOSP adb/shell_protocol.h)
 _V2_STDOUT = 1
@@ -213,24 +215,39 @@ class AdbHost:
         """``shell:`` — stdout and stderr merged, no exit code (devices without shell_v2)."""
         return ShellResult(self.read_all(serial, f"shell:{command}"), b"", None)
 
-    def read_framebuffer(self, serial: str, service: str) -> tuple[int, int, int, np.ndarray]:
-        """Run ``screencap`` (raw) and return ``(width, height, format, bytes)``.
+    def read_framebuffer(self, serial: str, service: str) -> tuple[int, int, int, np.ndarray, list[bytes]]:
+        """Run ``screencap`` (raw) and return ``(width, height, format, bytes, preamble)``.
 
-        The 12-byte header (width, height, format) is read first; the rest is received
+        Text lines printed before the image (the multi-display warning of Android 14+,
+        which ``exec:`` merges from stderr) are taken off and returned as ``preamble``.
+        The 12-byte header (width, height, format) is read next; the rest is received
         once into a buffer sized for the pixels plus the optional 4-byte colorspace of
         newer Android versions, whose presence the total length decides.
         """
         sock = self.open_service(serial, service)
         try:
-            header = _read_exact(sock, 12)
-            width, height, fmt = struct.unpack("<III", header)
+            head = _read_exact(sock, 12)
+            preamble: list[bytes] = []
+            split = split_text_preamble(head)
+            while split is None or (split[0] and len(split[1]) < 12):
+                if len(head) > _MAX_PREAMBLE:
+                    return 0, 0, 0, np.empty(0, np.uint8), [head[:200]]
+                chunk = sock.recv(4096)
+                if not chunk:
+                    return 0, 0, 0, np.empty(0, np.uint8), [head[:200]]
+                head += chunk
+                split = split_text_preamble(head)
+            preamble, head = split
+            width, height, fmt = struct.unpack("<III", head[:12])
+            extra = head[12:]
             bpp = _BYTES_PER_PIXEL.get(fmt)
             if bpp is None or not (0 < width <= 16384 and 0 < height <= 16384):
-                return width, height, fmt, np.empty(0, np.uint8)
+                return width, height, fmt, np.empty(0, np.uint8), preamble
             size = width * height * bpp
-            buf = np.empty(size + 4, dtype=np.uint8)
+            buf = np.empty(max(size + 4, len(extra)), dtype=np.uint8)
+            buf[: len(extra)] = np.frombuffer(extra, dtype=np.uint8)
             view = memoryview(buf)
-            got = 0
+            got = len(extra)
             while got < len(buf):
                 n = sock.recv_into(view[got:], len(buf) - got)
                 if n == 0:
@@ -241,10 +258,10 @@ class AdbHost:
             elif got == size:
                 pixels = buf[:size]
             else:
-                return width, height, fmt, buf[:got]
-            return width, height, fmt, pixels
+                return width, height, fmt, buf[:got], preamble
+            return width, height, fmt, pixels, preamble
         except EOFError:
-            return 0, 0, 0, np.empty(0, np.uint8)
+            return 0, 0, 0, np.empty(0, np.uint8), []
         except OSError as exc:
             raise DeviceLostError(f"device {serial} went away during a screenshot: {exc}", serial=serial) from exc
         finally:

@@ -22,15 +22,27 @@ import adbutils
 import numpy as np
 
 from mobile_agent.device.adb_protocol import AdbHost, ShellResult
+from mobile_agent.device.displays import (
+    MULTI_DISPLAY_WARNING_START,
+    DisplayTarget,
+    choose_display,
+    parse_display_infos,
+    parse_surfaceflinger_ids,
+)
+from mobile_agent.device.keyboard import AdbKeyboardSession
 from mobile_agent.device.parsing import (
+    LauncherApp,
     match_label,
     parse_current_app,
     parse_density,
+    parse_input_viewports,
     parse_launcher_activities,
     parse_locked,
+    parse_main_activities,
     parse_rotation,
     parse_screen_on,
     parse_wm_size,
+    query_activities_unsupported,
 )
 from mobile_agent.device.screenshot import Screenshot, decode_framebuffer, decode_png
 from mobile_agent.device.server import parse_devices_l
@@ -38,6 +50,7 @@ from mobile_agent.device.text_input import (
     ADB_KEYBOARD_HINT,
     ADB_KEYBOARD_IME,
     ADB_KEYBOARD_PACKAGE,
+    ADB_KEYBOARD_CLEAR,
     adb_keyboard_broadcast,
     input_text_commands,
     is_plain_ascii,
@@ -69,6 +82,7 @@ log = logging.getLogger(__name__)
 
 _DIRECTIONS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
 _PNG_FALLBACK_AFTER = 2  # consecutive raw failures before a Device prefers PNG
+_DISPLAYS_TTL_S = 10.0  # a foldable folds: which display is on is asked again after this
 
 T = TypeVar("T")
 
@@ -124,6 +138,8 @@ class Device:
         )
         self._features: frozenset[str] | None = None
         self._raw_failures = 0
+        self._display: tuple[float, DisplayTarget | None] | None = None
+        self._launcher_cache: tuple[float, list] | None = None
 
     def __repr__(self) -> str:
         return f"Device({self.serial!r})"
@@ -177,6 +193,35 @@ class Device:
             )
         return out
 
+    # --- displays ------------------------------------------------------------------------
+
+    def display_target(self, *, refresh: bool = False) -> DisplayTarget | None:
+        """The display captured and touched when the phone has several (None: one
+        display, no ``-d`` needed). Asked again every few seconds: a foldable folds."""
+        now = time.monotonic()
+        if not refresh and self._display is not None and now - self._display[0] < _DISPLAYS_TTL_S:
+            return self._display[1]
+        physical = parse_surfaceflinger_ids(self.shell(["dumpsys", "SurfaceFlinger", "--display-id"]))
+        target = None
+        if len(physical) > 1:
+            target = choose_display(physical, parse_display_infos(self.shell(["dumpsys", "display"])))
+        self._display = (now, target)
+        return target
+
+    def _input(self, *args: str) -> list[str]:
+        """An ``input`` command line, aimed at the chosen display on multi-display phones."""
+        target = self.display_target()
+        if target is not None and target.logical_id is not None:
+            return ["input", "-d", str(target.logical_id), *args]
+        return ["input", *args]
+
+    def _screencap_service(self, png: bool) -> str:
+        target = self.display_target()
+        parts = ["exec:screencap"] + (["-p"] if png else [])
+        if target is not None:
+            parts += ["-d", str(target.physical_id)]
+        return " ".join(parts)
+
     # --- screen --------------------------------------------------------------------------
 
     @_lost_on_vanish
@@ -193,7 +238,11 @@ class Device:
         return self._screenshot_png()
 
     def _screenshot_raw(self) -> Screenshot:
-        width, height, fmt, data = self._host.read_framebuffer(self.serial, "exec:screencap")
+        width, height, fmt, data, preamble = self._host.read_framebuffer(self.serial, self._screencap_service(png=False))
+        if preamble:
+            log.debug("screencap on %s printed %r before the image", self.serial, b"".join(preamble)[:200])
+            if any(MULTI_DISPLAY_WARNING_START in line for line in preamble):
+                self.display_target(refresh=True)  # a display appeared: aim the next capture
         try:
             pixels = decode_framebuffer(width, height, fmt, data, serial=self.serial)
         except ScreenshotError:
@@ -219,7 +268,7 @@ class Device:
             )
 
     def _screenshot_png(self) -> Screenshot:
-        data = self._host.read_all(self.serial, "exec:screencap -p")
+        data = self._host.read_all(self.serial, self._screencap_service(png=True))
         try:
             if not data:
                 raise ScreenshotError(f"screencap -p returned nothing on {self.serial}", serial=self.serial)
@@ -230,14 +279,23 @@ class Device:
         return Screenshot(pixels=pixels, captured_at=time.time())
 
     def screen_info(self) -> ScreenInfo:
+        """Size in the current orientation. ``wm size`` reports the *natural* one (portrait
+        on phones, landscape on many tablets), so it is turned for rotations 1 and 3
+        whatever its aspect; on multi-display phones the chosen display's own size."""
+        target = self.display_target()
+        density = parse_density(self.shell(["wm", "density"]))
+        input_dump = self.shell(["dumpsys", "input"])
+        if target is not None and target.logical_id not in (None, 0):
+            for display in parse_display_infos(self.shell(["dumpsys", "display"])):
+                if display.display_id == target.logical_id and display.width and display.height:
+                    return ScreenInfo(display.width, display.height, display.rotation or 0, density)
+        rotation = parse_rotation(input_dump) or 0
         size = parse_wm_size(self.shell(["wm", "size"]))
         if size is None:
             shot = self.screenshot()
-            size = (shot.width, shot.height)
-        density = parse_density(self.shell(["wm", "density"]))
-        rotation = parse_rotation(self.shell(["dumpsys", "input"])) or 0
+            return ScreenInfo(width=shot.width, height=shot.height, rotation=rotation, density=density)
         width, height = size
-        if rotation % 2 == 1 and width < height:  # wm size reports the natural orientation
+        if rotation % 2 == 1:
             width, height = height, width
         return ScreenInfo(width=width, height=height, rotation=rotation, density=density)
 
@@ -278,15 +336,15 @@ class Device:
     # --- input ---------------------------------------------------------------------------
 
     def tap(self, x: int, y: int) -> None:
-        self.check(["input", "tap", str(check_coordinate(x)), str(check_coordinate(y))])
+        self.check(self._input("tap", str(check_coordinate(x)), str(check_coordinate(y))))
 
     def long_press(self, x: int, y: int, duration_ms: int = 800) -> None:
         x, y = check_coordinate(x), check_coordinate(y)
-        self.check(["input", "swipe", str(x), str(y), str(x), str(y), str(check_duration(duration_ms))])
+        self.check(self._input("swipe", str(x), str(y), str(x), str(y), str(check_duration(duration_ms))))
 
     def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
         coords = [str(check_coordinate(v)) for v in (x1, y1, x2, y2)]
-        self.check(["input", "swipe", *coords, str(check_duration(duration_ms))])
+        self.check(self._input("swipe", *coords, str(check_duration(duration_ms))))
 
     def swipe_direction(self, direction: str, distance: float = 0.5, duration_ms: int = 300) -> tuple[int, int, int, int]:
         """Swipe the finger ``direction`` (up/down/left/right) through the screen's centre,
@@ -313,7 +371,7 @@ class Device:
     def key(self, name: str | int) -> None:
         """A key event: a name of ``KEYCODES`` (back, home, enter, app_switch, delete…),
         ``KEYCODE_*``, or a numeric keycode."""
-        self.check(["input", "keyevent", str(keycode_for(name))])
+        self.check(self._input("keyevent", str(keycode_for(name))))
 
     def type_text(self, text: str) -> None:
         """Type ``text`` into the focused field, exactly.
@@ -329,21 +387,21 @@ class Device:
         if all(is_plain_ascii(line) for line in lines):
             for i, line in enumerate(lines):
                 if i:  # a newline is the Enter key, as on the on-screen keyboard
-                    self.check(["input", "keyevent", str(KEYCODES["enter"])])
+                    self.check(self._input("keyevent", str(KEYCODES["enter"])))
                 for argv in input_text_commands(line):
-                    self.check(argv)
+                    self.check(self._input(*argv[1:]))
             return
-        with self._adb_keyboard():
-            self.check(adb_keyboard_broadcast(text))
+        with self._adb_keyboard() as keyboard:
+            keyboard.send(adb_keyboard_broadcast(text))
 
     def clear_text(self, max_chars: int = 200) -> None:
         """Empty the focused field: ADB Keyboard's clear when installed, otherwise
         move to the end and delete ``max_chars`` characters in one key event call."""
         if self.has_adb_keyboard():
-            with _AdbKeyboardSession(self):  # not _adb_keyboard(): it would ask the phone again
-                self.check(["am", "broadcast", "-a", "ADB_CLEAR_TEXT"])
+            with AdbKeyboardSession(self) as keyboard:  # not _adb_keyboard(): it would ask the phone again
+                keyboard.send(["am", "broadcast", "-a", ADB_KEYBOARD_CLEAR])
             return
-        self.check(["input", "keyevent", str(KEYCODES["move_end"]), *[str(KEYCODES["delete"])] * int(max_chars)])
+        self.check(self._input("keyevent", str(KEYCODES["move_end"]), *[str(KEYCODES["delete"])] * int(max_chars)))
 
     def has_adb_keyboard(self) -> bool:
         out = self.shell(["ime", "list", "-a", "-s"])
@@ -351,14 +409,14 @@ class Device:
             return True
         return f"package:{ADB_KEYBOARD_PACKAGE}" in self.shell(["pm", "list", "packages", ADB_KEYBOARD_PACKAGE]).split()
 
-    def _adb_keyboard(self) -> _AdbKeyboardSession:
+    def _adb_keyboard(self) -> AdbKeyboardSession:
         if not self.has_adb_keyboard():
             raise AdbKeyboardMissingError(
                 f"typing non-ASCII text on {self.serial} needs ADB Keyboard, which is not installed: {ADB_KEYBOARD_HINT}",
                 serial=self.serial,
                 hint=ADB_KEYBOARD_HINT,
             )
-        return _AdbKeyboardSession(self)
+        return AdbKeyboardSession(self)
 
     # --- apps ----------------------------------------------------------------------------
 
@@ -366,18 +424,36 @@ class Device:
         out = self.check(["pm", "list", "packages"])
         return sorted({ln[8:].strip() for ln in out.splitlines() if ln.startswith("package:")})
 
-    def launcher_apps(self) -> list:
+    def launcher_apps(self, *, max_age_s: float = 0.0) -> list:
+        """The launcher activities (``LauncherApp``; real phones print no labels here).
+
+        ``cmd package query-activities`` (Android 7+); where that is missing (old builds
+        answer ``cmd: not found`` / ``Unknown command``), the ``MAIN`` entries of
+        ``dumpsys package r``'s activity resolver table, and failing that every package
+        of ``pm list packages`` (launched through ``monkey``). ``max_age_s`` reuses an
+        answer of at most that age.
+        """
+        now = time.monotonic()
+        if max_age_s and self._launcher_cache is not None and now - self._launcher_cache[0] <= max_age_s:
+            return list(self._launcher_cache[1])
         out = self.shell(
             [
                 "cmd", "package", "query-activities",
                 "-a", "android.intent.action.MAIN", "-c", "android.intent.category.LAUNCHER",
             ]
         )  # fmt: skip
-        return parse_launcher_activities(out)
+        apps = parse_launcher_activities(out)
+        if not apps and query_activities_unsupported(out):
+            apps = parse_main_activities(self.shell(["dumpsys", "package", "r"]))
+            if not apps:
+                apps = [LauncherApp(pkg, None, None) for pkg in self.list_packages()]
+        self._launcher_cache = (now, apps)
+        return list(apps)
 
     def resolve_app_label(self, label: str) -> str | None:
         """The package of the launcher app whose visible label matches ``label`` (fuzzy,
-        case-insensitive), or None: the caller then looks for the label on screen."""
+        case-insensitive) in what the phone prints, or None. ``mobile_agent.apps``
+        resolves labels on real phones, whose listings carry none."""
         if not isinstance(label, str) or not label.strip():
             raise ValueError("app label must be a non-empty string")
         return match_label(label, self.launcher_apps())
@@ -386,7 +462,7 @@ class Device:
         """Start ``package``'s launcher activity (``AppNotFoundError`` if it has none)."""
         validate_package(package)
         activity = None
-        for app in self.launcher_apps():
+        for app in self.launcher_apps(max_age_s=30.0):
             if app.package == package and app.activity:
                 activity = app.activity
                 break
@@ -396,9 +472,13 @@ class Device:
             text = (result.stdout + result.stderr).decode("utf-8", "replace")
             if result.exit_code in (0, None) and "Error" not in text:
                 return
-        result = self.run(["monkey", "-p", package, "-c", "android.intent.category.LAUNCHER", "1"])
+        # --pct-syskeys 0: without it monkey aborts (exit 251, "** Monkey aborted") on
+        # phones without hardware keys, and an installed app would be reported missing.
+        result = self.run(
+            ["monkey", "-p", package, "-c", "android.intent.category.LAUNCHER", "--pct-syskeys", "0", "1"]
+        )
         text = (result.stdout + result.stderr).decode("utf-8", "replace")
-        if "No activities found" in text or "not found" in text.lower() or result.exit_code not in (0, None):
+        if "No activities found" in text or "not found" in text.lower() or "aborted" in text.lower() or result.exit_code not in (0, None):
             raise AppNotFoundError(
                 f"no launchable app {package!r} on {self.serial} (`mobile-agent devices` / list_packages shows what is installed)",
                 serial=self.serial,
@@ -406,35 +486,14 @@ class Device:
             )
 
     def current_app(self) -> str | None:
-        return parse_current_app(self.shell(["dumpsys", "window"]))
+        """The package in front (never the notification shade or the status bar)."""
+        app = parse_current_app(self.shell(["dumpsys", "window"]))
+        if app is None:
+            app = parse_current_app(self.shell(["dumpsys", "activity", "activities"]))
+        return app
 
     def force_stop(self, package: str) -> None:
         self.check(["am", "force-stop", validate_package(package)])
-
-
-class _AdbKeyboardSession:
-    """Switch to ADB Keyboard for the ``with`` block, then back to the user's IME."""
-
-    def __init__(self, device: Device) -> None:
-        self.device = device
-        self.previous: str | None = None
-
-    def __enter__(self) -> _AdbKeyboardSession:
-        current = self.device.shell(["settings", "get", "secure", "default_input_method"]).strip()
-        self.previous = current if current and current != "null" else None
-        if self.previous != ADB_KEYBOARD_IME:
-            self.device.check(["ime", "enable", ADB_KEYBOARD_IME])
-            self.device.check(["ime", "set", ADB_KEYBOARD_IME])
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.previous and self.previous != ADB_KEYBOARD_IME:
-            try:
-                self.device.check(["ime", "set", self.previous])
-            except DeviceError as err:  # the original error (if any) matters more
-                if exc[0] is None:
-                    raise
-                log.warning("could not restore the IME %s on %s: %s", self.previous, self.device.serial, err)
 
 
 def frame_difference(a: Screenshot, b: Screenshot, step: int = 8, threshold: int = 8) -> float:

@@ -11,15 +11,19 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
+    "InputViewport",
     "LauncherApp",
     "match_label",
     "parse_current_app",
     "parse_density",
+    "parse_input_viewports",
     "parse_launcher_activities",
     "parse_locked",
+    "parse_main_activities",
     "parse_rotation",
     "parse_screen_on",
     "parse_wm_size",
+    "query_activities_unsupported",
 ]
 
 _SIZE_RE = re.compile(r"(Physical|Override) size:\s*(\d+)x(\d+)")
@@ -29,11 +33,6 @@ _ROTATION_RES = (
     re.compile(r"SurfaceOrientation:\s*(\d)"),
     re.compile(r"\borientation=(\d)"),
     re.compile(r"mRotation=(\d)"),
-)
-_FOCUS_RES = (
-    re.compile(r"mCurrentFocus=Window\{[^}]*?\s([A-Za-z][\w.]*)/[^\s}]+\}"),
-    re.compile(r"mFocusedApp=.*?\s([A-Za-z][\w.]*)/[^\s}]+"),
-    re.compile(r"mCurrentFocus=Window\{[^}]*?\s([A-Za-z][\w.]*)\}"),
 )
 _PACKAGE_LINE_RE = re.compile(r"^\s*packageName=(\S+)", re.M)
 # `labelRes=0x7f14 nonLocalizedLabel=YouTube Music icon=0x7f08`: the label may hold spaces
@@ -61,7 +60,18 @@ def parse_density(text: str) -> int | None:
 
 
 def parse_rotation(text: str) -> int | None:
-    """Rotation as 0-3 (quarter turns) from ``dumpsys input`` / ``dumpsys display`` / window."""
+    """Rotation as 0-3 (quarter turns) from ``dumpsys input`` / ``dumpsys display`` / window.
+
+    ``dumpsys input`` of Android 13+ prints no ``SurfaceOrientation`` any more, only
+    viewports (``Viewport INTERNAL: displayId=0, ... orientation=1, ... isActive=[1]``);
+    the active one of the default display wins over inactive or placeholder viewports
+    (``displayId=-1``).
+    """
+    viewports = parse_input_viewports(text)
+    active = [v for v in viewports if v.active and v.display_id >= 0]
+    if active:
+        default = [v for v in active if v.display_id == 0]
+        return (default or active)[0].orientation
     for pattern in _ROTATION_RES:
         match = pattern.search(text)
         if match:
@@ -70,18 +80,101 @@ def parse_rotation(text: str) -> int | None:
     return None
 
 
+@dataclass(frozen=True)
+class InputViewport:
+    """One ``Viewport`` line of ``dumpsys input``: the display it maps touches to, its
+    rotation (0-3), the size of the logical frame (current orientation, pixels)."""
+
+    display_id: int
+    orientation: int
+    width: int | None
+    height: int | None
+    active: bool
+
+
+_VIEWPORT_RE = re.compile(
+    r"Viewport \w+: displayId=(-?\d+),[^\n]*?orientation=(?:ROTATION_)?(\d+)"
+    r"(?:[^\n]*?logicalFrame=\[(-?\d+), (-?\d+), (-?\d+), (-?\d+)\])?(?:[^\n]*?isActive=\[?(\w+)\]?)?"
+)
+
+
+def parse_input_viewports(text: str) -> list[InputViewport]:
+    """Every distinct viewport of ``dumpsys input`` (the same one is printed once per
+    touch device)."""
+    seen: dict[tuple, InputViewport] = {}
+    for m in _VIEWPORT_RE.finditer(text):
+        orientation = int(m.group(2))
+        orientation = orientation // 90 if orientation >= 90 else orientation % 4
+        width = height = None
+        if m.group(3) is not None:
+            width = int(m.group(5)) - int(m.group(3))
+            height = int(m.group(6)) - int(m.group(4))
+        flag = m.group(7)
+        active = flag is None or flag in ("1", "true")
+        viewport = InputViewport(int(m.group(1)), orientation, width, height, active)
+        seen.setdefault((viewport.display_id, orientation, width, height, active), viewport)
+    return list(seen.values())
+
+
+# Windows of the system UI that hold the focus without being an app the user opened:
+# the notification shade / lock screen (Android 11+), the status bar (<= 10), the
+# keyguard, the IME, and Samsung's cover-screen home on foldables.
+_NOT_APPS = re.compile(
+    r"^(?:NotificationShade|StatusBar|Keyguard\w*|InputMethod|PopupWindow:.*|Toast|"
+    r"com\.android\.systemui/\.subscreen\..*)$"
+)
+_WINDOW_RE = re.compile(r"mCurrentFocus=Window\{[0-9a-f]+(?: u\d+)? ([^}\s]+)(?: [^}]*)?\}")
+_RECORD_RE = re.compile(r"ActivityRecord\{[0-9a-f]+ u?\d+ ([A-Za-z][\w.]*)/([\w.$]+)[ ,}]")
+
+
+def _app_of(component: str) -> str | None:
+    if _NOT_APPS.match(component):
+        return None
+    package = component.split("/", 1)[0]
+    if "/" not in component or not re.fullmatch(r"[A-Za-z][\w]*(?:\.[A-Za-z][\w]*)+", package):
+        return None
+    if package == "com.android.systemui":
+        return None
+    return package
+
+
 def parse_current_app(text: str) -> str | None:
-    """The focused package from ``dumpsys window`` (mCurrentFocus, then mFocusedApp)."""
-    for pattern in _FOCUS_RES:
-        match = pattern.search(text)
-        if match:
-            return match.group(1)
+    """The package in front, from ``dumpsys window`` (or ``dumpsys activity activities``).
+
+    Several displays print one ``mCurrentFocus`` / ``mFocusedApp`` each, some ``null``:
+    the last app among them is the focused one (appium-adb reads them the same way).
+    A system window in focus (notification shade, status bar, keyguard) is not an app:
+    then ``mFocusedApp``, the activity under it, answers. From ``dumpsys activity``:
+    ``topResumedActivity=`` (Android 10+), ``ResumedActivity:`` / ``mResumedActivity:``.
+    """
+    focused = [_app_of(m.group(1)) for m in _WINDOW_RE.finditer(text)]
+    focused = [p for p in focused if p]
+    if focused:
+        return focused[-1]
+    for key in (r"mFocusedApp=", r"topResumedActivity=", r"\bResumedActivity: ", r"mResumedActivity: "):
+        found = []
+        for line in re.finditer(rf"{key}(.*)", text):
+            record = _RECORD_RE.search(line.group(1))
+            if record:
+                app = _app_of(f"{record.group(1)}/{record.group(2)}")
+                if app:
+                    found.append(app)
+        if found:
+            return found[-1]
     return None
 
 
+_WAKEFULNESS_RE = re.compile(r"(?:\bmWakefulness|\bmWakefulnessRaw|getWakefulnessLocked\(\))=(\w+)")
+
+
 def parse_screen_on(power: str) -> bool | None:
-    """From ``dumpsys power``: ``mWakefulness=Awake`` / ``Display Power: state=ON``."""
-    match = re.search(r"mWakefulness=(\w+)", power)
+    """From ``dumpsys power``: is the screen on and interactive?
+
+    ``mWakefulness=Awake`` (AOSP), ``getWakefulnessLocked()=Awake`` (Samsung, Android
+    12+); ``Dozing`` (always-on display) and ``Dreaming`` count as off. Older builds:
+    ``Display Power: state=ON``, ``mScreenOn=true``.
+    """
+    match = _WAKEFULNESS_RE.search(power)
     if match:
         return match.group(1).lower() == "awake"
     match = re.search(r"Display Power: state=(\w+)", power)
@@ -90,15 +183,42 @@ def parse_screen_on(power: str) -> bool | None:
     match = re.search(r"mScreenOn=(\w+)", power)
     if match:
         return match.group(1).lower() == "true"
+    match = re.search(r"mHoldingDisplaySuspendBlocker=(\w+)", power)
+    if match:
+        return match.group(1).lower() == "true"
     return None
 
 
 def parse_locked(window: str) -> bool | None:
-    """From ``dumpsys window``: keyguard showing (mDreamingLockscreen, isStatusBarKeyguard…)."""
-    for key in ("mDreamingLockscreen", "isStatusBarKeyguard", "mShowingLockscreen", "showing"):
+    """From ``dumpsys window``: is the keyguard (lock screen) in the way?
+
+    Newest first: the keyguard service's own state (``KeyguardStateMonitor`` with
+    ``mIsShowing`` + ``mInputRestricted``, as appium-adb reads it; ``KeyguardServiceDelegate``
+    ``showing=`` unless ``occluded=true``), then ``isKeyguardShowing`` / ``mKeyguardShowing``,
+    then Android <= 9's ``mShowingLockscreen`` / ``mDreamingLockscreen`` (only written after
+    a layout pass, so they go last), then ``isStatusBarKeyguard``.
+    """
+    monitor = re.search(r"KeyguardStateMonitor\s+mIsShowing=(true|false)", window)
+    if monitor:
+        if monitor.group(1) == "false":
+            return False
+        restricted = re.search(r"\bmInputRestricted=(true|false)", window)
+        # shown but not restricting input: trusted / being dismissed (appium-adb agrees)
+        return restricted is None or restricted.group(1) == "true"
+    delegate = re.search(r"KeyguardServiceDelegate\s+showing=(true|false)", window)
+    if delegate:
+        occluded = re.search(r"\boccluded=(true|false)", window[delegate.start() :])
+        return delegate.group(1) == "true" and not (occluded and occluded.group(1) == "true")
+    for key in ("isKeyguardShowing", "mKeyguardShowing"):
         match = re.search(rf"\b{key}=(true|false)", window)
         if match:
             return match.group(1) == "true"
+    legacy = [m.group(2) for m in re.finditer(r"\b(mShowingLockscreen|mDreamingLockscreen)=(true|false)", window)]
+    if legacy:
+        return "true" in legacy
+    match = re.search(r"\bisStatusBarKeyguard=(true|false)", window)
+    if match:
+        return match.group(1) == "true"
     return None
 
 
@@ -130,6 +250,48 @@ def parse_launcher_activities(text: str) -> list[LauncherApp]:
             label = (match.group(3) or "").strip() or None
             apps.append(LauncherApp(match.group(1), match.group(2), label))
     return apps
+
+
+# What a phone answers to `cmd package query-activities` when it cannot: Android 6 and
+# older have no `cmd` (the shell's "cmd: not found"), some vendor builds no such verb.
+_UNSUPPORTED_RE = re.compile(r"cmd: not found|inaccessible or not found|Unknown command|Can't find service|Unknown option", re.I)
+
+
+def query_activities_unsupported(text: str) -> bool:
+    return bool(_UNSUPPORTED_RE.search(text))
+
+
+_RESOLVER_ENTRY_RE = re.compile(r"^\s+[0-9a-f]+ ([A-Za-z][\w.]*)/([\w.$]+)(?: filter [0-9a-f]+)?\s*$")
+
+
+def parse_main_activities(text: str) -> list[LauncherApp]:
+    """Launcher activities from the activity resolver table of ``dumpsys package r``
+    (old phones without ``cmd package``): the entries under ``android.intent.action.MAIN:``
+    whose filter lists ``Category: "android.intent.category.LAUNCHER"`` (all of them
+    when the build prints no categories)."""
+    lines = text.splitlines()
+    entries: list[tuple[LauncherApp, bool]] = []
+    inside = False
+    saw_category = False
+    for line in lines:
+        stripped = line.strip()
+        if stripped.endswith(":") and not stripped.startswith(("Action", "Category")):
+            inside = stripped == "android.intent.action.MAIN:"
+            continue
+        if not inside:
+            continue
+        entry = _RESOLVER_ENTRY_RE.match(line)
+        if entry:
+            entries.append((LauncherApp(entry.group(1), entry.group(2), None), False))
+        elif stripped.startswith("Category:") and entries:
+            saw_category = True
+            if "android.intent.category.LAUNCHER" in stripped:
+                entries[-1] = (entries[-1][0], True)
+    seen: dict[str, LauncherApp] = {}
+    for app, launcher in entries:
+        if launcher or not saw_category:
+            seen.setdefault(app.package, app)
+    return list(seen.values())
 
 
 def _norm(text: str) -> str:

@@ -25,6 +25,7 @@ __all__ = [
 
 ADB_KEYBOARD_PACKAGE = "com.android.adbkeyboard"
 ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
+ADB_KEYBOARD_CLEAR = "ADB_CLEAR_TEXT"  # the actions AdbIME.java registers
 ADB_KEYBOARD_HINT = (
     "install ADB Keyboard: download the APK from https://github.com/senzhk/ADBKeyBoard/releases "
     "and run `adb install ADBKeyboard.apk`"
