@@ -8,7 +8,10 @@ environment. Sources, strongest first:
    ``MOBILE_AGENT_PLANNER__MODEL=gpt-4o``),
 3. a TOML file (``--config FILE`` or ``MOBILE_AGENT_CONFIG=FILE``) with one table per
    section (``[planner]``, ``[agent]``…),
-4. the defaults below.
+4. adb's own environment variables, as adb and adbutils read them:
+   ``ANDROID_ADB_SERVER_PORT`` (adb.server_port), ``ANDROID_ADB_SERVER_HOST``
+   (adb.server_host), ``ANDROID_SERIAL`` (adb.serial); any setting above wins,
+5. the defaults below.
 
 May import: pydantic, pydantic-settings. Nothing else of the project.
 """
@@ -198,6 +201,7 @@ class Settings(BaseSettings):
         toml_file = _toml_file.get()
         if toml_file is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+        sources.append(_AdbEnvironmentSource(settings_cls))
         return tuple(sources)
 
     def with_overrides(self, overrides: dict[str, Any]) -> Settings:
@@ -208,6 +212,25 @@ class Settings(BaseSettings):
             return Settings.model_validate(_reveal(data))
         except ValidationError as exc:
             raise ConfigError(f"invalid settings: {_summarize(exc)}", errors=exc.errors(include_url=False)) from exc
+
+
+# adb's conventions (adb(1), adbutils): the weakest source, so explicit settings win.
+ADB_ENVIRONMENT = {
+    "ANDROID_ADB_SERVER_PORT": "server_port",
+    "ANDROID_ADB_SERVER_HOST": "server_host",
+    "ANDROID_SERIAL": "serial",
+}
+
+
+class _AdbEnvironmentSource(PydanticBaseSettingsSource):
+    """``ANDROID_ADB_SERVER_PORT`` / ``ANDROID_ADB_SERVER_HOST`` / ``ANDROID_SERIAL``."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover - unused
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        adb = {key: os.environ[var] for var, key in ADB_ENVIRONMENT.items() if os.environ.get(var, "").strip()}
+        return {"adb": adb} if adb else {}
 
 
 def load_settings(config_file: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
@@ -258,7 +281,9 @@ def _reveal(data: Any) -> Any:
 
 def _summarize(exc: ValidationError) -> str:
     parts = []
+    from_env = {f"adb.{key}": var for var, key in ADB_ENVIRONMENT.items() if os.environ.get(var, "").strip()}
     for err in exc.errors(include_url=False):
         loc = ".".join(str(p) for p in err["loc"])
-        parts.append(f"{loc}: {err['msg']}")
+        origin = f" (is {from_env[loc]}={os.environ[from_env[loc]]!r} right?)" if loc in from_env else ""
+        parts.append(f"{loc}: {err['msg']}{origin}")
     return "; ".join(parts)

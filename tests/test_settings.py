@@ -14,7 +14,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
     for key in list(os.environ):
-        if key.startswith("MOBILE_AGENT_"):
+        if key.startswith("MOBILE_AGENT_") or key in ("ANDROID_ADB_SERVER_PORT", "ANDROID_ADB_SERVER_HOST", "ANDROID_SERIAL"):
             monkeypatch.delenv(key)
 
 
@@ -24,6 +24,27 @@ def test_defaults() -> None:
     assert s.adb.serial is None
     assert s.planner.model == "gpt-4o"
     assert not s.planner.configured
+
+
+def test_adb_environment_variables_as_adb_reads_them(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    # adb(1) and adbutils take the server port and the device from these variables
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", "5038")
+    monkeypatch.setenv("ANDROID_SERIAL", "emulator-5556")
+    s = load_settings()
+    assert (s.adb.server_port, s.adb.serial) == (5038, "emulator-5556")
+    # explicit settings win: our own variable, the TOML file, an override
+    config = tmp_path / "c.toml"
+    config.write_text('[adb]\nserver_port = 6001\n')
+    assert load_settings(config).adb.server_port == 6001
+    monkeypatch.setenv("MOBILE_AGENT_ADB__SERVER_PORT", "6000")
+    assert load_settings(config).adb.server_port == 6000
+    assert load_settings(overrides={"adb.serial": "R58M123ABC"}).adb.serial == "R58M123ABC"
+
+
+def test_bad_adb_environment_variable_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", "not-a-port")
+    with pytest.raises(ConfigError, match="ANDROID_ADB_SERVER_PORT='not-a-port'"):
+        load_settings()
 
 
 def test_env_prefix_and_nested_delimiter(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -45,7 +45,7 @@ from mobile_agent.device.parsing import (
     query_activities_unsupported,
 )
 from mobile_agent.device.screenshot import Screenshot, decode_framebuffer, decode_png
-from mobile_agent.device.server import parse_devices_l
+from mobile_agent.device.server import connect, ensure_server, parse_devices_l, remembered
 from mobile_agent.device.text_input import (
     ADB_KEYBOARD_HINT,
     ADB_KEYBOARD_IME,
@@ -61,11 +61,13 @@ from mobile_agent.device.validation import (
     check_coordinate,
     check_duration,
     keycode_for,
+    validate_address,
     validate_package,
     validate_serial,
 )
 from mobile_agent.errors import (
     AdbKeyboardMissingError,
+    AdbServerError,
     AppNotFoundError,
     DeviceCommandError,
     DeviceError,
@@ -82,6 +84,7 @@ log = logging.getLogger(__name__)
 
 _DIRECTIONS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
 _PNG_FALLBACK_AFTER = 2  # consecutive raw failures before a Device prefers PNG
+_RECOVER_WAIT_S = 10.0  # a reconnected network phone is "connecting"/"offline" for a moment
 _DISPLAYS_TTL_S = 10.0  # a foldable folds: which display is on is asked again after this
 
 T = TypeVar("T")
@@ -105,12 +108,21 @@ class ScreenState:
 
 def _lost_on_vanish(method: Callable[..., T]) -> Callable[..., T]:
     """A device that was there when opened and is now 'not found'/'offline' is lost; so
-    is one whose service the adb server refused ("closed") because it just went away."""
+    is one whose service the adb server refused ("closed") because it just went away.
+
+    Before that verdict, one recovery: an adb server that died is started again (which
+    reconnects the ``adb connect`` phones), and a network phone the restarted server
+    forgot is connected again; then the call is retried once."""
 
     @functools.wraps(method)
     def wrapper(self: Device, *args: Any, **kwargs: Any) -> T:
         try:
-            return method(self, *args, **kwargs)
+            try:
+                return method(self, *args, **kwargs)
+            except (AdbServerError, DeviceNotFoundError) as exc:
+                if not self._recover(exc):
+                    raise
+                return method(self, *args, **kwargs)
         except (DeviceNotFoundError, DeviceOfflineError) as exc:
             raise DeviceLostError(
                 f"device {self.serial} went away during {method.__name__}: {exc.message}",
@@ -122,6 +134,14 @@ def _lost_on_vanish(method: Callable[..., T]) -> Callable[..., T]:
             raise
 
     return wrapper
+
+
+def _is_address(serial: str) -> bool:
+    try:
+        validate_address(serial)
+    except DeviceError:
+        return False
+    return True
 
 
 class Device:
@@ -249,6 +269,29 @@ class Device:
             self._raise_if_gone("screenshot")
             raise
         return Screenshot(pixels=pixels, captured_at=time.time())
+
+    def _recover(self, exc: DeviceError) -> bool:
+        """After the adb server died (or forgot this network phone): start it, connect
+        the phone again, wait until it is ready. True when a retry makes sense."""
+        network = remembered(self.settings, self.serial) or (
+            isinstance(exc, AdbServerError) and _is_address(self.serial)
+        )
+        if isinstance(exc, DeviceNotFoundError) and not network:
+            return False
+        try:
+            ensure_server(self.settings)  # restarts a dead local server; reconnects what we connected
+            if network and self.state() is None:
+                connect(self.serial, self.settings)
+        except DeviceError as err:
+            log.debug("recovering %s failed: %s", self.serial, err.message)
+            return False
+        deadline = time.monotonic() + _RECOVER_WAIT_S
+        while time.monotonic() < deadline:
+            if self.state() == "device":
+                log.info("device %s is back after the adb server restarted", self.serial)
+                return True
+            time.sleep(0.05)
+        return False
 
     def state(self) -> str | None:
         """The device's state as the adb server sees it now (None: not attached)."""

@@ -10,7 +10,7 @@ import time
 
 from mobile_agent.device.adb_protocol import UNAUTHORIZED_HINT
 from mobile_agent.device.device import Device
-from mobile_agent.device.server import connect, ensure_server, parse_devices_l
+from mobile_agent.device.server import NO_PERMISSIONS_HINT, connect, ensure_server, parse_devices_l
 from mobile_agent.device.validation import validate_serial
 from mobile_agent.errors import (
     DeviceError,
@@ -75,6 +75,13 @@ def open_device(settings: AdbSettings, serial: str | None = None) -> Device:
         raise DeviceOfflineError(
             f"device {chosen.serial} is offline: reconnect it (USB cable, or `adb disconnect` then `adb connect`)",
             serial=chosen.serial,
+        )
+    if chosen.state.startswith(("no permissions", "insufficient permissions")):
+        raise DeviceError(
+            f"device {chosen.serial} is attached but adb has {chosen.state.split(';')[0]}: {NO_PERMISSIONS_HINT}",
+            serial=chosen.serial,
+            state=chosen.state,
+            hint=NO_PERMISSIONS_HINT,
         )
     if chosen.state != "device":
         raise DeviceError(f"device {chosen.serial} is in state {chosen.state!r}, not ready", serial=chosen.serial)

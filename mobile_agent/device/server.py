@@ -8,10 +8,12 @@ the sibling modules of this package.
 from __future__ import annotations
 
 import importlib.resources
+import logging
 import os
 import re
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +28,35 @@ from mobile_agent.errors import (
 )
 from mobile_agent.settings import AdbSettings
 
-__all__ = ["DeviceInfo", "adb_version", "connect", "ensure_server", "find_adb", "list_devices"]
+__all__ = [
+    "NO_PERMISSIONS_HINT",
+    "DeviceInfo",
+    "adb_version",
+    "connect",
+    "ensure_server",
+    "find_adb",
+    "list_devices",
+    "reconnect_remembered",
+]
+
+log = logging.getLogger(__name__)
+
+# `adb devices` lists a USB phone that the user may not open as
+# "no permissions (user in plugdev group; are your udev rules wrong?); see [...]"
+# (newer adb: "no permissions (missing udev rules? user is in the plugdev group)").
+NO_PERMISSIONS_HINT = (
+    "this user may not open the phone's USB device: add a udev rule for it, e.g. "
+    "`echo 'SUBSYSTEM==\"usb\", ATTR{idVendor}==\"18d1\", MODE=\"0660\", GROUP=\"plugdev\"' | "
+    "sudo tee /etc/udev/rules.d/51-android.rules` with the vendor id from `lsusb`, or install "
+    "Debian's `android-sdk-platform-tools-common` (its rules cover the known vendors); then "
+    "`sudo udevadm control --reload-rules`, `sudo usermod -aG plugdev $USER`, log in again, "
+    "replug the phone and `adb kill-server`"
+)
+
+# The adb server forgets every `adb connect` phone when it dies; these are the addresses
+# this process connected, per server, to connect again after the server is restarted.
+_connected: dict[tuple[str, int], set[str]] = {}
+_connected_lock = threading.Lock()
 
 _LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 _DEVICE_KEYS = ("product", "model", "device", "transport_id", "usb")
@@ -95,6 +125,12 @@ def ensure_server(settings: AdbSettings) -> AdbHost:
             host=settings.server_host,
             port=settings.server_port,
         )
+    _start_server(settings, host)
+    reconnect_remembered(settings)
+    return host
+
+
+def _start_server(settings: AdbSettings, host: AdbHost) -> None:
     adb = find_adb(settings)
     try:
         proc = subprocess.run(
@@ -114,7 +150,27 @@ def ensure_server(settings: AdbSettings) -> AdbHost:
             port=settings.server_port,
             exit_code=proc.returncode,
         )
-    return host
+
+
+def reconnect_remembered(settings: AdbSettings) -> list[str]:
+    """``adb connect`` again the addresses of ``settings.connect`` and those this process
+    connected to this server before (after a restart the server knows none of them).
+    Returns the addresses connected; one that fails is logged, not raised."""
+    with _connected_lock:
+        addresses = set(settings.connect) | _connected.get((settings.server_host, settings.server_port), set())
+    done = []
+    for address in sorted(addresses):
+        try:
+            connect(address, settings, _ensure=False)
+            done.append(address)
+        except DeviceError as exc:
+            log.warning("could not reconnect %s after the adb server restarted: %s", address, exc.message)
+    return done
+
+
+def remembered(settings: AdbSettings, address: str) -> bool:
+    with _connected_lock:
+        return address in _connected.get((settings.server_host, settings.server_port), set())
 
 
 def _check_speaks_adb(host: AdbHost) -> None:
@@ -176,11 +232,13 @@ def _state_of(client: adbutils.AdbClient, serial: str) -> str | None:
     return next((info.state for info in client.list() if info.serial == serial), None)
 
 
-def connect(address: str, settings: AdbSettings) -> str:
+def connect(address: str, settings: AdbSettings, *, _ensure: bool = True) -> str:
     """``adb connect host:port``; returns the server's answer, raises when it failed
-    (a phone that asks for authorization is connected: it shows as unauthorized)."""
+    (a phone that asks for authorization is connected: it shows as unauthorized).
+    The address is remembered, to connect it again if the adb server restarts."""
     address = validate_address(address)
-    ensure_server(settings)
+    if _ensure:
+        ensure_server(settings)
     client = adbutils.AdbClient(settings.server_host, settings.server_port, socket_timeout=settings.command_timeout_s)
     try:
         answer = client.connect(address, timeout=settings.command_timeout_s)
@@ -191,6 +249,9 @@ def connect(address: str, settings: AdbSettings) -> str:
             answer = client.connect(address, timeout=settings.command_timeout_s)
     except adbutils.AdbError as exc:
         raise DeviceError(f"adb connect {address} failed: {exc}", serial=address) from exc
+    if "connected to" in answer and "unable" not in answer and "failed" not in answer or "authenticate" in answer:
+        with _connected_lock:
+            _connected.setdefault((settings.server_host, settings.server_port), set()).add(address)
     if "authenticate" in answer:
         # Connected, but the phone waits for its RSA prompt: it is listed as unauthorized,
         # which open_device reports with what to do.
