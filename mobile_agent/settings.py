@@ -62,6 +62,9 @@ class AdbSettings(BaseModel):
     serial: str | None = Field(None, description="device serial; None = the only attached device")
     connect: list[str] = Field(default_factory=list, description="host:port to `adb connect` first")
     command_timeout_s: float = Field(20.0, gt=0)
+    app_cache_dir: Path | None = Field(
+        Path("~/.cache/mobile-agent/apps"), description="per-device cache of app labels read from APKs; None = memory only"
+    )
 
 
 class PlannerSettings(BaseModel):

@@ -71,13 +71,17 @@ def test_open_unknown_app_is_feedback(sim_phone: Any, device: Any, locator: Loca
 
 
 class _NoLabels:
-    """The phone, except that its package manager resolves no app label (as on some ROMs)."""
+    """The phone, except that its package manager lists no launcher app, so that no layer
+    of the resolver (listing, alias, heuristic, APK labels) can answer: only the screen."""
 
     def __init__(self, device: Any) -> None:
         self._device = device
 
     def resolve_app_label(self, label: str) -> None:
         return None
+
+    def launcher_apps(self, *, max_age_s: float = 0.0) -> list:
+        return []
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._device, name)

@@ -35,7 +35,6 @@ from mobile_agent.device.parsing import (
     match_label,
     parse_current_app,
     parse_density,
-    parse_input_viewports,
     parse_launcher_activities,
     parse_locked,
     parse_main_activities,
@@ -47,10 +46,10 @@ from mobile_agent.device.parsing import (
 from mobile_agent.device.screenshot import Screenshot, decode_framebuffer, decode_png
 from mobile_agent.device.server import connect, ensure_server, parse_devices_l, remembered
 from mobile_agent.device.text_input import (
+    ADB_KEYBOARD_CLEAR,
     ADB_KEYBOARD_HINT,
     ADB_KEYBOARD_IME,
     ADB_KEYBOARD_PACKAGE,
-    ADB_KEYBOARD_CLEAR,
     adb_keyboard_broadcast,
     input_text_commands,
     is_plain_ascii,

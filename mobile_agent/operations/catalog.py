@@ -18,8 +18,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from mobile_agent.errors import AppNotFoundError, RunCancelled
+from mobile_agent.errors import RunCancelled
 from mobile_agent.operations.context import OperationContext, Outcome
+from mobile_agent.operations.open_app import open_app_by_name
 from mobile_agent.operations.parser import split_top_level, strip_quotes
 from mobile_agent.operations.registry import operation
 from perception.types import LocateStatus, Location
@@ -198,33 +199,8 @@ def _swipe(ctx: OperationContext, fx1: float, fy1: float, fx2: float, fy2: float
     aliases=("open", "launch", "launch app", "open application", "start app"),
 )
 def open_app(params: AppParams, ctx: OperationContext) -> Outcome:
-    package = ctx.device.resolve_app_label(params.app)
-    if package is not None:
-        try:
-            ctx.device.launch_app(package)
-        except AppNotFoundError:
-            package = None
-        else:
-            return Outcome(ok=True, feedback=f"Opened {params.app} ({package}).")
-    # As in the paper: go to the home screen and tap the app's label there.
-    ctx.device.key("home")
-    agent = ctx.settings.agent
-    home = ctx.device.wait_settled(
-        agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance, cancel=ctx.cancel
-    )
-    pixels = getattr(home, "pixels", None)
-    if pixels is None:
-        pixels = ctx.screenshot.pixels
-    loc = ctx.locator.find_text(pixels, params.app)
-    if loc.status is not LocateStatus.FOUND or loc.point is None:
-        return Outcome(
-            ok=False,
-            feedback=f"No installed app is called {params.app!r} and its name is not on the home screen; "
-            "check the app's exact name or open it another way.",
-            location=loc,
-        )
-    ctx.device.tap(*loc.point)
-    return Outcome(ok=True, feedback=f"Tapped {params.app!r} on the home screen.", tap_point=loc.point, location=loc)
+    # name → package through every layer of mobile_agent.apps, else the home pages and the drawer
+    return open_app_by_name(params.app, ctx)
 
 
 @operation(
