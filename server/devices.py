@@ -40,6 +40,7 @@ class DeviceSlot:
     task_id: int | None = None
     lost: bool = False
     present: bool = True
+    ever_ready: bool = False  # answered a probe once: a phone, not an address that never answered
 
     @property
     def available(self) -> bool:
@@ -48,6 +49,15 @@ class DeviceSlot:
     @property
     def free(self) -> bool:
         return self.available and self.task_id is None
+
+    @property
+    def refusal(self) -> str | None:
+        """Why a new task for this phone would never start, or None: it never answered as a
+        phone (offline or unauthorized since it was listed, e.g. a failed `adb connect`)."""
+        if self.ever_ready or self.available:
+            return None
+        state = self.state if self.present else "gone"
+        return f"device {self.serial!r} is {state} and has never answered as a phone"
 
     def public(self) -> dict[str, Any]:
         state = "lost" if self.lost else (self.state if self.present else "gone")
@@ -85,7 +95,7 @@ class AdbDeviceSource:
 
         listed = list_devices(self.settings.adb)
         missing = [a for a in self.settings.adb.connect if a not in {d.serial for d in listed}]
-        for address in missing:  # adb.connect phones (compose, Wi-Fi): (re)connect when absent
+        for address in missing:  # adb.connect phones (compose, Wi-Fi): (re)connect when absent (a failed one is not listed)
             try:
                 connect(address, self.settings.adb)
             except DeviceError as exc:
@@ -142,13 +152,18 @@ class DevicePool:
                     slot = self._slots[serial] = DeviceSlot(serial=serial, state=state, model=model)
                     probe.append(serial)
                 else:
-                    if not slot.present or (slot.lost and slot.task_id is None):
+                    if not slot.present or (slot.lost and slot.task_id is None) or (
+                        state == "device" and not slot.ever_ready  # e.g. authorized since it was listed
+                    ):
                         probe.append(serial)
                     slot.state, slot.present = state, True
                     slot.model = model or slot.model
-            for serial, slot in self._slots.items():
+            for serial, slot in list(self._slots.items()):
                 if serial not in seen:
                     slot.present = False
+                    if not slot.ever_ready and slot.task_id is None:
+                        # never was a phone (a failed `adb connect` target): not listed forever
+                        del self._slots[serial]
         for serial in probe:
             self._probe(serial)
 
@@ -166,6 +181,7 @@ class DevicePool:
             slot = self._slots.get(serial)
             if slot is not None:
                 slot.width, slot.height, slot.lost = width, height, False
+                slot.ever_ready = slot.ever_ready or slot.state == "device"
 
     def slots(self) -> list[DeviceSlot]:
         with self._lock:

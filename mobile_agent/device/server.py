@@ -232,6 +232,15 @@ def _state_of(client: adbutils.AdbClient, serial: str) -> str | None:
     return next((info.state for info in client.list() if info.serial == serial), None)
 
 
+def _forget(client: adbutils.AdbClient, address: str) -> None:
+    """After a failed ``adb connect``, the adb server keeps listing the address as offline
+    (and retries it) until told to disconnect: a target that never answered is not a device."""
+    try:
+        client.disconnect(address, raise_error=False)
+    except adbutils.AdbError:
+        pass
+
+
 def connect(address: str, settings: AdbSettings, *, _ensure: bool = True) -> str:
     """``adb connect host:port``; returns the server's answer, raises when it failed
     (a phone that asks for authorization is connected: it shows as unauthorized).
@@ -248,6 +257,7 @@ def connect(address: str, settings: AdbSettings, *, _ensure: bool = True) -> str
             client.disconnect(address, raise_error=False)
             answer = client.connect(address, timeout=settings.command_timeout_s)
     except adbutils.AdbError as exc:
+        _forget(client, address)
         raise DeviceError(f"adb connect {address} failed: {exc}", serial=address) from exc
     if "connected to" in answer and "unable" not in answer and "failed" not in answer or "authenticate" in answer:
         with _connected_lock:
@@ -257,6 +267,7 @@ def connect(address: str, settings: AdbSettings, *, _ensure: bool = True) -> str
         # which open_device reports with what to do.
         return answer.strip()
     if "connected to" not in answer or "unable" in answer or "failed" in answer:
+        _forget(client, address)
         raise DeviceError(
             f"adb connect {address}: {answer.strip()} (is `adb tcpip` enabled on the phone and the port open?)",
             serial=address,

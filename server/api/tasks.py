@@ -108,6 +108,11 @@ def create_task(body: TaskCreate, service: Service, response: Response) -> TaskP
                 else f"no device {body.device!r} is attached"
             )
             raise _unprocessable("device", message, "unknown_device")
+    if body.device != "any":
+        slot = service.pool.get(body.device)
+        refusal = slot.refusal if slot is not None else None
+        if refusal is not None:
+            raise _unprocessable("device", f"{refusal}: a task for it would wait forever", "device_not_ready")
     task = service.store.create_task(body.instruction, body.device, body.options())
     service.scheduler.wake()
     response.headers["Location"] = f"/v1/tasks/{task.id}"
