@@ -436,6 +436,16 @@ class Device:
         with self._adb_keyboard() as keyboard:
             keyboard.send(adb_keyboard_broadcast(text))
 
+    def keyboard_shown(self) -> bool | None:
+        """Whether the soft keyboard is up (``mInputShown`` of ``dumpsys input_method``, as
+        appium-adb's ``isSoftKeyboardPresent`` and adbutils' ``current_ime`` read it); None
+        when the phone does not say."""
+        for line in self.shell(["dumpsys", "input_method"]).splitlines():
+            key, sep, value = line.strip().partition("=")
+            if sep and key == "mInputShown":
+                return value.strip().lower() == "true"
+        return None
+
     def clear_text(self, max_chars: int = 200) -> None:
         """Empty the focused field: ADB Keyboard's clear when installed, otherwise
         move to the end and delete ``max_chars`` characters in one key event call."""

@@ -247,8 +247,27 @@ def long_press(params: TextParams, ctx: OperationContext) -> Outcome:
     name="type",
 )
 def type_text(params: TypeParams, ctx: OperationContext) -> Outcome:
-    ctx.device.type_text(params.text)
-    return Outcome(ok=True, feedback=f"Typed {params.text!r}.")
+    lines = params.text.split("\n")
+    if len(lines) == 1:
+        ctx.device.type_text(params.text)
+        return Outcome(ok=True, feedback=f"Typed {params.text!r}.")
+    # A newline is the Enter key, as on the on-screen keyboard: a multi-line field (a note's
+    # body, a mail) takes it as a line break; a single-line field (a search box, a chat
+    # input) submits on it and closes the keyboard, and the lines after it would go nowhere.
+    keyboard_shown = getattr(ctx.device, "keyboard_shown", None)
+    for i, line in enumerate(lines):
+        if i:
+            ctx.device.key("enter")
+            if callable(keyboard_shown) and keyboard_shown() is False:
+                typed, rest = "\n".join(lines[:i]), "\n".join(lines[i:])
+                return Outcome(
+                    ok=False,
+                    feedback=f"Typed {typed!r} and pressed Enter for the line break: the field took Enter "
+                    f"as submit (the keyboard closed), so {rest!r} was not typed.",
+                )
+        if line:
+            ctx.device.type_text(line)
+    return Outcome(ok=True, feedback=f"Typed {len(lines)} lines, pressing Enter between them: {params.text!r}.")
 
 
 @operation(
