@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch + torchvision pinned to the builds that pip finds on these machines' disk
 TORCH_PINS ?= torch==2.14.1 torchvision==0.29.1
 
-.PHONY: demo test venv install install-ml install-dev browser fonts lint bench clean
+.PHONY: demo test typecheck venv install install-ml install-dev browser fonts lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,8 +47,12 @@ demo: install
 	$(BIN)/python scripts/quickstart.py
 
 # Sets up and passes the tests.
-test: install-dev browser fonts
+test: install-dev browser fonts typecheck
 	$(BIN)/python -m pytest -q
+
+# The type checker over mobile_agent/ and perception/ ([tool.mypy] in pyproject.toml).
+typecheck: install-dev
+	$(BIN)/python -m mypy
 
 lint: install-dev
 	$(BIN)/ruff check .

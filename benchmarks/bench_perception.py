@@ -29,13 +29,14 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 from perception import LocateStatus, Perception, PerceptionConfig  # noqa: E402
 from perception.heuristic_ranker import COLOUR_WORDS  # noqa: E402
 from perception.ocr import RapidOcrBackend  # noqa: E402
 
-REFERENCE = Path("/work/shared/reference/mobile-agent-v1-runs")
+REFERENCE = ROOT.parent / "shared" / "reference" / "mobile-agent-v1-runs"  # ../shared beside the checkout
 ACTION = re.compile(r"^\s*(click text|open App)\s*\((.*)\)\s*$", re.IGNORECASE)
 ICON_ACTION = re.compile(r"^\s*click icon\s*\((.*),\s*([^,]*)\)\.?\s*$", re.IGNORECASE)
 

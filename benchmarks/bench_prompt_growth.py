@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from mobile_agent.planner import Planner, PlanRequest, encode_image  # noqa: E402
 from tests.llm_server import ScriptedLLMServer  # noqa: E402
 
-REFERENCE = Path("/work/shared/reference/mobile-agent-v1-runs")
+REFERENCE = ROOT.parent / "shared" / "reference" / "mobile-agent-v1-runs"  # ../shared beside the checkout
 REPLY = "Observation: a list.\nThought: go on.\nAction: Click text (Next)"
 
 

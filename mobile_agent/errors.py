@@ -178,6 +178,9 @@ class PerceptionError(MobileAgentError):
 
 
 class PlannerError(MobileAgentError):
+    status_code: int | None  # set by MobileAgentError.__init__ from the fields
+    attempts: int | None
+
     def __init__(
         self,
         message: str,

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference_data import reference_steps
 
 from mobile_agent.errors import (
     InvalidParametersError,
@@ -18,18 +17,7 @@ from mobile_agent.errors import (
 )
 from mobile_agent.operations import REGISTRY, extract_action_section, parse_action
 
-REFERENCE = Path("/work/shared/reference/mobile-agent-v1-runs")
-
-
-def _reference_steps() -> list[tuple[str, dict[str, str]]]:
-    steps = []
-    for path in sorted(REFERENCE.glob("*/*/data.json")):
-        for number, step in json.loads(path.read_text()).items():
-            steps.append((f"{path.parent.parent.name}/{path.parent.name}#{number}", step))
-    return steps
-
-
-REFERENCE_STEPS = _reference_steps()
+REFERENCE_STEPS = reference_steps()
 _PAPER_RE = re.compile(r"^\s*(?P<name>[A-Za-z ]+?)\s*(?:\((?P<args>.*)\))?\s*\.?\s*$")
 _PAPER_NAMES = {
     "open app": "open_app",
@@ -44,12 +32,10 @@ _PAPER_NAMES = {
 }
 
 
-@pytest.mark.skipif(not REFERENCE_STEPS, reason="reference runs not available")
-def test_reference_runs_hold_enough_steps() -> None:
-    assert len(REFERENCE_STEPS) >= 100
+def test_reference_runs_hold_every_step() -> None:
+    assert len(REFERENCE_STEPS) == 118  # the README's count: a lost file shows here
 
 
-@pytest.mark.skipif(not REFERENCE_STEPS, reason="reference runs not available")
 @pytest.mark.parametrize("where,step", REFERENCE_STEPS, ids=[w for w, _ in REFERENCE_STEPS])
 def test_every_reference_action_parses(where: str, step: dict[str, str]) -> None:
     action = parse_action(step["Action"])
@@ -69,7 +55,6 @@ def test_every_reference_action_parses(where: str, step: dict[str, str]) -> None
         assert action.params.position == " ".join(position.split())
 
 
-@pytest.mark.skipif(not REFERENCE_STEPS, reason="reference runs not available")
 @pytest.mark.parametrize("where,step", REFERENCE_STEPS[::7], ids=[w for w, _ in REFERENCE_STEPS[::7]])
 def test_reference_full_replies_parse(where: str, step: dict[str, str]) -> None:
     reply = f"Observation: {step['Observation']}\nThought: {step['Thought']}\nAction: {step['Action']}"

@@ -4,11 +4,11 @@ its real weights on Pillow-drawn screens and on real phone screenshots."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
+from reference_data import reference_file
 
 from perception import (
     Box,
@@ -28,7 +28,6 @@ from perception.text_match import (
     match_text,
 )
 
-REFERENCE = Path("/work/shared/reference/mobile-agent-v1-runs")
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 SIZE = (1080, 2400)
 
@@ -252,10 +251,8 @@ def test_thin_strips_are_read_in_place(perception: Perception) -> None:
 
 
 def test_real_phone_screenshot(perception: Perception) -> None:
-    path = REFERENCE / "Settings" / "1" / "3.jpg"
-    if not path.is_file():
-        pytest.skip("reference screenshots not present")
-    actions = json.loads((REFERENCE / "Settings" / "1" / "data.json").read_text())
+    path = reference_file("Settings", "1", "3.jpg")
+    actions = json.loads(reference_file("Settings", "1", "data.json").read_text())
     assert actions["3"]["Action"] == "click text (Display & brightness)"
     image = np.asarray(Image.open(path).convert("RGB"))
     found = perception.find_text(image, "Display & brightness")

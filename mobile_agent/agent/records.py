@@ -124,7 +124,7 @@ class LocationSummary:
         return cls(
             status=getattr(location.status, "value", str(location.status)),
             target=location.target,
-            point=tuple(int(v) for v in location.point) if location.point else None,
+            point=(int(location.point[0]), int(location.point[1])) if location.point else None,
             box=location.box.as_list() if location.box is not None else None,
             candidates=tuple(
                 {"index": c.index, "box": c.box.as_list(), "text": c.text, "score": round(float(c.score), 4)}

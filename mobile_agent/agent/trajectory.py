@@ -183,7 +183,7 @@ class TrajectoryWriter:
 
     def write_step(self, record: StepRecord) -> dict[str, Any]:
         """Append a step line; returns the redacted dict that was written."""
-        data = self._redact({"type": "step", **record.to_dict()})
+        data: dict[str, Any] = self._redact({"type": "step", **record.to_dict()})
         self._steps.append(data)
         self._write_line(data)
         return data

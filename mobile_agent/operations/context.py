@@ -45,7 +45,10 @@ class Locator(Protocol):
 
 
 class ScreenshotLike(Protocol):
-    pixels: np.ndarray
+    """A captured frame (``mobile_agent.device.Screenshot``): RGB uint8 HxWx3, screen pixels."""
+
+    @property
+    def pixels(self) -> np.ndarray: ...
 
     @property
     def width(self) -> int: ...

@@ -206,12 +206,13 @@ def _build(card: OperationCard, args: str, raw: str) -> ParsedAction:
     if not fields:
         values = {}
     else:
-        values = _keyword_args(args, fields)
-        if values is None:
-            if card.split_args is not None:
-                values = card.split_args(args)
-            else:
-                values = {fields[0]: strip_quotes(args)} if args else {}
+        keywords = _keyword_args(args, fields)
+        if keywords is not None:
+            values = keywords
+        elif card.split_args is not None:
+            values = card.split_args(args)
+        else:
+            values = {fields[0]: strip_quotes(args)} if args else {}
     return _validate(card, values, raw)
 
 

@@ -357,12 +357,12 @@ class Planner:
         s = self.settings
         if retry_after:
             try:
-                return min(s.backoff_max_s, max(0.0, float(retry_after)))
+                return float(min(s.backoff_max_s, max(0.0, float(retry_after))))
             except ValueError:
                 pass  # an HTTP date: use our own schedule
         ceiling = min(s.backoff_max_s, s.backoff_base_s * (2 ** (attempt - 1)))
         # "Equal jitter": at least half the ceiling, so retries never bunch at zero.
-        return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
+        return float(ceiling / 2 + self._rng.uniform(0, ceiling / 2))
 
 
 TRUNCATED_MARK = "[reply truncated by mobile-agent: {n} more bytes]"
@@ -382,10 +382,10 @@ def _error_message(exc: openai.APIStatusError) -> str:
     body = exc.body
     if isinstance(body, dict):
         inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return inner["message"][:300]
-        if isinstance(body.get("message"), str):
-            return body["message"][:300]
+        for holder in (inner, body):
+            message = holder.get("message") if isinstance(holder, dict) else None
+            if isinstance(message, str):
+                return message[:300]
     return str(exc.message)[:300]
 
 

@@ -39,7 +39,8 @@ def pixels_of(image: Any) -> np.ndarray:
         pixels = pixels[:, :, :3]
     if pixels.dtype != np.uint8:
         pixels = np.clip(pixels, 0, 255).astype(np.uint8)
-    return pixels
+    result: np.ndarray = pixels
+    return result
 
 
 def encode_image(image: Any, long_side: int, quality: int) -> EncodedImage:
