@@ -121,19 +121,25 @@ class ApkLabelCache:
         base = next((p for p in paths if p.endswith("/base.apk")), paths[0] if paths else None)
         if base is None:
             return []
+        return self.read_labels_at(base, package)
+
+    def read_labels_at(self, path: str, package: str | None = None) -> list[str]:
+        """The labels of the APK at ``path`` on the phone, pulled over the sync protocol;
+        [] when it cannot be read (too big, gone, not an APK): a label is optional."""
+        what = package or path
         try:
             sync = self.device.adbutils_device.sync
-            size = sync.stat(base).size
+            size = sync.stat(path).size
             if not 0 < size <= MAX_APK_BYTES:
-                log.info("not reading %s's label: its APK is %d bytes", package, size)
+                log.info("not reading %s's label: its APK is %d bytes", what, size)
                 return []
-            data = sync.read_bytes(base)
+            data = sync.read_bytes(path)
             _, labels = labels_from_apk(data)
         except (ValueError, OSError, DeviceError) as exc:
-            log.info("could not read the label of %s from %s: %s", package, base, exc)
+            log.info("could not read the label of %s from %s: %s", what, path, exc)
             return []
         except Exception as exc:  # adbutils' AdbError and the parser's own errors: a label is optional
-            log.info("could not read the label of %s from %s: %s: %s", package, base, type(exc).__name__, exc)
+            log.info("could not read the label of %s from %s: %s: %s", what, path, type(exc).__name__, exc)
             return []
         return labels
 

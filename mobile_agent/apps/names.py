@@ -6,6 +6,7 @@ May import: the standard library only.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib.resources
 import re
@@ -22,7 +23,7 @@ __all__ = ["alias_packages", "heuristic_matches", "normalize_name", "package_tok
 # Words that say nothing about which app is meant ("Google Maps", "Simple Gallery Pro",
 # "Joplin app"): they may match, but never decide.
 _FILLER_WORDS = frozenset(
-    {"app", "application", "the", "google", "android", "pro", "simple", "lite", "free", "my", "mobile"}
+    {"app", "application", "the", "google", "android", "pro", "simple", "lite", "free", "my", "mobile", "client"}
 )
 # Package parts every vendor uses: they never carry the app's name.
 _GENERIC_TOKENS = frozenset(
@@ -77,9 +78,15 @@ def _alias_index() -> dict[str, tuple[str, ...]]:
 def alias_packages(label: str) -> tuple[str, ...]:
     """The packages the alias table knows for ``label``, preferred first (empty if none)."""
     key = normalize_name(label)
-    found = _alias_index().get(key)
+    index = _alias_index()
+    found = index.get(key)
     if found is None and key.replace(" ", "") != key:
-        found = _alias_index().get(key.replace(" ", ""))
+        found = index.get(key.replace(" ", ""))
+    if found is None and len(key) >= 5:
+        # a near spelling of a listed name ("google map", "google email"); short names
+        # ("X", "QQ", "Meet") only match exactly
+        close = difflib.get_close_matches(key, [k for k in index if len(k) >= 5], n=1, cutoff=0.88)
+        found = index[close[0]] if close else None
     return found or ()
 
 
@@ -98,7 +105,8 @@ def package_tokens(package: str) -> list[str]:
 def _covered_words(words: list[str], tokens: list[str]) -> set[int]:
     """Indexes of ``words`` that the tokens spell: a token equal to a run of consecutive
     words glued together (``smsmessenger`` ← sms messenger), or starting with a word of
-    at least four letters (``simplemobiletools`` ← simple)."""
+    at least three letters (``simplemobiletools`` ← simple), or ending with one of five
+    or more (``googlevoice`` ← voice)."""
     covered: set[int] = set()
     for token in tokens:
         for start in range(len(words)):
@@ -113,7 +121,7 @@ def _covered_words(words: list[str], tokens: list[str]) -> set[int]:
             else:
                 continue
         for i, word in enumerate(words):
-            if len(word) >= 4 and token.startswith(word):
+            if (len(word) >= 3 and token.startswith(word)) or (len(word) >= 5 and token.endswith(word)):
                 covered.add(i)
     return covered
 
@@ -121,9 +129,9 @@ def _covered_words(words: list[str], tokens: list[str]) -> set[int]:
 def heuristic_matches(label: str, packages: list[str]) -> list[tuple[float, str]]:
     """Packages whose name spells ``label``, best first, as ``(score, package)``.
 
-    Score 1.0: every distinctive word of the label is in the package name
-    (``Retro Music`` → ``code.name.monkey.retromusic``); less when only some are. Filler
-    words (google, app, pro, simple…) count only when nothing else is left. Labels
+    Score 1.0 (+ up to 0.01 for the filler words it also spells): every distinctive word
+    of the label is in the package name (``Retro Music`` → ``code.name.monkey.retromusic``);
+    less when only some are. Filler words (google, app, pro, simple…) decide nothing alone. Labels
     without Latin letters (Chinese names) never match here: the alias table and the
     APKs' own labels cover them.
     """
@@ -132,7 +140,7 @@ def heuristic_matches(label: str, packages: list[str]) -> list[tuple[float, str]
     if not words or not any("a" <= ch <= "z" for ch in normalized):
         return []
     distinctive = [i for i, w in enumerate(words) if w not in _FILLER_WORDS] or list(range(len(words)))
-    scored: list[tuple[float, str]] = []
+    scored: list[tuple[float, float, str]] = []
     for package in packages:
         tokens = package_tokens(package)
         if not tokens:
@@ -140,6 +148,7 @@ def heuristic_matches(label: str, packages: list[str]) -> list[tuple[float, str]
         covered = _covered_words(words, tokens)
         hits = sum(1 for i in distinctive if i in covered)
         if hits:
-            scored.append((hits / len(distinctive), package))
-    scored.sort(key=lambda item: (-item[0], len(package_tokens(item[1])), item[1]))
-    return scored
+            # filler words break ties: "Simple Calendar Pro" is simplemobiletools.calendar.pro
+            scored.append((hits / len(distinctive), len(covered) / len(words), package))
+    scored.sort(key=lambda item: (-item[0], -item[1], len(package_tokens(item[2])), item[2]))
+    return [(round(score + tie / 100, 4), package) for score, tie, package in scored]

@@ -61,7 +61,7 @@ class AppResolver:
     def installed_launchables(self) -> list[LauncherApp]:
         return list(self.device.launcher_apps(max_age_s=_LISTING_MAX_AGE_S))
 
-    def resolve(self, label: str, *, read_apks: bool = True) -> AppResolution:
+    def resolve(self, label: str, *, read_apks: bool = True, use_aliases: bool = True) -> AppResolution:
         if not isinstance(label, str) or not normalize_name(label):
             raise ValueError("app label must be a non-empty string")
         apps = self.installed_launchables()
@@ -76,14 +76,15 @@ class AppResolver:
             if found:
                 return AppResolution(label, found, "listing", tuple(asked))
 
-        asked.append("alias")
-        for package in alias_packages(label):
-            if package in installed:
-                return AppResolution(label, package, "alias", tuple(asked))
+        if use_aliases:
+            asked.append("alias")
+            for package in alias_packages(label):
+                if package in installed:
+                    return AppResolution(label, package, "alias", tuple(asked))
 
         asked.append("heuristic")
         scored = heuristic_matches(label, packages)
-        best = [p for s, p in scored if s >= 1.0]
+        best = [p for s, p in scored if s >= 1.0 and s == scored[0][0]]
         if len(best) == 1 or (best and _clearly_first(best)):
             return AppResolution(label, best[0], "heuristic", tuple(asked))
 
@@ -93,7 +94,7 @@ class AppResolver:
             if found:
                 return AppResolution(label, found, "apk_label", tuple(asked))
 
-        partial = [(s, p) for s, p in scored if s >= 0.5]
+        partial = [(s, p) for s, p in scored if 0.5 < s < 1.0]  # more than half the distinctive words
         if partial and (len(partial) == 1 or partial[0][0] > partial[1][0]):
             return AppResolution(label, partial[0][1], "heuristic", tuple(asked))
         if best:

@@ -32,6 +32,7 @@ from mobile_agent.device.displays import (
 from mobile_agent.device.keyboard import AdbKeyboardSession
 from mobile_agent.device.parsing import (
     LauncherApp,
+    current_screen_size,
     match_label,
     parse_current_app,
     parse_density,
@@ -40,7 +41,6 @@ from mobile_agent.device.parsing import (
     parse_main_activities,
     parse_rotation,
     parse_screen_on,
-    parse_wm_size,
     query_activities_unsupported,
 )
 from mobile_agent.device.screenshot import Screenshot, decode_framebuffer, decode_png
@@ -331,14 +331,11 @@ class Device:
             for display in parse_display_infos(self.shell(["dumpsys", "display"])):
                 if display.display_id == target.logical_id and display.width and display.height:
                     return ScreenInfo(display.width, display.height, display.rotation or 0, density)
-        rotation = parse_rotation(input_dump) or 0
-        size = parse_wm_size(self.shell(["wm", "size"]))
-        if size is None:
+        current = current_screen_size(self.shell(["wm", "size"]), input_dump)
+        if current is None:
             shot = self.screenshot()
-            return ScreenInfo(width=shot.width, height=shot.height, rotation=rotation, density=density)
-        width, height = size
-        if rotation % 2 == 1:
-            width, height = height, width
+            return ScreenInfo(shot.width, shot.height, parse_rotation(input_dump) or 0, density)
+        width, height, rotation = current
         return ScreenInfo(width=width, height=height, rotation=rotation, density=density)
 
     def screen_state(self) -> ScreenState:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 __all__ = [
     "InputViewport",
     "LauncherApp",
+    "current_screen_size",
     "match_label",
     "parse_current_app",
     "parse_density",
@@ -31,6 +32,8 @@ _DENSITY_RE = re.compile(r"(Physical|Override) density:\s*(\d+)")
 _ROTATION_RES = (
     re.compile(r"mCurrentRotation=(?:ROTATION_)?(\d+)"),
     re.compile(r"SurfaceOrientation:\s*(\d)"),
+    # Android 13/14 "InputDeviceOrientation: 1", Android 15+ "InputDeviceOrientation: Rotation90"
+    re.compile(r"InputDeviceOrientation:\s*(?:Rotation)?(\d+)"),
     re.compile(r"\borientation=(\d)"),
     re.compile(r"mRotation=(\d)"),
 )
@@ -52,6 +55,22 @@ def parse_wm_size(text: str) -> tuple[int, int] | None:
     """(width, height) from ``wm size``; the override size wins over the physical one."""
     sizes = {kind: (int(w), int(h)) for kind, w, h in _SIZE_RE.findall(text)}
     return sizes.get("Override") or sizes.get("Physical")
+
+
+def current_screen_size(wm_size: str, input_dump: str) -> tuple[int, int, int] | None:
+    """(width, height, rotation) of the screen as it is turned now.
+
+    ``wm size`` reports the *natural* orientation: portrait on phones, landscape on many
+    tablets. So the size is turned for rotations 1 and 3 whatever its aspect (a
+    landscape-natural tablet held upright is taller than wide). None without a size."""
+    size = parse_wm_size(wm_size)
+    if size is None:
+        return None
+    rotation = parse_rotation(input_dump) or 0
+    width, height = size
+    if rotation % 2 == 1:
+        width, height = height, width
+    return width, height, rotation
 
 
 def parse_density(text: str) -> int | None:

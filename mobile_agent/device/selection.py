@@ -10,7 +10,13 @@ import time
 
 from mobile_agent.device.adb_protocol import UNAUTHORIZED_HINT
 from mobile_agent.device.device import Device
-from mobile_agent.device.server import NO_PERMISSIONS_HINT, connect, ensure_server, parse_devices_l
+from mobile_agent.device.server import (
+    NO_PERMISSIONS_HINT,
+    DeviceInfo,
+    connect,
+    ensure_server,
+    parse_devices_l,
+)
 from mobile_agent.device.validation import validate_serial
 from mobile_agent.errors import (
     DeviceError,
@@ -22,7 +28,7 @@ from mobile_agent.errors import (
 )
 from mobile_agent.settings import AdbSettings
 
-__all__ = ["open_device"]
+__all__ = ["check_ready", "open_device"]
 
 _CONNECT_SETTLE_S = 5.0
 
@@ -67,22 +73,28 @@ def open_device(settings: AdbSettings, serial: str | None = None) -> Device:
                 f"device {serial!r} is not attached (attached: {attached})", serial=serial, attached=[d.serial for d in devices]
             )
         chosen = matches[0]
-    if chosen.state == "unauthorized":
+    check_ready(chosen)
+    return Device(chosen.serial, settings, host=host)
+
+
+def check_ready(info: DeviceInfo) -> None:
+    """Raise the error that says what to do when ``info`` (a line of ``adb devices -l``)
+    is not a phone ready to drive."""
+    if info.state == "unauthorized":
         raise DeviceUnauthorizedError(
-            f"device {chosen.serial} is unauthorized: {UNAUTHORIZED_HINT}", serial=chosen.serial, hint=UNAUTHORIZED_HINT
+            f"device {info.serial} is unauthorized: {UNAUTHORIZED_HINT}", serial=info.serial, hint=UNAUTHORIZED_HINT
         )
-    if chosen.state == "offline":
+    if info.state == "offline":
         raise DeviceOfflineError(
-            f"device {chosen.serial} is offline: reconnect it (USB cable, or `adb disconnect` then `adb connect`)",
-            serial=chosen.serial,
+            f"device {info.serial} is offline: reconnect it (USB cable, or `adb disconnect` then `adb connect`)",
+            serial=info.serial,
         )
-    if chosen.state.startswith(("no permissions", "insufficient permissions")):
+    if info.state.startswith(("no permissions", "insufficient permissions")):
         raise DeviceError(
-            f"device {chosen.serial} is attached but adb has {chosen.state.split(';')[0]}: {NO_PERMISSIONS_HINT}",
-            serial=chosen.serial,
-            state=chosen.state,
+            f"device {info.serial} is attached but adb has {info.state.split(';')[0]}: {NO_PERMISSIONS_HINT}",
+            serial=info.serial,
+            state=info.state,
             hint=NO_PERMISSIONS_HINT,
         )
-    if chosen.state != "device":
-        raise DeviceError(f"device {chosen.serial} is in state {chosen.state!r}, not ready", serial=chosen.serial)
-    return Device(chosen.serial, settings, host=host)
+    if info.state != "device":
+        raise DeviceError(f"device {info.serial} is in state {info.state!r}, not ready", serial=info.serial)

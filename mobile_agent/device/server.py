@@ -41,9 +41,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# `adb devices` lists a USB phone that the user may not open as
-# "no permissions (user in plugdev group; are your udev rules wrong?); see [...]"
-# (newer adb: "no permissions (missing udev rules? user is in the plugdev group)").
+# `adb devices` lists a USB phone that the user may not open as "no permissions (REASON);
+# see [URL]", REASON one of AOSP diagnose_usb.cpp's: "user in plugdev group; are your udev
+# rules wrong?", "user NAME is not in the plugdev group", "verify udev rules".
 NO_PERMISSIONS_HINT = (
     "this user may not open the phone's USB device: add a udev rule for it, e.g. "
     "`echo 'SUBSYSTEM==\"usb\", ATTR{idVendor}==\"18d1\", MODE=\"0660\", GROUP=\"plugdev\"' | "

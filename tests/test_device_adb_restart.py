@@ -1,0 +1,52 @@
+"""The adb server dies and comes back: the `adb connect` phones come back with it.
+
+A private adb server (the adbutils wheel's binary) on its own port, a simulated phone
+connected to it with ``mobile_agent.device.connect``; then ``adb kill-server``. The next
+device call starts the server again, reconnects the phone and goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mobile_agent.device import connect, list_devices
+from mobile_agent.device.device import Device
+from mobile_agent.device.server import find_adb
+from mobile_agent.settings import AdbSettings
+from tests.ports import free_port
+
+
+@pytest.fixture
+def private_adb(monkeypatch: pytest.MonkeyPatch) -> Any:
+    home = Path(tempfile.mkdtemp(prefix="adb-restart-"))
+    monkeypatch.setenv("HOME", str(home))  # the server keeps its keys there
+    monkeypatch.setenv("TMPDIR", str(home))
+    settings = AdbSettings(server_port=free_port(), command_timeout_s=10)
+    try:
+        yield settings
+    finally:
+        subprocess.run([str(find_adb(settings)), "-P", str(settings.server_port), "kill-server"],
+                       capture_output=True, timeout=30, check=False, env=dict(os.environ))
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_phones_come_back_after_the_adb_server_restarts(sim_phones: Any, private_adb: AdbSettings) -> None:
+    (phone,) = sim_phones(1)
+    assert "connected to" in connect(phone.serial, private_adb)  # starts the private server too
+    device = Device(phone.serial, private_adb)
+    assert device.shell(["echo", "before"]).strip() == "before"
+
+    killed = subprocess.run([str(find_adb(private_adb)), "-P", str(private_adb.server_port), "kill-server"],
+                            capture_output=True, timeout=30, check=False)
+    assert killed.returncode == 0
+
+    # the next call finds no server, starts one, connects the phone again and is retried
+    assert device.shell(["echo", "after"]).strip() == "after"
+    assert [d.state for d in list_devices(private_adb) if d.serial == phone.serial] == ["device"]
