@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mobile_agent.device import Device, open_device
-from mobile_agent.errors import AdbKeyboardMissingError, AppNotFoundError
+from mobile_agent.errors import AdbKeyboardMissingError, AppNotFoundError, TextInputError
 from mobile_agent.settings import AdbSettings
 
 NOTES = "com.google.android.keep"
@@ -183,3 +183,25 @@ def test_newlines_are_the_enter_key(editor) -> None:
     view = phone.state()["tasks"][NOTES][-1]
     assert view["fields"]["title"] == "Shopping"  # Enter in the title moves to the body
     assert view["fields"]["body"] == "milk; eggs\n$(bread)"
+
+
+class _ImeNeverBinds(Device):
+    """The phone (real, simulated), except that `dumpsys input_method` keeps answering
+    what a real phone prints right after `ime set`, before the IME is bound (sample: a
+    public parser test's "cold cycle" dump, see tests/test_device_real_formats.py)."""
+
+    def shell(self, args: list[str]) -> str:
+        if args[:2] == ["dumpsys", "input_method"]:
+            return "  mCurId=com.android.adbkeyboard/.AdbIME\n  mBoundToMethod=false\n"
+        return super().shell(args)
+
+
+def test_text_is_never_reported_typed_when_adb_keyboard_is_not_listening(keyboard_editor) -> None:
+    device, phone = keyboard_editor
+    ime = phone.state()["ime"]["current"]
+    stubborn = _ImeNeverBinds(device.serial, device.settings)
+    with pytest.raises(TextInputError) as caught:
+        stubborn.type_text("你好")
+    assert caught.value.fields["reason"] == "ime_not_active"
+    assert _focused_text(phone) == ""  # nothing broadcast
+    assert phone.state()["ime"]["current"] == ime  # and the user's keyboard is back
