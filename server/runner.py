@@ -119,8 +119,16 @@ class AgentTaskRunner:
             data.setdefault("run_id", getattr(event, "run_id", None))
             emit(str(getattr(event, "kind", "event")), data)
 
-        agent = Agent(settings, device=device, locator=_LazyLocator(self._get_locator), on_event=on_event)
-        result = agent.run(spec.instruction, cancel=cancel, output_dir=spec.output_dir)
+        script = spec.options.get("script")
+        if script:  # no model: the operations as written
+            from mobile_agent.agent import run_script
+
+            result = run_script(settings, script, device=device, locator=_LazyLocator(self._get_locator),
+                                on_event=on_event, cancel=cancel, output_dir=spec.output_dir,
+                                instruction=spec.instruction)
+        else:
+            agent = Agent(settings, device=device, locator=_LazyLocator(self._get_locator), on_event=on_event)
+            result = agent.run(spec.instruction, cancel=cancel, output_dir=spec.output_dir)
         usage = result.usage
         return TaskOutcome(
             status=str(getattr(result.status, "value", result.status)),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "MAX_ID",
@@ -40,7 +40,15 @@ _ADDRESS = re.compile(r"^[A-Za-z0-9.\-\[\]:]{1,253}:\d{1,5}$")
 class TaskCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    instruction: str = Field(..., min_length=1, description="what the agent should do, in words")
+    instruction: str | None = Field(
+        None, min_length=1, description="what the agent should do, in words (with a script: its name)"
+    )
+    script: str | None = Field(
+        None,
+        min_length=1,
+        description="operations to run with no model, one per line in the model's syntax "
+        '(e.g. "Open App (Settings)", "Click text (Display)"); runs without a planner endpoint',
+    )
     device: str = Field("any", description='a serial, or "any" for the first free phone')
     model: str | None = Field(None, min_length=1, max_length=200, description="planner model override")
     base_url: str | None = Field(None, max_length=2000, description="planner endpoint override")
@@ -48,9 +56,24 @@ class TaskCreate(BaseModel):
     max_steps: int | None = Field(None, ge=1)
     reflection: bool | None = None
 
+    @model_validator(mode="after")
+    def _instruction_or_script(self) -> TaskCreate:
+        if self.instruction is None and self.script is None:
+            raise ValueError("give an instruction, or a script (one operation per line)")
+        return self
+
+    @field_validator("script")
+    @classmethod
+    def _script_has_no_nul(cls, value: str | None) -> str | None:
+        if value is not None and "\x00" in value:
+            raise ValueError("script contains a NUL character")
+        return value
+
     @field_validator("instruction")
     @classmethod
-    def _instruction_has_text(cls, value: str) -> str:
+    def _instruction_has_text(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
         if not value.strip():
             raise ValueError("instruction is blank")
         if "\x00" in value:

@@ -38,6 +38,7 @@ def test_random_task_bodies_get_documented_answers(tmp_path, adb_server) -> None
             "server.database_url": f"sqlite:///{tmp_path / 'fuzz.sqlite3'}",
             "server.devices": ["no-such-phone:1"],  # nothing runs: tasks stay queued
             "server.preload_perception": False,
+            "planner.base_url": "http://127.0.0.1:9/v1",  # never reached: nothing runs
             "server.max_instruction_chars": 200,
             "agent.output_dir": str(tmp_path / "runs"),
         }
@@ -76,6 +77,7 @@ def test_numbers_json_cannot_hold_get_a_422_not_a_500(tmp_path, adb_server) -> N
             "server.database_url": f"sqlite:///{tmp_path / 'numbers.sqlite3'}",
             "server.devices": ["no-such-phone:1"],
             "server.preload_perception": False,
+            "planner.base_url": "http://127.0.0.1:9/v1",  # never reached: nothing runs
             "agent.output_dir": str(tmp_path / "runs"),
         }
     )

@@ -34,7 +34,9 @@ def readyz(service: Service) -> Response:
         return JSONResponse({"status": "not ready", "problems": problems}, status.HTTP_503_SERVICE_UNAVAILABLE)
     describe = getattr(service.runner, "describe", None)
     perception = describe() if callable(describe) else {}
-    return JSONResponse({"status": "ready", "devices": len(service.pool.slots()), "perception": perception})
+    planner = service.settings.planner.configured or bool(service.settings.server.planner_base_urls)
+    return JSONResponse({"status": "ready", "devices": len(service.pool.slots()), "perception": perception,
+                         "planner": planner})
 
 
 @router.get("/metrics", response_class=PlainTextResponse, dependencies=[Authorized])

@@ -83,7 +83,27 @@ def _get_task(service: ServiceState, task_id: int) -> TaskRow:
 @router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=TaskPublic)
 def create_task(body: TaskCreate, service: Service, response: Response) -> TaskPublic:
     limits = service.settings.server
-    if len(body.instruction) > limits.max_instruction_chars:
+    script_lines = 0
+    if body.script is not None:
+        from mobile_agent.agent import parse_script
+        from mobile_agent.errors import OperationError
+
+        try:
+            script_lines = len(parse_script(body.script))  # a bad line is a 422 now, not a failed run
+        except OperationError as exc:
+            raise _unprocessable("script", exc.message, "script_invalid") from exc
+        if script_lines > limits.max_steps_limit:
+            raise _unprocessable("script", f"the script has over {limits.max_steps_limit} operations", "too_long")
+    elif not (service.settings.planner.configured or limits.planner_base_urls or body.base_url):
+        raise _unprocessable(
+            "instruction",
+            "no planner endpoint is configured on this server, so an instruction cannot be planned: send a "
+            'script instead (one operation per line, e.g. "Open App (Settings)"), or configure '
+            "MOBILE_AGENT_PLANNER__BASE_URL / MOBILE_AGENT_PLANNER__API_KEY",
+            "no_planner",
+        )
+    instruction = body.instruction or f"script of {script_lines} operation{'s' if script_lines != 1 else ''}"
+    if len(instruction) > limits.max_instruction_chars:
         raise _unprocessable(
             "instruction", f"instruction is longer than {limits.max_instruction_chars} characters", "string_too_long"
         )
@@ -113,7 +133,7 @@ def create_task(body: TaskCreate, service: Service, response: Response) -> TaskP
         refusal = slot.refusal if slot is not None else None
         if refusal is not None:
             raise _unprocessable("device", f"{refusal}: a task for it would wait forever", "device_not_ready")
-    task = service.store.create_task(body.instruction, body.device, body.options())
+    task = service.store.create_task(instruction, body.device, body.options())
     service.scheduler.wake()
     response.headers["Location"] = f"/v1/tasks/{task.id}"
     return task_public(task)

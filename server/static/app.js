@@ -90,7 +90,9 @@ function renderDevices(devices) {
 // --- submit -------------------------------------------------------------------------
 $("submit-form").addEventListener("submit", async (event) => {
   event.preventDefault();
-  const body = { instruction: $("instruction").value, device: $("device").value };
+  const body = { device: $("device").value };
+  if ($("instruction").value.trim()) body.instruction = $("instruction").value;
+  if ($("script").value.trim()) body.script = $("script").value;
   if ($("max_steps").value) body.max_steps = Number($("max_steps").value);
   if ($("model").value.trim()) body.model = $("model").value.trim();
   $("submit-error").hidden = true;
@@ -248,6 +250,10 @@ $("cancel-button").addEventListener("click", async () => {
 async function every(fn, ms) {
   try { await fn(); } finally { setTimeout(() => every(fn, ms), ms); }
 }
+// Without a planner endpoint only scripts run: say so before a task fails.
+fetch("/readyz", { credentials: "same-origin" }).then((r) => r.json()).then((ready) => {
+  $("planner-warning").hidden = ready.planner !== false;
+}).catch(() => { /* not ready yet: the submit answers with the reason */ });
 every(refreshDevices, 2500);
 every(refreshTasks, 4000);
 // #task-N opens that run: on load, and when the address changes without a reload
