@@ -103,6 +103,44 @@ def test_usage_errors_exit_2(adb_server, sim_phone, tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+def test_a_wrong_serial_is_a_usage_error_and_writes_nothing(adb_server, sim_phone, tmp_path):
+    script = tmp_path / "home.txt"
+    script.write_text("Home\n", encoding="utf-8")
+    runs = tmp_path / "runs"
+    proc = _cli("--serial", "no-such-phone", "--script", str(script), "-o", str(runs), env=_env(adb_server.port))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "'no-such-phone' is not attached" in proc.stderr and "Traceback" not in proc.stderr
+    assert not runs.exists()  # a run that never opened its phone leaves no trajectory folder
+
+
+def test_two_phones_and_no_serial_is_a_usage_error(adb_server, sim_phones, tmp_path):
+    phones = sim_phones(2)
+    script = tmp_path / "home.txt"
+    script.write_text("Home\n", encoding="utf-8")
+    runs = tmp_path / "runs"
+    proc = _cli("--script", str(script), "-o", str(runs), env=_env(adb_server.port))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "choose one with --serial" in proc.stderr and all(p.serial in proc.stderr for p in phones)
+    assert not runs.exists()
+
+
+def test_mobile_agent_adb_runs_the_bundled_adb(adb_server, sim_phone, tmp_path):
+    """The README's `mobile-agent adb -s SERIAL shell dumpsys simphone` (adb itself is not on
+    the PATH of a pip install: it is inside the adbutils wheel)."""
+    env = _env(adb_server.port)
+    env["PATH"] = str(tmp_path)  # no adb on the PATH
+    run = [sys.executable, "-m", "mobile_agent.cli", "adb"]
+    state = subprocess.run([*run, "-s", sim_phone.serial, "shell", "dumpsys", "simphone"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert state.returncode == 0, state.stderr
+    assert json.loads(state.stdout)["foreground"]
+    where = subprocess.run([*run, "--path"], env=env, capture_output=True, text=True, timeout=60)
+    assert where.returncode == 0 and Path(where.stdout.strip()).name == "adb" and Path(where.stdout.strip()).is_file()
+    missing = subprocess.run([*run, "-s", "no-such-phone", "shell", "true"], env=env, capture_output=True, text=True,
+                             timeout=60)
+    assert missing.returncode != 0 and "no-such-phone" in missing.stderr  # adb's own answer and status
+
+
 def test_planned_run_with_flags_exits_0_and_budget_exits_1(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
     env = _env(adb_server.port)
     llm_server.script([plan_reply("Back"), plan_reply("Stop"), DONE])

@@ -19,7 +19,7 @@ from importlib.metadata import entry_points
 from mobile_agent import __version__
 from mobile_agent.errors import MobileAgentError
 
-SUBCOMMANDS = ("run", "devices", "doctor")
+SUBCOMMANDS = ("run", "devices", "doctor", "adb")
 PLUGIN_GROUP = "mobile_agent.commands"
 
 
@@ -44,9 +44,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _split_adb(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """``mobile-agent [global options] adb ARGS...``: the ARGS, kept from argparse (adb's own
+    ``-s SERIAL`` is not an option of ours)."""
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token in ("-v", "--verbose") or token.startswith("--config="):
+            i += 1
+        elif token == "--config":
+            i += 2
+        elif token == "adb":
+            return argv[: i + 1], argv[i + 1 :]
+        else:
+            break
+    return argv, None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv, adb_args = _split_adb(list(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
+    if adb_args is not None:
+        args.adb_args = adb_args
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -4,7 +4,8 @@ Exit codes (also in ``--help``):
 
     0    completed
     1    not completed, or a budget ran out
-    2    usage error (bad flags, no planner configured and no --script, bad script)
+    2    usage error (bad flags, no planner configured and no --script, bad script,
+         a serial that is not attached, several phones and no --serial)
     3    error (device lost, planner unreachable, …)
     130  cancelled (Ctrl-C)
 
@@ -39,7 +40,8 @@ EXIT_CODES = {
 EXIT_USAGE = 2
 _POLL_S = 0.2  # how often the main thread wakes up to take a Ctrl-C while the run goes on
 
-_EPILOG = """exit codes: 0 completed; 1 not completed or budget exhausted; 2 usage error;
+_EPILOG = """exit codes: 0 completed; 1 not completed or budget exhausted; 2 usage error (also a
+--serial that is not attached, or several phones and no --serial);
 3 error (device lost, planner unreachable...); 130 cancelled (Ctrl-C).
 
 Without a planner endpoint (--base-url / MOBILE_AGENT_PLANNER__BASE_URL and an API key),
@@ -179,6 +181,20 @@ def run_command(args: argparse.Namespace) -> int:
         print(CONFIGURE_HINT, file=err)
         return EXIT_USAGE
 
+    # The phone first: a wrong serial or an ambiguous choice is a usage error (2), and a run
+    # that cannot open its phone leaves no trajectory folder behind.
+    from mobile_agent.device import open_device
+    from mobile_agent.errors import DeviceError, DeviceNotFoundError, MultipleDevicesError
+
+    try:
+        device = open_device(settings.adb)
+    except (DeviceNotFoundError, MultipleDevicesError) as exc:
+        print(f"mobile-agent run: {exc.message}", file=err)
+        return EXIT_USAGE
+    except DeviceError as exc:
+        print(f"mobile-agent run: {exc.message}", file=err)
+        return EXIT_CODES["error"]
+
     cancel = threading.Event()
     printer = None if args.quiet or args.json else ProgressPrinter(sys.stdout)
     started: dict[str, str] = {}
@@ -194,8 +210,9 @@ def run_command(args: argparse.Namespace) -> int:
 
     def run() -> RunResult:
         if script_text is not None:
-            return run_script(settings, script_text, on_event=on_event, cancel=cancel, instruction=args.instruction)
-        return Agent(settings, on_event=on_event).run(args.instruction, cancel=cancel)
+            return run_script(settings, script_text, device=device, on_event=on_event, cancel=cancel,
+                              instruction=args.instruction)
+        return Agent(settings, device=device, on_event=on_event).run(args.instruction, cancel=cancel)
 
     try:
         result = _wait_for_run(start_in_background(run, "mobile-agent-run"), cancel, started)
