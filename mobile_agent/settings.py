@@ -36,6 +36,7 @@ from mobile_agent.errors import ConfigError
 __all__ = [
     "AdbSettings",
     "AgentSettings",
+    "CacheSettings",
     "PerceptionSettings",
     "PlannerSettings",
     "ServerSettings",
@@ -142,6 +143,21 @@ class AgentSettings(BaseModel):
     change_threshold: float = Field(0.0005, ge=0, le=1, description="share of changed pixels that counts as a change")
     output_dir: Path = Path("runs")
     secrets: list[SecretStr] = Field(default_factory=list, description="texts redacted from trajectories")
+    prefetch_perception: bool = Field(
+        True, description="run OCR on the screen while the model plans, so the operation finds it ready"
+    )
+
+
+class CacheSettings(BaseModel):
+    """The plan cache: completed runs replay without the model (``mobile_agent.replay``)."""
+
+    model_config = _SECTION
+
+    enabled: bool = Field(False, description="replay cached plans and learn from completed runs")
+    database_url: str | None = Field(None, description="default: a SQLite file plan-cache.sqlite3 in agent.output_dir")
+    min_similarity: float = Field(
+        0.5, gt=0, le=1, description="how alike a screen must be to the recorded one for a step to replay"
+    )
 
 
 class ServerSettings(BaseModel):
@@ -184,6 +200,7 @@ class Settings(BaseSettings):
     planner: PlannerSettings = Field(default_factory=PlannerSettings)
     perception: PerceptionSettings = Field(default_factory=PerceptionSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    cache: CacheSettings = Field(default_factory=CacheSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 
     @field_validator("log_level", mode="before")

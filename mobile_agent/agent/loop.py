@@ -28,6 +28,7 @@ May import: ``mobile_agent`` (settings, errors, device, operations, planner, loc
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -43,10 +44,16 @@ from mobile_agent.operations.context import AgentDevice, Locator, ScreenshotLike
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.planner.protocol import PlannerLike
 from mobile_agent.planner.types import PlanReply, PlanRequest
+from mobile_agent.replay import PlanStore, ReplayingPlanner, default_cache_url
 from mobile_agent.settings import Settings
 from perception.types import Location
 
 __all__ = ["NO_EFFECT_NOTE", "Agent", "PlannedRun"]
+
+log = logging.getLogger(__name__)
+
+# a model that answers sooner than this (a local scripted one) needs no OCR in the meantime
+PREFETCH_DELAY_S = 0.3
 
 NO_EFFECT_NOTE = (
     'The last operation "{action}" had no effect: the screen did not change. '
@@ -87,6 +94,11 @@ class Agent:
 
     def open(self) -> tuple[PlannerLike, AgentDevice]:
         """The planner and the device, built from the settings when not given."""
+        return self.open_planner(), self.open_device()
+
+    def open_planner(self) -> PlannerLike:
+        """The planner, built from the settings when not given (``ConfigError`` without
+        an endpoint)."""
         if self.planner is None:
             from mobile_agent.planner import Planner
 
@@ -96,9 +108,13 @@ class Agent:
                     "MOBILE_AGENT_PLANNER__API_KEY (or --base-url / --api-key), or run a script with --script"
                 )
             self.planner = Planner(self.settings.planner)
+        return self.planner
+
+    def open_device(self) -> AgentDevice:
+        """The device, opened from the settings when not given."""
         if self.device is None:
             self.device = open_run_device(self.settings)
-        return self.planner, self.device
+        return self.device
 
     def run(
         self,
@@ -112,9 +128,10 @@ class Agent:
         if not self._running.acquire(blocking=False):
             raise RuntimeError("this Agent is already running an instruction; use one Agent per run")
         try:
-            return carry_out(
+            body = PlannedRun(self, instruction)
+            result = carry_out(
                 self.settings,
-                PlannedRun(self),
+                body,
                 instruction=instruction,
                 mode="planned",
                 locator=self.locator,
@@ -122,6 +139,8 @@ class Agent:
                 output_dir=Path(output_dir) if output_dir is not None else None,
                 cancel=cancel,
             )
+            body.learn(result)
+            return result
         finally:
             self._running.release()
 
@@ -142,22 +161,48 @@ class _LoopState:
 class PlannedRun:
     """The body of a planned run (a ``RunBody``): one step per model answer."""
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent, instruction: str = "") -> None:
         self.agent = agent
+        self.instruction = instruction
         self.settings = agent.settings
         self.locator = agent.locator
         self.max_steps = agent.settings.agent.max_steps
         self.state = _LoopState()
         self._planner: PlannerLike | None = None
         self._device: AgentDevice | None = None
+        self._replay: ReplayingPlanner | None = None
 
     @property
     def device(self) -> AgentDevice | None:
         return self.agent.device
 
     def open(self) -> AgentDevice:
-        self._planner, self._device = self.agent.open()
+        cache = self.settings.cache
+        if not cache.enabled:
+            self._planner, self._device = self.agent.open()
+            return self._device
+        store = PlanStore(cache.database_url or default_cache_url(self.settings.agent.output_dir))
+        locator = self.locator.untimed()
+        replay = ReplayingPlanner(
+            store,
+            self.instruction,
+            inner_factory=self.agent.open_planner,
+            locator=self.locator,
+            ocr=getattr(locator, "ocr", lambda pixels: []),
+            min_similarity=cache.min_similarity,
+        )
+        if not replay.replaying:
+            replay.plan_with_model()  # nothing to replay: a missing planner fails now, before the device
+        self._planner, self._replay = replay, replay
+        self._device = self.agent.open_device()
         return self._device
+
+    def learn(self, result: RunResult) -> None:
+        """After the run: the plan cache keeps what worked (when it is on)."""
+        if self._replay is not None:
+            plan_id = self._replay.learn(result)
+            if plan_id is not None:
+                log.info("cached plan #%d for %r", plan_id, self.instruction)
 
     @property
     def planner(self) -> PlannerLike:
@@ -203,7 +248,15 @@ class PlannedRun:
             reflection_note=state.reflection_note,
         )
         start = time.perf_counter()
-        reply = session.ask_model(lambda: self.planner.plan(request))
+        prefetch = None
+        if self.settings.agent.prefetch_perception and (self._replay is None or not self._replay.replaying):
+            # a model takes seconds: OCR the frame meanwhile (a fast answer cancels it)
+            prefetch = self.locator.prefetch(draft.frame.pixels, delay_s=PREFETCH_DELAY_S)
+        try:
+            reply = session.ask_model(lambda: self.planner.plan(request))
+        finally:
+            if prefetch is not None:
+                prefetch.cancel()
         draft.model_ms += elapsed_ms(start)
         draft.took_reply(reply)
         session.count(draft, reply.usage)

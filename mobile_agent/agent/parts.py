@@ -71,6 +71,28 @@ class TimedLocator:
     def find_icon(self, image: np.ndarray, description: str, position: str | None) -> Location:
         return self._timed(lambda locator: locator.find_icon(image, description, position))
 
+    def prefetch(self, image: np.ndarray, delay_s: float = 0.0) -> threading.Timer | None:
+        """Start OCR of ``image`` on a background thread after ``delay_s``, so that a
+        lookup on the same frame later finds it in perception's per-frame cache (which
+        also makes a lookup that comes while it runs wait for it rather than run it
+        twice). ``cancel()`` the returned timer when the wait it was meant to fill ended
+        sooner. Failures are left to that lookup to report."""
+        locator = self.untimed()
+        ocr = getattr(locator, "ocr", None)
+        if ocr is None:
+            return None
+
+        def run() -> None:
+            try:
+                ocr(image)
+            except Exception:  # noqa: BLE001 - the lookup that needs it raises it properly
+                pass
+
+        timer = threading.Timer(delay_s, run)
+        timer.name, timer.daemon = "perception-prefetch", True
+        timer.start()
+        return timer
+
     def take_ms(self) -> float:
         """Milliseconds spent since the last call."""
         elapsed, self._elapsed = self._elapsed, 0.0

@@ -174,6 +174,7 @@ class StepRecord:
     timings: StepTimings = field(default_factory=StepTimings)
     usage: dict[str, Any] = field(default_factory=dict)
     started_at: float = 0.0
+    by: str = "model"  # who chose the action: "model", "replay" (a cached plan) or "script"
 
     @property
     def operation_name(self) -> str | None:

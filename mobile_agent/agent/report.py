@@ -147,6 +147,7 @@ dt { font-weight: 600; color: #555; } dd { margin: 0; white-space: pre-wrap; wor
     row(dl, "Observation", s.observation);
     row(dl, "Thought", s.thought);
     row(dl, "Action", s.action_text);
+    if (s.by === "replay") row(dl, "Planned by", "replay of a cached plan (no model call)");
     if (s.operation) row(dl, "Operation", s.operation.name + " " + JSON.stringify(s.operation.params || {}));
     if (s.tap_point) row(dl, "Tap", s.tap_point.join(", "));
     if (s.swipe) row(dl, "Swipe", s.swipe.join(", "));

@@ -152,6 +152,7 @@ class ScriptedRun:
         line = self.lines[draft.index - 1]
         device = self.open()
         draft.action_text = line.text
+        draft.by = "script"
 
         def choose(location: Location) -> int | None:  # several places match: the line's #N, if any
             draft.chosen_candidate = line.candidate

@@ -75,6 +75,7 @@ class StepDraft:
     model_ms: float = 0.0
     action_ms: float = 0.0
     settle_ms: float = 0.0
+    by: str = "model"
     # the step has something worth keeping if the run ends now (a reply, an operation);
     # a step that ends while waiting for its first answer leaves no record
     begun: bool = False
@@ -85,6 +86,7 @@ class StepDraft:
         self.thought = reply.thought or ""
         self.action_text = reply.action_text or ""
         self.raw_reply = reply.raw or ""
+        self.by = reply.source
 
     def took_usage(self, usage: Usage) -> None:
         """One more model call of this step."""

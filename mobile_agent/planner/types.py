@@ -83,6 +83,7 @@ class PlanReply:
     action_text: str
     raw: str
     usage: Usage = field(default_factory=Usage)
+    source: str = "model"  # who planned it: "model", or "replay" (a cached plan, no model call)
 
 
 @dataclass(frozen=True)
