@@ -46,7 +46,7 @@ from mobile_agent.planner.types import CompletionVerdict, PlanReply, PlanRequest
 from mobile_agent.replay.fingerprint import ScreenFingerprint, fingerprint
 from mobile_agent.replay.plans import CachedPlan, CachedStep, InstructionTemplate, fill_slots, to_slots
 from mobile_agent.replay.store import PlanStore
-from perception.types import Location, LocateStatus, TextLine
+from perception.types import LocateStatus, Location, TextLine
 
 if TYPE_CHECKING:  # the agent package imports this one: records only for the types
     from mobile_agent.agent.records import RunResult, StepRecord
@@ -253,7 +253,8 @@ class ReplayingPlanner:
             source=REPLAY_SOURCE,
         )
 
-    def _diverge(self, reason: str) -> None:
+    def _diverge(self, reason: str) -> PlanReply | None:
+        """Hand over to the real planner for the rest of the run (None: no replayed reply)."""
         self.divergence = reason
         log.info("replay of %r hands over to the planner: %s", self.instruction, reason)
         return None
