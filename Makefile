@@ -7,7 +7,12 @@ TORCH_PINS ?= torch==2.14.1 torchvision==0.29.1
 
 .PHONY: demo test typecheck venv install install-ml install-dev browser fonts lint bench clean
 
+# pip's own progress (Collecting … / Downloading …) is shown for the large installs: the dev
+# environment downloads torch and friends, minutes the first time, and silence looked hung.
+PIP_PROGRESS ?= --progress-bar on
+
 $(BIN)/python:
+	@echo "==> creating $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
@@ -18,14 +23,16 @@ venv: $(BIN)/python
 # image `make install-ml`.
 EXTRAS ?=
 install: venv
-	$(BIN)/pip install -q -e '.$(if $(EXTRAS),[$(EXTRAS)])'
+	@echo "==> installing mobile-agent$(if $(EXTRAS), with [$(EXTRAS)]) into $(VENV)"
+	$(BIN)/pip install $(if $(VERBOSE_INSTALL),$(PIP_PROGRESS),-q) -e '.$(if $(EXTRAS),[$(EXTRAS)])'
 
 install-ml: venv
-	$(BIN)/pip install -q $(TORCH_PINS)
-	$(MAKE) install EXTRAS=ml,postgres
+	@echo "==> installing torch (CPU) $(TORCH_PINS): a large download the first time, pip shows its progress"
+	$(BIN)/pip install $(PIP_PROGRESS) $(TORCH_PINS)
+	$(MAKE) install EXTRAS=ml,postgres VERBOSE_INSTALL=1
 
 install-dev: install-ml
-	$(MAKE) install EXTRAS=dev,ml,postgres
+	$(MAKE) install EXTRAS=dev,ml,postgres VERBOSE_INSTALL=1
 
 # Debian's chromium for the dashboard's browser tests (skipped where it cannot be installed).
 browser:
@@ -48,6 +55,7 @@ demo: install
 
 # Sets up and passes the tests.
 test: install-dev browser fonts typecheck
+	@echo "==> running the test suite"
 	$(BIN)/python -m pytest -q
 
 # The type checker over mobile_agent/ and perception/ ([tool.mypy] in pyproject.toml).
