@@ -246,3 +246,69 @@ def test_a_cached_plan_runs_without_any_endpoint(adb_server, sim_phone, llm_serv
     assert failed.status is RunStatus.ERROR
     assert "no planner endpoint configured" in failed.error["message"]
     assert failed.steps == []
+
+
+# -- the CLI ------------------------------------------------------------------------
+
+
+def _cli(*args, cwd):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "mobile_agent.cli", *args], capture_output=True, text=True,
+                          timeout=60, cwd=cwd)
+
+
+def test_cache_cli_lists_shows_and_clears_plans(tmp_path):
+    store = PlanStore(f"sqlite:///{tmp_path / 'plan-cache.sqlite3'}")
+    screen = fingerprint(_frame(), _lines(["Network & internet", "Display & brightness"]))
+    steps = (CachedStep("Open App (Settings)", "open_app", screen), CachedStep("Click text (Display & brightness)",
+                                                                                "click_text", screen))
+    first = store.save(CachedPlan(template="turn on the dark mode", steps=steps, final=screen,
+                                  instruction="Turn on the dark mode"))
+    second = store.save(CachedPlan(template="open ⟦0⟧", steps=steps[:1], final=screen, instruction='Open "Settings"'))
+
+    listed = _cli("cache", "--output", str(tmp_path), "list", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert "Turn on the dark mode" in listed.stdout and 'Open "Settings"' in listed.stdout
+    shown = _cli("cache", "--output", str(tmp_path), "show", str(first), cwd=tmp_path)
+    assert shown.returncode == 0 and "2. Click text (Display & brightness)" in shown.stdout
+    missing = _cli("cache", "--output", str(tmp_path), "show", "999", cwd=tmp_path)
+    assert missing.returncode == 1 and "no plan 999" in missing.stderr
+    assert _cli("cache", "--output", str(tmp_path), "clear", str(second), cwd=tmp_path).returncode == 0
+    assert [p.id for p in store.list()] == [first]
+    cleared = _cli("cache", "--output", str(tmp_path), "clear", cwd=tmp_path)
+    assert cleared.returncode == 0 and "deleted 1 plans" in cleared.stdout
+    assert store.list() == []
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_run_cli_with_cache_replays_the_second_time(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")}
+    env.update({"MOBILE_AGENT_ADB__SERVER_PORT": str(adb_server.port), "PYTHONUNBUFFERED": "1",
+                "MOBILE_AGENT_PLANNER__BASE_URL": llm_server.base_url, "MOBILE_AGENT_PLANNER__API_KEY": "sk-test"})
+    command = [sys.executable, "-m", "mobile_agent.cli", "run", "-s", sim_phone.serial, "-o", str(tmp_path),
+               "-i", "Turn on the dark mode"]
+    llm_server.script(DARK_MODE_REPLIES)
+    plain = subprocess.run([*command, "--no-cache"], env=env, capture_output=True, text=True, timeout=120)
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    assert not (tmp_path / "plan-cache.sqlite3").exists()  # --no-cache: nothing learnt
+
+    sim_phone.phone.reset()
+    llm_server.script(DARK_MODE_REPLIES)
+    first = subprocess.run([*command, "--cache"], env=env, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "replayed" not in first.stdout
+
+    sim_phone.phone.reset()
+    requests_before = len(llm_server.chat_requests)
+    second = subprocess.run([*command, "--cache"], env=env, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert second.stdout.count("(replayed, no model call)") == 4
+    assert len(llm_server.chat_requests) == requests_before
+    assert sim_phone.phone.dark_mode

@@ -276,6 +276,7 @@ class RunSession:
             "screen_changed": step.screen_changed,
             "timings": step.timings.to_dict(),
             "usage": step.usage,
+            "by": step.by,
         }
         # after the images: a listener may fetch the screenshot as soon as it hears of it
         self.writer.after_files(self._emit_now, EventKind.STEP_FINISHED, step.index, payload)

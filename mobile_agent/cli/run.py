@@ -81,6 +81,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     loop.add_argument("--output", "-o", type=Path, metavar="DIR", help="trajectories folder (default: runs/)")
     loop.add_argument("--no-reflection", action="store_true", help="no 'screen did not change' feedback")
     loop.add_argument("--no-completion-check", action="store_true", help="trust the model's Stop")
+    cache = loop.add_mutually_exclusive_group()
+    cache.add_argument("--cache", dest="cache", action="store_true", default=None,
+                       help="replay a cached plan of this instruction without the model, and cache this run's if it completes")
+    cache.add_argument("--no-cache", dest="cache", action="store_false", help="neither replay nor cache (cache.enabled)")
     loop.add_argument("--quiet", "-q", action="store_true", help="no live progress, only the result")
     loop.add_argument("--json", action="store_true", help="no progress; print the result as one JSON object")
     parser.set_defaults(func=run_command)
@@ -95,6 +99,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "planner.api_key": args.api_key,
         "agent.max_steps": args.max_steps,
         "agent.output_dir": str(args.output) if args.output else None,
+        "cache.enabled": args.cache,
     }
     if args.no_reflection:
         overrides["agent.reflection"] = False
@@ -121,7 +126,8 @@ class ProgressPrinter:
             status = "ok" if data.get("ok") else "failed"
             if data.get("screen_changed") is False:
                 status = "no change"
-            print(f"[step {event.step}] {data.get('action') or '(no action)'}  -> {status}", file=out)
+            replayed = "  (replayed, no model call)" if data.get("by") == "replay" else ""
+            print(f"[step {event.step}] {data.get('action') or '(no action)'}  -> {status}{replayed}", file=out)
             if data.get("thought"):
                 print(f"  thought: {_one_line(data['thought'])}", file=out)
             if data.get("feedback") and not data.get("ok"):
