@@ -210,7 +210,7 @@ def create_app(
     """The service. ``runner`` and ``device_source`` default to the real agent and adb."""
     check_exposure(settings)
     check_database_url(settings.server.database_url)
-    from server.api import dashboard, devices, ops, tasks
+    from server.api import cache, dashboard, devices, ops, tasks
 
     metrics = Metrics()
     token = settings.server.api_token.get_secret_value() if settings.server.api_token else None
@@ -266,6 +266,7 @@ def create_app(
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     app.include_router(tasks.router, prefix=f"/{API_VERSION}")
     app.include_router(devices.router, prefix=f"/{API_VERSION}")
+    app.include_router(cache.router, prefix=f"/{API_VERSION}")
     app.include_router(ops.router)
     app.include_router(dashboard.router)
     static_dir = Path(str(resources.files("server") / "static"))

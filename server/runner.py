@@ -64,6 +64,7 @@ def task_settings(base: Settings, options: dict[str, Any], serial: str) -> Setti
         ("temperature", "planner.temperature"),
         ("max_steps", "agent.max_steps"),
         ("reflection", "agent.reflection"),
+        ("cache", "cache.enabled"),
     ):
         if options.get(key) is not None:
             overrides[dotted] = options[key]

@@ -55,6 +55,9 @@ class TaskCreate(BaseModel):
     temperature: float | None = Field(None, ge=0.0, le=2.0)
     max_steps: int | None = Field(None, ge=1)
     reflection: bool | None = None
+    cache: bool | None = Field(
+        None, description="replay a cached plan of this instruction without the model, and cache this run's (cache.enabled)"
+    )
 
     @model_validator(mode="after")
     def _instruction_or_script(self) -> TaskCreate:
