@@ -31,3 +31,18 @@ def _blank():
     import numpy as np
 
     return np.full((64, 32, 3), 255, dtype=np.uint8)
+
+
+def test_an_answer_over_the_body_cap_is_not_read_on_nor_retried(llm_server, monkeypatch) -> None:  # noqa: F811
+    import pytest
+
+    from mobile_agent.errors import PlannerResponseError
+    from mobile_agent.planner import client as planner_client
+
+    monkeypatch.setattr(planner_client, "max_body_bytes", lambda settings: 1 << 20)  # 1 MiB, for a quick test
+    llm_server.script([], default="Observation: " + "x" * (3 << 20) + "\nAction: Stop")
+    planner = Planner(llm_server.planner_settings(max_retries=3, backoff_base_s=0.0, backoff_max_s=0.0))
+    with pytest.raises(PlannerResponseError) as info:
+        planner.check_completion("do it", [], _blank())
+    assert "answered over 1048576 bytes" in info.value.message
+    assert len(llm_server.chat_requests) == 1  # the same question would get the same answer

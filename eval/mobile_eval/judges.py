@@ -221,7 +221,9 @@ class MllmJudge:
                 model=self.model, messages=[{"role": "user", "content": content}],
                 temperature=0.0, max_tokens=self.settings.max_tokens,
             )
-            text = reply.choices[0].message.content or ""
+            from mobile_agent.planner.client import cap_reply
+
+            text = cap_reply(reply.choices[0].message.content or "", self.settings.max_reply_bytes)
         except Exception as exc:  # the openai client's errors: connection, status, timeout
             raise JudgeError(f"the MLLM judge failed: {exc}", model=self.model) from exc
         annotation = parse_verdict(text, judge_name=self.model, task_id=task_id)

@@ -30,6 +30,11 @@ from urllib.parse import urlsplit
 import numpy as np
 import openai
 
+try:  # the HTTP library under openai's client: httpx2 from openai 3.x, httpx before
+    import httpx2 as httpx
+except ModuleNotFoundError:  # pragma: no cover - older openai
+    import httpx  # type: ignore[no-redef]
+
 from mobile_agent.errors import PlannerError, PlannerResponseError, PlannerUnreachableError
 from mobile_agent.operations.parser import ParsedAction, parse_action
 from mobile_agent.operations.registry import REGISTRY, OperationRegistry
@@ -79,6 +84,7 @@ class Planner:
             api_key=settings.api_key.get_secret_value() or "not-needed",
             timeout=settings.timeout_s,
             max_retries=0,
+            http_client=openai.DefaultHttpxClient(transport=_BoundedTransport(max_body_bytes(settings))),
         )
         # named in the errors: which endpoint failed is the first thing to check
         self._endpoint = _shown_url(str(getattr(self._client, "base_url", "") or settings.base_url or _OPENAI_BASE_URL))
@@ -321,6 +327,13 @@ class Planner:
                     ) from exc
                 self._sleep(self._backoff(attempts, exc.response.headers.get("retry-after")))
                 continue
+            except ReplyTooLargeError as exc:  # read no further: not retried, it would answer the same
+                raise PlannerResponseError(
+                    f"the planner endpoint {self._endpoint} answered over {exc.limit} bytes ({purpose}); "
+                    "planner.max_tokens bounds what a model writes",
+                    attempts=attempts,
+                    purpose=purpose,
+                ) from exc
             except (openai.APIResponseValidationError, ValueError) as exc:  # ValueError: a body that is not JSON
                 raise PlannerResponseError(
                     f"the planner endpoint answered something that is not a chat completion ({purpose})",
@@ -363,6 +376,56 @@ class Planner:
         ceiling = min(s.backoff_max_s, s.backoff_base_s * (2 ** (attempt - 1)))
         # "Equal jitter": at least half the ceiling, so retries never bunch at zero.
         return float(ceiling / 2 + self._rng.uniform(0, ceiling / 2))
+
+
+def max_body_bytes(settings: PlannerSettings) -> int:
+    """The most of one HTTP answer the client reads: far above any reply within max_tokens
+    (whose text is then cut to max_reply_bytes), low enough that an endpoint streaming
+    gigabytes cannot fill the memory."""
+    return max(32 << 20, 64 * settings.max_reply_bytes)
+
+
+class ReplyTooLargeError(openai.OpenAIError):
+    """An HTTP answer over ``max_body_bytes``: the reading stopped there. An ``OpenAIError``,
+    which the openai client passes on as it is (neither wrapped nor retried)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"answer over {limit} bytes")
+        self.limit = limit
+
+
+class _BoundedBody(httpx.SyncByteStream):
+    def __init__(self, stream: Any, limit: int) -> None:
+        self._stream, self._limit = stream, limit
+
+    def __iter__(self) -> Any:
+        total = 0
+        for chunk in self._stream:
+            total += len(chunk)
+            if total > self._limit:
+                raise ReplyTooLargeError(self._limit)
+            yield chunk
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+class _BoundedTransport(httpx.HTTPTransport):
+    """httpx's transport, with every answer's body read up to ``limit`` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self._limit = limit
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=_BoundedBody(response.stream, self._limit),
+            extensions=response.extensions,
+            request=request,
+        )
 
 
 TRUNCATED_MARK = "[reply truncated by mobile-agent: {n} more bytes]"
