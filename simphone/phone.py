@@ -24,6 +24,7 @@ from simphone import system_commands  # noqa: F401  (registers its shell command
 from simphone.apps import APPS, AppContext
 from simphone.apps.builtin import LAUNCHER, load_builtin_apps
 from simphone.fs import VirtualFS
+from simphone.system_commands import ADB_KEYBOARD_IME, LATIN_IME
 from simphone.types import CommandResult
 from simphone.ui import chrome
 from simphone.ui.canvas import Canvas
@@ -31,12 +32,8 @@ from simphone.ui.theme import theme_for
 
 __all__ = ["ADB_KEYBOARD_IME", "DEFAULT_CLOCK", "LATIN_IME", "LAUNCHER", "Phone"]
 
-LATIN_IME = "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME"
-ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
 ADB_KEYBOARD_PACKAGE = "com.android.adbkeyboard"
 DEFAULT_CLOCK = datetime(2024, 5, 20, 9, 41, 0)
-SYSTEM_PACKAGES = ["android", "com.android.systemui", "com.android.shell", "com.android.phone",
-                   "com.android.providers.settings", "com.google.android.inputmethod.latin", LAUNCHER]
 SCHEMA_VERSION = 1
 
 

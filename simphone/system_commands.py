@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from simphone.apps import APPS
+from simphone.apps.builtin import LAUNCHER
 from simphone.commands import Usage, command, component_of, fail, ok, short_hash, to_int
 from simphone.types import CommandResult
 
@@ -24,6 +25,13 @@ if TYPE_CHECKING:
 
 __all__: list[str] = []
 
+LATIN_IME = "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME"
+ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
+# listed by `pm list packages` besides the installed apps (here, not in simphone.phone,
+# which imports this module: no import circle)
+SYSTEM_PACKAGES = ["android", "com.android.systemui", "com.android.shell", "com.android.phone",
+                   "com.android.providers.settings", "com.google.android.inputmethod.latin", LAUNCHER]
+
 
 # -- packages ------------------------------------------------------------------------------
 @command("pm")
@@ -31,8 +39,6 @@ def _pm(phone: Phone, args: list[str]) -> CommandResult:
     if args[:2] == ["list", "packages"]:
         flags = [a for a in args[2:] if a.startswith("-")]
         filters = [a for a in args[2:] if not a.startswith("-")]
-        from simphone.phone import SYSTEM_PACKAGES
-
         packages = sorted(set(phone.installed) | set(SYSTEM_PACKAGES))
         if "-3" in flags:
             packages = [p for p in packages if p in APPS and not APPS[p].preinstalled or p == "com.android.adbkeyboard"]
@@ -129,7 +135,6 @@ def _cmd_simphone(phone: Phone, args: list[str]) -> CommandResult:
 # -- ime / settings -----------------------------------------------------------------------
 @command("ime")
 def _ime(phone: Phone, args: list[str]) -> CommandResult:
-    from simphone.phone import ADB_KEYBOARD_IME, LATIN_IME
 
     installed = [LATIN_IME] + ([ADB_KEYBOARD_IME] if "com.android.adbkeyboard" in phone.installed else [])
     verb = args[0] if args else ""

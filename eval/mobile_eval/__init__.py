@@ -11,6 +11,9 @@ JSONL), ``metrics`` (Table 2 averages), ``runner``, ``judges``, ``report``.
 May import: ``mobile_agent`` (public API), pydantic, rapidfuzz, openai.
 """
 
+# the validators of each app register themselves (app_validators imports validators, never
+# the other way round: importing this package is what makes them known)
+from eval.mobile_eval import app_validators as _app_validators  # noqa: F401
 from eval.mobile_eval.environment import PhoneEnvironment
 from eval.mobile_eval.errors import (
     AnnotationError,

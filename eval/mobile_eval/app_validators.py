@@ -10,7 +10,7 @@ Derived parameters (``EvalTask.derived``) are values computed from the state *be
 run — today's date from the phone's clock, the 5-day forecast — so that an instruction, its
 reference solution and its validator can all mention them.
 
-May import: pydantic, mobile_eval.validators.
+May import: pydantic, mobile_eval.validators, mobile_eval.matching (text folding).
 """
 
 from __future__ import annotations
@@ -22,13 +22,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from eval.mobile_eval.matching import fold
 from eval.mobile_eval.validators import StateView, Verdict, validator
 
 __all__ = ["DERIVERS", "date_spellings", "derive"]
-
-
-def fold(text: Any) -> str:
-    return " ".join(str(text or "").casefold().split())
 
 
 def has_words(text: Any, words: list[str]) -> bool:

@@ -99,8 +99,10 @@ def _words(value: Any) -> frozenset[str]:
     return frozenset(str(value).replace(",", " ").replace("-", " ").lower().split())
 
 
-def _text(value: Any) -> str:
-    return " ".join(str(value).casefold().split())
+def fold(value: Any) -> str:
+    """``value`` as text, case-free, its whitespace folded to single spaces (None is "").
+    The validators compare texts the same way."""
+    return " ".join(str("" if value is None else value).casefold().split())
 
 
 def _argument_score(key: str, predicted: Any, expected: Any) -> float:
@@ -112,7 +114,7 @@ def _argument_score(key: str, predicted: Any, expected: Any) -> float:
         return 1.0 if predicted == expected else 0.0
     if expected is None or predicted is None:
         return 1.0 if expected is predicted else 0.0
-    return fuzz.ratio(_text(predicted), _text(expected)) / 100.0
+    return fuzz.ratio(fold(predicted), fold(expected)) / 100.0
 
 
 def args_score(predicted: Mapping[str, Any], expected: Mapping[str, Any]) -> float:

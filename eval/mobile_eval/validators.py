@@ -185,6 +185,3 @@ def _short(value: Any, limit: int = 120) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
-
-# Validators for each app live in mobile_eval.app_validators (imported for registration).
-from eval.mobile_eval import app_validators as _app_validators  # noqa: E402,F401

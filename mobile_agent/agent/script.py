@@ -38,8 +38,8 @@ from mobile_agent.agent.session import EventCallback, RunSession, carry_out
 from mobile_agent.agent.step import StepDraft, StepEnd
 from mobile_agent.errors import OperationError, OperationParseError, UnknownOperationError
 from mobile_agent.operations.context import AgentDevice, Locator
-from mobile_agent.operations.parser import ParsedAction, parse_action
-from mobile_agent.operations.registry import REGISTRY
+from mobile_agent.operations.parser import ParsedAction
+from mobile_agent.operations.registry import REGISTRY, parse_action
 from mobile_agent.settings import Settings
 from perception.types import Location
 

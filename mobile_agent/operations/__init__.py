@@ -22,13 +22,14 @@ from mobile_agent.operations.context import (
     ScreenInfoLike,
     ScreenshotLike,
 )
-from mobile_agent.operations.parser import ParsedAction, extract_action_section, parse_action
+from mobile_agent.operations.parser import ParsedAction, extract_action_section
 from mobile_agent.operations.registry import (
     REGISTRY,
     CardDefinitionError,
     OperationCard,
     OperationRegistry,
     operation,
+    parse_action,
 )
 
 __all__ = [

@@ -1,6 +1,7 @@
 """Turn what a model printed into a validated action.
 
-``parse_action(reply)`` accepts a whole "Observation / Thought / Action" reply or just
+``parse_with(registry, reply)`` (``parse_action(reply)`` with every operation, in the
+registry module) accepts a whole "Observation / Thought / Action" reply or just
 the action text, and is lenient about what real models print:
 
 - any case, extra spaces, ``_``/``-`` or CamelCase in the name, articles and "on"
@@ -25,7 +26,8 @@ What cannot be parsed raises ``OperationParseError`` (no action at all),
 parameters), each with a message written for the model. The parser never raises
 anything else on any string.
 
-May import: pydantic, the standard library, mobile_agent.errors, the registry.
+May import: pydantic, the standard library, mobile_agent.errors; the registry's types
+only (the registry imports this module to check its cards' examples).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from mobile_agent.errors import InvalidParametersError, OperationParseError, Unk
 if TYPE_CHECKING:
     from mobile_agent.operations.registry import OperationCard, OperationRegistry
 
-__all__ = ["ParsedAction", "extract_action_section", "parse_action", "parse_with", "split_top_level", "strip_quotes"]
+__all__ = ["ParsedAction", "extract_action_section", "parse_with", "split_top_level", "strip_quotes"]
 
 _SECTION_NAMES = "observation|thought|thoughts|action|reflection|summary|memory|plan|reason|reasoning"
 _HEADER_RE = re.compile(
@@ -72,15 +74,6 @@ class ParsedAction:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "params": self.params.model_dump(), "raw": self.raw, "text": self.text}
-
-
-def parse_action(reply: str, registry: OperationRegistry | None = None) -> ParsedAction:
-    """Parse a model reply (or its action text) with ``registry`` (default: all operations)."""
-    if registry is None:
-        from mobile_agent.operations.registry import REGISTRY
-
-        registry = REGISTRY
-    return parse_with(registry, reply)
 
 
 def extract_action_section(reply: str) -> str | None:

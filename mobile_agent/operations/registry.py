@@ -24,11 +24,13 @@ from typing import TYPE_CHECKING, Any, get_type_hints
 
 from pydantic import BaseModel
 
+from mobile_agent.errors import OperationError, UnknownOperationError
+from mobile_agent.operations.parser import ParsedAction, parse_with
+
 if TYPE_CHECKING:
     from mobile_agent.operations.context import OperationContext, Outcome
-    from mobile_agent.operations.parser import ParsedAction
 
-__all__ = ["CardDefinitionError", "OperationCard", "OperationRegistry", "REGISTRY", "operation", "op_key"]
+__all__ = ["CardDefinitionError", "OperationCard", "OperationRegistry", "REGISTRY", "operation", "op_key", "parse_action"]
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _SYNTAX_RE = re.compile(r"^(?P<head>[A-Za-z][A-Za-z ]*?)\s*(?:\((?P<args>[^()]*)\))?$")
@@ -150,8 +152,6 @@ class OperationRegistry:
                     del self._by_key[key]
 
     def _check_examples(self, card: OperationCard) -> None:
-        from mobile_agent.errors import OperationError
-
         for example in card.examples:
             try:
                 parsed = self.parse(example)
@@ -167,8 +167,6 @@ class OperationRegistry:
         """The card called ``name`` (or one of its aliases, in any spelling)."""
         card = self._cards.get(name) or self._by_key.get(op_key(name))
         if card is None:
-            from mobile_agent.errors import UnknownOperationError
-
             raise UnknownOperationError(
                 f"Your action {name!r} is not one of: {self.syntax_list()}.", operation=name
             )
@@ -211,12 +209,16 @@ class OperationRegistry:
         }
 
     def parse(self, reply: str) -> ParsedAction:
-        from mobile_agent.operations.parser import parse_with
-
+        """A model reply (or its action text) read with these cards (``parser.parse_with``)."""
         return parse_with(self, reply)
 
 
 REGISTRY = OperationRegistry()
+
+
+def parse_action(reply: str, registry: OperationRegistry | None = None) -> ParsedAction:
+    """Parse a model reply (or its action text) with ``registry`` (default: all operations)."""
+    return parse_with(registry if registry is not None else REGISTRY, reply)
 
 
 def operation(

@@ -36,8 +36,8 @@ except ModuleNotFoundError:  # pragma: no cover - older openai
     import httpx  # type: ignore[no-redef]
 
 from mobile_agent.errors import PlannerError, PlannerResponseError, PlannerUnreachableError
-from mobile_agent.operations.parser import ParsedAction, parse_action
-from mobile_agent.operations.registry import REGISTRY, OperationRegistry
+from mobile_agent.operations.parser import ParsedAction
+from mobile_agent.operations.registry import REGISTRY, OperationRegistry, parse_action
 from mobile_agent.planner.images import EncodedImage, encode_image, pixels_of
 from mobile_agent.planner.replies import parse_choice, parse_verdict, split_plan_reply
 from mobile_agent.planner.types import CompletionVerdict, PlanReply, PlanRequest, Usage
