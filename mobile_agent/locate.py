@@ -4,7 +4,8 @@ Builds a ``perception.Perception`` from ``Settings.perception`` and re-raises th
 library's ``PerceptionFailure`` as ``mobile_agent.errors.PerceptionError`` (keeping
 ``backend``, ``hint`` and ``path``), so the agent sees one exception tree.
 
-May import: ``mobile_agent.settings``, ``mobile_agent.errors``, ``perception``.
+May import: ``mobile_agent.settings``, ``mobile_agent.errors``, ``mobile_agent.operations.context``
+(the ``Locator`` protocol), ``perception``.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from typing import Any, TypeVar
 import numpy as np
 
 from mobile_agent.errors import PerceptionError
+from mobile_agent.operations.context import Locator
 from mobile_agent.settings import PerceptionSettings, Settings
 from perception import Location, Perception, PerceptionConfig, PerceptionFailure, TextLine
 
-__all__ = ["PerceptionLocator", "build_locator", "call_perception", "perception_config"]
+__all__ = ["LazyLocator", "PerceptionLocator", "build_locator", "call_perception", "perception_config"]
 
 T = TypeVar("T")
 
@@ -80,3 +82,32 @@ def build_locator(settings: Settings | PerceptionSettings) -> PerceptionLocator:
         if locator is None:
             locator = _built[config] = PerceptionLocator(Perception(config))
         return locator
+
+
+class LazyLocator:
+    """A ``Locator`` built on first use, once, thread-safe: a run that never clicks by text
+    or icon never loads a model. Other attributes (``ocr``, ``describe_backends``) are the
+    built locator's."""
+
+    def __init__(self, factory: Callable[[], Locator]) -> None:
+        self._factory = factory
+        self._built: Locator | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Locator:
+        """The locator, built now if it was not yet."""
+        with self._lock:
+            if self._built is None:
+                self._built = self._factory()
+            return self._built
+
+    def find_text(self, image: np.ndarray, text: str) -> Location:
+        return self.get().find_text(image, text)
+
+    def find_icon(self, image: np.ndarray, description: str, position: str | None = None) -> Location:
+        return self.get().find_icon(image, description, position)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # not set yet (copy, unpickling): no recursion, no build
+            raise AttributeError(name)
+        return getattr(self.get(), name)

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, is_dataclass
-from enum import Enum
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from mobile_agent.agent import jsonable
+from mobile_agent.locate import LazyLocator
 from mobile_agent.settings import Settings
 
 __all__ = ["AgentTaskRunner", "Emit", "TaskOutcome", "TaskRunner", "TaskSpec", "task_settings"]
@@ -114,7 +115,7 @@ class AgentTaskRunner:
         device = open_device(settings.adb, serial=spec.serial)
 
         def on_event(event: Any) -> None:
-            data = _jsonable(getattr(event, "data", None) or {})
+            data = jsonable(getattr(event, "data", None) or {})
             if getattr(event, "step", None) is not None:
                 data = {"step": event.step, **data}
             data.setdefault("run_id", getattr(event, "run_id", None))
@@ -124,11 +125,11 @@ class AgentTaskRunner:
         if script:  # no model: the operations as written
             from mobile_agent.agent import run_script
 
-            result = run_script(settings, script, device=device, locator=_LazyLocator(self._get_locator),
+            result = run_script(settings, script, device=device, locator=LazyLocator(self._get_locator),
                                 on_event=on_event, cancel=cancel, output_dir=spec.output_dir,
                                 instruction=spec.instruction)
         else:
-            agent = Agent(settings, device=device, locator=_LazyLocator(self._get_locator), on_event=on_event)
+            agent = Agent(settings, device=device, locator=LazyLocator(self._get_locator), on_event=on_event)
             result = agent.run(spec.instruction, cancel=cancel, output_dir=spec.output_dir)
         usage = result.usage
         return TaskOutcome(
@@ -145,41 +146,3 @@ class AgentTaskRunner:
                 "duration_s": round(result.finished_at - result.started_at, 3),
             },
         )
-
-
-class _LazyLocator:
-    """Satisfies the ``Locator`` protocol; builds the shared locator on first use, so a
-    run that never clicks by text or icon never loads a model."""
-
-    def __init__(self, factory: Callable[[], Any]) -> None:
-        self._factory = factory
-
-    def find_text(self, image: Any, text: str) -> Any:
-        return self._factory().find_text(image, text)
-
-    def find_icon(self, image: Any, description: str, position: str | None = None) -> Any:
-        return self._factory().find_icon(image, description, position)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._factory(), name)
-
-
-def _jsonable(value: Any) -> Any:
-    """Event payloads as plain JSON values (paths as strings, dataclasses as dicts)."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, Enum):
-        return _jsonable(value.value)
-    if isinstance(value, Path):
-        return str(value)
-    if hasattr(value, "model_dump"):
-        return _jsonable(value.model_dump(mode="json"))
-    if is_dataclass(value) and not isinstance(value, type):
-        return _jsonable(asdict(value))
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)

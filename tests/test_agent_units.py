@@ -347,7 +347,7 @@ def test_a_bare_perception_locator_raises_the_agents_perception_error_with_every
         def find_text(self, image, text):
             raise WeightsMissingError("no OCR weights", backend="rapidocr", hint="run doctor", path="/models/ocr")
 
-    timed = TimedLocator(BareLocator(), lambda: None)
+    timed = TimedLocator(BareLocator())
     with pytest.raises(errors.PerceptionError) as caught:
         timed.find_text(np.zeros((8, 8, 3), np.uint8), "OK")
     assert caught.value.message == "no OCR weights"

@@ -22,6 +22,14 @@ def test_split_plan_reply_sections() -> None:
     assert action == "click text (Display & brightness)"
 
 
+def test_a_section_the_parser_knows_ends_the_one_before() -> None:
+    # Planner and parser read the same section names: a Reflection (or Plan, Summary…)
+    # between Thought and Action belongs to neither.
+    raw = "Observation: a list\nThought: tap it\nReflection: last time nothing moved\nAction: Back"
+    assert split_plan_reply(raw) == ("a list", "tap it", "Back")
+    assert split_plan_reply("Thoughts: plural\nAction: Home")[1] == "plural"
+
+
 def test_split_plan_reply_last_action_and_missing_sections() -> None:
     observation, thought, action = split_plan_reply("Action: back\nThoughts: no\nAction: stop")
     assert (observation, thought, action) == ("", "no", "stop")

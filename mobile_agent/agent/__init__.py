@@ -21,6 +21,7 @@ from mobile_agent.agent.records import (
     StepRecord,
     StepTimings,
     history_lines,
+    jsonable,
 )
 from mobile_agent.agent.screen_diff import change_ratio, screen_changed
 from mobile_agent.agent.script import ScriptedRun, parse_script, run_script
@@ -49,6 +50,7 @@ __all__ = [
     "carry_out",
     "change_ratio",
     "history_lines",
+    "jsonable",
     "load_trajectory",
     "parse_script",
     "run_script",

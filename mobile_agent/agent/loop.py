@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mobile_agent.agent.parts import TimedLocator, build_locator, elapsed_ms, open_run_device
+from mobile_agent.agent.parts import elapsed_ms, open_run_device, run_locator
 from mobile_agent.agent.records import RunResult, RunStatus, history_lines
 from mobile_agent.agent.session import EventCallback, RunSession, carry_out
 from mobile_agent.agent.step import StepDraft, StepEnd
@@ -88,7 +88,7 @@ class Agent:
         self.settings = settings
         self.device = device
         self.planner = planner
-        self.locator = TimedLocator(locator, lambda: build_locator(settings))
+        self.locator = run_locator(settings, locator)
         self.on_event = on_event
         self._running = threading.Lock()
 

@@ -8,18 +8,19 @@ every line that contains a secret — exactly, or nearly for OCR misreads — is
 black in the raw and the annotated image. Best effort: text that OCR does not see
 (password dots, tiny print) is not found; without an ``ocr`` method nothing is masked.
 
-May import: numpy, rapidfuzz, the standard library.
+May import: numpy, rapidfuzz, the standard library, ``perception.text_match`` (folding).
 """
 
 from __future__ import annotations
 
 import logging
-import unicodedata
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from rapidfuzz import fuzz
+
+from perception.text_match import fold
 
 __all__ = ["ScreenSecretMasker"]
 
@@ -29,7 +30,9 @@ _NEAR = 85  # rapidfuzz partial_ratio that counts as "shows the secret" despite 
 
 
 def _norm(text: str) -> str:
-    return "".join(unicodedata.normalize("NFKC", text).casefold().split())
+    # perception's folding (case, width, punctuation), then no spaces at all: OCR splits
+    # and joins words at will
+    return fold(text).replace(" ", "")
 
 
 class ScreenSecretMasker:

@@ -7,18 +7,17 @@ operations' protocols) and ``perception.types``.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 
 import numpy as np
 
-from mobile_agent.locate import call_perception
+from mobile_agent.locate import LazyLocator, build_locator, call_perception
 from mobile_agent.operations.context import AgentDevice, Locator
 from mobile_agent.settings import Settings
 from perception.types import Location
 
-__all__ = ["TimedLocator", "build_locator", "elapsed_ms", "open_run_device"]
+__all__ = ["TimedLocator", "elapsed_ms", "open_run_device", "run_locator"]
 
 
 def elapsed_ms(start: float) -> float:
@@ -26,11 +25,12 @@ def elapsed_ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000.0
 
 
-def build_locator(settings: Settings) -> Locator:
-    """The perception locator of ``settings`` (one per configuration per process)."""
-    from mobile_agent.locate import build_locator as build
-
-    return build(settings)
+def run_locator(settings: Settings, locator: Locator | None) -> TimedLocator:
+    """``locator``, or the perception locator of ``settings`` built on first use (one per
+    configuration per process), timed."""
+    if locator is None:
+        locator = LazyLocator(lambda: build_locator(settings))
+    return TimedLocator(locator)
 
 
 def open_run_device(settings: Settings) -> AgentDevice:
@@ -41,35 +41,30 @@ def open_run_device(settings: Settings) -> AgentDevice:
 
 
 class TimedLocator:
-    """The run's locator, built on first use and timed: perception runs on demand,
-    inside operations, so its time is measured here rather than around them."""
+    """The run's locator, timed: perception runs on demand, inside operations, so its
+    time is measured here rather than around them. Any locator (a bare
+    ``perception.Perception`` too) raises the agent's errors only."""
 
-    def __init__(self, locator: Locator | None, factory: Callable[[], Locator]) -> None:
-        self._locator = locator
-        self._factory = factory
-        self._lock = threading.Lock()
+    def __init__(self, locator: Locator) -> None:
+        self.locator = locator
         self._elapsed = 0.0
 
     def untimed(self) -> Locator:
         """The locator itself (for work outside the steps' timings, such as masking)."""
-        with self._lock:
-            if self._locator is None:
-                self._locator = self._factory()
-            return self._locator
+        return self.locator
 
-    def _timed(self, call: Callable[[Locator], Location]) -> Location:
+    def _timed(self, call: Callable[[], Location]) -> Location:
         start = time.perf_counter()
         try:
-            # any locator (a bare perception.Perception too) raises the agent's errors only
-            return call_perception(lambda: call(self.untimed()))
+            return call_perception(call)
         finally:
             self._elapsed += time.perf_counter() - start
 
     def find_text(self, image: np.ndarray, text: str) -> Location:
-        return self._timed(lambda locator: locator.find_text(image, text))
+        return self._timed(lambda: self.locator.find_text(image, text))
 
     def find_icon(self, image: np.ndarray, description: str, position: str | None) -> Location:
-        return self._timed(lambda locator: locator.find_icon(image, description, position))
+        return self._timed(lambda: self.locator.find_icon(image, description, position))
 
     def prefetch(self, image: np.ndarray, delay_s: float = 0.0) -> threading.Timer | None:
         """Start OCR of ``image`` on a background thread after ``delay_s``, so that a

@@ -4,7 +4,8 @@ Steps are frozen dataclasses, never dicts: the prompt history is a fold over the
 (``history_lines``) and the trajectory file is their JSON dump (``to_dict``). Every
 record is JSON-able as is (no numpy, no images: screenshots are referenced by path).
 
-May import: the standard library, ``perception.types``, ``mobile_agent.planner.types``.
+May import: the standard library, ``perception.types``, ``mobile_agent.planner.types``,
+``mobile_agent.operations.context`` (``LocationSummary``, re-exported here).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from mobile_agent.operations.context import LocationSummary
 from mobile_agent.planner.types import Usage
-from perception.types import Location
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -102,50 +103,6 @@ class StepTimings:
 class RunUsage(Usage):
     """Tokens and cost summed over every model call of a run (``usage.plus(call)``
     stays a ``RunUsage``)."""
-
-
-@dataclass(frozen=True)
-class LocationSummary:
-    """What perception found for a step's target, without the image crops."""
-
-    status: str
-    target: str
-    point: tuple[int, int] | None = None
-    box: list[int] | None = None
-    candidates: tuple[dict[str, Any], ...] = ()
-    closest: tuple[str, ...] = ()
-    feedback: str = ""
-    backend: str = ""
-
-    @classmethod
-    def from_location(cls, location: Location | None) -> LocationSummary | None:
-        if location is None:
-            return None
-        return cls(
-            status=getattr(location.status, "value", str(location.status)),
-            target=location.target,
-            point=(int(location.point[0]), int(location.point[1])) if location.point else None,
-            box=location.box.as_list() if location.box is not None else None,
-            candidates=tuple(
-                {"index": c.index, "box": c.box.as_list(), "text": c.text, "score": round(float(c.score), 4)}
-                for c in location.candidates
-            ),
-            closest=tuple(location.closest),
-            feedback=location.feedback,
-            backend=location.backend,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "target": self.target,
-            "point": list(self.point) if self.point else None,
-            "box": self.box,
-            "candidates": [dict(c) for c in self.candidates],
-            "closest": list(self.closest),
-            "feedback": self.feedback,
-            "backend": self.backend,
-        }
 
 
 @dataclass(frozen=True)

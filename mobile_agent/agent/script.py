@@ -32,7 +32,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from mobile_agent.agent.parts import TimedLocator, build_locator, open_run_device
+from mobile_agent.agent.parts import TimedLocator, open_run_device, run_locator
 from mobile_agent.agent.records import RunResult, RunStatus
 from mobile_agent.agent.session import EventCallback, RunSession, carry_out
 from mobile_agent.agent.step import StepDraft, StepEnd
@@ -114,7 +114,7 @@ def run_script(
 ) -> RunResult:
     """Run a script of operations on the device; returns a ``RunResult`` like ``Agent.run``."""
     lines = parse_script(script_text)  # bad input fails before anything is written or touched
-    timed = TimedLocator(locator, lambda: build_locator(settings))
+    timed = run_locator(settings, locator)
     return carry_out(
         settings,
         ScriptedRun(settings, lines, device, timed),

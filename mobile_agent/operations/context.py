@@ -27,6 +27,7 @@ __all__ = [
     "AgentDevice",
     "Chooser",
     "DeviceLike",
+    "LocationSummary",
     "Locator",
     "OperationContext",
     "Outcome",
@@ -106,6 +107,51 @@ class AgentDevice(DeviceLike, Protocol):
 Chooser = Callable[[Location], "int | None"]
 
 
+@dataclass(frozen=True)
+class LocationSummary:
+    """What perception found for an operation's target, without the image crops: the one
+    JSON form of a ``Location`` (outcomes, trajectory steps)."""
+
+    status: str
+    target: str
+    point: tuple[int, int] | None = None
+    box: list[int] | None = None
+    candidates: tuple[dict[str, Any], ...] = ()
+    closest: tuple[str, ...] = ()
+    feedback: str = ""
+    backend: str = ""
+
+    @classmethod
+    def from_location(cls, location: Location | None) -> LocationSummary | None:
+        if location is None:
+            return None
+        return cls(
+            status=getattr(location.status, "value", str(location.status)),
+            target=location.target,
+            point=(int(location.point[0]), int(location.point[1])) if location.point else None,
+            box=location.box.as_list() if location.box is not None else None,
+            candidates=tuple(
+                {"index": c.index, "box": c.box.as_list(), "text": c.text, "score": round(float(c.score), 4)}
+                for c in location.candidates
+            ),
+            closest=tuple(location.closest),
+            feedback=location.feedback,
+            backend=location.backend,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "target": self.target,
+            "point": list(self.point) if self.point else None,
+            "box": self.box,
+            "candidates": [dict(c) for c in self.candidates],
+            "closest": list(self.closest),
+            "feedback": self.feedback,
+            "backend": self.backend,
+        }
+
+
 @dataclass
 class OperationContext:
     device: DeviceLike
@@ -140,25 +186,12 @@ class Outcome:
     terminal: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        loc = self.location
+        summary = LocationSummary.from_location(self.location)
         return {
             "ok": self.ok,
             "feedback": self.feedback,
             "tap_point": list(self.tap_point) if self.tap_point else None,
             "swipe": list(self.swipe) if self.swipe else None,
-            "location": None
-            if loc is None
-            else {
-                "status": loc.status.value,
-                "target": loc.target,
-                "point": list(loc.point) if loc.point else None,
-                "box": loc.box.as_list() if loc.box else None,
-                "candidates": [
-                    {"index": c.index, "box": c.box.as_list(), "text": c.text, "score": round(c.score, 4)}
-                    for c in loc.candidates
-                ],
-                "closest": list(loc.closest),
-                "backend": loc.backend,
-            },
+            "location": summary.to_dict() if summary is not None else None,
             "terminal": self.terminal,
         }

@@ -44,7 +44,7 @@ from mobile_agent.errors import InvalidParametersError, OperationParseError, Unk
 if TYPE_CHECKING:
     from mobile_agent.operations.registry import OperationCard, OperationRegistry
 
-__all__ = ["ParsedAction", "extract_action_section", "parse_with", "split_top_level", "strip_quotes"]
+__all__ = ["ParsedAction", "extract_action_section", "parse_with", "reply_sections", "split_top_level", "strip_quotes"]
 
 _SECTION_NAMES = "observation|thought|thoughts|action|reflection|summary|memory|plan|reason|reasoning"
 _HEADER_RE = re.compile(
@@ -76,16 +76,23 @@ class ParsedAction:
         return {"name": self.name, "params": self.params.model_dump(), "raw": self.raw, "text": self.text}
 
 
+def reply_sections(reply: str) -> list[tuple[str, str]]:
+    """The reply's marked sections in order, as (name, text): names lower-case, "thoughts"
+    as "thought"; a section runs to the next marker. The one list of section names that
+    the parser and the planner's reply reading share."""
+    headers = list(_HEADER_RE.finditer(reply))
+    sections = []
+    for i, header in enumerate(headers):
+        end = headers[i + 1].start() if i + 1 < len(headers) else len(reply)
+        name = header.group("name").lower()
+        sections.append(("thought" if name == "thoughts" else name, reply[header.end() : end].strip()))
+    return sections
+
+
 def extract_action_section(reply: str) -> str | None:
     """The text after the last ``Action:`` marker up to the next section, or None."""
-    headers = list(_HEADER_RE.finditer(reply))
-    actions = [i for i, m in enumerate(headers) if m.group("name").lower() == "action"]
-    if not actions:
-        return None
-    last = actions[-1]
-    start = headers[last].end()
-    end = headers[last + 1].start() if last + 1 < len(headers) else len(reply)
-    return reply[start:end].strip()
+    actions = [text for name, text in reply_sections(reply) if name == "action"]
+    return actions[-1] if actions else None
 
 
 def parse_with(registry: OperationRegistry, reply: str) -> ParsedAction:

@@ -11,25 +11,17 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from mobile_agent.operations.parser import extract_action_section
+from mobile_agent.operations.parser import extract_action_section, reply_sections
 
 __all__ = ["parse_choice", "parse_verdict", "split_plan_reply"]
-
-_SECTION_RE = re.compile(
-    r"^[ \t>#*_`\-]*(?P<name>observation|thoughts?|action)[ \t*_`]*(?:[:：][ \t*_`]*|$)",
-    re.IGNORECASE | re.MULTILINE,
-)
 
 
 def split_plan_reply(raw: str) -> tuple[str, str, str]:
     """(observation, thought, action_text). The first Observation and Thought sections
     count; the action is the last ``Action:`` section, or the whole reply without one."""
     found: dict[str, str] = {}
-    matches = list(_SECTION_RE.finditer(raw))
-    for i, m in enumerate(matches):
-        name = m.group("name").lower().rstrip("s")
-        end = matches[i + 1].start() if i + 1 < len(matches) else len(raw)
-        found.setdefault(name, raw[m.end() : end].strip().strip("*").strip())
+    for name, text in reply_sections(raw):  # the parser's section names: a Reflection ends a Thought
+        found.setdefault(name, text.strip("*").strip())
     action = extract_action_section(raw)
     if action is None:
         action = raw.strip()
