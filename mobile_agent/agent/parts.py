@@ -7,6 +7,7 @@ operations' protocols) and ``perception.types``.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 

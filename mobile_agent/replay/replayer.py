@@ -40,7 +40,8 @@ import numpy as np
 
 from mobile_agent.errors import ConfigError
 from mobile_agent.operations.context import Locator, ScreenshotLike
-from mobile_agent.operations.parser import ParsedAction, parse_action
+from mobile_agent.operations.parser import ParsedAction
+from mobile_agent.operations.registry import parse_action
 from mobile_agent.planner.protocol import PlannerLike
 from mobile_agent.planner.types import CompletionVerdict, PlanReply, PlanRequest, Usage
 from mobile_agent.replay.fingerprint import ScreenFingerprint, fingerprint
