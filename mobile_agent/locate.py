@@ -21,6 +21,7 @@ from mobile_agent.errors import PerceptionError
 from mobile_agent.operations.context import Locator
 from mobile_agent.settings import PerceptionSettings, Settings
 from perception import Location, Perception, PerceptionConfig, PerceptionFailure, TextLine
+from perception.snapping import SnapTarget
 
 __all__ = ["LazyLocator", "PerceptionLocator", "build_locator", "call_perception", "perception_config"]
 
@@ -63,6 +64,10 @@ class PerceptionLocator:
 
     def ocr(self, image: np.ndarray) -> list[TextLine]:
         return call_perception(lambda: self.perception.ocr(image))
+
+    def snap_targets(self, image: np.ndarray) -> list[SnapTarget]:
+        """OCR lines and UI-element proposals, for snapping a grounded model's taps."""
+        return call_perception(lambda: self.perception.snap_targets(image))
 
     def describe_backends(self) -> dict[str, str]:
         return call_perception(self.perception.describe_backends)

@@ -86,6 +86,11 @@ class PlannerSettings(BaseModel):
     backoff_base_s: float = Field(1.0, ge=0)
     backoff_max_s: float = Field(30.0, ge=0)
     image_long_side: int = Field(1280, ge=256, le=4096)
+    # how the model is prompted and read (mobile_agent/planner/dialects); auto = by the model's name
+    dialect: Literal["auto", "paper", "function_calling", "ui_tars", "mobile_use", "autoglm"] = "auto"
+    # a grounded model's tap moves onto the element it most likely meant (perception/snapping.py)
+    snap: bool = True
+    snap_max_distance: float = Field(0.05, ge=0, le=0.5, description="farthest snap, as a share of the screen height")
     jpeg_quality: int = Field(80, ge=30, le=100)
     # USD per 1M tokens, by model name: {"gpt-4o": {"input": 2.5, "output": 10.0}}
     prices: dict[str, dict[str, float]] = Field(

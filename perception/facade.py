@@ -20,7 +20,9 @@ from perception.icons import IconLocator
 from perception.ocr import OcrBackend, make_ocr_backend
 from perception.registry import shared
 from perception.text_match import locate_text
-from perception.types import Location, TextLine
+from perception.proposals import propose_ui_elements
+from perception.snapping import SnapTarget, targets_from
+from perception.types import IconRegion, Location, TextLine
 
 __all__ = ["Perception", "check_image"]
 
@@ -103,6 +105,21 @@ class Perception:
         key = frame_key(image)
         icons = self._icon_locator()
         return icons.locate(image, key, target, position or None)
+
+    def snap_targets(self, image: np.ndarray) -> list[SnapTarget]:
+        """What a grounded model's tap may be snapped to (``perception.snapping``): the OCR
+        lines and the weight-free UI-element proposals of the frame, both cached per frame."""
+        image = check_image(image)
+        key = frame_key(image)
+        lines = self._ocr_cached(image, key)
+        c = self.config
+
+        def propose() -> list[IconRegion]:
+            return propose_ui_elements(image, lines, min_side_fraction=c.icon_min_side_fraction,
+                                       max_area_fraction=c.icon_max_area_fraction, nms_iou=c.nms_iou, limit=200)  # fmt: skip
+
+        regions = self._cache.get_or_compute(key, "snap_proposals", propose)
+        return targets_from(lines, regions)
 
     def describe_backends(self) -> dict[str, str]:
         """Which backends are (or will be) active, for ``doctor`` and logs."""

@@ -184,6 +184,10 @@ class Outcome:
     swipe: tuple[int, int, int, int] | None = None  # x1, y1, x2, y2
     location: Location | None = None
     terminal: bool = False
+    # a tap snapped to an element: the model's point, the tapped point and why (perception.snapping)
+    snap: dict[str, Any] | None = None
+    # set with terminal: the run ends not completed with this reason, no completion check (Hand over)
+    stop_reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         summary = LocationSummary.from_location(self.location)
