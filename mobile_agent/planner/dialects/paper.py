@@ -1,0 +1,43 @@
+"""The paper's dialect (Mobile-Agent, today's default): Observation / Thought / Action with
+the operations of ``catalog.py`` (Click text, Click icon, Type…), named by text and look,
+located by perception. For general models (GPT-4o, Claude, Gemini, Qwen-VL-Max).
+
+Source: the Mobile-Agent paper (arXiv 2401.16158) and its reference code; the prompt is the
+planner's package files (``mobile_agent/planner/prompts``), the parser ``operations.parser``.
+
+May import: mobile_agent.operations, planner.dialects.base, planner.geometry, planner.replies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mobile_agent.operations.registry import REGISTRY
+from mobile_agent.planner.dialects.base import DialectReply
+from mobile_agent.planner.geometry import SCREEN, CoordinateSpace, ImageRule, Viewport
+from mobile_agent.planner.replies import split_plan_reply
+
+__all__ = ["PaperDialect"]
+
+
+@dataclass
+class PaperDialect:
+    """Observation / Thought / Action; the planner's own prompt files."""
+
+    name: str = "paper"
+    space: CoordinateSpace = SCREEN  # no points: perception finds the targets
+    uses_paper_prompt = True
+    registry = REGISTRY
+
+    def image_rule(self, default: ImageRule) -> ImageRule:
+        return default
+
+    def tools(self) -> list[dict[str, Any]] | None:
+        return None
+
+    def parse(self, text: str, viewport: Viewport, tool_calls: Sequence[Mapping[str, Any]] = ()) -> DialectReply:
+        observation, thought, action_text = split_plan_reply(text or "")
+        action = self.registry.parse(text or action_text)
+        return DialectReply(action=action, thought=thought, observation=observation, raw=text or "")
