@@ -18,10 +18,10 @@ from perception.config import PerceptionConfig
 from perception.errors import InvalidInputError
 from perception.icons import IconLocator
 from perception.ocr import OcrBackend, make_ocr_backend
-from perception.registry import shared
-from perception.text_match import locate_text
 from perception.proposals import propose_ui_elements
+from perception.registry import shared
 from perception.snapping import SnapTarget, targets_from
+from perception.text_match import locate_text
 from perception.types import IconRegion, Location, TextLine
 
 __all__ = ["Perception", "check_image"]

@@ -41,7 +41,9 @@ class SnapTarget:
 
     def describe(self) -> str:
         what = f"{self.source} {self.label!r}" if self.label else self.source
-        return f"{what} at {[round(v) for v in (self.box.left, self.box.top, self.box.right, self.box.bottom)]}"
+        return (
+            f"{what} at {[round(v) for v in (self.box.left, self.box.top, self.box.right, self.box.bottom)]}"
+        )
 
 
 @dataclass(frozen=True)

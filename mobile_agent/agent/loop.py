@@ -224,6 +224,9 @@ class PlannedRun:
             return self._failed(session, draft)
         session.check_cancel()  # between the model and the action
         outcome = session.act(draft, action, self._opened_device(), self.locator, self._chooser(session, draft))
+        if outcome.terminal and outcome.stop_reason:  # Hand over / Give up: stop and report, no check
+            session.record(draft)
+            return StepEnd(draft.frame, session.finish(RunStatus.NOT_COMPLETED, outcome.stop_reason))
         if outcome.terminal:
             return self._stop(session, draft)
         if not outcome.ok:  # could not be done: feedback, no device change to wait for

@@ -132,6 +132,8 @@ class StepRecord:
     usage: dict[str, Any] = field(default_factory=dict)
     started_at: float = 0.0
     by: str = "model"  # who chose the action: "model", "replay" (a cached plan) or "script"
+    # a grounded model's tap: {"model_point", "point", "moved", "reason", "target"} (perception.snapping)
+    snap: dict[str, Any] | None = None
 
     @property
     def operation_name(self) -> str | None:

@@ -76,6 +76,7 @@ class StepDraft:
     action_ms: float = 0.0
     settle_ms: float = 0.0
     by: str = "model"
+    snap: dict[str, Any] | None = None
     # the step has something worth keeping if the run ends now (a reply, an operation);
     # a step that ends while waiting for its first answer leaves no record
     begun: bool = False
@@ -103,6 +104,7 @@ class StepDraft:
         self.tap_point = outcome.tap_point
         self.swipe = outcome.swipe
         self.location = LocationSummary.from_location(outcome.location)
+        self.snap = outcome.snap
 
     def took_settle(self, settled: Settled) -> None:
         self.screen_changed = settled.changed

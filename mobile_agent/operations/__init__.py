@@ -22,6 +22,7 @@ from mobile_agent.operations.context import (
     ScreenInfoLike,
     ScreenshotLike,
 )
+from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
 from mobile_agent.operations.parser import ParsedAction, extract_action_section
 from mobile_agent.operations.registry import (
     REGISTRY,
@@ -33,6 +34,7 @@ from mobile_agent.operations.registry import (
 )
 
 __all__ = [
+    "COORDINATE_REGISTRY",
     "REGISTRY",
     "AgentDevice",
     "CardDefinitionError",
@@ -57,5 +59,9 @@ __all__ = [
 def execute(action: ParsedAction, ctx: OperationContext, registry: OperationRegistry | None = None) -> Outcome:
     """Run a parsed action. Model mistakes come back as ``Outcome(ok=False, feedback)``;
     device errors propagate."""
-    card = (registry if registry is not None else REGISTRY).get(action.name)
+    if registry is None:
+        # the paper's operations, then the grounded dialects' (their shared cards are the same)
+        card = REGISTRY.find(action.name) or COORDINATE_REGISTRY.get(action.name)
+    else:
+        card = registry.get(action.name)
     return card.execute(action.params, ctx)

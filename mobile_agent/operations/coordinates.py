@@ -38,7 +38,18 @@ _FROZEN = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 _NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
 
 # Keys a grounded model may press; names as ``Device.key`` takes them.
-KEY_NAMES = ("back", "home", "enter", "app_switch", "menu", "delete", "search", "volume_up", "volume_down", "power")
+KEY_NAMES = (
+    "back",
+    "home",
+    "enter",
+    "app_switch",
+    "menu",
+    "delete",
+    "search",
+    "volume_up",
+    "volume_down",
+    "power",
+)
 _KEY_ALIASES = {"recent": "app_switch", "recents": "app_switch", "overview": "app_switch", "backspace": "delete",
                 "del": "delete", "return": "enter"}  # fmt: skip
 
@@ -141,7 +152,9 @@ def _press(ctx: OperationContext, params: PointParams, how: str) -> Outcome:
         if how == "double":
             ctx.device.tap(*point)
     feedback = snap.reason if snap is not None and snap.moved else ""
-    return Outcome(ok=True, feedback=feedback, tap_point=point, snap=snap.to_dict() if snap is not None else None)
+    return Outcome(
+        ok=True, feedback=feedback, tap_point=point, snap=snap.to_dict() if snap is not None else None
+    )
 
 
 # --- the operations ----------------------------------------------------------------------
@@ -292,10 +305,11 @@ def give_up(params: MessageParams, ctx: OperationContext) -> Outcome:
 )
 def hand_over(params: MessageParams, ctx: OperationContext) -> Outcome:
     message = params.message or "the model asked for the user's help"
-    return Outcome(ok=True, terminal=True, feedback=message, stop_reason=f"handed over to the user: {message}")
+    return Outcome(
+        ok=True, terminal=True, feedback=message, stop_reason=f"handed over to the user: {message}"
+    )
 
 
 # Shared with the paper's operations: the same cards, in this registry too.
 for _card in (catalog.open_app.card, catalog.type_text.card, catalog.wait.card):  # type: ignore[attr-defined]
     COORDINATE_REGISTRY.register(_card)
-

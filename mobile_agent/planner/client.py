@@ -35,10 +35,13 @@ try:  # the HTTP library under openai's client: httpx2 from openai 3.x, httpx be
 except ModuleNotFoundError:  # pragma: no cover - older openai
     import httpx  # type: ignore[no-redef]
 
-from mobile_agent.errors import PlannerError, PlannerResponseError, PlannerUnreachableError
+from mobile_agent.errors import OperationError, PlannerError, PlannerResponseError, PlannerUnreachableError
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import REGISTRY, OperationRegistry, parse_action
+from mobile_agent.planner.dialects import PaperDialect, dialect_for
+from mobile_agent.planner.geometry import Viewport, viewport_for
 from mobile_agent.planner.images import EncodedImage, encode_image, pixels_of
+from mobile_agent.planner.models import PAPER
 from mobile_agent.planner.replies import parse_choice, parse_verdict, split_plan_reply
 from mobile_agent.planner.types import CompletionVerdict, PlanReply, PlanRequest, Usage
 from mobile_agent.settings import PlannerSettings
@@ -95,7 +98,13 @@ class Planner:
         self._usage = Usage()
         self._local = threading.local()  # last_choice_usage is per calling thread (one run each)
         self._prompts = {n: load_prompt(n) for n in ("system", "step", "reflection", "choose", "completion")}
-        self._encoded: list[tuple[Any, int, EncodedImage]] = []  # (frame, long side, encoding), newest first
+        self._encoded: list[tuple[Any, Any, EncodedImage]] = []  # (frame, long side or size, encoding), newest first
+        # how the model is prompted and read: the settings' dialect, or the one its name calls for
+        if registry is not None:
+            self.dialect: Any = PaperDialect()
+            self.profile = PAPER
+        else:
+            self.dialect, self.profile = dialect_for(settings)
 
     # --- usage ---------------------------------------------------------------------
     @property
@@ -127,16 +136,47 @@ class Planner:
 
     # --- the three questions ---------------------------------------------------------
     def plan(self, request: PlanRequest) -> PlanReply:
-        """Ask for the next operation."""
-        messages = self.plan_messages(request)
+        """Ask for the next operation (in this planner's dialect)."""
+        dialect = self.dialect
+        if getattr(dialect, "uses_paper_prompt", False):
+            messages = self.plan_messages(request)
+            text, usage = self._complete(messages, purpose="plan", tools=dialect.tools())
+            calls = self._last_tool_calls()
+            observation, thought, action = split_plan_reply(text)
+            if calls and not action.strip():
+                action = "; ".join(f"{c['function']['name']}({c['function']['arguments']})" for c in calls)
+            return PlanReply(observation, thought, action, text, usage, tool_calls=calls)
+        viewport = self.viewport(request.screenshot)
+        feedback = [*request.feedback, *([request.reflection_note] if request.reflection_note else [])]
+        size = (viewport.image_width, viewport.image_height)
+        messages = dialect.messages(
+            request.instruction, request.history, feedback, request.screenshot, viewport,
+            lambda image: self._image_part(image, size=size),
+        )  # fmt: skip
         text, usage = self._complete(messages, purpose="plan")
-        observation, thought, action = split_plan_reply(text)
-        return PlanReply(observation=observation, thought=thought, action_text=action, raw=text, usage=usage)
+        calls = self._last_tool_calls()
+        thought, action_text = "", text.strip()
+        try:
+            read = dialect.parse(text, viewport, calls)
+            thought, action_text = read.thought, read.action.raw
+        except OperationError:
+            pass  # parse() says so to the loop, with the message for the model
+        return PlanReply("", thought, action_text, text, usage, tool_calls=calls, viewport=viewport)
+
+    def viewport(self, screenshot: Any) -> Viewport:
+        """The frame as this planner's dialect sees it: screen size, image size, coordinate space."""
+        height, width = pixels_of(screenshot).shape[:2]
+        return viewport_for(width, height, self.dialect.image_rule(self.profile.image), self.dialect.space)
 
     def parse(self, reply: PlanReply) -> ParsedAction:
-        """The operation of a ``plan`` reply, read with this planner's operation cards
-        (the whole reply: ``parse_action`` finds its last Action section)."""
-        return parse_action(reply.raw or reply.action_text or "", self.registry)
+        """The operation of a ``plan`` reply, read by this planner's dialect (the paper's:
+        the whole reply, ``parse_action`` finds its last Action section)."""
+        if isinstance(self.dialect, PaperDialect):
+            return parse_action(reply.raw or reply.action_text or "", self.registry)
+        viewport = reply.viewport
+        if viewport is None:  # the paper's dialects have no points
+            viewport = Viewport(1, 1, 1, 1)
+        return self.dialect.parse(reply.raw or "", viewport, reply.tool_calls).action
 
     def plan_messages(self, request: PlanRequest) -> list[dict[str, Any]]:
         """The chat messages of one planning call (public for tests and benchmarks)."""
@@ -223,7 +263,11 @@ class Planner:
         return None
 
     def check_completion(self, instruction: str, history: Sequence[str], screenshot: Any) -> CompletionVerdict:
-        """A separate call: is the instruction complete on the current screen?"""
+        """A separate call: is the instruction complete on the current screen? A grounded
+        dialect's model (UI-TARS, mobile_use, AutoGLM) is not asked a paper-style verdict it
+        was not trained for: its "finished" stands."""
+        if not getattr(self.dialect, "uses_paper_prompt", False):
+            return CompletionVerdict(True, f"the model answered finished ({self.dialect.name} dialect: no separate check)")
         prompt = self._prompts["completion"].safe_substitute(
             instruction=instruction.strip(), history=self._history_text(history)
         )
@@ -260,23 +304,29 @@ class Planner:
         lines += [f"{i}. {line}" for i, line in enumerate(items[skipped:], start=skipped + 1)]
         return "\n".join(lines)
 
-    def _image_part(self, image: Any, long_side: int | None = None) -> dict[str, Any]:
-        encoded = self._encode(image, long_side or self.settings.image_long_side)
+    def _image_part(
+        self, image: Any, long_side: int | None = None, size: tuple[int, int] | None = None
+    ) -> dict[str, Any]:
+        encoded = self._encode(image, long_side or self.settings.image_long_side, size)
         return {"type": "image_url", "image_url": {"url": encoded.data_url}}
 
-    def _encode(self, image: Any, long_side: int) -> EncodedImage:
+    def _encode(self, image: Any, long_side: int, size: tuple[int, int] | None = None) -> EncodedImage:
         """``encode_image``, remembered for the last frames by identity. Only frozen
         screenshots (``.pixels``) are remembered: an array or a PIL image may change in place."""
         if not hasattr(image, "pixels"):
-            return encode_image(image, long_side, self.settings.jpeg_quality)
+            return _encoded(image, long_side, self.settings.jpeg_quality, size)
+        key = size or long_side
         with self._lock:
             for frame, side, encoded in self._encoded:
-                if frame is image and side == long_side:
+                if frame is image and side == key:
                     return encoded
-        encoded = encode_image(image, long_side, self.settings.jpeg_quality)
+        encoded = _encoded(image, long_side, self.settings.jpeg_quality, size)
         with self._lock:  # the frame is held, so its id cannot be reused while it is here
-            self._encoded = [(image, long_side, encoded), *self._encoded][:_ENCODED_FRAMES]
+            self._encoded = [(image, key, encoded), *self._encoded][:_ENCODED_FRAMES]
         return encoded
+
+    def _last_tool_calls(self) -> tuple[dict[str, Any], ...]:
+        return tuple(getattr(self._local, "tool_calls", ()))
 
     def _crop_of(self, cand: Candidate, screenshot: Any | None) -> np.ndarray | None:
         if cand.crop is not None:
@@ -291,8 +341,12 @@ class Planner:
             return None
         return pixels[top:bottom, left:right]
 
-    def _complete(self, messages: list[dict[str, Any]], *, purpose: str) -> tuple[str, Usage]:
+    def _complete(
+        self, messages: list[dict[str, Any]], *, purpose: str, tools: list[dict[str, Any]] | None = None
+    ) -> tuple[str, Usage]:
         s = self.settings
+        self._local.tool_calls = ()
+        extra: dict[str, Any] = {"tools": tools, "tool_choice": "auto"} if tools else {}
         attempts = 0
         while True:
             attempts += 1
@@ -302,6 +356,7 @@ class Planner:
                     messages=messages,  # type: ignore[arg-type]
                     temperature=s.temperature,
                     max_tokens=s.max_tokens,
+                    **extra,
                 )
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
                 if attempts > s.max_retries:
@@ -351,6 +406,15 @@ class Planner:
             )
         message = getattr(choices[0], "message", None)
         text = getattr(message, "content", None)
+        calls = []
+        for call in getattr(message, "tool_calls", None) or ():
+            function = getattr(call, "function", None)
+            if function is not None:
+                calls.append({"function": {"name": str(getattr(function, "name", "") or ""),
+                                           "arguments": str(getattr(function, "arguments", "") or "")}})  # fmt: skip
+        self._local.tool_calls = tuple(calls)
+        if text is None and calls:
+            text = ""
         if not isinstance(text, str):
             refusal = getattr(message, "refusal", None)
             raise PlannerResponseError(
@@ -439,6 +503,11 @@ def cap_reply(text: str, max_bytes: int) -> str:
     mark = TRUNCATED_MARK.format(n=len(data) - max_bytes)
     kept = data[: max(0, max_bytes - len(mark) - 1)].decode("utf-8", "ignore")
     return f"{kept}\n{TRUNCATED_MARK.format(n=len(data) - len(kept.encode('utf-8', 'surrogatepass')))}"
+
+
+def _encoded(image: Any, long_side: int, quality: int, size: tuple[int, int] | None) -> EncodedImage:
+    # the paper's call keeps encode_image's three-argument form
+    return encode_image(image, long_side, quality) if size is None else encode_image(image, long_side, quality, size)
 
 
 def _error_message(exc: openai.APIStatusError) -> str:

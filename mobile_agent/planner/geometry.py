@@ -54,7 +54,9 @@ def smart_resize(
     if height < 1 or width < 1:
         raise ValueError(f"image size must be positive, got {width}x{height}")
     if factor < 1 or min_pixels < 1 or max_pixels < min_pixels:
-        raise ValueError(f"bad resize rule: factor={factor}, min_pixels={min_pixels}, max_pixels={max_pixels}")
+        raise ValueError(
+            f"bad resize rule: factor={factor}, min_pixels={min_pixels}, max_pixels={max_pixels}"
+        )
     if max(height, width) / min(height, width) > MAX_ASPECT_RATIO:
         raise ValueError(f"aspect ratio above {MAX_ASPECT_RATIO}: {width}x{height}")
     h_bar = max(factor, round(height / factor) * factor)

@@ -43,11 +43,16 @@ def pixels_of(image: Any) -> np.ndarray:
     return result
 
 
-def encode_image(image: Any, long_side: int, quality: int) -> EncodedImage:
-    """A JPEG data URL whose longer side is at most ``long_side`` (never upscaled)."""
+def encode_image(image: Any, long_side: int, quality: int, size: tuple[int, int] | None = None) -> EncodedImage:
+    """A JPEG data URL whose longer side is at most ``long_side`` (never upscaled), or
+    exactly ``size`` (width, height) when given: a grounded dialect's image
+    (``planner.geometry``), so that the server's processor has nothing left to resize."""
     pil = Image.fromarray(np.ascontiguousarray(pixels_of(image)), mode="RGB")
     scale = long_side / max(pil.size)
-    if scale < 1:
+    if size is not None:
+        if pil.size != size:
+            pil = pil.resize(size, Image.Resampling.BILINEAR, reducing_gap=2.0)
+    elif scale < 1:
         size = (max(1, round(pil.width * scale)), max(1, round(pil.height * scale)))
         pil = pil.resize(size, Image.Resampling.BILINEAR, reducing_gap=2.0)
     out = io.BytesIO()

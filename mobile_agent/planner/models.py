@@ -22,7 +22,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mobile_agent.planner.geometry import GRID_1000, IMAGE, QWEN3_FACTOR, QWEN25_FACTOR, SCREEN, CoordinateSpace, ImageRule
+from mobile_agent.planner.geometry import (
+    GRID_1000,
+    IMAGE,
+    QWEN3_FACTOR,
+    QWEN25_FACTOR,
+    SCREEN,
+    CoordinateSpace,
+    ImageRule,
+)
 
 __all__ = ["PROFILES", "ModelProfile", "fold_model_name", "profile_for"]
 
@@ -49,18 +57,45 @@ class ModelProfile:
 
 PROFILES: tuple[ModelProfile, ...] = (
     # UI-TARS 1.0 (2B/7B/72B -SFT/-DPO): relative 0-1000 coordinates
-    ModelProfile("ui-tars-1.0", r"uitars(?!15|2)(\d+b)", "ui_tars", GRID_1000,
-                 ImageRule(long_side=None, factor=QWEN25_FACTOR, max_pixels=QWEN25_MAX_PIXELS)),  # fmt: skip
+    ModelProfile(
+        "ui-tars-1.0",
+        r"uitars(?!15|2)(\d+b)",
+        "ui_tars",
+        GRID_1000,
+        ImageRule(long_side=None, factor=QWEN25_FACTOR, max_pixels=QWEN25_MAX_PIXELS),
+    ),  # fmt: skip
     # UI-TARS 1.5 / 2 (Qwen2.5-VL based): pixels of the smart-resized image
-    ModelProfile("ui-tars-1.5", r"uitars", "ui_tars", IMAGE,
-                 ImageRule(long_side=None, factor=QWEN25_FACTOR, max_pixels=QWEN25_MAX_PIXELS)),  # fmt: skip
-    ModelProfile("autoglm-phone", r"autoglm", "autoglm", GRID_1000, ImageRule(long_side=1280), temperature=0.0),
-    ModelProfile("gui-owl", r"guiowl|mobileagentv3", "mobile_use", IMAGE,
-                 ImageRule(long_side=None, factor=QWEN25_FACTOR, max_pixels=QWEN25_MAX_PIXELS)),  # fmt: skip
-    ModelProfile("qwen3-vl", r"qwen3vl", "mobile_use", GRID_1000,
-                 ImageRule(long_side=None, factor=QWEN3_FACTOR, max_pixels=QWEN3_MAX_PIXELS)),  # fmt: skip
-    ModelProfile("qwen2.5-vl", r"qwen25vl", "mobile_use", IMAGE,
-                 ImageRule(long_side=None, factor=QWEN25_FACTOR, max_pixels=QWEN25_MAX_PIXELS)),  # fmt: skip
+    ModelProfile(
+        "ui-tars-1.5",
+        r"uitars",
+        "ui_tars",
+        IMAGE,
+        ImageRule(long_side=None, factor=QWEN25_FACTOR, max_pixels=QWEN25_MAX_PIXELS),
+    ),  # fmt: skip
+    ModelProfile(
+        "autoglm-phone", r"autoglm", "autoglm", GRID_1000, ImageRule(long_side=1280), temperature=0.0
+    ),
+    ModelProfile(
+        "gui-owl",
+        r"guiowl|mobileagentv3",
+        "mobile_use",
+        IMAGE,
+        ImageRule(long_side=None, factor=QWEN25_FACTOR, max_pixels=QWEN25_MAX_PIXELS),
+    ),  # fmt: skip
+    ModelProfile(
+        "qwen3-vl",
+        r"qwen3vl",
+        "mobile_use",
+        GRID_1000,
+        ImageRule(long_side=None, factor=QWEN3_FACTOR, max_pixels=QWEN3_MAX_PIXELS),
+    ),  # fmt: skip
+    ModelProfile(
+        "qwen2.5-vl",
+        r"qwen25vl",
+        "mobile_use",
+        IMAGE,
+        ImageRule(long_side=None, factor=QWEN25_FACTOR, max_pixels=QWEN25_MAX_PIXELS),
+    ),  # fmt: skip
 )
 
 PAPER = ModelProfile("general", r"", "paper", SCREEN, ImageRule(long_side=1280))

@@ -84,6 +84,10 @@ class PlanReply:
     raw: str
     usage: Usage = field(default_factory=Usage)
     source: str = "model"  # who planned it: "model", or "replay" (a cached plan, no model call)
+    # function calling: the reply's tool calls ({"function": {"name", "arguments"}}), as sent
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    # a grounded dialect: the frame's planner.geometry.Viewport the reply's points refer to
+    viewport: Any = None
 
 
 @dataclass(frozen=True)

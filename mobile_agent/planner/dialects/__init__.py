@@ -46,7 +46,9 @@ _DEFAULTS: dict[str, ModelProfile] = {
     "paper": PAPER,
     "function_calling": ModelProfile("general", "", "function_calling", PAPER.space, PAPER.image),
     "ui_tars": ModelProfile("ui-tars", "", "ui_tars", IMAGE, ImageRule(long_side=None, factor=QWEN25_FACTOR)),
-    "mobile_use": ModelProfile("qwen2.5-vl", "", "mobile_use", IMAGE, ImageRule(long_side=None, factor=QWEN25_FACTOR)),
+    "mobile_use": ModelProfile(
+        "qwen2.5-vl", "", "mobile_use", IMAGE, ImageRule(long_side=None, factor=QWEN25_FACTOR)
+    ),
     "autoglm": ModelProfile("autoglm-phone", "", "autoglm", GRID_1000, ImageRule(long_side=1280)),
 }
 

@@ -92,7 +92,11 @@ def parse_do(code: str) -> tuple[str, dict[str, Any]]:
     if not text.startswith("do"):
         raise ValueError(f"not a do(...) or finish(...) call: {text[:80]!r}")
     # a typed text may hold quotes: take all of it, as Open-AutoGLM's handler does
-    typed = re.match(r"do\s*\(\s*action\s*=\s*(['\"])(Type|Type_Name|输入)\1\s*,\s*text\s*=\s*(['\"])(.*)\3\s*\)?\s*$", text, re.DOTALL)
+    typed = re.match(
+        r"do\s*\(\s*action\s*=\s*(['\"])(Type|Type_Name|输入)\1\s*,\s*text\s*=\s*(['\"])(.*)\3\s*\)?\s*$",
+        text,
+        re.DOTALL,
+    )
     if typed is not None:
         return "type", {"text": typed.group(4)}
     call = text if text.rstrip().endswith(")") else text + ")"
@@ -149,24 +153,35 @@ class AutoGlmDialect:
             {"role": "user", "content": [{"type": "text", "text": text}, image_part(screenshot)]},
         ]
 
-    def parse(self, text: str, viewport: Viewport, tool_calls: Sequence[Mapping[str, Any]] = ()) -> DialectReply:
+    def parse(
+        self, text: str, viewport: Viewport, tool_calls: Sequence[Mapping[str, Any]] = ()
+    ) -> DialectReply:
         raw = text or ""
         thought = tag_text(raw, "think") or ""
         answer = tag_text(raw, "answer")
         if answer is None:  # no tags: the official client splits at the first do( / finish(
             m = re.search(r"(do\s*\(|finish\s*\()", raw)
             if m is None:
-                raise no_action(raw, '<answer>do(action="Tap", element=[x,y])</answer> or <answer>finish(message="...")</answer>')
+                raise no_action(
+                    raw,
+                    '<answer>do(action="Tap", element=[x,y])</answer> or <answer>finish(message="...")</answer>',
+                )
             if not thought:
                 thought = raw[: m.start()].replace("<think>", "").strip()
             answer = raw[m.start() :]
-        code = next((line.strip() for line in answer.splitlines() if line.strip().startswith(("do", "finish"))), answer.strip())
+        code = next(
+            (line.strip() for line in answer.splitlines() if line.strip().startswith(("do", "finish"))),
+            answer.strip(),
+        )
         if code.startswith("do") and "\n" in answer.strip():  # a Type whose text has new lines
             code = answer.strip()[answer.strip().find("do") :]
         try:
             name, kwargs = parse_do(code)
         except ValueError:
-            raise no_action(raw, '<answer>do(action="Tap", element=[x,y])</answer> or <answer>finish(message="...")</answer>') from None
+            raise no_action(
+                raw,
+                '<answer>do(action="Tap", element=[x,y])</answer> or <answer>finish(message="...")</answer>',
+            ) from None
         op, params, points = self._map(name, kwargs, viewport, code)
         action = build_action(self.registry, op, params, code)
         return DialectReply(action=action, thought=thought, model_points=tuple(points), raw=raw)

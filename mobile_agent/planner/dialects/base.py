@@ -87,7 +87,9 @@ class Dialect(Protocol):
         """OpenAI ``tools`` to send with the call, or None."""
         ...
 
-    def parse(self, text: str, viewport: Viewport, tool_calls: Sequence[Mapping[str, Any]] = ()) -> DialectReply:
+    def parse(
+        self, text: str, viewport: Viewport, tool_calls: Sequence[Mapping[str, Any]] = ()
+    ) -> DialectReply:
         """Read one reply (its text and, for function calling, its tool calls)."""
         ...
 
@@ -171,14 +173,18 @@ def build_action(registry: OperationRegistry, name: str, params: Mapping[str, An
     try:
         model = card.params_model.model_validate(dict(params))
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()
+        )
         raise InvalidParametersError(
             f"Your action {raw.strip()[:120]!r} has bad parameters: {problems}.", operation=card.name
         ) from exc
     return ParsedAction(name=card.name, params=model, raw=raw.strip(), text=card.render(model))
 
 
-def screen_point(viewport: Viewport, point: tuple[float, float] | None, raw: str, what: str = "point") -> dict[str, int]:
+def screen_point(
+    viewport: Viewport, point: tuple[float, float] | None, raw: str, what: str = "point"
+) -> dict[str, int]:
     """``{"x", "y"}`` in screen pixels for a model point, or a parse error for the model."""
     if point is None:
         raise OperationParseError(f"Your action {raw.strip()[:120]!r} has no readable {what}: give two numbers x, y.",
@@ -188,4 +194,6 @@ def screen_point(viewport: Viewport, point: tuple[float, float] | None, raw: str
 
 
 def no_action(raw: str, expected: str) -> OperationParseError:
-    return OperationParseError(f"Your reply has no action I can read. Answer with {expected}.", reply=raw[:2000])
+    return OperationParseError(
+        f"Your reply has no action I can read. Answer with {expected}.", reply=raw[:2000]
+    )

@@ -20,7 +20,13 @@ from typing import Any
 
 from mobile_agent.errors import OperationError
 from mobile_agent.operations.registry import REGISTRY, OperationRegistry
-from mobile_agent.planner.dialects.base import DialectReply, build_action, first_json_object, no_action, tag_text
+from mobile_agent.planner.dialects.base import (
+    DialectReply,
+    build_action,
+    first_json_object,
+    no_action,
+    tag_text,
+)
 from mobile_agent.planner.geometry import SCREEN, CoordinateSpace, ImageRule, Viewport
 from mobile_agent.planner.replies import split_plan_reply
 
@@ -41,7 +47,12 @@ def operation_tools(registry: OperationRegistry) -> list[dict[str, Any]]:
             prop.pop("title", None)
         parameters.setdefault("properties", {})
         description = card.description + "".join(f" Limitation: {x}" for x in card.limitations)
-        tools.append({"type": "function", "function": {"name": card.name, "description": description, "parameters": parameters}})
+        tools.append(
+            {
+                "type": "function",
+                "function": {"name": card.name, "description": description, "parameters": parameters},
+            }
+        )
     return tools
 
 
@@ -60,7 +71,9 @@ class FunctionCallingDialect:
     def tools(self) -> list[dict[str, Any]] | None:
         return operation_tools(self.registry)
 
-    def parse(self, text: str, viewport: Viewport, tool_calls: Sequence[Mapping[str, Any]] = ()) -> DialectReply:
+    def parse(
+        self, text: str, viewport: Viewport, tool_calls: Sequence[Mapping[str, Any]] = ()
+    ) -> DialectReply:
         raw = text or ""
         observation, thought, _action = split_plan_reply(raw)
         name, args, shown = None, None, ""

@@ -72,17 +72,37 @@ def mobile_use_tool(width: int, height: int) -> dict[str, Any]:
                 "properties": {
                     "action": {
                         "description": _ACTIONS,
-                        "enum": ["key", "click", "long_press", "swipe", "type", "answer", "system_button", "open",
-                                 "wait", "terminate"],  # fmt: skip
+                        "enum": [
+                            "key",
+                            "click",
+                            "long_press",
+                            "swipe",
+                            "type",
+                            "answer",
+                            "system_button",
+                            "open",
+                            "wait",
+                            "terminate",
+                        ],  # fmt: skip
                         "type": "string",
                     },
-                    "coordinate": {"description": point + " For click, long_press and swipe.", "type": "array"},
+                    "coordinate": {
+                        "description": point + " For click, long_press and swipe.",
+                        "type": "array",
+                    },
                     "coordinate2": {"description": point + " For swipe.", "type": "array"},
                     "text": {"description": "For key, type, answer and open.", "type": "string"},
                     "time": {"description": "Seconds, for long_press and wait.", "type": "number"},
-                    "button": {"description": "For system_button.", "enum": ["Back", "Home", "Menu", "Enter"],
-                               "type": "string"},  # fmt: skip
-                    "status": {"description": "For terminate.", "enum": ["success", "failure"], "type": "string"},
+                    "button": {
+                        "description": "For system_button.",
+                        "enum": ["Back", "Home", "Menu", "Enter"],
+                        "type": "string",
+                    },  # fmt: skip
+                    "status": {
+                        "description": "For terminate.",
+                        "enum": ["success", "failure"],
+                        "type": "string",
+                    },
                 },
                 "required": ["action"],
                 "type": "object",
@@ -113,7 +133,12 @@ $feedback
 Before answering, explain your reasoning step-by-step in <thinking></thinking> tags, and insert them before the <tool_call></tool_call> XML tags.
 After answering, summarize your action in <conclusion></conclusion> tags, and insert them after the <tool_call></tool_call> XML tags."""
 
-_DIRECTION_FINGER = {"up": "down", "down": "up", "left": "right", "right": "left"}  # finger → content direction
+_DIRECTION_FINGER = {
+    "up": "down",
+    "down": "up",
+    "left": "right",
+    "right": "left",
+}  # finger → content direction
 
 
 @dataclass
@@ -158,7 +183,9 @@ class MobileUseDialect:
             {"role": "user", "content": [{"type": "text", "text": user}, image_part(screenshot)]},
         ]
 
-    def parse(self, text: str, viewport: Viewport, tool_calls: Sequence[Mapping[str, Any]] = ()) -> DialectReply:
+    def parse(
+        self, text: str, viewport: Viewport, tool_calls: Sequence[Mapping[str, Any]] = ()
+    ) -> DialectReply:
         raw = text or ""
         thought = tag_text(raw, "thinking") or tag_text(raw, "think") or ""
         if not thought:
@@ -166,16 +193,23 @@ class MobileUseDialect:
             thought = m.group(1).strip() if m else ""
         arguments = self._arguments(raw, tool_calls)
         if arguments is None:
-            raise no_action(raw, '<tool_call>{"name": "mobile_use", "arguments": {"action": "click", "coordinate": [x, y]}}</tool_call>')
+            raise no_action(
+                raw,
+                '<tool_call>{"name": "mobile_use", "arguments": {"action": "click", "coordinate": [x, y]}}</tool_call>',
+            )
         shown = json.dumps(arguments, ensure_ascii=False)
         name, params, points = self._map(arguments, viewport, shown)
         action = build_action(self.registry, name, params, shown)
         summary = tag_text(raw, "conclusion") or ""
-        return DialectReply(action=action, thought=thought, observation=summary, model_points=tuple(points), raw=raw)
+        return DialectReply(
+            action=action, thought=thought, observation=summary, model_points=tuple(points), raw=raw
+        )
 
     @staticmethod
     def _arguments(raw: str, tool_calls: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-        for call in tool_calls:  # a server that turns <tool_call> into real tool calls (vLLM --tool-call-parser hermes)
+        for call in (
+            tool_calls
+        ):  # a server that turns <tool_call> into real tool calls (vLLM --tool-call-parser hermes)
             function = call.get("function") if isinstance(call, Mapping) else None
             if isinstance(function, Mapping):
                 args = function.get("arguments")
@@ -213,7 +247,10 @@ class MobileUseDialect:
                 if p1 is not None:
                     params.update(screen_point(viewport, p1, raw))
                 return "scroll", params, points
-            a, b = screen_point(viewport, p1, raw, "start point"), screen_point(viewport, p2, raw, "end point (coordinate2)")
+            a, b = (
+                screen_point(viewport, p1, raw, "start point"),
+                screen_point(viewport, p2, raw, "end point (coordinate2)"),
+            )
             name = "drag" if action == "drag" else "swipe_points"
             return name, {"x1": a["x"], "y1": a["y"], "x2": b["x"], "y2": b["y"]}, points
         if action == "type":

@@ -37,7 +37,9 @@ class PaperDialect:
     def tools(self) -> list[dict[str, Any]] | None:
         return None
 
-    def parse(self, text: str, viewport: Viewport, tool_calls: Sequence[Mapping[str, Any]] = ()) -> DialectReply:
+    def parse(
+        self, text: str, viewport: Viewport, tool_calls: Sequence[Mapping[str, Any]] = ()
+    ) -> DialectReply:
         observation, thought, action_text = split_plan_reply(text or "")
         action = self.registry.parse(text or action_text)
         return DialectReply(action=action, thought=thought, observation=observation, raw=text or "")

@@ -136,16 +136,22 @@ class UiTarsDialect:
             .replace("$height", str(height))
         )
         if self.space.kind == "grid":
-            prompt = prompt.replace("pixels of the screenshot", f"on a 0-{self.space.largest} grid over the screenshot")
+            prompt = prompt.replace(
+                "pixels of the screenshot", f"on a 0-{self.space.largest} grid over the screenshot"
+            )
         text = prompt + "\n## Action History\n" + history_text(history)
         if feedback:
             text += "\n\n## Feedback on the last action\n" + "\n".join(f"- {f}" for f in feedback)
         return [{"role": "user", "content": [{"type": "text", "text": text}, image_part(screenshot)]}]
 
-    def parse(self, text: str, viewport: Viewport, tool_calls: Sequence[Mapping[str, Any]] = ()) -> DialectReply:
+    def parse(
+        self, text: str, viewport: Viewport, tool_calls: Sequence[Mapping[str, Any]] = ()
+    ) -> DialectReply:
         raw = text or ""
         thought = ""
-        m = re.search(r"(?:Thought|Reflection|Action_Summary)\s*[:：]\s*(.*?)(?=\n\s*Action\s*[:：]|$)", raw, re.DOTALL)
+        m = re.search(
+            r"(?:Thought|Reflection|Action_Summary)\s*[:：]\s*(.*?)(?=\n\s*Action\s*[:：]|$)", raw, re.DOTALL
+        )
         if m:
             thought = m.group(1).strip()
         parts = re.split(r"Action\s*[:：]", raw)
@@ -153,11 +159,15 @@ class UiTarsDialect:
         # several actions separated by blank lines: the first is this step's
         action_text = action_text.split("\n\n")[0].strip()
         if not action_text:
-            raise no_action(raw, "Action: click(start_box='<|box_start|>(x1,y1)<|box_end|>') or another action")
+            raise no_action(
+                raw, "Action: click(start_box='<|box_start|>(x1,y1)<|box_end|>') or another action"
+            )
         try:
             func, kwargs = parse_call(action_text)
         except ValueError:
-            raise no_action(raw, "Action: click(start_box='<|box_start|>(x1,y1)<|box_end|>') or another action") from None
+            raise no_action(
+                raw, "Action: click(start_box='<|box_start|>(x1,y1)<|box_end|>') or another action"
+            ) from None
         func = _CHINESE.get(func, func).lower()
         name, params, points = self._map(func, kwargs, viewport, action_text)
         action = build_action(self.registry, name, params, action_text)
@@ -184,8 +194,15 @@ class UiTarsDialect:
                 params.update(screen_point(viewport, p1, raw))
             return "scroll", params, points
         if func in ("drag", "select", "swipe"):
-            a, b = screen_point(viewport, p1, raw, "start point"), screen_point(viewport, p2, raw, "end point")
-            return ("drag" if func != "swipe" else "swipe_points"), {"x1": a["x"], "y1": a["y"], "x2": b["x"], "y2": b["y"]}, points
+            a, b = (
+                screen_point(viewport, p1, raw, "start point"),
+                screen_point(viewport, p2, raw, "end point"),
+            )
+            return (
+                ("drag" if func != "swipe" else "swipe_points"),
+                {"x1": a["x"], "y1": a["y"], "x2": b["x"], "y2": b["y"]},
+                points,
+            )
         if func == "open_app":
             return "open_app", {"app": kwargs.get("app_name", "")}, points
         if func == "press_home":
