@@ -7,7 +7,12 @@ import itertools
 
 import pytest
 
-from mobile_agent.errors import InvalidParametersError, OperationError, OperationParseError, UnknownOperationError
+from mobile_agent.errors import (
+    InvalidParametersError,
+    OperationError,
+    OperationParseError,
+    UnknownOperationError,
+)
 from mobile_agent.planner.dialects import (
     AutoGlmDialect,
     FunctionCallingDialect,
@@ -65,7 +70,9 @@ def test_round_trip_for_every_space_and_screen_shape(screen, rule, space):
     vp = viewport_for(width, height, rule, space)
     # the model's unit in screen pixels: how far an integer answer can be from the pixel
     unit_x = width / vp.image_width if space.kind == "image" else width / 1000 if space.kind == "grid" else 1
-    unit_y = height / vp.image_height if space.kind == "image" else height / 1000 if space.kind == "grid" else 1
+    unit_y = (
+        height / vp.image_height if space.kind == "image" else height / 1000 if space.kind == "grid" else 1
+    )
     for x, y in [(0, 0), (width - 1, height - 1), (width // 2, height // 3), (7, height - 9), (width - 3, 5)]:
         assert vp.to_screen(*vp.from_screen(x, y)) == (x, y)  # exact in floats
         sx, sy = vp.to_screen(*vp.model_point(x, y))  # as a model writes it
@@ -137,11 +144,16 @@ def test_ui_tars_odd_cases():
     got = _tars("Action: click(start_box='<|box_start|>(100,200,300,400)<|box_end|>')")
     assert (got.action.params.x, got.action.params.y) == PHONE.to_screen(200, 300)
     # missing closing parenthesis
-    assert _tars("Thought: done\nAction: finished(content='Battery is 85%'").action.params.answer == "Battery is 85%"
+    assert (
+        _tars("Thought: done\nAction: finished(content='Battery is 85%'").action.params.answer
+        == "Battery is 85%"
+    )
     # typed text with quotes, commas and a trailing \n to submit
     typed = _tars("Thought: t\nAction: type(content='it\\'s 5, ok\\n')").action.params.text
     assert typed == "it's 5, ok\n"
-    got = _tars("Thought: 向下滚动\nAction: scroll(start_box='<|box_start|>(546,1200)<|box_end|>', direction='down')")
+    got = _tars(
+        "Thought: 向下滚动\nAction: scroll(start_box='<|box_start|>(546,1200)<|box_end|>', direction='down')"
+    )
     assert got.action.name == "scroll" and got.action.params.direction == "down"
     assert _tars("Action: press_back()").action.params.key == "back"
     assert _tars("Action: press_home()").action.params.key == "home"
@@ -149,7 +161,9 @@ def test_ui_tars_odd_cases():
     assert _tars("Action: call_user()").action.name == "hand_over"
     drag = _tars("Action: drag(start_box='(897,1208)', end_box='(244,1208)')").action
     assert drag.name == "drag" and drag.params.x1 > drag.params.x2
-    assert _tars("Thought: 点击设置\nAction: 点击(start_box='(10,20)')").action.name == "tap_point"  # Chinese name
+    assert (
+        _tars("Thought: 点击设置\nAction: 点击(start_box='(10,20)')").action.name == "tap_point"
+    )  # Chinese name
     # UI-TARS 1.0: 0-1000 grid
     got = UiTarsDialect(space=GRID_1000).parse("Action: click(start_box='(500,500)')", GRID)
     assert (got.action.params.x, got.action.params.y) == (540, 1200)
@@ -200,7 +214,9 @@ def test_mobile_use_published_format():
         '{"action": "long_press", "coordinate": [10, 20], "time": 2}': ("long_press_point", None),
     }
     for args, (name, params) in cases.items():
-        action = QWEN.parse(f'<tool_call>{{"name": "mobile_use", "arguments": {args}}}</tool_call>', PHONE).action
+        action = QWEN.parse(
+            f'<tool_call>{{"name": "mobile_use", "arguments": {args}}}</tool_call>', PHONE
+        ).action
         assert action.name == name, args
         if params is not None:
             assert action.params.model_dump() == params, args
@@ -210,9 +226,13 @@ def test_mobile_use_odd_cases():
     # no closing tag, a fenced block, a real tool call from a server with a hermes parser
     assert QWEN.parse('<tool_call>\n{"name": "mobile_use", "arguments": {"action": "click", "coordinate": [1, 2]}}',
                       PHONE).action.name == "tap_point"  # fmt: skip
-    fenced = '```json\n{"name": "mobile_use", "arguments": {"action": "system_button", "button": "Home"}}\n```'
+    fenced = (
+        '```json\n{"name": "mobile_use", "arguments": {"action": "system_button", "button": "Home"}}\n```'
+    )
     assert QWEN.parse(fenced, PHONE).action.params.key == "home"
-    calls = [{"function": {"name": "mobile_use", "arguments": '{"action": "click", "coordinate": [100, 100]}'}}]
+    calls = [
+        {"function": {"name": "mobile_use", "arguments": '{"action": "click", "coordinate": [100, 100]}'}}
+    ]
     assert QWEN.parse("", PHONE, calls).action.name == "tap_point"
     # MAI-UI / GUI-Owl variants: a swipe by direction is the finger's direction
     got = QWEN.parse('<tool_call>{"name": "mobile_use", "arguments": {"action": "swipe", "direction": "up"}}</tool_call>',
@@ -220,7 +240,8 @@ def test_mobile_use_odd_cases():
     assert got.name == "scroll" and got.params.direction == "down"
     # Qwen3-VL: a 0-999 grid
     q3 = MobileUseDialect(space=GRID_1000).parse(
-        '<tool_call>{"name": "mobile_use", "arguments": {"action": "click", "coordinate": [500, 250]}}</tool_call>', GRID
+        '<tool_call>{"name": "mobile_use", "arguments": {"action": "click", "coordinate": [500, 250]}}</tool_call>',
+        GRID,
     )
     assert (q3.action.params.x, q3.action.params.y) == (540, 600)
     with pytest.raises(OperationParseError):
@@ -238,7 +259,9 @@ GLM = AutoGlmDialect()
 
 def test_autoglm_published_format():
     # zai-org/Open-AutoGLM prompts: <think>…</think><answer>do(...)</answer>, 0-999 grid
-    got = GLM.parse('<think>Tap the Settings icon.</think>\n<answer>do(action="Tap", element=[500,500])</answer>', GRID)
+    got = GLM.parse(
+        '<think>Tap the Settings icon.</think>\n<answer>do(action="Tap", element=[500,500])</answer>', GRID
+    )
     assert got.action.name == "tap_point" and (got.action.params.x, got.action.params.y) == (540, 1200)
     assert got.thought == "Tap the Settings icon."
     cases = {
@@ -255,18 +278,32 @@ def test_autoglm_published_format():
         assert (action.name, action.params.model_dump()) == (name, params), code
     swipe = GLM.parse('<answer>do(action="Swipe", start=[500,800], end=[500,200])</answer>', GRID).action
     assert swipe.name == "swipe_points" and (swipe.params.y1, swipe.params.y2) == (1920, 480)
-    assert GLM.parse('<answer>do(action="Long Press", element=[1,2])</answer>', GRID).action.name == "long_press_point"
-    assert GLM.parse('<answer>do(action="Double Tap", element=[1,2])</answer>', GRID).action.name == "double_tap_point"
+    assert (
+        GLM.parse('<answer>do(action="Long Press", element=[1,2])</answer>', GRID).action.name
+        == "long_press_point"
+    )
+    assert (
+        GLM.parse('<answer>do(action="Double Tap", element=[1,2])</answer>', GRID).action.name
+        == "double_tap_point"
+    )
 
 
 def test_autoglm_odd_cases():
     # missing closing tags; typed text with quotes; Chinese action names; no tags at all
     assert GLM.parse('<think>x\n<answer>do(action="Tap", element=[10,10])', GRID).action.name == "tap_point"
-    assert GLM.parse('<answer>do(action="Type", text="say "hi", ok")</answer>', GRID).action.params.text == 'say "hi", ok'
-    assert GLM.parse('<answer>do(action="长按", element=[10,10])</answer>', GRID).action.name == "long_press_point"
+    assert (
+        GLM.parse('<answer>do(action="Type", text="say "hi", ok")</answer>', GRID).action.params.text
+        == 'say "hi", ok'
+    )
+    assert (
+        GLM.parse('<answer>do(action="长按", element=[10,10])</answer>', GRID).action.name
+        == "long_press_point"
+    )
     assert GLM.parse('I will go back. do(action="Back")', GRID).action.params.key == "back"
     # a sensitive tap is never done silently: the user is asked
-    sensitive = GLM.parse('<answer>do(action="Tap", element=[500,900], message="Pay 25 yuan")</answer>', GRID).action
+    sensitive = GLM.parse(
+        '<answer>do(action="Tap", element=[500,900], message="Pay 25 yuan")</answer>', GRID
+    ).action
     assert sensitive.name == "hand_over" and "Pay 25 yuan" in sensitive.params.message
     assert GLM.parse('<answer>do(action="Interact")</answer>', GRID).action.name == "hand_over"
     with pytest.raises(OperationParseError):

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from mobile_agent.operations import catalog
+from mobile_agent.operations.catalog import open_app, type_text, wait
 from mobile_agent.operations.context import OperationContext, Outcome
 from mobile_agent.operations.parser import split_top_level, strip_quotes
 from mobile_agent.operations.registry import OperationRegistry, operation
@@ -311,5 +311,5 @@ def hand_over(params: MessageParams, ctx: OperationContext) -> Outcome:
 
 
 # Shared with the paper's operations: the same cards, in this registry too.
-for _card in (catalog.open_app.card, catalog.type_text.card, catalog.wait.card):  # type: ignore[attr-defined]
+for _card in (open_app.card, type_text.card, wait.card):  # type: ignore[attr-defined]
     COORDINATE_REGISTRY.register(_card)
