@@ -28,7 +28,7 @@ import numpy as np
 
 from perception.types import TextLine
 
-__all__ = ["ScreenFingerprint", "fingerprint", "fold_text"]
+__all__ = ["ScreenFingerprint", "fingerprint", "fold_text", "layout_similarity", "thumbnail"]
 
 # the shares of the status and navigation bars that screen_diff masks too
 _STATUS_BAR_SHARE = 0.04
@@ -53,12 +53,9 @@ class ScreenFingerprint:
         if len(self.texts) >= _MIN_TEXTS and len(other.texts) >= _MIN_TEXTS:
             union = self.texts | other.texts
             return len(self.texts & other.texts) / len(union)
-        a, b = np.asarray(self.thumb), np.asarray(other.thumb)
-        if a.size != b.size or a.size == 0:
-            return 0.0
-        correlation = float(np.dot(a, b) / a.size)
         texts_agree = not (self.texts or other.texts) or bool(self.texts & other.texts)
-        return abs(correlation) if texts_agree else abs(correlation) * 0.5
+        layout = layout_similarity(self.thumb, other.thumb)
+        return layout if texts_agree else layout * 0.5
 
     def to_dict(self) -> dict[str, Any]:
         thumb = np.clip(np.round(np.asarray(self.thumb) * 32), -127, 127).astype(np.int8)
@@ -87,6 +84,20 @@ def _body_texts(lines: Iterable[TextLine], height: int) -> frozenset[str]:
     return frozenset(texts)
 
 
+def layout_similarity(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """The absolute correlation of two thumbnails (``thumbnail``): 1 for the same layout,
+    in either theme; no OCR needed, so a replay tries it first."""
+    x, y = np.asarray(a), np.asarray(b)
+    if x.size != y.size or x.size == 0:
+        return 0.0
+    return abs(float(np.dot(x, y) / x.size))
+
+
+def thumbnail(pixels: np.ndarray) -> tuple[float, ...]:
+    """The standardised 16x32 grey thumbnail of the frame's body (a millisecond)."""
+    return _thumb(pixels)
+
+
 def _thumb(pixels: np.ndarray) -> tuple[float, ...]:
     height = pixels.shape[0]
     body = pixels[int(height * _STATUS_BAR_SHARE) : height - int(height * _NAV_BAR_SHARE), :, :3]
@@ -98,8 +109,9 @@ def _thumb(pixels: np.ndarray) -> tuple[float, ...]:
     return tuple(float(v) for v in ((small - small.mean()) / std).ravel())
 
 
-def fingerprint(pixels: np.ndarray, lines: Iterable[TextLine]) -> ScreenFingerprint:
-    """The fingerprint of an RGB frame whose OCR lines are ``lines``."""
+def fingerprint(pixels: np.ndarray, lines: Iterable[TextLine], thumb: tuple[float, ...] | None = None) -> ScreenFingerprint:
+    """The fingerprint of an RGB frame whose OCR lines are ``lines`` (``thumb``: its
+    ``thumbnail``, when already made)."""
     if pixels.ndim != 3 or pixels.shape[2] < 3:
         raise ValueError(f"expected an RGB HxWx3 frame, got shape {pixels.shape}")
-    return ScreenFingerprint(texts=_body_texts(lines, pixels.shape[0]), thumb=_thumb(pixels))
+    return ScreenFingerprint(texts=_body_texts(lines, pixels.shape[0]), thumb=thumb or _thumb(pixels))

@@ -44,7 +44,7 @@ from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import parse_action
 from mobile_agent.planner.protocol import PlannerLike
 from mobile_agent.planner.types import CompletionVerdict, PlanReply, PlanRequest, Usage
-from mobile_agent.replay.fingerprint import ScreenFingerprint, fingerprint
+from mobile_agent.replay.fingerprint import ScreenFingerprint, fingerprint, layout_similarity, thumbnail
 from mobile_agent.replay.plans import CachedPlan, CachedStep, InstructionTemplate, fill_slots, to_slots
 from mobile_agent.replay.store import PlanStore
 from perception.types import LocateStatus, Location, TextLine
@@ -60,18 +60,31 @@ REPLAY_SOURCE = "replay"
 # parameters that hold a point: such a step cannot be re-localized, so it is not replayed
 _POINT_PARAMS = frozenset({"x", "y", "point", "coordinate", "coordinates", "start", "end", "x1", "y1", "x2", "y2"})
 _TEXT_TARGET_OPERATIONS = frozenset({"click_text", "long_press"})
-_CANDIDATE_REACH = 0.15  # a candidate this far (share of the diagonal) from the recorded tap is another one
+_CANDIDATE_REACH = 0.15
+# thumbnails this alike are the same screen (same layout, either theme): no OCR needed
+SAME_LAYOUT = 0.95  # a candidate this far (share of the diagonal) from the recorded tap is another one
 
 
 @dataclass
 class _Seen:
-    """One planning call: the frame's fingerprint (computed in the background), its
-    size, the action the step took, and whether it was replayed."""
+    """One planning call: the frame's size and thumbnail; its full fingerprint (with
+    OCR: computed in the background while the model plans, or on demand while
+    replaying) or, for a replayed step, the recorded fingerprint it matched; the action
+    the step took, and whether it was replayed."""
 
-    fingerprint: Future[ScreenFingerprint]
     size: tuple[int, int]
+    thumb: tuple[float, ...]
+    full: Future[ScreenFingerprint] | None = None
+    recorded: ScreenFingerprint | None = None
     action: str | None = None
     replayed: bool = False
+
+    def fingerprint(self) -> ScreenFingerprint:
+        if self.recorded is not None:
+            return self.recorded
+        if self.full is None:
+            raise RuntimeError("no fingerprint was taken of this frame")
+        return self.full.result()
 
 
 def _pixels(screenshot: object) -> np.ndarray:
@@ -130,7 +143,7 @@ class ReplayingPlanner:
 
     def plan(self, request: PlanRequest) -> PlanReply:
         pixels = _pixels(request.screenshot)
-        seen = _Seen(self._pool.submit(self._fingerprint, pixels), (pixels.shape[1], pixels.shape[0]))
+        seen = _Seen((pixels.shape[1], pixels.shape[0]), thumbnail(pixels))
         self._seen.append(seen)
         self._replaying_step = None
         if self.divergence is None:
@@ -138,6 +151,8 @@ class ReplayingPlanner:
             if reply is not None:
                 seen.replayed = True
                 return reply
+        if seen.full is None:  # OCR it while the model thinks (the operation then finds it cached)
+            seen.full = self._pool.submit(self._fingerprint, pixels, seen.thumb)
         return self._inner_planner().plan(request)
 
     def parse(self, reply: PlanReply) -> ParsedAction:
@@ -199,25 +214,25 @@ class ReplayingPlanner:
 
     def _replay(self, request: PlanRequest, seen: _Seen, pixels: np.ndarray) -> PlanReply | None:
         if self.cached is None:
-            self.cached = self._plan_for(seen.fingerprint.result())
+            self.cached = self._plan_for(seen, pixels)
             if self.cached is None:
                 return self._diverge("no cached plan of this instruction starts on a screen like this one")
         plan = self.cached
         if request.feedback or request.reflection_note:
             why = "; ".join(request.feedback) or request.reflection_note or ""
             return self._diverge(f"the replayed step {self._cursor} did not work: {why}")
-        current = seen.fingerprint.result()
         if self._cursor >= len(plan.steps):
-            similarity = plan.final.similarity(current)
+            similarity = self._match(seen, pixels, plan.final)
             if similarity < self.min_similarity:
                 return self._diverge(
                     f"after the {len(plan.steps)} cached steps the screen differs from the one the plan ended on "
                     f"(similarity {similarity:.2f})"
                 )
             self._replayed_stop = True
+            seen.recorded = plan.final
             return self._reply("Stop", f"all {len(plan.steps)} cached steps replayed; the screen matches the end")
         step = plan.steps[self._cursor]
-        similarity = step.fingerprint.similarity(current)
+        similarity = self._match(seen, pixels, step.fingerprint)
         if similarity < self.min_similarity:
             return self._diverge(
                 f"the screen differs from the one cached step {self._cursor + 1} acted on (similarity {similarity:.2f})"
@@ -231,17 +246,28 @@ class ReplayingPlanner:
                 return self._diverge(missing)
         self._cursor += 1
         self._replaying_step = step
+        seen.recorded = step.fingerprint
         return self._reply(action, f"cached step {self._cursor} of {len(plan.steps)} (screen similarity {similarity:.2f})")
 
-    def _plan_for(self, screen: ScreenFingerprint) -> CachedPlan | None:
-        """The plan whose first screen is most like ``screen`` (the newest among equals)."""
+    def _plan_for(self, seen: _Seen, pixels: np.ndarray) -> CachedPlan | None:
+        """The plan whose first screen is most like this one (the newest among equals)."""
         best: tuple[float, CachedPlan] | None = None
         for plan in self._plans:
             first = plan.steps[0].fingerprint if plan.steps else plan.final
-            similarity = first.similarity(screen)
+            similarity = self._match(seen, pixels, first)
             if similarity >= self.min_similarity and (best is None or similarity > best[0]):
                 best = (similarity, plan)
         return best[1] if best else None
+
+    def _match(self, seen: _Seen, pixels: np.ndarray, recorded: ScreenFingerprint) -> float:
+        """How alike this screen is to ``recorded``: the same layout at a glance (the
+        thumbnails, no OCR) is enough; otherwise its texts decide (OCR, cached per frame,
+        so the operation that follows reuses it)."""
+        if layout_similarity(seen.thumb, recorded.thumb) >= SAME_LAYOUT:
+            return 1.0
+        if seen.full is None:
+            seen.full = self._pool.submit(self._fingerprint, pixels, seen.thumb)
+        return recorded.similarity(seen.full.result())
 
     def _reply(self, action: str, why: str) -> PlanReply:
         plan_id = self.cached.id if self.cached is not None else "?"
@@ -311,8 +337,8 @@ class ReplayingPlanner:
                     ) from exc
             return self._inner
 
-    def _fingerprint(self, pixels: np.ndarray) -> ScreenFingerprint:
-        return fingerprint(pixels, self._ocr(pixels))
+    def _fingerprint(self, pixels: np.ndarray, thumb: tuple[float, ...]) -> ScreenFingerprint:
+        return fingerprint(pixels, self._ocr(pixels), thumb)
 
     # -- learning -------------------------------------------------------------------
 
@@ -328,7 +354,7 @@ class ReplayingPlanner:
             name = str(operation.get("name") or "")
             if name == "stop":
                 if record.completion is None or record.completion.get("done", False):
-                    final = seen.fingerprint.result()
+                    final = seen.fingerprint()
                 continue
             if not self._worth_keeping(record, seen):
                 continue
@@ -338,7 +364,7 @@ class ReplayingPlanner:
                 CachedStep(
                     action=to_slots(seen.action or record.action_text, self.template.values),
                     operation=name,
-                    fingerprint=seen.fingerprint.result(),
+                    fingerprint=seen.fingerprint(),
                     point=_share(record, seen.size),
                 )
             )
