@@ -30,18 +30,13 @@ from mobile_agent.device.displays import (
     parse_surfaceflinger_ids,
 )
 from mobile_agent.device.keyboard import AdbKeyboardSession
+from mobile_agent.device.packages import AppCommands
 from mobile_agent.device.parsing import (
-    LauncherApp,
     current_screen_size,
-    match_label,
-    parse_current_app,
     parse_density,
-    parse_launcher_activities,
     parse_locked,
-    parse_main_activities,
     parse_rotation,
     parse_screen_on,
-    query_activities_unsupported,
 )
 from mobile_agent.device.screenshot import Screenshot, decode_framebuffer, decode_png
 from mobile_agent.device.server import connect, ensure_server, parse_devices_l, remembered
@@ -61,13 +56,11 @@ from mobile_agent.device.validation import (
     check_duration,
     keycode_for,
     validate_address,
-    validate_package,
     validate_serial,
 )
 from mobile_agent.errors import (
     AdbKeyboardMissingError,
     AdbServerError,
-    AppNotFoundError,
     DeviceCommandError,
     DeviceError,
     DeviceLostError,
@@ -143,7 +136,7 @@ def _is_address(serial: str) -> bool:
     return True
 
 
-class Device:
+class Device(AppCommands):
     """One phone. Build it with ``open_device``; ``Device(serial, settings)`` skips the
     checks of the device's state."""
 
@@ -466,83 +459,6 @@ class Device:
                 hint=ADB_KEYBOARD_HINT,
             )
         return AdbKeyboardSession(self)
-
-    # --- apps ----------------------------------------------------------------------------
-
-    def list_packages(self) -> list[str]:
-        out = self.check(["pm", "list", "packages"])
-        return sorted({ln[8:].strip() for ln in out.splitlines() if ln.startswith("package:")})
-
-    def launcher_apps(self, *, max_age_s: float = 0.0) -> list:
-        """The launcher activities (``LauncherApp``; real phones print no labels here).
-
-        ``cmd package query-activities`` (Android 7+); where that is missing (old builds
-        answer ``cmd: not found`` / ``Unknown command``), the ``MAIN`` entries of
-        ``dumpsys package r``'s activity resolver table, and failing that every package
-        of ``pm list packages`` (launched through ``monkey``). ``max_age_s`` reuses an
-        answer of at most that age.
-        """
-        now = time.monotonic()
-        if max_age_s and self._launcher_cache is not None and now - self._launcher_cache[0] <= max_age_s:
-            return list(self._launcher_cache[1])
-        out = self.shell(
-            [
-                "cmd", "package", "query-activities",
-                "-a", "android.intent.action.MAIN", "-c", "android.intent.category.LAUNCHER",
-            ]
-        )  # fmt: skip
-        apps = parse_launcher_activities(out)
-        if not apps and query_activities_unsupported(out):
-            apps = parse_main_activities(self.shell(["dumpsys", "package", "r"]))
-            if not apps:
-                apps = [LauncherApp(pkg, None, None) for pkg in self.list_packages()]
-        self._launcher_cache = (now, apps)
-        return list(apps)
-
-    def resolve_app_label(self, label: str) -> str | None:
-        """The package of the launcher app whose visible label matches ``label`` (fuzzy,
-        case-insensitive) in what the phone prints, or None. ``mobile_agent.apps``
-        resolves labels on real phones, whose listings carry none."""
-        if not isinstance(label, str) or not label.strip():
-            raise ValueError("app label must be a non-empty string")
-        return match_label(label, self.launcher_apps())
-
-    def launch_app(self, package: str) -> None:
-        """Start ``package``'s launcher activity (``AppNotFoundError`` if it has none)."""
-        validate_package(package)
-        activity = None
-        for app in self.launcher_apps(max_age_s=30.0):
-            if app.package == package and app.activity:
-                activity = app.activity
-                break
-        if activity:
-            component = f"{package}/{activity}" if "/" not in activity else activity
-            result = self.run(["am", "start", "-n", component])
-            text = (result.stdout + result.stderr).decode("utf-8", "replace")
-            if result.exit_code in (0, None) and "Error" not in text:
-                return
-        # --pct-syskeys 0: without it monkey aborts (exit 251, "** Monkey aborted") on
-        # phones without hardware keys, and an installed app would be reported missing.
-        result = self.run(
-            ["monkey", "-p", package, "-c", "android.intent.category.LAUNCHER", "--pct-syskeys", "0", "1"]
-        )
-        text = (result.stdout + result.stderr).decode("utf-8", "replace")
-        if "No activities found" in text or "not found" in text.lower() or "aborted" in text.lower() or result.exit_code not in (0, None):
-            raise AppNotFoundError(
-                f"no launchable app {package!r} on {self.serial} (`mobile-agent devices` / list_packages shows what is installed)",
-                serial=self.serial,
-                app=package,
-            )
-
-    def current_app(self) -> str | None:
-        """The package in front (never the notification shade or the status bar)."""
-        app = parse_current_app(self.shell(["dumpsys", "window"]))
-        if app is None:
-            app = parse_current_app(self.shell(["dumpsys", "activity", "activities"]))
-        return app
-
-    def force_stop(self, package: str) -> None:
-        self.check(["am", "force-stop", validate_package(package)])
 
 
 def frame_difference(a: Screenshot, b: Screenshot, step: int = 8, threshold: int = 8) -> float:
