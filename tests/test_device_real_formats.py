@@ -8,10 +8,12 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+from typing import Any
 
 import numpy as np
 import pytest
 
+from mobile_agent.device import Device
 from mobile_agent.device.adb_protocol import AdbHost
 from mobile_agent.device.displays import (
     DisplayTarget,
@@ -34,6 +36,7 @@ from mobile_agent.device.parsing import (
 from mobile_agent.device.selection import check_ready
 from mobile_agent.device.server import NO_PERMISSIONS_HINT, parse_devices_l
 from mobile_agent.errors import DeviceError
+from mobile_agent.settings import AdbSettings
 from tests.real_samples import sample
 
 # --- multi-display phones: the screencap warning and the display ids ----------------------
@@ -370,3 +373,43 @@ def test_no_permissions_device_gets_the_udev_fix(line: str) -> None:
         check_ready(info)
     assert caught.value.fields["hint"] == NO_PERMISSIONS_HINT
     assert "udev" in caught.value.message and "plugdev" in caught.value.message
+
+
+# --- the choice carried out on a phone --------------------------------------------------------
+
+
+class _Foldable(Device):
+    """The simulated phone (real adb, real screen), answering the two display questions
+    with the foldable's real outputs (fixtures above); everything else is the phone's."""
+
+    folded = False
+
+    def shell(self, args: list[str]) -> str:
+        if args == ["dumpsys", "SurfaceFlinger", "--display-id"]:
+            return sample("surfaceflinger_display_id_fold.txt")
+        if args == ["dumpsys", "display"]:
+            return sample("dumpsys_display_fold_folded.txt" if self.folded else "dumpsys_display_fold_unfolded.txt")
+        return super().shell(args)
+
+
+def test_foldable_screencap_and_input_name_the_display(sim_phone: Any, adb_server: Any) -> None:
+    seen: list[list[str]] = []
+    original = sim_phone.phone.run
+
+    def note(argv: list[str]) -> Any:
+        seen.append(list(argv))
+        return original(argv)
+
+    sim_phone.phone.run = note
+    try:
+        device = _Foldable(sim_phone.serial, AdbSettings(server_port=adb_server.port))
+        shot = device.screenshot()
+        device.tap(shot.width // 2, shot.height // 2)
+        device.folded = True
+        device.display_target(refresh=True)  # as the 10 s recheck would after folding
+        device.key("back")
+    finally:
+        del sim_phone.phone.run
+    assert ["screencap", "-d", "4619827259835644672"] in seen  # physical id: screencap's namespace
+    assert ["input", "-d", "0", "tap", str(shot.width // 2), str(shot.height // 2)] in seen  # logical id
+    assert ["input", "-d", "3", "keyevent", "4"] in seen  # folded: the cover screen
