@@ -24,8 +24,10 @@ from mobile_agent.settings import AdbSettings, Settings
 from perception.types import Box, Candidate, LocateStatus, Location
 from tests.real_samples import FIXTURES
 
-# androguard/androguard@4573c8c tests/data/APK/com.politedroid_4.apk (F-Droid's Polite Droid)
-POLITE_DROID_APK = FIXTURES / "apk" / "com.politedroid_4.apk"
+# AOSP apksig's test APK "Tiny App for CTS", as androguard/androguard@4573c8c keeps it in
+# tests/data/APK/apksig/golden-aligned-in.apk (see fixtures/android/SOURCES.md)
+TINY_APP_APK = FIXTURES / "apk" / "tinyapp-golden-aligned-in.apk"
+TINY_APP = "Tiny App for CTS"
 
 
 # --- coverage without the screen ------------------------------------------------------------
@@ -81,7 +83,10 @@ def test_alias_table_lists_vendor_variants_in_order() -> None:
 
 
 def test_label_from_a_real_apk() -> None:
-    assert labels_from_apk(POLITE_DROID_APK.read_bytes()) == ("com.politedroid", ["Polite Droid"])
+    package, labels = labels_from_apk(TINY_APP_APK.read_bytes())
+    assert package == "android.appsecurity.cts.tinyapp"
+    assert labels[0] == TINY_APP  # the default configuration first
+    assert "[Ţîñý Åþþ ƒöŕ ÇŢŠ one two three]" in labels  # every locale's label is kept (en-XA here)
     with pytest.raises(ValueError):
         labels_from_apk(b"PK\x03\x04 not really a zip")
 
@@ -96,7 +101,7 @@ def _push_apk_as(sim_phone: Any, adb_server: Any, package: str) -> str:
     client = adbutils.AdbClient("127.0.0.1", adb_server.port)
     out = client.device(sim_phone.serial).shell(["pm", "path", package])
     path = out.strip().removeprefix("package:")
-    client.device(sim_phone.serial).sync.push(POLITE_DROID_APK.read_bytes(), path)
+    client.device(sim_phone.serial).sync.push(TINY_APP_APK.read_bytes(), path)
     return path
 
 
@@ -107,17 +112,18 @@ def test_apk_labels_are_read_over_sync_and_cached_by_version(
     _push_apk_as(sim_phone, adb_server, package)
     cache_file = tmp_path / "apps" / "phone.json"
     cache = ApkLabelCache(device, cache_file)
-    assert cache.labels(package, "4") == ["Polite Droid"]
+    labels = cache.labels(package, "10")
+    assert labels[0] == TINY_APP
     # a new run finds it on disk, for that version only
     reloaded = ApkLabelCache(device, cache_file)
-    assert reloaded.cached(package, "4") == ["Polite Droid"]
-    assert reloaded.cached(package, "5") is None  # the app was updated: read again
+    assert reloaded.cached(package, "10") == labels
+    assert reloaded.cached(package, "11") is None  # the app was updated: read again
 
 
 def test_resolver_falls_back_to_apk_labels(sim_phone: Any, adb_server: Any, device: Any, tmp_path: Path) -> None:
     package = "com.google.android.keep"
     _push_apk_as(sim_phone, adb_server, package)
-    got = AppResolver(device, tmp_path / "phone.json").resolve("Polite Droid")
+    got = AppResolver(device, tmp_path / "phone.json").resolve(TINY_APP)
     assert (got.package, got.layer) == (package, "apk_label")
     assert got.asked == ("listing", "alias", "heuristic", "apk_label")
 
