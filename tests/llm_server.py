@@ -51,6 +51,9 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     finish_reason: str = "stop"
     content_type: str = "application/json"
+    # function calling: (name, arguments JSON) pairs sent as message.tool_calls (OpenAI format);
+    # the text is then the message content, or null when empty
+    tool_calls: tuple[tuple[str, str], ...] = ()
 
 
 ScriptItem = str | Reply | Callable[[dict[str, Any]], "str | Reply"]
@@ -224,6 +227,17 @@ class ScriptedLLMServer:
         raise TypeError(f"script items are str, Reply or callables, got {type(item).__name__}")
 
 
+def _message(reply: Reply) -> dict[str, Any]:
+    """The assistant message: text, or tool calls as the OpenAI API sends them."""
+    if not reply.tool_calls:
+        return {"role": "assistant", "content": reply.text}
+    calls = [
+        {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
+        for i, (name, arguments) in enumerate(reply.tool_calls)
+    ]
+    return {"role": "assistant", "content": reply.text or None, "tool_calls": calls}
+
+
 def _estimate_prompt_tokens(request_json: dict[str, Any]) -> int:
     chars = 0
     images = 0
@@ -329,8 +343,8 @@ def _make_handler(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                     "choices": [
                         {
                             "index": 0,
-                            "message": {"role": "assistant", "content": reply.text},
-                            "finish_reason": reply.finish_reason,
+                            "message": _message(reply),
+                            "finish_reason": "tool_calls" if reply.tool_calls else reply.finish_reason,
                         }
                     ],
                     "usage": {

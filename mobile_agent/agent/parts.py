@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -66,6 +67,14 @@ class TimedLocator:
 
     def find_icon(self, image: np.ndarray, description: str, position: str | None) -> Location:
         return self._timed(lambda: self.locator.find_icon(image, description, position))
+
+    def snap_targets(self, image: np.ndarray) -> list[Any]:
+        """What a grounded model's tap may snap to (``perception.snapping``); none when the
+        locator cannot say."""
+        finder = getattr(self.locator, "snap_targets", None)
+        if finder is None:
+            return []
+        return self._timed(lambda: finder(image))  # type: ignore[return-value]
 
     def prefetch(self, image: np.ndarray, delay_s: float = 0.0) -> threading.Timer | None:
         """Start OCR of ``image`` on a background thread after ``delay_s``, so that a

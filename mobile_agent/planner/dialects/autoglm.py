@@ -98,7 +98,7 @@ def parse_do(code: str) -> tuple[str, dict[str, Any]]:
         re.DOTALL,
     )
     if typed is not None:
-        return "type", {"text": typed.group(4)}
+        return "type", {"text": typed.group(4).replace("\\n", "\n")}  # a Python string: \n is a new line
     call = text if text.rstrip().endswith(")") else text + ")"
     try:
         tree = ast.parse(call.replace("\n", "\\n"), mode="eval")
