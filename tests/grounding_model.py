@@ -119,7 +119,11 @@ def render(
             tool_calls=((action.name, json.dumps(args)),),
         )
     if dialect == "ui_tars":
-        box = lambda q: f"'<|box_start|>({q[0]},{q[1]})<|box_end|>'"
+
+        def box(q: tuple[int, int] | None) -> str:
+            assert q is not None
+            return f"'<|box_start|>({q[0]},{q[1]})<|box_end|>'"
+
         call = {
             "tap": lambda: f"click(start_box={box(p)})",
             "long_press": lambda: f"long_press(start_box={box(p)})",
