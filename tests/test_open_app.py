@@ -197,3 +197,15 @@ def test_screen_search_says_not_installed_only_after_every_page(
     assert not outcome.ok
     assert "not on any home screen page nor in the app drawer" in outcome.feedback
     assert sim_phone.phone.state()["foreground"] == "com.android.launcher3"
+
+
+def test_every_app_of_the_simulated_phone_resolves_without_its_label(device: Any) -> None:
+    # what the phone lists over adb, its labels taken away as a real phone prints them
+    listed = device.launcher_apps()
+    named = [(app.label, app.package) for app in listed if app.label]
+    if not named:
+        pytest.skip("this phone prints no labels: nothing to compare the resolution with")
+    resolver = AppResolver(_phone(*[app.package for app in listed]), apk_budget_s=0)
+    wrong = {label: (resolver.resolve(label, read_apks=False).package, package) for label, package in named}
+    wrong = {label: got for label, got in wrong.items() if got[0] != got[1]}
+    assert not wrong, wrong
