@@ -413,3 +413,36 @@ def test_foldable_screencap_and_input_name_the_display(sim_phone: Any, adb_serve
     assert ["screencap", "-d", "4619827259835644672"] in seen  # physical id: screencap's namespace
     assert ["input", "-d", "0", "tap", str(shot.width // 2), str(shot.height // 2)] in seen  # logical id
     assert ["input", "-d", "3", "keyevent", "4"] in seen  # folded: the cover screen
+
+
+class _NoCmd(Device):
+    """The simulated phone as an Android 6/7 phone without `cmd package` answers it
+    (mksh's "not found"); every other command is the phone's own."""
+
+    def shell(self, args: list[str]) -> str:
+        if args[:1] == ["cmd"]:
+            return "/system/bin/sh: cmd: not found\n"
+        return super().shell(args)
+
+
+def test_old_phone_lists_and_launches_apps_without_cmd(sim_phone: Any, adb_server: Any) -> None:
+    seen: list[list[str]] = []
+    original = sim_phone.phone.run
+
+    def note(argv: list[str]) -> Any:
+        seen.append(list(argv))
+        return original(argv)
+
+    sim_phone.phone.run = note
+    try:
+        device = _NoCmd(sim_phone.serial, AdbSettings(server_port=adb_server.port))
+        packages = {app.package for app in device.launcher_apps()}
+        assert "com.android.settings" in packages
+        device.launch_app("com.android.settings")
+    finally:
+        del sim_phone.phone.run
+    assert sim_phone.phone.state()["foreground"] == "com.android.settings"
+    # no activity known: monkey, told not to send system keys (a phone without hardware
+    # keys otherwise aborts it with exit 251 before the app starts)
+    monkey = [argv for argv in seen if argv[:1] == ["monkey"]]
+    assert monkey and monkey[-1][monkey[-1].index("--pct-syskeys") + 1] == "0"
