@@ -231,9 +231,19 @@ def test_tap_reaches_the_phone(device, sim_phone) -> None:
 
 
 def test_long_press_and_swipe_reach_the_point(device, sim_phone) -> None:
+    phone = sim_phone.phone
+    device.key("home")
+    middle = phone.width // 2
+    # a swipe down from mid-screen moves nothing; the same swipe from the status bar
+    # pulls the notification shade: the start point reached the phone as given
+    device.swipe(middle, phone.height // 3, middle, phone.height * 2 // 3)
+    assert phone.state()["shade_open"] is False
+    device.swipe(middle, 5, middle, phone.height // 2)
+    assert phone.state()["shade_open"] is True
+    device.key("home")
     # an icon without a long-press action treats a long press as a tap (as launchers do)
-    device.long_press(*_center_of(sim_phone.phone, "Notes app icon"), duration_ms=600)
-    assert sim_phone.phone.state()["foreground"] == "com.google.android.keep"
+    device.long_press(*_center_of(phone, "Notes app icon"), duration_ms=600)
+    assert phone.state()["foreground"] == "com.google.android.keep"
     with pytest.raises(ValueError):
         device.long_press(10, 10, duration_ms=-5)
 

@@ -7,6 +7,7 @@ tests/test_device_phone.py.)
 from __future__ import annotations
 
 import shlex
+import socket
 import struct
 
 import numpy as np
@@ -15,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mobile_agent.device import Screenshot, validate_address, validate_package, validate_serial
+from mobile_agent.device.adb_protocol import AdbHost
 from mobile_agent.device.device import frame_difference
 from mobile_agent.device.parsing import (
     LauncherApp,
@@ -301,12 +303,32 @@ def test_keycodes() -> None:
             keycode_for(bad)
 
 
-def test_raw_header_sizes_are_both_understood() -> None:
-    # the 16-byte header (with colorspace) and the old 12-byte one
+class _StreamedService(AdbHost):
+    """An ``AdbHost`` whose service stream is these bytes, sent over a real socket pair:
+    the framebuffer reader (the code under test) reads them as from the adb server."""
+
+    def __init__(self, payload: bytes) -> None:
+        super().__init__("127.0.0.1", 0, 5.0)
+        self.payload = payload
+
+    def open_service(self, serial: str, service: str) -> socket.socket:
+        ours, theirs = socket.socketpair()
+        theirs.sendall(self.payload)
+        theirs.close()
+        return ours
+
+
+@pytest.mark.parametrize(
+    "header",
+    [struct.pack("<IIII", 2, 3, 1, 1), struct.pack("<III", 2, 3, 1)],
+    ids=["16-byte, with colorspace (Android 9+)", "12-byte (older)"],
+)
+def test_raw_header_sizes_are_both_understood(header: bytes) -> None:
     rgba = _rgba(3, 2)
-    new = struct.pack("<IIII", 2, 3, 1, 1) + rgba.tobytes()
-    old = struct.pack("<III", 2, 3, 1) + rgba.tobytes()
-    assert len(new) - len(old) == 4  # exercised end to end in test_device_phone
+    width, height, fmt, pixels, preamble = _StreamedService(header + rgba.tobytes()).read_framebuffer("s", "exec:x")
+    assert (width, height, fmt, preamble) == (2, 3, 1, [])
+    # the colorspace word is not taken for the first pixel, nor a missing one assumed
+    assert np.array_equal(decode_framebuffer(width, height, fmt, pixels), rgba[:, :, :3])
 
 
 class _VanishingAdbServer:

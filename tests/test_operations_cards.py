@@ -30,10 +30,27 @@ def test_registry_holds_the_paper_operations_and_the_extras() -> None:
 
 def test_cards_prompt_lists_every_card_with_its_examples() -> None:
     prompt = REGISTRY.cards_prompt()
-    for card in REGISTRY:
-        assert f"- {card.syntax}: {card.description}" in prompt
+    # read back independently: one block per card, opened by a "- " line
+    blocks = [b for b in ("\n" + prompt).split("\n- ") if b.strip()]
+    assert len(blocks) == len(REGISTRY)
+    for card, block in zip(REGISTRY, blocks, strict=True):  # in registration order
+        head, _, rest = block.partition(": ")
+        assert head == card.syntax
+        assert " ".join(rest.split()).startswith(" ".join(card.description.split()))
+        for limitation in card.limitations:
+            assert "Limitation: " + " ".join(limitation.split()) in " ".join(block.split())
         for example in card.examples:
-            assert example in prompt
+            assert example in block
+    # what the model reads, written out by hand for three cards
+    assert REGISTRY.cards_prompt(["back", "type"]) == (
+        "- Back: Press the Back key: return to the previous page or close the keyboard.\n"
+        "  Example: Back\n"
+        "- Type (Text): Type Text into the input box that has the focus. "
+        "Click the input box first if the keyboard is not shown.\n"
+        "  Limitation: Typing does not press Enter; use Enter afterwards to submit.\n"
+        "  Example: Type (Hello, world)"
+    )
+    assert REGISTRY.cards_prompt(["wait"]).endswith("\n  Example: Wait (3); Wait")
     assert "Click icon (Icon, Position)" in prompt
     assert "top, bottom, left, right, center" in prompt
     only = REGISTRY.cards_prompt(["stop", "back"])

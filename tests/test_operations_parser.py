@@ -226,14 +226,29 @@ _WORDS = st.text(
 ).filter(lambda s: s.strip() and s.strip()[0] not in "\"'`“‘「『«„" and s.strip()[-1] not in "\"'`”’」』»“")
 
 
+_TYPED_ERRORS = (OperationParseError, UnknownOperationError, InvalidParametersError)
+# every card's own examples, as (operation, example): each one parses to its card
+_EXAMPLES = [(card.name, example) for card in REGISTRY.cards() for example in card.examples]
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.text(max_size=300))
 def test_any_text_gives_an_action_or_a_typed_error(text: str) -> None:
     try:
         action = parse_action(text)
-    except OperationError:
-        return
-    assert action.name in REGISTRY.names()
+    except OperationError as exc:
+        assert isinstance(exc, _TYPED_ERRORS) and exc.message.strip()  # one of the three, said in words
+    else:
+        assert action.name in REGISTRY.names()
+
+
+@settings(max_examples=200, deadline=None)
+@given(noise=st.text(max_size=300), example=st.sampled_from(_EXAMPLES))
+def test_an_action_after_any_text_is_found(noise: str, example: tuple[str, str]) -> None:
+    # whatever the model wrote before it, a last Action section holding a valid
+    # operation is read (a parser that refuses everything fails here)
+    name, line = example
+    assert parse_action(f"{noise}\nAction: {line}").name == name
 
 
 @settings(max_examples=150, deadline=None)
