@@ -39,13 +39,15 @@ class Reply:
 
     ``status`` other than 200 sends an OpenAI-style error body. ``body`` (bytes) is sent
     as is (garbage, HTML, truncated JSON). ``delay_s`` sleeps before answering (to make
-    the client time out). ``usage`` = (prompt_tokens, completion_tokens); default: an
+    the client time out). ``hold``: the answer waits until the test sets this event (a
+    model that has not answered yet, for as long as the test needs: no clock involved). ``usage`` = (prompt_tokens, completion_tokens); default: an
     estimate from the request and reply sizes.
     """
 
     text: str = ""
     status: int = 200
     delay_s: float = 0.0
+    hold: threading.Event | None = None
     body: bytes | None = None
     usage: tuple[int, int] | None = None
     headers: dict[str, str] = field(default_factory=dict)
@@ -319,6 +321,8 @@ def _make_handler(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 return
             if reply.delay_s:
                 time.sleep(reply.delay_s)
+            if reply.hold is not None:
+                reply.hold.wait()
             if reply.body is not None:
                 self._send(reply.status, reply.body, reply.content_type, reply.headers)
                 return

@@ -191,10 +191,17 @@ def test_screen_info(device, sim_phone) -> None:
     assert info.rotation == 0
 
 
-def test_wait_settled_returns_a_frame_of_a_still_screen(device) -> None:
-    started = time.monotonic()
-    shot = device.wait_settled(timeout_s=3.0, interval_s=0.05, tolerance=0.0)
-    assert time.monotonic() - started < 2.0  # a still screen settles on the first comparison
+def test_wait_settled_returns_a_frame_of_a_still_screen(device, sim_phone, monkeypatch) -> None:
+    captures = []
+    capture = sim_phone.phone.screencap_raw
+
+    def counted() -> bytes:
+        captures.append(1)
+        return capture()
+
+    monkeypatch.setattr(sim_phone.phone, "screencap_raw", counted)
+    shot = device.wait_settled(timeout_s=30.0, interval_s=0.05, tolerance=0.0)
+    assert len(captures) == 2  # a still screen settles on the first comparison
     assert shot.pixels.shape[2] == 3
 
 
@@ -430,37 +437,40 @@ def test_wait_settled_waits_for_the_screen_to_stop_changing(lone_phone) -> None:
     assert len(calls) >= 5
 
 
-def _never_settles(handle) -> None:
-    """Make the phone's screen flicker between black and white on every capture."""
+def _never_settles(handle, on_capture=lambda count: None) -> list[int]:
+    """Make the phone's screen flicker between black and white on every capture; returns
+    the list that counts the captures (``on_capture(count)`` runs at each)."""
     frames = _frames(480, 800, [0, 255])
-    calls = []
+    calls: list[int] = []
 
     def flicker() -> bytes:
         calls.append(1)
+        on_capture(len(calls))
         return frames[len(calls) % 2]
 
     handle.phone.screencap_raw = flicker  # type: ignore[method-assign]
+    return calls
 
 
 def test_wait_settled_gives_up_at_the_timeout(lone_phone) -> None:
     handle, device = lone_phone
-    _never_settles(handle)
+    captures = _never_settles(handle)
     started = time.monotonic()
     shot = device.wait_settled(timeout_s=0.5, interval_s=0.05, tolerance=0.01)
-    assert 0.4 <= time.monotonic() - started < 3.0
+    assert time.monotonic() - started >= 0.5  # not before the timeout (a slower machine only adds)
+    # and the timeout ended it, not a count of tries: one capture per pause at most
+    assert 2 <= len(captures) <= 0.5 / 0.05 + 2
     assert int(shot.pixels[0, 0, 0]) in (0, 255)
 
 
 def test_wait_settled_ends_early_when_cancelled(lone_phone) -> None:
     handle, device = lone_phone
-    _never_settles(handle)
     cancel = threading.Event()
-    threading.Timer(0.2, cancel.set).start()
-    started = time.monotonic()
+    # cancelled during the third capture: the pause after it is the last
+    captures = _never_settles(handle, on_capture=lambda count: count == 3 and cancel.set())
     # a 60 s timeout on a screen that never settles: only the cancel can end this wait
     shot = device.wait_settled(timeout_s=60.0, interval_s=0.05, tolerance=0.01, cancel=cancel)
-    assert time.monotonic() - started < 30.0
-    assert cancel.is_set()
+    assert len(captures) == 3
     assert int(shot.pixels[0, 0, 0]) in (0, 255)
 
 
