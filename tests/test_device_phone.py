@@ -178,9 +178,10 @@ def test_screenshot_matches_the_phone_frame(device, sim_phone) -> None:
     assert abs(shot.captured_at - time.time()) < 5
 
 
-def test_png_fallback_gives_the_same_pixels(device) -> None:
+def test_png_fallback_gives_the_same_pixels(device, sim_phone, monkeypatch) -> None:
     raw = device.screenshot()
-    png = device._screenshot_png()
+    monkeypatch.setattr(sim_phone.phone, "screencap_raw", lambda: b"")  # raw capture broken: PNG
+    png = device.screenshot()
     assert np.array_equal(raw.pixels, png.pixels)
 
 
@@ -273,7 +274,7 @@ def test_phone_killed_mid_screenshot_raises_device_lost(sim_phones, adb_settings
     (handle,) = sim_phones(1)
     device = open_device(adb_settings, serial=handle.serial)
     if capture == "screencap_png":
-        device._raw_failures = 99  # as after raw captures failed: the PNG path
+        handle.phone.screencap_raw = lambda: b""  # type: ignore[method-assign]  # raw broken: the PNG path
     assert device.screenshot().width == handle.phone.width
     original = getattr(handle.phone, capture)
     entered = threading.Event()

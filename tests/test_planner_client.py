@@ -425,11 +425,20 @@ def test_list_models_of_an_endpoint_that_is_not_openai_compatible() -> None:
         server.server_close()
 
 
-def test_the_endpoint_comes_from_settings_only(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_endpoint_comes_from_settings_only(monkeypatch: pytest.MonkeyPatch, llm_server) -> None:
     from mobile_agent.settings import PlannerSettings
 
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # read by the openai library if asked
+    # the openai library reads these when asked to; a planner never asks
+    monkeypatch.setenv("OPENAI_BASE_URL", llm_server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
-    planner = Planner(PlannerSettings())
-    assert str(planner._client.base_url).rstrip("/") == "https://api.openai.com/v1"
-    assert planner._client.api_key != "sk-from-env"
+    llm_server.script([], default="Action: Back")
+    request = PlanRequest(instruction="go back", screenshot=np.zeros((64, 64, 3), np.uint8))
+    # no base_url in the settings: OpenAI's own endpoint (unreachable here, or refusing the key)
+    with pytest.raises(PlannerError) as caught:
+        Planner(PlannerSettings(timeout_s=5, max_retries=0)).plan(request)
+    assert "https://api.openai.com/v1" in caught.value.message
+    assert not llm_server.chat_requests  # the environment's endpoint was never asked
+    # a base_url without a key: the request carries no key from the environment
+    Planner(PlannerSettings(base_url=llm_server.base_url, max_retries=0)).plan(request)
+    (sent,) = llm_server.chat_requests
+    assert sent.headers["authorization"].startswith("Bearer ") and "sk-from-env" not in sent.headers["authorization"]
