@@ -176,7 +176,8 @@ class Planner:
         viewport = reply.viewport
         if viewport is None:  # the paper's dialects have no points
             viewport = Viewport(1, 1, 1, 1)
-        return self.dialect.parse(reply.raw or "", viewport, reply.tool_calls).action
+        action: ParsedAction = self.dialect.parse(reply.raw or "", viewport, reply.tool_calls).action
+        return action
 
     def plan_messages(self, request: PlanRequest) -> list[dict[str, Any]]:
         """The chat messages of one planning call (public for tests and benchmarks)."""
