@@ -78,6 +78,9 @@ _DIRECTIONS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
 _PNG_FALLBACK_AFTER = 2  # consecutive raw failures before a Device prefers PNG
 _RECOVER_WAIT_S = 10.0  # a reconnected network phone is "connecting"/"offline" for a moment
 _DISPLAYS_TTL_S = 10.0  # a foldable folds: which display is on is asked again after this
+# one display stays one display (a plugged-in screen is rare), and before Android 10
+# `dumpsys SurfaceFlinger --display-id` prints the whole SurfaceFlinger dump: ask seldom
+_SINGLE_DISPLAY_TTL_S = 120.0
 
 T = TypeVar("T")
 
@@ -211,8 +214,10 @@ class Device(AppCommands):
         """The display captured and touched when the phone has several (None: one
         display, no ``-d`` needed). Asked again every few seconds: a foldable folds."""
         now = time.monotonic()
-        if not refresh and self._display is not None and now - self._display[0] < _DISPLAYS_TTL_S:
-            return self._display[1]
+        if not refresh and self._display is not None:
+            ttl = _DISPLAYS_TTL_S if self._display[1] is not None else _SINGLE_DISPLAY_TTL_S
+            if now - self._display[0] < ttl:
+                return self._display[1]
         physical = parse_surfaceflinger_ids(self.shell(["dumpsys", "SurfaceFlinger", "--display-id"]))
         target = None
         if len(physical) > 1:
