@@ -261,7 +261,7 @@ def test_connection_refused_is_unreachable_after_bounded_attempts() -> None:
 
 
 def test_errors_name_the_endpoint_without_its_credentials() -> None:
-    from mobile_agent.planner.client import _shown_url
+    from mobile_agent.planner.transport import shown_url as _shown_url
 
     assert _shown_url("https://user:secret@example.com:8443/v1/?key=abc#x") == "https://example.com:8443/v1"
     assert _shown_url("http://[::1]:11434/v1") == "http://[::1]:11434/v1"

@@ -1,0 +1,263 @@
+"""One OpenAI-compatible chat endpoint, asked with bounded retries and read with bounds.
+
+``ChatEndpoint.complete(messages, purpose=...)`` sends one chat completion through the
+official ``openai`` client (its own retries off): exponential backoff with jitter on
+408/409/425/429, 5xx, timeouts and connection errors, ``Retry-After`` honoured up to
+``backoff_max_s``. When they run out: ``PlannerUnreachableError`` (no answer) or
+``PlannerError`` (an error status), with ``status_code`` and ``attempts``; an answer with
+no usable message, or one over ``max_body_bytes`` (not read on, not retried), is a
+``PlannerResponseError``. The reply text is cut to ``max_reply_bytes`` (``cap_reply``).
+Every error names the endpoint without its credentials (``shown_url``).
+
+May import: openai and its httpx, the standard library, ``mobile_agent.errors`` and
+``mobile_agent.settings``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import openai
+
+try:  # the HTTP library under openai's client: httpx2 from openai 3.x, httpx before
+    import httpx2 as httpx
+except ModuleNotFoundError:  # pragma: no cover - older openai
+    import httpx  # type: ignore[no-redef]
+
+from mobile_agent.errors import PlannerError, PlannerResponseError, PlannerUnreachableError
+from mobile_agent.settings import PlannerSettings
+
+__all__ = [
+    "BoundedTransport",
+    "ChatAnswer",
+    "ChatEndpoint",
+    "ReplyTooLargeError",
+    "cap_reply",
+    "error_message",
+    "max_body_bytes",
+    "shown_url",
+]
+
+_RETRY_STATUS = frozenset({408, 409, 425, 429})
+
+
+@dataclass(frozen=True)
+class ChatAnswer:
+    """One chat completion's message: its text (capped), tool calls and token counts."""
+
+    text: str
+    tool_calls: tuple[dict[str, Any], ...]
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class ChatEndpoint:
+    """``client`` (an ``openai.OpenAI``) asked the way ``settings`` say. Thread-safe."""
+
+    def __init__(
+        self,
+        settings: PlannerSettings,
+        client: openai.OpenAI,
+        name: str,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.settings = settings
+        self.client = client
+        self.name = name  # the endpoint as errors show it
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+
+    def complete(
+        self, messages: list[dict[str, Any]], *, purpose: str, tools: list[dict[str, Any]] | None = None
+    ) -> ChatAnswer:
+        """The endpoint's answer to ``messages``; ``purpose`` (plan, choose…) names the
+        call in errors."""
+        s = self.settings
+        extra: dict[str, Any] = {"tools": tools, "tool_choice": "auto"} if tools else {}
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                response = self.client.chat.completions.create(
+                    model=s.model,
+                    messages=messages,  # type: ignore[arg-type]
+                    temperature=s.temperature,
+                    max_tokens=s.max_tokens,
+                    **extra,
+                )
+            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                if attempts > s.max_retries:
+                    kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "could not be reached"
+                    raise PlannerUnreachableError(
+                        f"the planner endpoint {self.name} {kind} "
+                        f"({attempts} attempt{'s' if attempts != 1 else ''}, {purpose})",
+                        attempts=attempts,
+                        purpose=purpose,
+                    ) from exc
+                self._sleep(self._backoff(attempts, None))
+                continue
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                retryable = status in _RETRY_STATUS or status >= 500
+                if not retryable or attempts > s.max_retries:
+                    raise PlannerError(
+                        f"the planner endpoint {self.name} answered HTTP {status}: {error_message(exc)} "
+                        f"({attempts} attempt{'s' if attempts != 1 else ''}, {purpose})",
+                        status_code=status,
+                        attempts=attempts,
+                        purpose=purpose,
+                    ) from exc
+                self._sleep(self._backoff(attempts, exc.response.headers.get("retry-after")))
+                continue
+            except ReplyTooLargeError as exc:  # read no further: not retried, it would answer the same
+                raise PlannerResponseError(
+                    f"the planner endpoint {self.name} answered over {exc.limit} bytes ({purpose}); "
+                    "planner.max_tokens bounds what a model writes",
+                    attempts=attempts,
+                    purpose=purpose,
+                ) from exc
+            except (openai.APIResponseValidationError, ValueError) as exc:  # ValueError: a body that is not JSON
+                raise PlannerResponseError(
+                    f"the planner endpoint answered something that is not a chat completion ({purpose})",
+                    status_code=getattr(exc, "status_code", None),
+                    attempts=attempts,
+                    purpose=purpose,
+                ) from exc
+            return self._read(response, attempts, purpose)
+
+    def _read(self, response: Any, attempts: int, purpose: str) -> ChatAnswer:
+        choices = getattr(response, "choices", None)
+        if not choices:
+            raise PlannerResponseError(
+                f"the planner endpoint answered with no choices ({purpose})", attempts=attempts, purpose=purpose
+            )
+        message = getattr(choices[0], "message", None)
+        text = getattr(message, "content", None)
+        calls = []
+        for call in getattr(message, "tool_calls", None) or ():
+            function = getattr(call, "function", None)
+            if function is not None:
+                calls.append({"function": {"name": str(getattr(function, "name", "") or ""),
+                                           "arguments": str(getattr(function, "arguments", "") or "")}})  # fmt: skip
+        if text is None and calls:
+            text = ""
+        if not isinstance(text, str):
+            refusal = getattr(message, "refusal", None)
+            raise PlannerResponseError(
+                f"the planner endpoint answered with no text ({purpose})"
+                + (f": refusal {refusal!r}" if refusal else ""),
+                attempts=attempts,
+                purpose=purpose,
+            )
+        usage = getattr(response, "usage", None)
+        return ChatAnswer(
+            cap_reply(text, self.settings.max_reply_bytes),
+            tuple(calls),
+            int(getattr(usage, "prompt_tokens", 0) or 0),
+            int(getattr(usage, "completion_tokens", 0) or 0),
+        )
+
+    def _backoff(self, attempt: int, retry_after: str | None) -> float:
+        s = self.settings
+        if retry_after:
+            try:
+                return float(min(s.backoff_max_s, max(0.0, float(retry_after))))
+            except ValueError:
+                pass  # an HTTP date: use our own schedule
+        ceiling = min(s.backoff_max_s, s.backoff_base_s * (2 ** (attempt - 1)))
+        # "Equal jitter": at least half the ceiling, so retries never bunch at zero.
+        return float(ceiling / 2 + self._rng.uniform(0, ceiling / 2))
+
+
+def max_body_bytes(settings: PlannerSettings) -> int:
+    """The most of one HTTP answer the client reads: far above any reply within max_tokens
+    (whose text is then cut to max_reply_bytes), low enough that an endpoint streaming
+    gigabytes cannot fill the memory."""
+    return max(32 << 20, 64 * settings.max_reply_bytes)
+
+
+class ReplyTooLargeError(openai.OpenAIError):
+    """An HTTP answer over ``max_body_bytes``: the reading stopped there. An ``OpenAIError``,
+    which the openai client passes on as it is (neither wrapped nor retried)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"answer over {limit} bytes")
+        self.limit = limit
+
+
+class _BoundedBody(httpx.SyncByteStream):
+    def __init__(self, stream: Any, limit: int) -> None:
+        self._stream, self._limit = stream, limit
+
+    def __iter__(self) -> Any:
+        total = 0
+        for chunk in self._stream:
+            total += len(chunk)
+            if total > self._limit:
+                raise ReplyTooLargeError(self._limit)
+            yield chunk
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+class BoundedTransport(httpx.HTTPTransport):
+    """httpx's transport, with every answer's body read up to ``limit`` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self._limit = limit
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=_BoundedBody(response.stream, self._limit),
+            extensions=response.extensions,
+            request=request,
+        )
+
+
+TRUNCATED_MARK = "[reply truncated by mobile-agent: {n} more bytes]"
+
+
+def cap_reply(text: str, max_bytes: int) -> str:
+    """``text`` within ``max_bytes`` of UTF-8, cut on a character boundary, the cut said at its end."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return text
+    mark = TRUNCATED_MARK.format(n=len(data) - max_bytes)
+    kept = data[: max(0, max_bytes - len(mark) - 1)].decode("utf-8", "ignore")
+    return f"{kept}\n{TRUNCATED_MARK.format(n=len(data) - len(kept.encode('utf-8', 'surrogatepass')))}"
+
+
+def error_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        for holder in (inner, body):
+            message = holder.get("message") if isinstance(holder, dict) else None
+            if isinstance(message, str):
+                return message[:300]
+    return str(exc.message)[:300]
+
+
+def shown_url(url: str) -> str:
+    """The endpoint for an error message: scheme, host, port and path; no user:password, query or fragment."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}{parts.path}".rstrip("/") if parts.scheme else url
