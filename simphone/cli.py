@@ -1,10 +1,13 @@
 """``simphone``: run simulated phones that any adb can connect to.
 
-    simphone serve [--host 127.0.0.1] [--port 6100] [--count N] [--width W --height H]
-                   [--seed S] [--unauthorized] [--adb-keyboard]
+    simphone serve [--host 127.0.0.1] [--port 6100] [--count N] [--profile NAME[,NAME...]]
+                   [--width W --height H] [--seed S] [--unauthorized] [--adb-keyboard]
                    [--connect [--adb PATH] [--adb-port P]]
+    simphone profiles
 
-Prints one line per phone (``SERIAL name WxH seed=S``), then serves until Ctrl-C or
+``--profile`` picks the real phone each one plays (``simphone profiles`` lists them;
+repeat it or give a comma list: one phone per name, ``--count`` more of the last).
+Prints one line per phone (``SERIAL model profile WxH seed=S``), then serves until Ctrl-C or
 SIGTERM. ``--connect`` also runs ``adb connect SERIAL`` for each phone. ``--port 0``
 lets the system pick free ports.
 
@@ -50,8 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--port", type=_port, default=6100, help="first port; phones use PORT, PORT+1, … (0: any free)"
     )
     serve.add_argument("--count", type=_positive, default=1, help="how many phones (default 1)")
-    serve.add_argument("--width", type=_positive, default=1080)
-    serve.add_argument("--height", type=_positive, default=2400)
+    serve.add_argument(
+        "--profile", action="append", default=None, metavar="NAME[,NAME...]",
+        help="device profile(s), one phone each (default: simphone); see `simphone profiles`",
+    )
+    serve.add_argument("--width", type=_positive, default=None, help="screen width (default: the profile's)")
+    serve.add_argument("--height", type=_positive, default=None, help="screen height (default: the profile's)")
     serve.add_argument(
         "--seed", type=int, default=0, help="seed of the first phone; the next ones get seed+1, …"
     )
@@ -68,7 +75,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--adb-port", type=_port, default=None, help="adb server port for --connect")
     serve.add_argument("-v", "--verbose", action="store_true", help="log protocol events")
+    commands.add_parser("profiles", help="list the device profiles and what each reproduces")
     return parser
+
+
+def _profiles_of(args: argparse.Namespace) -> list[str]:
+    """One profile name per phone: the --profile names in order, then the last one
+    again until --count phones are made."""
+    from simphone.profiles import DEFAULT_PROFILE, profile_names
+
+    names = [n.strip() for given in (args.profile or []) for n in given.split(",") if n.strip()] or [DEFAULT_PROFILE]
+    unknown = [n for n in names if n not in profile_names()]
+    if unknown:
+        raise SystemExit(f"simphone: unknown profile {', '.join(unknown)}; known: {', '.join(profile_names())}")
+    while len(names) < args.count:
+        names.append(names[-1])
+    return names
+
+
+def _list_profiles() -> int:
+    from simphone.profiles import load_profile, profile_names
+
+    for name in profile_names():
+        profile = load_profile(name)
+        print(f"{name:18} {profile.summary}\n{'':18} reproduces: {profile.reproduces}")
+    return 0
 
 
 def _find_adb(explicit: Path | None) -> str:
@@ -106,13 +137,18 @@ def _serve(args: argparse.Namespace) -> int:
     from simphone import Phone
     from simphone.server import PhoneServer
 
-    if args.width < 320 or args.height < 480:
+    if (args.width is not None and args.width < 320) or (args.height is not None and args.height < 480):
         raise SystemExit(f"simphone: screen too small: {args.width}x{args.height} (at least 320x480)")
+    profiles = _profiles_of(args)
     adb = _find_adb(args.adb) if args.connect else None  # a bad --adb is said before serving
-    phones = [
-        Phone(width=args.width, height=args.height, seed=args.seed + i, adb_keyboard=args.adb_keyboard)
-        for i in range(args.count)
-    ]
+    try:
+        phones = [
+            Phone(width=args.width, height=args.height, seed=args.seed + i, adb_keyboard=args.adb_keyboard,
+                  profile=profile, number=i + 1)
+            for i, profile in enumerate(profiles)
+        ]
+    except ValueError as exc:
+        raise SystemExit(f"simphone: {exc}") from None
     try:
         server = PhoneServer(phones, host=args.host, port=args.port, unauthorized=args.unauthorized)
         server.start()
@@ -123,7 +159,8 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         for index, (endpoint, phone) in enumerate(zip(server.endpoints, phones, strict=True)):
             print(
-                f"{endpoint.serial} {phone.name} {args.width}x{args.height} seed={args.seed + index}",
+                f"{endpoint.serial} {phone.model.replace(' ', '_')} {phone.profile.name} "
+                f"{phone.width}x{phone.height} seed={args.seed + index}",
                 flush=True,
             )
         if adb is not None:
@@ -149,6 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.command == "serve":
         return _serve(args)
+    if args.command == "profiles":
+        return _list_profiles()
     raise AssertionError(args.command)  # argparse only lets known commands through
 
 

@@ -7,7 +7,8 @@ handler gets the `Phone` and the arguments (already split by the shell grammar; 
 here is ever interpreted by a shell) and returns a `CommandResult` whose text imitates
 Android 13's. Unknown programs exit 127 with `/system/bin/sh: X: not found`.
 
-May import: the standard library, `simphone.types`, `simphone.apps`.
+May import: the standard library, `simphone.types`, `simphone.phone` (types only). The apps are
+reached through `phone.apps`, the real phone's formats through `phone.profile`.
 """
 
 from __future__ import annotations
@@ -18,11 +19,10 @@ import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from simphone.apps import APPS
 from simphone.types import CommandResult
 
 if TYPE_CHECKING:
-    from simphone.phone import Phone
+    from simphone.phone import PhoneModel as Phone
 
 __all__ = ["COMMANDS", "KEYCODES", "Usage", "command", "component_of", "fail", "ok", "run_command", "short_hash",
            "to_int"]
@@ -60,8 +60,9 @@ def fail(text: str, code: int = 1, stdout: str = "") -> CommandResult:
 def run_command(phone: Phone, argv: list[str]) -> CommandResult:
     if not argv:
         return ok()
-    handler = COMMANDS.get(argv[0].rsplit("/", 1)[-1])
-    if handler is None:
+    program = argv[0].rsplit("/", 1)[-1]
+    handler = COMMANDS.get(program)
+    if handler is None or program in phone.profile.missing_programs:
         return fail(f"/system/bin/sh: {argv[0]}: not found\n", 127)
     try:
         return handler(phone, argv[1:])
@@ -91,6 +92,64 @@ def component_of(phone: Phone, package: str) -> str:
     return f"{package}/{activity}"
 
 
+# -- the profile's samples ---------------------------------------------------------------
+ROTATION_NAMES = ("ROTATION_0", "ROTATION_90", "ROTATION_180", "ROTATION_270")
+
+
+def template_values(phone: Phone, **extra: object) -> dict[str, object]:
+    """What the profile's templates may use (simphone/profiles/README.md lists them)."""
+    package = phone.foreground
+    component = component_of(phone, package)
+    locked = phone.keyguard_showing
+    on = phone.screen_on
+    override = phone.profile.override_size
+    values: dict[str, object] = {
+        "number": phone.number, "serial": phone.serial,
+        "package": package, "component": component, "token": short_hash("w" + component),
+        "app_token": short_hash(component), "task": phone.task_ids().get(package, 1),
+        "focus": phone.profile.keyguard_window if locked else component,
+        "keyguard": _bool(locked), "input_restricted": _bool(locked),
+        "ime_shown": _bool(phone.keyboard_visible and not locked),
+        "ime_target": f"Window{{{short_hash('w' + component)} u0 {component}}}" if phone.keyboard_visible else "null",
+        "current_ime": phone.current_ime,
+        "wakefulness": "Awake" if on else "Asleep", "screen_on": _bool(on), "display_state": "ON" if on else "OFF",
+        "screen_state": "SCREEN_STATE_ON" if on else "SCREEN_STATE_OFF",
+        "interactive_state": "INTERACTIVE_STATE_AWAKE" if on else "INTERACTIVE_STATE_SLEEP",
+        "rotation": phone.rotation, "rotation_name": ROTATION_NAMES[phone.rotation],
+        "width": phone.width, "height": phone.height, "density": phone.density,
+        "natural_width": phone.profile.natural_width if not phone._sized_by_caller else phone.natural_width,
+        "natural_height": phone.profile.natural_height if not phone._sized_by_caller else phone.natural_height,
+        "natural_density": phone.profile.density,
+        "override_width": override[0] if override else phone.natural_width,
+        "override_height": override[1] if override else phone.natural_height,
+        "override_density": phone.profile.override_density or phone.density,
+        "physical_id": phone.profile.physical_id,
+    }
+    values.update(extra)
+    return values
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def render(phone: Phone, name: str, **extra: object) -> str:
+    """The profile's sample `name` filled in ("" when the profile has none: the phone
+    prints nothing there)."""
+    output = phone.profile.output(name)
+    return output.render(template_values(phone, **extra)) if output is not None else ""
+
+
+def profile_output(phone: Phone, name: str, **extra: object) -> CommandResult:
+    output = phone.profile.output(name)
+    if output is None:
+        return ok()
+    text = output.render(template_values(phone, **extra)).encode()
+    if output.stream == "stderr":
+        return CommandResult(stderr=text, exit_code=output.exit_code)
+    return CommandResult(stdout=text, exit_code=output.exit_code)
+
+
 # -- basics --------------------------------------------------------------------------
 @command("echo")
 def _echo(phone: Phone, args: list[str]) -> CommandResult:
@@ -106,13 +165,8 @@ def _true(phone: Phone, args: list[str]) -> CommandResult:
 
 @command("getprop")
 def _getprop(phone: Phone, args: list[str]) -> CommandResult:
-    props = {
-        "ro.product.model": phone.model, "ro.product.name": phone.name, "ro.product.device": phone.device,
-        "ro.product.brand": "SimPhone", "ro.product.manufacturer": "SimPhone", "ro.build.version.release": "13",
-        "ro.build.version.sdk": "33", "ro.build.type": "user", "ro.serialno": phone.name,
-        "ro.sf.lcd_density": str(phone.density), "ro.product.cpu.abi": "arm64-v8a", "sys.boot_completed": "1",
-        "persist.sys.locale": "en-US", "ro.kernel.qemu": "0",
-    }
+    props = dict(phone.props)
+    props["ro.sf.lcd_density"] = props.get("ro.sf.lcd_density", str(phone.profile.density))
     if args:
         return ok(props.get(args[0], args[1] if len(args) > 1 else "") + "\n")
     return ok("".join(f"[{k}]: [{v}]\n" for k, v in sorted(props.items())))
@@ -121,30 +175,61 @@ def _getprop(phone: Phone, args: list[str]) -> CommandResult:
 @command("wm")
 def _wm(phone: Phone, args: list[str]) -> CommandResult:
     if args[:1] == ["size"]:
-        return ok(f"Physical size: {phone.width}x{phone.height}\n")
+        return profile_output(phone, "wm_size")
     if args[:1] == ["density"]:
-        return ok(f"Physical density: {phone.density}\n")
+        return profile_output(phone, "wm_density")
     raise Usage(f"Error: unknown command '{' '.join(args)}'", 255)
 
 
 @command("screencap")
 def _screencap(phone: Phone, args: list[str]) -> CommandResult:
-    files, i = [], 0
+    files, i, display = [], 0, None
     while i < len(args):  # -d DISPLAY takes a value; -p and -j are flags
         if args[i] == "-d":
+            display = args[i + 1] if i + 1 < len(args) else ""
             i += 2
             continue
         if not args[i].startswith("-"):
             files.append(args[i])
         i += 1
-    data = phone.screencap_png() if ("-p" in args or (files and files[0].endswith(".png"))) else phone.screencap_raw()
+    png = "-p" in args or bool(files and files[0].endswith(".png"))
+    warning = b""
+    if display is None and phone.profile.extra_displays:  # AOSP screencap.cpp: several displays, no -d
+        warning = render(phone, "screencap_multi_display_warning").encode()
+    elif display is not None and display != phone.profile.physical_id:
+        other = next((d for d in phone.profile.extra_displays if d.physical_id == display), None)
+        if other is None:
+            return fail("Capturing failed.\n", 1)  # AOSP screencap.cpp: no such display to capture
+        data = _dark_frame(other.width, other.height, png, phone.profile.raw_header_words)
+        return CommandResult(stdout=data) if not files else _write_capture(phone, files[0], data)
+    data = phone.screencap_png() if png else phone.screencap_raw()
     if files:  # screencap FILE: written to the virtual filesystem
-        try:
-            phone.fs.write_file(files[0], data)
-        except OSError as exc:
-            return fail(f"Error opening file: {files[0]} ({exc.strerror or exc})\n", 1)
-        return ok()
-    return CommandResult(stdout=data)
+        return _write_capture(phone, files[0], data, warning)
+    return CommandResult(stdout=data, stderr=warning)
+
+
+def _write_capture(phone: Phone, path: str, data: bytes, warning: bytes = b"") -> CommandResult:
+    try:
+        phone.fs.write_file(path, data)
+    except OSError as exc:
+        return fail(f"Error opening file: {path} ({exc.strerror or exc})\n", 1)
+    return CommandResult(stderr=warning)
+
+
+def _dark_frame(width: int, height: int, png: bool, header_words: int) -> bytes:
+    """What a display that is off shows: black (a foldable's cover screen while unfolded)."""
+    import io
+    import struct
+
+    from PIL import Image
+
+    image = Image.new("RGB", (width, height))
+    if png:
+        out = io.BytesIO()
+        image.save(out, format="PNG", compress_level=1)
+        return out.getvalue()
+    words = (width, height, 1, 0)[:header_words]
+    return struct.pack(f"<{len(words)}I", *words) + image.tobytes("raw", "RGBX")
 
 
 # -- input -----------------------------------------------------------------------------
@@ -155,8 +240,11 @@ INPUT_SOURCES = {"touchscreen", "touchpad", "keyboard", "mouse", "dpad", "gamepa
 def _input(phone: Phone, args: list[str]) -> CommandResult:
     if args[:1] and args[0] in INPUT_SOURCES:
         args = args[1:]
-    if args[:1] == ["-d"]:  # display id: there is one display
+    if args[:1] == ["-d"]:  # display id: logical display 0 is the one shown; others take nothing
+        display = args[1] if len(args) > 1 else ""
         args = args[2:]
+        if display not in ("0", "-1") and display.lstrip("-").isdigit():
+            return ok()
     if not args:
         raise Usage("Usage: input [<source>] <command> [<arg>...]")
     verb, rest = args[0], args[1:]
@@ -203,6 +291,10 @@ def _keyevent(phone: Phone, key: str, long_press: bool) -> None:
         phone.set_screen(not phone.screen_on if code == 26 else code == 224)
     elif not phone.screen_on:
         return  # a dark screen takes no keys but power
+    elif phone.keyguard_showing:
+        if code == 82:  # MENU dismisses an insecure keyguard (what `input keyevent 82` is used for)
+            phone.unlock()
+        return
     elif code == 4:
         phone.press_back()
     elif code == 3:
@@ -255,7 +347,7 @@ def _resolve_intent(phone: Phone, action: str, data: str | None) -> str | None:
     if data:
         scheme = data.split(":", 1)[0].lower()
         for package in phone.installed:
-            if package in APPS and scheme in APPS[package].schemes:
+            if package in phone.apps and scheme in phone.apps[package].schemes:
                 return package
         package = SCHEME_APPS.get(scheme)
         if package in phone.installed:
@@ -273,11 +365,11 @@ def _am(phone: Phone, args: list[str]) -> CommandResult:
         if "-n" in intent:
             component = str(intent["-n"])
             package, _, activity = component.partition("/")
-            view = APPS[package].activity_view(activity) if package in phone.installed and package in APPS else None
+            view = phone.apps[package].activity_view(activity) if package in phone.installed and package in phone.apps else None
             if view is None:
                 return fail(f"Error type 3\nError: Activity class {{{component}}} does not exist.\n", 1,
                             stdout=f"Starting: Intent {{ cmp={component} }}\n")
-            if package in phone.task_ids() and view == APPS[package].main_view():
+            if package in phone.task_ids() and view == phone.apps[package].main_view():
                 phone.launch(package)  # the main activity brings its task back as it was
             else:
                 phone.launch(package, view)
@@ -293,7 +385,7 @@ def _am(phone: Phone, args: list[str]) -> CommandResult:
             return fail(f"Error: Activity not started, unable to resolve Intent {{ {described} flg=0x10000000 }}\n",
                         1, stdout=f"Starting: Intent {{ {described} }}\n")
         ctx = phone.app_context(package)
-        view = APPS[package].on_intent(ctx, action, str(data) if data else None, dict(intent["extras"]))  # type: ignore[arg-type]
+        view = phone.apps[package].on_intent(ctx, action, str(data) if data else None, dict(intent["extras"]))  # type: ignore[arg-type]
         phone.launch(package, view)
         return ok(f"Starting: Intent {{ {described} }}\n")
     if verb == "force-stop" and rest:
@@ -332,9 +424,15 @@ def _broadcast(phone: Phone, intent: dict[str, object]) -> CommandResult:
 @command("monkey")
 def _monkey(phone: Phone, args: list[str]) -> CommandResult:
     package = args[args.index("-p") + 1] if "-p" in args and args.index("-p") + 1 < len(args) else None
-    if package is None or package not in phone.installed or package not in APPS or not APPS[package].on_launcher:
+    if package is None or package not in phone.installed or package not in phone.apps or not phone.apps[package].on_launcher:
         return fail("** No activities found to run, monkey aborted.\n", 251,
                     stdout="  bash arg: -p\n")
+    syskeys = args[args.index("--pct-syskeys") + 1] if "--pct-syskeys" in args[:-1] else None
+    if not phone.profile.hardware_keys and syskeys not in ("0", "0.0"):
+        refused = profile_output(phone, "monkey_no_syskeys")
+        if refused.exit_code:
+            return CommandResult(stdout="".join(f"  bash arg: {a}\n" for a in args).encode(),
+                                 stderr=refused.stderr, exit_code=refused.exit_code)
     phone.launch(package)
     return ok(f"  bash arg: -p\n  bash arg: {package}\n  bash arg: -c\n  bash arg: android.intent.category.LAUNCHER\n"
               "  bash arg: 1\nargs: [-p, " + package + ", -c, android.intent.category.LAUNCHER, 1]\n"

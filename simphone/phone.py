@@ -1,66 +1,103 @@
-"""The simulated phone's device model: state, screen, input and the shell commands.
+"""The simulated phone's state model: settings, installed packages, per-app task back
+stacks, text focus, clock, screen power, keyguard, rotation and app data, as one JSON-able
+dict (schema in simphone/STATE.md). It knows which real phone it plays through its
+device profile (`simphone.profiles`).
 
-`Phone` holds everything a real Android phone would (settings, installed packages,
-per-app task back stacks, text focus, clock, app data) as one JSON-able dict (schema in
-simphone/STATE.md); the screen is rendered from that state with Pillow only when the
-state changed, and the PNG / raw framebuffer bytes of the current frame are cached.
-The clock does not tick by itself: it is what `set_clock` (or `cmd simphone clock`) set.
+What the model does not hold is given to it from outside (`simphone.assembly` builds the
+phone): the app registry (`apps`: package -> app object with `initial_data`,
+`main_view`, `on_back`, `on_enter`, `view_activity` ...), the shell command runner
+(`shell(phone, argv)`) and the screen (`app_context`, rendering, touch: a subclass adds
+them). So this module imports neither the command shell nor the apps nor the renderer,
+and they may import it.
 
-May import: the standard library, Pillow, `simphone.types`, `simphone.fs`, `simphone.ui`,
-`simphone.apps`, `simphone.commands`. Knows nothing of the agent.
+May import: the standard library, `simphone.types`, `simphone.fs`, `simphone.profiles`.
+Knows nothing of the agent.
 """
 
 from __future__ import annotations
 
 import copy
-import io
 import json
-import struct
 import threading
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from simphone import system_commands  # noqa: F401  (registers its shell commands)
-from simphone.apps import APPS, AppContext
-from simphone.apps.builtin import LAUNCHER, load_builtin_apps
 from simphone.fs import VirtualFS
-from simphone.system_commands import ADB_KEYBOARD_IME, LATIN_IME
+from simphone.profiles import DEFAULT_PROFILE, Profile, load_profile
 from simphone.types import CommandResult
-from simphone.ui import chrome
-from simphone.ui.canvas import Canvas
-from simphone.ui.theme import theme_for
 
-__all__ = ["ADB_KEYBOARD_IME", "DEFAULT_CLOCK", "LATIN_IME", "LAUNCHER", "Phone"]
+__all__ = ["ADB_KEYBOARD_IME", "DEFAULT_CLOCK", "LATIN_IME", "LAUNCHER", "PhoneModel", "ShellRunner"]
 
+LATIN_IME = "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME"
+ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
 ADB_KEYBOARD_PACKAGE = "com.android.adbkeyboard"
+LAUNCHER = "com.android.launcher3"
 DEFAULT_CLOCK = datetime(2024, 5, 20, 9, 41, 0)
+SYSTEM_PACKAGES = ["android", "com.android.systemui", "com.android.shell", "com.android.phone",
+                   "com.android.providers.settings", "com.google.android.inputmethod.latin", LAUNCHER]
 SCHEMA_VERSION = 1
 
+ShellRunner = Callable[["PhoneModel", list[str]], CommandResult]
 
-class Phone:
-    """A simulated Android phone. See docs/architecture.md (`simphone`) and simphone/STATE.md."""
 
-    def __init__(self, width: int = 1080, height: int = 2400, seed: int = 0, name: str = "simphone",
-                 adb_keyboard: bool = False, clock: datetime | None = None, density: int = 420) -> None:
-        if width < 320 or height < 480 or width > 4096 or height > 8192:
-            raise ValueError(f"unsupported screen size {width}x{height} (320x480 to 4096x8192)")
-        load_builtin_apps()
-        self.width = width
-        self.height = height
-        self.density = density
-        self.name = name
-        self.model = "SimPhone 1"
-        self.device = "simphone"
+class PhoneModel:
+    """The state of one simulated Android phone (see simphone/STATE.md). Build a working
+    phone with `simphone.Phone` (`simphone.assembly`), which supplies apps, shell, screen."""
+
+    def __init__(self, *, apps: Mapping[str, Any], shell: ShellRunner, profile: str | Profile = DEFAULT_PROFILE,
+                 width: int | None = None, height: int | None = None, density: int | None = None,
+                 seed: int = 0, name: str | None = None, number: int = 1, adb_keyboard: bool = False,
+                 clock: datetime | None = None) -> None:
+        self.profile = profile if isinstance(profile, Profile) else load_profile(profile)
+        natural_w, natural_h = self.profile.screen_size
+        natural_w, natural_h = width or natural_w, height or natural_h
+        if not (320 <= natural_w <= 4096 and 320 <= natural_h <= 8192 and max(natural_w, natural_h) >= 480):
+            raise ValueError(f"unsupported screen size {natural_w}x{natural_h} (320x480 to 4096x8192)")
+        if not isinstance(number, int) or number < 1:
+            raise ValueError(f"number (the phone's place among those started together) must be >= 1, got {number!r}")
+        self.apps = apps
+        self._shell = shell
+        self.natural_width, self.natural_height = natural_w, natural_h
+        self._sized_by_caller = width is not None or height is not None
+        self.density = density or self.profile.override_density or self.profile.density
+        self.number = number
+        # identity: phones started together differ by serial and, where the profile says
+        # so (the default SimPhone), by model; real models repeat ("Pixel 7" twice)
+        self.serial = f"{self.profile.props.get('ro.product.device', 'sim')[:4].upper()}{number:06d}"
+        self.props = {k: _fill(v, number=number, serial=self.serial) for k, v in self.profile.props.items()}
+        self.name = name or self.props.get("ro.product.name", "simphone")
+        self.model = self.props.get("ro.product.model", "SimPhone")
+        self.device = self.props.get("ro.product.device", "simphone")
         self.adb_keyboard = adb_keyboard
         self.fs = VirtualFS()
         self.lock = threading.RLock()  # one command at a time, whatever thread serves ADB
         self._initial_clock = clock or DEFAULT_CLOCK
         self._initial_seed = seed
-        self._frame_key: str | None = None
-        self._canvas: Canvas | None = None
-        self._png: bytes | None = None
-        self._raw: bytes | None = None
         self.reset(seed)
+
+    # -- what the assembly provides ----------------------------------------------------------
+    def app_context(self, package: str) -> Any:
+        """The context an app's callbacks get (the screen side builds it)."""
+        raise NotImplementedError("a PhoneModel needs a screen: use simphone.Phone")
+
+    # -- screen geometry ----------------------------------------------------------------
+    @property
+    def rotation(self) -> int:
+        """Quarter turns from the natural orientation (0-3), as `dumpsys input` reports."""
+        return int(self._state["rotation"])
+
+    def set_rotation(self, rotation: int) -> None:
+        self._state["rotation"] = int(rotation) % 4
+
+    @property
+    def width(self) -> int:
+        """Screen width in the current orientation (pixels)."""
+        return self.natural_height if self.rotation % 2 else self.natural_width
+
+    @property
+    def height(self) -> int:
+        return self.natural_width if self.rotation % 2 else self.natural_height
 
     # -- state --------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> None:
@@ -71,32 +108,38 @@ class Phone:
         with self.lock:
             self.seed = self._initial_seed if seed is None else seed
             self.clock = self._initial_clock
-            installed = [p for p, app in APPS.items() if app.preinstalled]
+            installed = [p for p, app in self.apps.items() if app.preinstalled]
             if self.adb_keyboard:
                 installed.append(ADB_KEYBOARD_PACKAGE)
             imes = [LATIN_IME] + ([ADB_KEYBOARD_IME] if self.adb_keyboard else [])
+            settings = {
+                "system": {"screen_brightness": "128", "screen_off_timeout": "60000", "font_scale": "1.0",
+                           "time_12_24": "24", "status_bar_network_speed": "0", "accelerometer_rotation": "0",
+                           "user_rotation": str(self.profile.rotation)},
+                "secure": {"ui_night_mode": "1", "default_input_method": LATIN_IME,
+                           "enabled_input_methods": ":".join(imes), "android_id": f"{self.seed:016x}",
+                           "location_mode": "3"},
+                "global": {"airplane_mode_on": "0", "wifi_on": "1", "bluetooth_on": "0", "mobile_data": "1",
+                           "adb_enabled": "1", "device_name": self.model, "stay_on_while_plugged_in": "0"},
+            }
+            for namespace, table in self.profile.settings.items():
+                settings.setdefault(namespace, {}).update(table)
+            launcher = self.apps[LAUNCHER]
             self._state: dict[str, Any] = {
-                "settings": {
-                    "system": {"screen_brightness": "128", "screen_off_timeout": "60000", "font_scale": "1.0",
-                               "time_12_24": "24", "status_bar_network_speed": "0"},
-                    "secure": {"ui_night_mode": "1", "default_input_method": LATIN_IME,
-                               "enabled_input_methods": ":".join(imes), "android_id": f"{self.seed:016x}",
-                               "location_mode": "3"},
-                    "global": {"airplane_mode_on": "0", "wifi_on": "1", "bluetooth_on": "0", "mobile_data": "1",
-                               "adb_enabled": "1", "device_name": self.name, "stay_on_while_plugged_in": "0"},
-                },
+                "settings": settings,
                 "battery": {"level": 85, "charging": False},
                 "installed": installed,
                 "foreground": LAUNCHER,
-                "tasks": {LAUNCHER: [APPS[LAUNCHER].main_view()]},
+                "tasks": {LAUNCHER: [launcher.main_view()]},
                 "recents": [],
                 "focus": None,
                 "shade_open": False,
                 "screen_on": True,
+                "keyguard": self.profile.lock_screen,
+                "rotation": self.profile.rotation,
                 "radios_before_airplane": None,
-                "apps": {p: APPS[p].initial_data(self.seed) for p in installed if p in APPS},
+                "apps": {p: self.apps[p].initial_data(self.seed) for p in installed if p in self.apps},
             }
-            self._frame_key = None
 
     def state(self) -> dict[str, Any]:
         """The whole state, JSON-able (see simphone/STATE.md)."""
@@ -107,8 +150,10 @@ class Phone:
                 "schema_version": SCHEMA_VERSION,
                 "seed": self.seed,
                 "clock": self.clock.isoformat(),
+                "profile": self.profile.name,
+                "identity": {"serial": self.serial, "model": self.model, "name": self.name, "number": self.number},
                 "screen": {"width": self.width, "height": self.height, "density": self.density,
-                           "on": self.screen_on},
+                           "on": self.screen_on, "rotation": self.rotation, "locked": self.keyguard_showing},
                 "current": {"package": self.foreground, "activity": self.activity_of(self.foreground),
                             "view": top.get("view")},
                 "theme": "dark" if self.dark_mode else "light",
@@ -121,7 +166,7 @@ class Phone:
                         "adb_keyboard_installed": ADB_KEYBOARD_PACKAGE in self._state["installed"]},
             })
             for package, data in s["apps"].items():  # what an app shows but computes (the forecast)
-                derived = getattr(APPS.get(package), "derived_data", None)
+                derived = getattr(self.apps.get(package), "derived_data", None)
                 if derived is not None:
                     data.update(derived(self.seed, self.clock))
             return s
@@ -198,11 +243,11 @@ class Phone:
     def install(self, package: str) -> None:
         """Install a registered app (what the Play Store does); it appears on the launcher."""
         with self.lock:
-            if package not in APPS:
+            if package not in self.apps:
                 raise KeyError(f"no app registered for {package!r}")
             if package not in self._state["installed"]:
                 self._state["installed"].append(package)
-                self._state["apps"][package] = APPS[package].initial_data(self.seed)
+                self._state["apps"][package] = self.apps[package].initial_data(self.seed)
 
     def uninstall(self, package: str) -> None:
         with self.lock:
@@ -214,7 +259,7 @@ class Phone:
     def app_data(self, package: str) -> dict[str, Any]:
         apps = self._state["apps"]
         if package not in apps:
-            apps[package] = APPS[package].initial_data(self.seed) if package in APPS else {}
+            apps[package] = self.apps[package].initial_data(self.seed) if package in self.apps else {}
         return apps[package]
 
     # -- tasks and navigation -----------------------------------------------------------
@@ -226,7 +271,7 @@ class Phone:
         return self._state["tasks"][package]
 
     def activity_of(self, package: str) -> str:
-        app = APPS.get(package)
+        app = self.apps.get(package)
         if app is None:
             return ".MainActivity"
         tasks = self._state["tasks"]
@@ -234,14 +279,14 @@ class Phone:
 
     def launch(self, package: str, view: dict[str, Any] | None = None) -> None:
         """Bring `package`'s task to the front (starting it with `view` or its main view)."""
-        if package not in self._state["installed"] or package not in APPS:
+        if package not in self._state["installed"] or package not in self.apps:
             raise KeyError(f"package {package!r} is not installed")
         if package == LAUNCHER:
             self.go_home()
             return
         tasks = self._state["tasks"]
         if view is not None or package not in tasks:
-            tasks[package] = [view if view is not None else APPS[package].main_view()]
+            tasks[package] = [view if view is not None else self.apps[package].main_view()]
         self._state["foreground"] = package
         recents = self._state["recents"]
         if package in recents:
@@ -254,7 +299,7 @@ class Phone:
         page = 0
         if self.foreground != LAUNCHER:
             page = self.task(LAUNCHER)[0].get("page", 0)
-        self._state["tasks"][LAUNCHER] = [dict(APPS[LAUNCHER].main_view(), page=page)]
+        self._state["tasks"][LAUNCHER] = [dict(self.apps[LAUNCHER].main_view(), page=page)]
         self._state["foreground"] = LAUNCHER
         self._state["focus"] = None
         self._state["shade_open"] = False
@@ -303,7 +348,7 @@ class Phone:
             self._state["focus"] = None
             return
         package = self.foreground
-        if APPS[package].on_back(self.app_context(package)):
+        if self.apps[package].on_back(self.app_context(package)):
             return
         self.pop_view(package)
 
@@ -329,7 +374,7 @@ class Phone:
             if part:
                 ctx.set_field(field, ctx.field(field) + part)
             if i < len(parts) - 1:
-                APPS[self.foreground].on_enter(ctx, field)
+                self.apps[self.foreground].on_enter(ctx, field)
                 if self._state["focus"] is None:
                     break
         return True
@@ -337,7 +382,7 @@ class Phone:
     def press_enter(self) -> None:
         field = self._state["focus"]
         if field is not None:
-            APPS[self.foreground].on_enter(self.app_context(self.foreground), field)
+            self.apps[self.foreground].on_enter(self.app_context(self.foreground), field)
 
     def delete_char(self) -> None:
         field = self._state["focus"]
@@ -360,95 +405,32 @@ class Phone:
         self._state["screen_on"] = on
         if not on:
             self._state["shade_open"] = False
+            if self.profile.lock_screen:
+                self._state["keyguard"] = True
 
-    # -- touch --------------------------------------------------------------------------
-    def tap(self, x: float, y: float) -> None:
-        with self.lock:
-            target = self._ensure_frame().target_at(x, y)
-            if target is not None:
-                target.on_tap()
+    # -- keyguard (the lock screen) ------------------------------------------------------
+    @property
+    def keyguard_showing(self) -> bool:
+        return bool(self._state["keyguard"])
 
-    def long_press(self, x: float, y: float) -> None:
-        with self.lock:
-            target = self._ensure_frame().target_at(x, y)
-            if target is not None:
-                (target.on_long_press or target.on_tap)()
-
-    def swipe(self, x1: float, y1: float, x2: float, y2: float, duration_ms: int = 300) -> None:
-        """A swipe; one that hardly moves is a tap, or a long press when it lasts ≥ 500 ms."""
-        with self.lock:
-            if abs(x2 - x1) < 24 and abs(y2 - y1) < 24:
-                if duration_ms >= 500:
-                    self.long_press(x1, y1)
-                else:
-                    self.tap(x1, y1)
-                return
-            canvas = self._ensure_frame()
-            if not self.shade_open and y1 < chrome.STATUS_H * canvas.scale and y2 - y1 > 100 * canvas.scale:
-                self._state["shade_open"] = True  # pulled down from the status bar
-                return
-            area = canvas.scroll_area_at(x1, y1)
-            if area is not None:
-                area.on_scroll((x2 - x1) / canvas.scale, (y2 - y1) / canvas.scale)
-
-    # -- screen -------------------------------------------------------------------------
-    def app_context(self, package: str, content: tuple[float, float, float, float] | None = None) -> AppContext:
-        if content is None:
-            content = chrome.content_box(self, self.width, self.height)
-        return AppContext(self, package, content, theme_for(self.dark_mode))
-
-    def _ensure_frame(self) -> Canvas:
-        """Render the current state, unless the frame on hand already shows it."""
-        key = json.dumps([self._state, self.clock.isoformat(), self.seed], sort_keys=True, default=str)
-        if self._canvas is None or key != self._frame_key:
-            canvas = Canvas(self.width, self.height, theme_for(self.dark_mode))
-            if not self.screen_on:
-                canvas.draw.rectangle((0, 0, self.width, self.height), fill=(0, 0, 0))
-                self._canvas, self._frame_key, self._png, self._raw = canvas, key, None, None
-                return canvas
-            package = self.foreground
-            ctx = self.app_context(package, chrome.content_box(self, self.width, self.height))
-            if not self.shade_open:  # the pulled-down shade covers the whole screen
-                with canvas.clip(ctx.content):
-                    APPS[package].render(ctx, canvas)
-            chrome.draw_system_ui(self, canvas)
-            canvas.finish()
-            self._canvas, self._frame_key, self._png, self._raw = canvas, key, None, None
-        return self._canvas
-
-    def ground_truth(self) -> list[dict[str, Any]]:
-        """Every visible element: {kind: text|icon|widget, text, description, box: [l, t, r, b]
-        in screen pixels, clickable}."""
-        with self.lock:
-            return copy.deepcopy(self._ensure_frame().elements)
-
-    def screencap_png(self) -> bytes:
-        with self.lock:
-            canvas = self._ensure_frame()
-            if self._png is None:
-                buf = io.BytesIO()
-                canvas.image.save(buf, format="PNG", compress_level=1)
-                self._png = buf.getvalue()
-            return self._png
-
-    def screencap_raw(self) -> bytes:
-        """Android's raw framebuffer: u32 LE width, height, format (1 = RGBA_8888), colorspace (0), RGBA bytes."""
-        with self.lock:
-            canvas = self._ensure_frame()
-            if self._raw is None:
-                img = canvas.image  # RGB; "RGBX" packs it as RGBA with alpha 255, without a converted copy
-                self._raw = struct.pack("<IIII", img.width, img.height, 1, 0) + img.tobytes("raw", "RGBX")
-            return self._raw
-
-    def screenshot(self):
-        """The current frame as a Pillow RGB image (a copy)."""
-        with self.lock:
-            return self._ensure_frame().image.copy()
+    def unlock(self) -> None:
+        """Dismiss an insecure keyguard (a swipe up, or `input keyevent 82`)."""
+        self._state["keyguard"] = False
 
     # -- shell --------------------------------------------------------------------------
     def run(self, argv: list[str]) -> CommandResult:
         """Run one simple shell command (argv[0] is the program)."""
-        from simphone.commands import run_command
-
         with self.lock:
-            return run_command(self, [str(a) for a in argv])
+            return self._shell(self, [str(a) for a in argv])
+
+    def frame_key(self) -> str:
+        """Everything the screen shows, as one string (the screen re-renders when it changes)."""
+        return json.dumps([self._state, self.clock.isoformat(), self.seed, self.width, self.height],
+                          sort_keys=True, default=str)
+
+
+def _fill(template: str, **values: object) -> str:
+    """A profile value with `${number}` / `${serial}` filled in."""
+    from string import Template
+
+    return Template(template).safe_substitute({k: str(v) for k, v in values.items()})

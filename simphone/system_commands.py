@@ -2,10 +2,11 @@
 (`ime`), settings (`settings`, `svc`), services (`cmd connectivity|uimode|simphone`) and
 `dumpsys`. Registered with `simphone.commands.command` when imported (`simphone.phone` does).
 
-`cmd package query-activities` prints each activity's label as `nonLocalizedLabel=` on the
-`labelRes=` line (the line a device layer reads to map app labels to packages).
+`cmd package query-activities` prints each activity as the profile's sample does: real
+phones print `nonLocalizedLabel=null` (no labels); the default SimPhone prints the label.
 
-May import: the standard library, `simphone.types`, `simphone.apps`, `simphone.commands`.
+May import: the standard library, `simphone.types`, `simphone.commands`, `simphone.phone`.
+Outputs that differ between real phones are the device profile's samples (`render`).
 """
 
 from __future__ import annotations
@@ -15,22 +16,13 @@ import zlib
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from simphone.apps import APPS
-from simphone.apps.builtin import LAUNCHER
-from simphone.commands import Usage, command, component_of, fail, ok, short_hash, to_int
+from simphone.commands import Usage, command, component_of, fail, ok, render, short_hash, to_int
 from simphone.types import CommandResult
 
 if TYPE_CHECKING:
-    from simphone.phone import Phone
+    from simphone.phone import PhoneModel as Phone
 
 __all__: list[str] = []
-
-LATIN_IME = "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME"
-ADB_KEYBOARD_IME = "com.android.adbkeyboard/.AdbIME"
-# listed by `pm list packages` besides the installed apps (here, not in simphone.phone,
-# which imports this module: no import circle)
-SYSTEM_PACKAGES = ["android", "com.android.systemui", "com.android.shell", "com.android.phone",
-                   "com.android.providers.settings", "com.google.android.inputmethod.latin", LAUNCHER]
 
 
 # -- packages ------------------------------------------------------------------------------
@@ -39,9 +31,11 @@ def _pm(phone: Phone, args: list[str]) -> CommandResult:
     if args[:2] == ["list", "packages"]:
         flags = [a for a in args[2:] if a.startswith("-")]
         filters = [a for a in args[2:] if not a.startswith("-")]
+        from simphone.phone import SYSTEM_PACKAGES
+
         packages = sorted(set(phone.installed) | set(SYSTEM_PACKAGES))
         if "-3" in flags:
-            packages = [p for p in packages if p in APPS and not APPS[p].preinstalled or p == "com.android.adbkeyboard"]
+            packages = [p for p in packages if p in phone.apps and not phone.apps[p].preinstalled or p == "com.android.adbkeyboard"]
         if filters:
             packages = [p for p in packages if filters[0] in p]
         return ok("".join(f"package:{p}\n" for p in packages))
@@ -53,20 +47,17 @@ def _pm(phone: Phone, args: list[str]) -> CommandResult:
 
 
 def _resolve_lines(phone: Phone, package: str, brief: bool) -> str:
-    app = APPS[package]
+    app = phone.apps[package]
     activity = app.activity if app.activity.startswith(".") is False else package + app.activity
-    short = app.activity
-    head = "priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false"
     if brief:
-        return f"{head}\n{package}/{short}\n"
-    return (f"  {head}\n  ActivityInfo:\n    name={activity}\n    packageName={package}\n"
-            f"    labelRes=0x7f1400{zlib.crc32(package.encode()) % 256:02x} nonLocalizedLabel={app.label} "
-            f"icon=0x7f0800{zlib.crc32(app.label.encode()) % 256:02x}\n"
-            f"    enabled=true exported=true directBootAware=false\n")
+        return f"priority=0 preferredOrder=0 match=0x108000 specificIndex=-1 isDefault=false\n{package}/{app.activity}\n"
+    return render(phone, "query_activities_entry", activity_name=activity, package=package, label=app.label,
+                  label_res=f"0x7f1400{zlib.crc32(package.encode()) % 256:02x}",
+                  icon_res=f"0x7f0800{zlib.crc32(app.label.encode()) % 256:02x}")
 
 
 def _launchable(phone: Phone) -> list[str]:
-    return [p for p in phone.installed if p in APPS and APPS[p].on_launcher]
+    return [p for p in phone.installed if p in phone.apps and phone.apps[p].on_launcher]
 
 
 @command("cmd")
@@ -135,6 +126,7 @@ def _cmd_simphone(phone: Phone, args: list[str]) -> CommandResult:
 # -- ime / settings -----------------------------------------------------------------------
 @command("ime")
 def _ime(phone: Phone, args: list[str]) -> CommandResult:
+    from simphone.phone import ADB_KEYBOARD_IME, LATIN_IME
 
     installed = [LATIN_IME] + ([ADB_KEYBOARD_IME] if "com.android.adbkeyboard" in phone.installed else [])
     verb = args[0] if args else ""
@@ -184,6 +176,9 @@ def _settings(phone: Phone, args: list[str]) -> CommandResult:
         # as on Android, writing airplane_mode_on alone does not switch the radios (the UI
         # and `cmd connectivity airplane-mode` do)
         phone.settings_put(args[1], args[2], args[3])
+        if args[1] == "system" and args[2] == "user_rotation" and args[3] in ("0", "1", "2", "3") \
+                and phone.settings_get("system", "accelerometer_rotation") != "1":
+            phone.set_rotation(int(args[3]))
         return ok()
     if args[:1] == ["delete"] and len(args) == 3:
         phone.settings_put(args[1], args[2], None)
@@ -227,16 +222,13 @@ def _dumpsys(phone: Phone, args: list[str]) -> CommandResult:
     if service == "simphone":
         return ok(json.dumps(phone.state(), ensure_ascii=False, sort_keys=True, indent=1) + "\n")
     if service == "window":
-        focus = f"Window{{{token} u0 {component}}}"
-        ime = "  mInputMethodWindow=Window{ime u0 InputMethod}\n" if phone.keyboard_visible else ""
-        return ok(f"WINDOW MANAGER WINDOWS (dumpsys window windows)\n  mCurrentFocus={focus}\n"
-                  f"  mFocusedApp=ActivityRecord{{{token} u0 {component} t{_task_id(phone, package)}}}\n{ime}"
-                  f"  mInputMethodTarget={focus if phone.keyboard_visible else 'null'}\n"
-                  f"  mIsInputMethodShown={'true' if phone.keyboard_visible else 'false'}\n")
+        return ok(render(phone, "dumpsys_window"))
     if service == "display":
-        return ok(f"DISPLAY MANAGER (dumpsys display)\n  mScreenState={'ON' if phone.screen_on else 'OFF'}\n"
-                  f"  DisplayDeviceInfo{{\"Built-in Screen\": {phone.width} x {phone.height}, density {phone.density}, "
-                  f"rotation 0}}\n  mCurrentOrientation=0\n  orientation=0\n")
+        return ok(render(phone, "dumpsys_display"))
+    if service == "input":
+        return ok(render(phone, "dumpsys_input"))
+    if service == "SurfaceFlinger" and "--display-id" in args:
+        return ok(render(phone, "dumpsys_surfaceflinger_display_id"))
     if service == "activity" and args[1:2] == ["top"]:
         return ok(f"TASK {package} id={_task_id(phone, package)} userId=0\n"
                   f"  ACTIVITY {component} {token} pid={1000 + _task_id(phone, package)}\n")
@@ -250,22 +242,22 @@ def _dumpsys(phone: Phone, args: list[str]) -> CommandResult:
                   f"  Wireless powered: false\n  status: {2 if b['charging'] else 3}\n  health: 2\n  present: true\n"
                   f"  level: {b['level']}\n  scale: 100\n  voltage: 4123\n  temperature: 250\n  technology: Li-ion\n")
     if service == "power":
-        on = phone.screen_on
-        return ok(f"POWER MANAGER (dumpsys power)\n  mWakefulness={'Awake' if on else 'Asleep'}\n"
-                  f"  mWakefulnessChanging=false\n  mIsPowered=false\n"
-                  f"  mHoldingDisplaySuspendBlocker={'true' if on else 'false'}\n"
-                  f"  Display Power: state={'ON' if on else 'OFF'}\n")
+        return ok(render(phone, "dumpsys_power"))
     if service == "input_method":
-        return ok(f"  mCurSelectedId={phone.current_ime}\n  mInputShown={str(phone.keyboard_visible).lower()}\n")
+        return ok(render(phone, "input_method"))
+    if service == "package" and args[1:2] == ["r"] and phone.profile.output("dumpsys_package_resolver"):
+        return ok(render(phone, "dumpsys_package_resolver", entries="".join(
+            render(phone, "dumpsys_package_resolver_entry", package=p, activity_short=phone.apps[p].activity,
+                   hash=short_hash(p), filter_hash=short_hash(p + "f")) for p in _launchable(phone))))
     if service == "package" and len(args) > 1:
         pkg = args[-1]
-        if pkg not in phone.installed or pkg not in APPS:
+        if pkg not in phone.installed or pkg not in phone.apps:
             return ok("")
         return ok(f"Activity Resolver Table:\n  Non-Data Actions:\n      android.intent.action.MAIN:\n"
-                  f"        {short_hash(pkg)} {pkg}/{APPS[pkg].activity} filter {short_hash(pkg + 'f')}\n"
+                  f"        {short_hash(pkg)} {pkg}/{phone.apps[pkg].activity} filter {short_hash(pkg + 'f')}\n"
                   f"          Action: \"android.intent.action.MAIN\"\n"
                   f"          Category: \"android.intent.category.LAUNCHER\"\n\n"
-                  f"Packages:\n  Package [{pkg}] ({short_hash(pkg)}):\n    versionName=1.0\n    label={APPS[pkg].label}\n")
+                  f"Packages:\n  Package [{pkg}] ({short_hash(pkg)}):\n    versionName=1.0\n    label={phone.apps[pkg].label}\n")
     return ok("")
 
 

@@ -27,7 +27,8 @@ Fixtures
 
 ``sim_phones`` (function) — a factory
     ``sim_phones(n=1, *, unauthorized=False, **phone_kwargs) -> list[SimPhoneHandle]``:
-    n fresh phones on their own ``PhoneServer`` (one port each), connected (unless
+    n fresh phones (``profile="pixel7-14"`` plays that real phone; numbered 1..n, so
+    their serials differ) on their own ``PhoneServer`` (one port each), connected (unless
     unauthorized: those show ``unauthorized`` in ``adb devices``); all disconnected and
     stopped after the test. ``handle.kill()`` drops the listener and its connections
     (the adb server shows the phone ``offline``); ``handle.revive()`` listens again on the
@@ -226,7 +227,7 @@ def sim_phones(adb_server: AdbServerHandle):
     def make(n: int = 1, *, unauthorized: bool = False, **phone_kwargs: object) -> list[SimPhoneHandle]:
         if n < 1:
             raise ValueError(f"n must be at least 1, got {n}")
-        phones = [Phone(**phone_kwargs) for _ in range(n)]  # type: ignore[arg-type]
+        phones = [Phone(**{"number": i + 1, **phone_kwargs}) for i in range(n)]  # type: ignore[arg-type]
         server = PhoneServer(phones, unauthorized=unauthorized).start()
         servers.append(server)
         made = []

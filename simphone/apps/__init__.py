@@ -66,7 +66,7 @@ from simphone.ui.canvas import Canvas
 from simphone.ui.theme import Theme
 
 if TYPE_CHECKING:
-    from simphone.phone import Phone
+    from simphone.phone import PhoneModel as Phone
 
 __all__ = ["APPS", "App", "AppContext", "register"]
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from simphone.ui.canvas import Canvas
 
 if TYPE_CHECKING:
-    from simphone.phone import Phone
+    from simphone.phone import PhoneModel as Phone
 
 __all__ = ["KEYBOARD_H", "NAV_H", "STATUS_H", "content_box", "draw_system_ui", "network_speed"]
 
