@@ -205,7 +205,7 @@ def _screencap(phone: Phone, args: list[str]) -> CommandResult:
     data = phone.screencap_png() if png else phone.screencap_raw()
     if files:  # screencap FILE: written to the virtual filesystem
         return _write_capture(phone, files[0], data, warning)
-    return CommandResult(stdout=data, stderr=warning)
+    return CommandResult(stdout=data, stderr=warning, stderr_first=True)
 
 
 def _write_capture(phone: Phone, path: str, data: bytes, warning: bytes = b"") -> CommandResult:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import deque
 import threading
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -71,6 +72,7 @@ class PhoneModel:
         self.device = self.props.get("ro.product.device", "simphone")
         self.adb_keyboard = adb_keyboard
         self.fs = VirtualFS()
+        self.history: deque[list[str]] = deque(maxlen=64)  # the last commands run (tests read it)
         self.lock = threading.RLock()  # one command at a time, whatever thread serves ADB
         self._initial_clock = clock or DEFAULT_CLOCK
         self._initial_seed = seed
@@ -420,8 +422,10 @@ class PhoneModel:
     # -- shell --------------------------------------------------------------------------
     def run(self, argv: list[str]) -> CommandResult:
         """Run one simple shell command (argv[0] is the program)."""
+        argv = [str(a) for a in argv]
         with self.lock:
-            return self._shell(self, [str(a) for a in argv])
+            self.history.append(argv)
+            return self._shell(self, argv)
 
     def frame_key(self) -> str:
         """Everything the screen shows, as one string (the screen re-renders when it changes)."""

@@ -280,7 +280,8 @@ class _Interpreter:
 
     def route(self, table: dict[int, int | _FileTarget | None], result: CommandResult) -> None:
         """Send a command's output where ``open_redirects`` said."""
-        for fd, data in ((STDOUT, result.stdout), (STDERR, result.stderr)):
+        streams = ((STDOUT, result.stdout), (STDERR, result.stderr))
+        for fd, data in reversed(streams) if result.stderr_first else streams:
             dest = table[fd]
             if isinstance(dest, _FileTarget):
                 if data:

@@ -18,6 +18,9 @@ class CommandResult:
     stdout: bytes = b""
     stderr: bytes = b""
     exit_code: int = 0
+    # the program wrote stderr before stdout (screencap's multi-display warning comes
+    # before the image; a merged stream must show it first)
+    stderr_first: bool = False
 
 
 class PhoneLike(Protocol):

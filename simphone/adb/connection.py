@@ -354,9 +354,8 @@ class DeviceConnection:
 
     async def _abb(self, stream: _Stream, argv: list[str], *, v2: bool) -> None:
         result = await asyncio.get_running_loop().run_in_executor(None, self.slot.run_argv, argv)
-        output = ShellOutput(
-            chunks=[(STDOUT, result.stdout), (STDERR, result.stderr)], exit_code=result.exit_code
-        )
+        chunks = [(STDOUT, result.stdout), (STDERR, result.stderr)]
+        output = ShellOutput(chunks=chunks[::-1] if result.stderr_first else chunks, exit_code=result.exit_code)
         await self.write_stream(stream, _v2_pieces(output) if v2 else output.merged())
 
     async def _interactive_v1(self, stream: _Stream, prompt: bytes) -> None:
