@@ -20,6 +20,18 @@ from simphone.profiles import load_profile, profile_names
 PROFILES = profile_names()
 LAUNCHER = "com.android.launcher3"
 
+# (test, profile) -> the device-layer gap that makes it fail on main today (issue 10,
+# fixed in the device layer's branch). strict: once the gap is closed the case passes,
+# the xfail turns into a failure and must be removed.
+DEVICE_LAYER_GAPS = {
+    ("test_screenshot_is_the_phone_frame", "galaxy-fold5-14"):
+        "multi-display warning before the framebuffer: raw capture fails and the device drops to PNG",
+    ("test_launcher_apps_and_list_packages", "nexus5-6"):
+        "no `cmd package` on Android 6: launcher_apps does not fall back to dumpsys package r",
+    ("test_rotation_changes_size_and_touch_mapping", "pixel-tablet-14"):
+        "landscape-natural tablet held in portrait: screen_info does not turn wm size for rotation 1",
+}
+
 
 @pytest.fixture(scope="module", params=PROFILES)
 def served(request, adb_server):
@@ -39,8 +51,11 @@ def served(request, adb_server):
 
 
 @pytest.fixture
-def phone_and_device(served, adb_server):
+def phone_and_device(request, served, adb_server):
     phone, serial = served
+    gap = DEVICE_LAYER_GAPS.get((request.node.originalname, phone.profile.name))
+    if gap:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=f"device layer on main: {gap}"))
     phone.reset()
     device = open_device(AdbSettings(server_port=adb_server.port, command_timeout_s=20), serial=serial)
     return phone, device
