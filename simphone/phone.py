@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections import deque
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -71,6 +71,7 @@ class PhoneModel:
         self.model = self.props.get("ro.product.model", "SimPhone")
         self.device = self.props.get("ro.product.device", "simphone")
         self.adb_keyboard = adb_keyboard
+        self.adb_features = self.profile.adb_features  # what its adbd announces (None: Android 7+'s)
         self.fs = VirtualFS()
         self.history: deque[list[str]] = deque(maxlen=64)  # the last commands run (tests read it)
         self.lock = threading.RLock()  # one command at a time, whatever thread serves ADB

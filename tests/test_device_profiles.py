@@ -23,14 +23,7 @@ LAUNCHER = "com.android.launcher3"
 # (test, profile) -> the device-layer gap that makes it fail on main today (issue 10,
 # fixed in the device layer's branch). strict: once the gap is closed the case passes,
 # the xfail turns into a failure and must be removed.
-DEVICE_LAYER_GAPS = {
-    ("test_screenshot_is_the_phone_frame", "galaxy-fold5-14"):
-        "multi-display warning before the framebuffer: raw capture fails and the device drops to PNG",
-    ("test_launcher_apps_and_list_packages", "nexus5-6"):
-        "no `cmd package` on Android 6: launcher_apps does not fall back to dumpsys package r",
-    ("test_rotation_changes_size_and_touch_mapping", "pixel-tablet-14"):
-        "landscape-natural tablet held in portrait: screen_info does not turn wm size for rotation 1",
-}
+DEVICE_LAYER_GAPS: dict[tuple[str, str], str] = {}  # none today
 
 
 @pytest.fixture(scope="module", params=PROFILES)
@@ -149,7 +142,7 @@ def test_launch_app_of_every_launcher_app(phone_and_device) -> None:
     # without hardware keys refuse unless --pct-syskeys 0
     result = device.run(["monkey", "-p", "com.android.settings", "-c", "android.intent.category.LAUNCHER",
                          "--pct-syskeys", "0", "1"])
-    assert result.exit_code == 0 and phone.state()["foreground"] == "com.android.settings"
+    assert result.exit_code in (0, None) and phone.state()["foreground"] == "com.android.settings"  # None: no shell v2
 
 
 def test_tap_maps_to_the_phone_pixel(phone_and_device) -> None:

@@ -35,6 +35,7 @@ from simphone.adb.protocol import (
     A_WRTE,
     AUTH_SIGNATURE,
     AUTH_TOKEN,
+    DEVICE_FEATURES,
     HEADER,
     MAX_PAYLOAD,
     MAX_PAYLOAD_LEGACY,
@@ -68,6 +69,13 @@ class PhoneSlot:
     unauthorized: bool = False
     maxdata: int = MAX_PAYLOAD
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        """What adbd announces: the phone's own list where it has one (an Android 6 phone
+        has none: no shell protocol v2, so stderr comes merged into stdout)."""
+        own = getattr(self.phone, "adb_features", None)
+        return DEVICE_FEATURES if own is None else tuple(own)
 
     def run_script(self, script: str) -> ShellOutput:
         with self.lock:
@@ -231,7 +239,8 @@ class DeviceConnection:
         phone = self.slot.phone
         self.online = True
         self._send(
-            A_CNXN, self.version, self.slot.maxdata, [device_banner(phone.name, phone.model, phone.device)]
+            A_CNXN, self.version, self.slot.maxdata,
+            [device_banner(phone.name, phone.model, phone.device, self.slot.features)],
         )
 
     def _on_open(self, remote_id: int, data: bytes) -> None:

@@ -132,4 +132,6 @@ def device_banner(name: str, model: str, device: str, features: tuple[str, ...] 
         if any(c in value for c in ";=\0"):
             raise ValueError(f"ro.product.{label} may not contain ';', '=' or NUL: {value!r}")
     props = f"ro.product.name={name};ro.product.model={model};ro.product.device={device};"
+    if not features:  # adbd before Android 7 announced no features at all
+        return f"device::{props}".encode()
     return f"device::{props}features={','.join(features)}".encode()

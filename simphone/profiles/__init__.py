@@ -9,20 +9,25 @@ A profile is a TOML file in this folder (``pixel7-14.toml`` is the profile
 commands fill the templates from the phone's state; no command knows which phone it runs
 on. ``simphone/profiles/README.md`` lists the template variables.
 
-TOML because the samples are multi-line text that must stay byte-exact
-(``'''literal strings'''``), and ``tomllib`` is in the standard library.
+TOML because the samples are multi-line text that must stay byte-exact (literal
+strings); ``tomllib`` is in the standard library from Python 3.11, ``tomli`` (the same
+parser, a dependency on 3.10) before.
 
-May import: the standard library only.
+May import: the standard library (``tomli`` on Python 3.10).
 """
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from string import Template
 from typing import Any
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
 
 __all__ = ["DEFAULT_PROFILE", "Display", "Output", "Profile", "load_profile", "profile_names"]
 
@@ -77,7 +82,7 @@ class Profile:
     hardware_keys: bool
     missing_programs: frozenset[str]
     ui_dump: str
-    query_activities_labels: bool
+    adb_features: tuple[str, ...] | None  # None: what adbd of Android 7+ announces
     settings: dict[str, dict[str, str]]
     outputs: dict[str, Output] = field(repr=False)
 
@@ -98,7 +103,7 @@ def profile_names() -> list[str]:
     return sorted(p.stem for p in _HERE.glob("*.toml"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_profile(name: str) -> Profile:
     """The profile called ``name`` (``ValueError`` with the known names otherwise)."""
     if not isinstance(name, str) or name not in profile_names():
@@ -150,7 +155,7 @@ def _build(name: str, data: dict[str, Any]) -> Profile:
         hardware_keys=bool(features.get("hardware_keys", True)),
         missing_programs=frozenset(features.get("missing_programs", [])),
         ui_dump=ui_dump,
-        query_activities_labels=bool(features.get("query_activities_labels", False)),
+        adb_features=tuple(features["adb_features"]) if "adb_features" in features else None,
         settings={ns: {k: str(v) for k, v in table.items()} for ns, table in data.get("settings", {}).items()},
         outputs=outputs,
     )
