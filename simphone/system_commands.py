@@ -1,6 +1,6 @@
 """Android shell commands about the system: packages (`pm`, `cmd package`), input methods
 (`ime`), settings (`settings`, `svc`), services (`cmd connectivity|uimode|simphone`) and
-`dumpsys`. Registered with `simphone.commands.command` when imported (`simphone.phone` does).
+`dumpsys`. Registered with `simphone.commands.command` when imported (`simphone.assembly` does).
 
 `cmd package query-activities` prints each activity as the profile's sample does: real
 phones print `nonLocalizedLabel=null` (no labels); the default SimPhone prints the label.
@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from simphone.commands import Usage, command, component_of, fail, ok, render, short_hash, to_int
+from simphone.phone import ADB_KEYBOARD_IME, LATIN_IME, SYSTEM_PACKAGES
 from simphone.types import CommandResult
 
 if TYPE_CHECKING:
@@ -31,8 +32,6 @@ def _pm(phone: Phone, args: list[str]) -> CommandResult:
     if args[:2] == ["list", "packages"]:
         flags = [a for a in args[2:] if a.startswith("-")]
         filters = [a for a in args[2:] if not a.startswith("-")]
-        from simphone.phone import SYSTEM_PACKAGES
-
         packages = sorted(set(phone.installed) | set(SYSTEM_PACKAGES))
         if "-3" in flags:
             packages = [p for p in packages if p in phone.apps and not phone.apps[p].preinstalled or p == "com.android.adbkeyboard"]
@@ -126,8 +125,6 @@ def _cmd_simphone(phone: Phone, args: list[str]) -> CommandResult:
 # -- ime / settings -----------------------------------------------------------------------
 @command("ime")
 def _ime(phone: Phone, args: list[str]) -> CommandResult:
-    from simphone.phone import ADB_KEYBOARD_IME, LATIN_IME
-
     installed = [LATIN_IME] + ([ADB_KEYBOARD_IME] if "com.android.adbkeyboard" in phone.installed else [])
     verb = args[0] if args else ""
     if verb == "list":
