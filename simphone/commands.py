@@ -111,7 +111,7 @@ def template_values(phone: Phone, **extra: object) -> dict[str, object]:
         "keyguard": _bool(locked), "input_restricted": _bool(locked),
         "ime_shown": _bool(phone.keyboard_visible and not locked),
         "ime_target": f"Window{{{short_hash('w' + component)} u0 {component}}}" if phone.keyboard_visible else "null",
-        "current_ime": phone.current_ime,
+        "current_ime": phone.current_ime, "ime_bound": _bool(phone.ime_bound),
         "wakefulness": "Awake" if on else "Asleep", "screen_on": _bool(on), "display_state": "ON" if on else "OFF",
         "screen_state": "SCREEN_STATE_ON" if on else "SCREEN_STATE_OFF",
         "interactive_state": "INTERACTIVE_STATE_AWAKE" if on else "INTERACTIVE_STATE_SLEEP",
@@ -119,7 +119,8 @@ def template_values(phone: Phone, **extra: object) -> dict[str, object]:
         "width": phone.width, "height": phone.height, "density": phone.density,
         "natural_width": phone.profile.natural_width if not phone._sized_by_caller else phone.natural_width,
         "natural_height": phone.profile.natural_height if not phone._sized_by_caller else phone.natural_height,
-        "natural_density": phone.profile.density,
+        # a density given to Phone() replaces the profile's (as `wm density N` would, minus the Override line)
+        "natural_density": phone.profile.density if phone.profile.override_density else phone.density,
         "override_width": override[0] if override else phone.natural_width,
         "override_height": override[1] if override else phone.natural_height,
         "override_density": phone.profile.override_density or phone.density,
@@ -403,8 +404,10 @@ def _broadcast(phone: Phone, intent: dict[str, object]) -> CommandResult:
     extras: dict[str, str] = intent["extras"]  # type: ignore[assignment]
     head = f"Broadcasting: Intent {{ act={action} flg=0x400000{' (has extras)' if extras else ''} }}\n"
     done = head + "Broadcast completed: result=0\n"
+    # ADB Keyboard's receiver lives in its input method service: nothing receives the
+    # broadcast until that service is bound (the broadcast still completes, result=0)
     adb_ime_active = phone.current_ime == "com.android.adbkeyboard/.AdbIME" and \
-        "com.android.adbkeyboard" in phone.installed
+        "com.android.adbkeyboard" in phone.installed and phone.ime_bound
     if not adb_ime_active or action not in ("ADB_INPUT_TEXT", "ADB_INPUT_B64", "ADB_CLEAR_TEXT", "ADB_INPUT_CODE"):
         return ok(done)
     if action == "ADB_INPUT_TEXT":

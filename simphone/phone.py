@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -75,6 +76,7 @@ class PhoneModel:
         self.fs = VirtualFS()
         self.history: deque[list[str]] = deque(maxlen=64)  # the last commands run (tests read it)
         self.lock = threading.RLock()  # one command at a time, whatever thread serves ADB
+        self._ime_bound_at = 0.0
         self._initial_clock = clock or DEFAULT_CLOCK
         self._initial_seed = seed
         self.reset(seed)
@@ -186,10 +188,19 @@ class PhoneModel:
 
     def settings_put(self, namespace: str, key: str, value: str | None) -> None:
         table = self._state["settings"][namespace]
+        if (namespace, key) == ("secure", "default_input_method") and value != table.get(key):
+            # the new input method binds a moment later (InputMethodManagerService binds
+            # the service asynchronously); until then it receives nothing
+            self._ime_bound_at = time.monotonic() + self.profile.ime_bind_ms / 1000
         if value is None:
             table.pop(key, None)
         else:
             table[key] = value
+
+    @property
+    def ime_bound(self) -> bool:
+        """The current input method's service is bound (`mBoundToMethod=true`)."""
+        return time.monotonic() >= self._ime_bound_at
 
     def settings_table(self, namespace: str) -> dict[str, str]:
         """A copy of one settings namespace (`system`, `secure`, `global`)."""

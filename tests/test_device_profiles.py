@@ -32,7 +32,7 @@ def served(request, adb_server):
     from simphone import Phone
     from simphone.server import PhoneServer
 
-    phone = Phone(profile=request.param)
+    phone = Phone(profile=request.param, adb_keyboard=True)  # installed, not selected
     server = PhoneServer(phone).start()
     serial = server.serials[0]
     adb_server.connect(serial)
@@ -171,6 +171,19 @@ def test_type_text_reaches_the_focused_field(phone_and_device) -> None:
     device.type_text("Milk and eggs")
     view = phone.state()["tasks"]["com.google.android.keep"][-1]
     assert "Milk and eggs" in view["fields"].values()
+
+
+def test_type_non_ascii_through_adb_keyboard(phone_and_device) -> None:
+    """Where a newly selected input method binds late (the profile's ime_bind_ms), text
+    broadcast before it is bound is lost on a real phone: the device layer must wait."""
+    phone, device = phone_and_device
+    _unlock(phone, device)
+    device.launch_app("com.google.android.keep")
+    device.tap(*_center_of(phone, "orange plus button: new note"))
+    device.type_text("Café 你好")
+    view = phone.state()["tasks"]["com.google.android.keep"][-1]
+    assert "Café 你好" in view["fields"].values()
+    assert phone.current_ime != "com.android.adbkeyboard/.AdbIME"  # the user's keyboard is back
 
 
 def test_rotation_changes_size_and_touch_mapping(phone_and_device) -> None:

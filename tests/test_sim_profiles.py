@@ -202,3 +202,23 @@ def test_serve_with_several_profiles() -> None:
     bad = subprocess.run([sys.executable, "-m", "simphone", "serve", "--profile", "nope"], capture_output=True,
                          text=True, timeout=60)
     assert bad.returncode != 0 and "unknown profile nope" in bad.stderr
+
+
+def test_a_new_input_method_binds_late_and_drops_text_until_then() -> None:
+    phone = Phone(profile="galaxy-s22-13", adb_keyboard=True)
+    phone.run(["am", "start", "-n", "com.google.android.keep/.activities.BrowseActivity"])
+    sh(phone, "ime", "enable", "com.android.adbkeyboard/.AdbIME")
+    sh(phone, "ime", "set", "com.android.adbkeyboard/.AdbIME")
+    dump = sh(phone, "dumpsys", "input_method")
+    assert "  mCurMethodId=com.android.adbkeyboard/.AdbIME\n" in dump
+    assert "mHaveConnect=true mBoundToMethod=false" in dump
+    phone.set_focus("title")
+    out = sh(phone, "am", "broadcast", "-a", "ADB_INPUT_TEXT", "--es", "msg", "lost")
+    assert "Broadcast completed: result=0" in out  # completes, but nobody received it
+    assert phone.app_context(phone.foreground).field("title") == ""
+    import time
+
+    time.sleep(phone.profile.ime_bind_ms / 1000 + 0.05)
+    assert "mBoundToMethod=true" in sh(phone, "dumpsys", "input_method")
+    sh(phone, "am", "broadcast", "-a", "ADB_INPUT_TEXT", "--es", "msg", "kept")
+    assert phone.app_context(phone.foreground).field("title") == "kept"

@@ -83,6 +83,7 @@ class Profile:
     missing_programs: frozenset[str]
     ui_dump: str
     adb_features: tuple[str, ...] | None  # None: what adbd of Android 7+ announces
+    ime_bind_ms: int  # how long a newly selected input method takes to bind
     settings: dict[str, dict[str, str]]
     outputs: dict[str, Output] = field(repr=False)
 
@@ -156,6 +157,7 @@ def _build(name: str, data: dict[str, Any]) -> Profile:
         missing_programs=frozenset(features.get("missing_programs", [])),
         ui_dump=ui_dump,
         adb_features=tuple(features["adb_features"]) if "adb_features" in features else None,
+        ime_bind_ms=int(features.get("ime_bind_ms", 0)),
         settings={ns: {k: str(v) for k, v in table.items()} for ns, table in data.get("settings", {}).items()},
         outputs=outputs,
     )
