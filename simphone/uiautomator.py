@@ -12,7 +12,10 @@ on stdout; with ``/dev/tty`` as the file the XML itself goes to the terminal fir
 Errors go to stderr with exit status 0, as DumpCommand returns normally:
 ``ERROR: could not get idle state.`` (the profile's ``ui_dump = "idle-timeout"``: a
 screen that never settles) and ``ERROR: null root node returned by
-UiTestAutomationBridge.`` (``"null-root"``, and a screen that is off).
+UiTestAutomationBridge.`` (``"null-root"``, and a screen that is off). With ``"stale"``
+the first dump after the screen changed still shows the screen of the previous dump (a
+dump taken while a transition settles reads the window that is going away); the next one
+is current.
 
 The tree is flat under one root node of the foreground app: one node per ground-truth
 element, in drawing order. Real trees nest layouts; what a reader needs (text,
@@ -113,6 +116,11 @@ def _uiautomator(phone: Phone, args: list[str]) -> CommandResult:
     if mode == "null-root" or not phone.screen_on:
         return CommandResult(stderr=b"ERROR: null root node returned by UiTestAutomationBridge.\n")
     xml = window_dump(phone)
+    key = phone.frame_key()
+    previous = getattr(phone, "_ui_dump_seen", None)
+    phone._ui_dump_seen = (key, xml)  # type: ignore[attr-defined]
+    if mode == "stale" and previous is not None and previous[0] != key:
+        xml = previous[1]
     done = f"UI hierchary dumped to: {path}\n"
     if path == "/dev/tty":
         return ok(xml + done)

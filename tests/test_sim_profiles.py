@@ -222,3 +222,14 @@ def test_a_new_input_method_binds_late_and_drops_text_until_then() -> None:
     assert "mBoundToMethod=true" in sh(phone, "dumpsys", "input_method")
     sh(phone, "am", "broadcast", "-a", "ADB_INPUT_TEXT", "--es", "msg", "kept")
     assert phone.app_context(phone.foreground).field("title") == "kept"
+
+
+def test_a_stale_tree_lags_one_screen_behind() -> None:
+    phone = Phone(profile="pixel3-10")
+    home = sh(phone, "uiautomator", "dump", "/dev/tty")
+    assert 'package="com.android.launcher3"' in home
+    phone.run(["am", "start", "-n", "com.android.settings/.Settings"])
+    stale = sh(phone, "uiautomator", "dump", "/dev/tty")
+    assert stale == home  # still the home screen's tree
+    fresh = sh(phone, "uiautomator", "dump", "/dev/tty")
+    assert 'package="com.android.settings"' in fresh and fresh != home

@@ -33,7 +33,7 @@ __all__ = ["DEFAULT_PROFILE", "Display", "Output", "Profile", "load_profile", "p
 
 DEFAULT_PROFILE = "simphone"
 _HERE = Path(__file__).resolve().parent
-_UI_DUMP_MODES = ("ok", "idle-timeout", "null-root")
+_UI_DUMP_MODES = ("ok", "idle-timeout", "null-root", "stale")
 
 
 @dataclass(frozen=True)
