@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from perception.types import Box, IconRegion, TextLine
 
-__all__ = ["Snap", "SnapTarget", "snap_point", "targets_from"]
+__all__ = ["DriftTracker", "Snap", "SnapTarget", "snap_point", "targets_from"]
 
 
 @dataclass(frozen=True)
@@ -120,6 +120,71 @@ def snap_point(
             return Snap(given, given, f"tapped as given: ambiguous between {nearest.describe()} ({d1:.0f} px) "
                         f"and {rival.describe()} ({d2:.0f} px)")  # fmt: skip
     return Snap(_centre(nearest.box), given, f"{d1:.0f} px from {nearest.describe()}: its centre", nearest)
+
+
+class DriftTracker:
+    """A model's habit, learned over a run: the constant offset between where it points
+    and the centres of the elements it means.
+
+    Each tap votes for the offsets to the centres of the targets around it (every one of
+    them could be the meant element). The meant ones agree tap after tap; the others
+    scatter. The offset with the most taps behind it (within ``tolerance`` pixels), once
+    at least ``min_taps`` taps and half of those seen support it, is the drift; ``snap``
+    subtracts it before snapping. Until then, or when the votes do not agree (a model
+    with no habit, random noise), nothing is corrected. Not thread-safe: one per run.
+    """
+
+    def __init__(self, *, tolerance: float, min_taps: int = 3, window: int = 30) -> None:
+        self.tolerance = tolerance
+        self.min_taps = min_taps
+        self.window = window
+        self._votes: list[list[tuple[float, float]]] = []  # per tap: its candidate offsets
+
+    def observe(self, point: tuple[int, int], targets: Sequence[SnapTarget], max_distance: float) -> None:
+        x, y = point
+        near = [t for t in targets if _edge_distance(t.box, x, y) <= max_distance]
+        if near:
+            votes = [(x - (t.box.left + t.box.right) / 2, y - (t.box.top + t.box.bottom) / 2) for t in near]
+            self._votes = [*self._votes, votes][-self.window :]
+
+    def offset(self) -> tuple[float, float, int] | None:
+        """(dx, dy, taps behind it), or None while no offset has enough support."""
+        taps = len(self._votes)
+        if taps < self.min_taps:
+            return None
+        best: tuple[int, float, float, float] | None = None  # (support, -spread, dx, dy)
+        for votes in self._votes:
+            for cx, cy in votes:
+                support, sx, sy = 0, 0.0, 0.0
+                for others in self._votes:
+                    close = [
+                        (ox, oy)
+                        for ox, oy in others
+                        if abs(ox - cx) <= self.tolerance and abs(oy - cy) <= self.tolerance
+                    ]
+                    if close:
+                        ox, oy = min(close, key=lambda o: abs(o[0] - cx) + abs(o[1] - cy))
+                        support, sx, sy = support + 1, sx + ox, sy + oy
+                key = (support, 0.0, sx / support, sy / support)
+                if best is None or key[0] > best[0]:
+                    best = key
+        if best is None or best[0] < self.min_taps or best[0] * 2 < taps:
+            return None
+        return best[2], best[3], best[0]
+
+    def snap(
+        self, point: tuple[int, int], targets: Sequence[SnapTarget], *, max_distance: float, **kwargs: float
+    ) -> Snap:
+        """``snap_point`` after taking the learned drift off ``point``; then this tap votes."""
+        drift = self.offset()
+        self.observe(point, targets, max_distance)
+        if drift is None or math.hypot(drift[0], drift[1]) < self.tolerance:
+            return snap_point(point, targets, max_distance=max_distance, **kwargs)
+        dx, dy, taps = drift
+        corrected = (int(round(point[0] - dx)), int(round(point[1] - dy)))
+        snap = snap_point(corrected, targets, max_distance=max_distance, **kwargs)
+        note = f"the model's drift ({dx:+.0f}, {dy:+.0f}) px, learned over {taps} taps, taken off; "
+        return Snap(snap.point, (int(point[0]), int(point[1])), note + snap.reason, snap.target)
 
 
 def targets_from(

@@ -17,6 +17,7 @@ import numpy as np
 from mobile_agent.locate import LazyLocator, build_locator, call_perception
 from mobile_agent.operations.context import AgentDevice, Locator
 from mobile_agent.settings import Settings
+from perception.snapping import DriftTracker, Snap
 from perception.types import Location
 
 __all__ = ["TimedLocator", "elapsed_ms", "open_run_device", "run_locator"]
@@ -49,6 +50,7 @@ class TimedLocator:
 
     def __init__(self, locator: Locator) -> None:
         self.locator = locator
+        self._drift: DriftTracker | None = None  # a grounded model's habit (perception.snapping)
         self._elapsed = 0.0
 
     def untimed(self) -> Locator:
@@ -75,6 +77,15 @@ class TimedLocator:
         if finder is None:
             return []
         return self._timed(lambda: finder(image))  # type: ignore[return-value]
+
+    def snap(
+        self, point: tuple[int, int], image: np.ndarray, *, max_distance: float, drift_tolerance: float
+    ) -> Snap:
+        """``point`` snapped to what is on ``image``, after taking off the model's drift
+        learned over this agent's taps (one model, one server: one habit)."""
+        if self._drift is None:
+            self._drift = DriftTracker(tolerance=drift_tolerance)
+        return self._drift.snap(point, self.snap_targets(image), max_distance=max_distance)
 
     def prefetch(self, image: np.ndarray, delay_s: float = 0.0) -> threading.Timer | None:
         """Start OCR of ``image`` on a background thread after ``delay_s``, so that a

@@ -33,6 +33,8 @@ from perception.snapping import Snap, snap_point
 __all__ = ["COORDINATE_REGISTRY", "KEY_NAMES", "snap_tap"]
 
 COORDINATE_REGISTRY = OperationRegistry()
+# taps whose offsets agree within this share of the screen height show a drift (benchmarks/bench_dialects.py)
+DRIFT_TOLERANCE = 0.02
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 _NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
@@ -128,12 +130,17 @@ def snap_tap(ctx: OperationContext, x: int, y: int) -> Snap | None:
     planner = getattr(ctx.settings, "planner", None)
     if planner is None or not getattr(planner, "snap", False):
         return None
+    _width, height = ctx.size
+    max_distance = planner.snap_max_distance * height
+    learning = getattr(ctx.locator, "snap", None)
+    if learning is not None:  # the run's locator: learns the model's drift over the taps
+        return learning(
+            (x, y), ctx.screenshot.pixels, max_distance=max_distance, drift_tolerance=DRIFT_TOLERANCE * height
+        )
     finder = getattr(ctx.locator, "snap_targets", None)
     if finder is None:
         return None
-    targets = finder(ctx.screenshot.pixels)
-    _width, height = ctx.size
-    return snap_point((x, y), targets, max_distance=planner.snap_max_distance * height)
+    return snap_point((x, y), finder(ctx.screenshot.pixels), max_distance=max_distance)
 
 
 def _clamped(ctx: OperationContext, x: int, y: int) -> tuple[int, int]:
