@@ -90,6 +90,8 @@ class PlannerSettings(BaseModel):
     dialect: Literal["auto", "paper", "function_calling", "ui_tars", "mobile_use", "autoglm"] = "auto"
     # a grounded model's tap moves onto the element it most likely meant (perception/snapping.py)
     snap: bool = True
+    # a grounded model's image (Qwen-style smart_resize): match the server's processor max_pixels
+    image_max_pixels: int | None = Field(None, ge=28 * 28 * 4, le=64_000_000)
     snap_max_distance: float = Field(0.05, ge=0, le=0.5, description="farthest snap, as a share of the screen height")
     jpeg_quality: int = Field(80, ge=30, le=100)
     # USD per 1M tokens, by model name: {"gpt-4o": {"input": 2.5, "output": 10.0}}

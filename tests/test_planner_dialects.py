@@ -35,6 +35,7 @@ from mobile_agent.planner.models import fold_model_name, profile_for
 from mobile_agent.settings import PlannerSettings
 from perception.snapping import SnapTarget, snap_point
 from perception.types import Box
+from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 QWEN25 = ImageRule(long_side=None, factor=28, max_pixels=16384 * 28 * 28)
 # a 1080x2400 phone as Qwen2.5-VL's processor sees it: 1092x2408
@@ -366,3 +367,80 @@ def test_snapping_keeps_the_point_when_far_or_ambiguous():
     # a label nested in its button is one target, not a rival
     button, label = _t(80, 90, 220, 150, "button"), _t(100, 100, 200, 140, "A")
     assert snap_point((150, 170), [button, label], max_distance=120).moved
+
+
+def test_drift_tracker_learns_a_constant_offset_and_ignores_scatter():
+    from perception.snapping import DriftTracker
+
+    # a list of rows 120 px apart: a 70 px drift down lands nearer the next row
+    rows = [_t(100, top, 400, top + 40, f"row {i}") for i, top in enumerate(range(300, 2000, 120))]
+    tracker = DriftTracker(tolerance=48)
+    landed = []
+    for i in [3, 7, 1, 10, 5, 12, 2]:
+        meant = rows[i]
+        cx, cy = (100 + 400) // 2, meant.box.top + 20
+        snap = tracker.snap((cx, cy + 70), rows, max_distance=120)
+        landed.append(snap.target == meant)
+    assert not all(landed[:3])  # before it has learned: a wrong row or no snap
+    assert all(landed[3:])  # after three taps agree: the right row every time
+    dx, dy, taps = tracker.offset()
+    assert abs(dx) < 5 and 65 <= dy <= 75 and taps >= 3
+    assert "drift" in tracker.snap((250, 700), rows, max_distance=120).reason
+    # taps with no habit: nothing to take off
+    scattered = DriftTracker(tolerance=10)
+    for x, y in [(250, 300), (250, 1000), (120, 1500), (390, 650)]:
+        scattered.observe((x, y), rows[:2], max_distance=2000)
+    assert scattered.offset() is None
+
+
+def test_a_server_that_shrank_the_image_is_detected():
+    from mobile_agent.planner.geometry import image_shrunk_by_server
+
+    rule = ImageRule(long_side=None, factor=28)
+    # 1092x2408 at factor 28 = 39 x 86 = 3354 image tokens
+    assert image_shrunk_by_server(3354 + 400, PHONE, rule) is None
+    warning = image_shrunk_by_server(1300, PHONE, rule)
+    assert warning is not None and "max_pixels" in warning
+    assert image_shrunk_by_server(10, GRID, ImageRule(long_side=1280)) is None  # no patch rule: cannot tell
+    _, profile = dialect_for(PlannerSettings(model="qwen2.5vl:7b", image_max_pixels=1003520))
+    assert profile.image.max_pixels == 1003520
+    assert viewport_for(1080, 2400, profile.image, IMAGE).image_width * 2408 < 1092 * 2408
+
+
+def test_the_planner_sends_the_dialects_image_and_reads_its_reply(llm_server):  # noqa: F811
+    import numpy as np
+
+    from mobile_agent.planner import Planner, PlanRequest
+    from tests.llm_server import Reply
+
+    frame = np.zeros((2400, 1080, 3), dtype=np.uint8)
+    reply = '<tool_call>{"name": "mobile_use", "arguments": {"action": "click", "coordinate": [546, 1204]}}</tool_call>'
+    llm_server.script([Reply(text=reply, usage=(1200, 30))])  # fewer tokens than the image needs
+    planner = Planner(llm_server.planner_settings(model="qwen2.5vl:7b"))
+    answer = planner.plan(PlanRequest(instruction="Open Wi-Fi", screenshot=frame))
+    request = llm_server.chat_requests[0]
+    assert request.image_sizes() == [(1092, 2408)]  # smart_resize, nothing left for the server to change
+    assert '"name": "mobile_use"' in request.text("system") and "1092x2408" in request.text("system")
+    action = planner.parse(answer)
+    assert action.name == "tap_point" and (action.params.x, action.params.y) == (540, 1200)
+    assert planner.image_warning is not None and "max_pixels" in planner.image_warning
+    # function calling: the cards go as tools and the tool call comes back
+    llm_server.script([Reply(text="Thought: open it", tool_calls=(("open_app", '{"app": "Settings"}'),))])
+    planner = Planner(llm_server.planner_settings(model="gpt-4o", dialect="function_calling"))
+    answer = planner.plan(PlanRequest(instruction="Open Settings", screenshot=frame))
+    assert planner.parse(answer).text == "Open App (Settings)"
+    sent = llm_server.chat_requests[0].json
+    assert {t["function"]["name"] for t in sent["tools"]} >= {"open_app", "click_text", "stop"}
+
+
+def test_doctor_says_which_dialect_and_image_size_a_model_gets():
+    from mobile_agent.cli.doctor import dialect_check
+    from mobile_agent.settings import Settings
+
+    check = dialect_check(Settings(planner={"model": "Qwen/Qwen2.5-VL-7B-Instruct"}), (1080, 2400))
+    assert "mobile_use dialect" in check.detail and "sent as 1092x2408" in check.detail
+    assert "max_pixels" in check.detail and "snapping on" in check.detail
+    check = dialect_check(Settings(planner={"model": "gpt-4o", "image_long_side": 1024}), (2400, 1080))
+    assert "paper dialect" in check.detail and "sent as 1024x461" in check.detail
+    check = dialect_check(Settings(planner={"model": "gpt-4o", "dialect": "autoglm", "snap": False}))
+    assert "autoglm dialect (set by planner.dialect)" in check.detail and "snapping off" in check.detail

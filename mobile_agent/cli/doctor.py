@@ -31,9 +31,13 @@ class Check:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("doctor", help="check adb, devices, ADB Keyboard, perception and the planner endpoint")
+    parser = subparsers.add_parser(
+        "doctor", help="check adb, devices, ADB Keyboard, perception and the planner endpoint"
+    )
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
-    parser.add_argument("--planner-timeout", type=float, default=5.0, metavar="S", help="planner GET timeout (s)")
+    parser.add_argument(
+        "--planner-timeout", type=float, default=5.0, metavar="S", help="planner GET timeout (s)"
+    )
     parser.set_defaults(func=run)
 
 
@@ -55,6 +59,7 @@ def run_checks(settings: Settings, planner_timeout_s: float = 5.0) -> list[Check
     checks.extend(_adb_checks(settings))
     checks.append(_perception_check(settings))
     checks.append(_planner_check(settings, planner_timeout_s))
+    checks.append(dialect_check(settings, _screen_size(checks)))
     return checks
 
 
@@ -65,11 +70,19 @@ def _adb_checks(settings: Settings) -> list[Check]:
         checks.append(Check("adb", "ok", f"{adb_version(adb)} ({find_adb(adb)})"))
         have_binary = True
     except DeviceError as exc:
-        checks.append(Check("adb", "warn", exc.message, "install platform-tools (`apt install adb`) or set adb.adb_path"))
+        checks.append(
+            Check(
+                "adb", "warn", exc.message, "install platform-tools (`apt install adb`) or set adb.adb_path"
+            )
+        )
         have_binary = False
     try:
         host = ensure_server(adb)
-        checks.append(Check("adb server", "ok", f"{adb.server_host}:{adb.server_port}, protocol {host.server_version()}"))
+        checks.append(
+            Check(
+                "adb server", "ok", f"{adb.server_host}:{adb.server_port}, protocol {host.server_version()}"
+            )
+        )
     except DeviceError as exc:
         fix = "run `adb start-server`" if have_binary else "install adb so the server can be started"
         checks.append(Check("adb server", "fail", exc.message, fix))
@@ -77,7 +90,9 @@ def _adb_checks(settings: Settings) -> list[Check]:
     try:
         devices = list_devices(adb)
     except DeviceError as exc:
-        checks.append(Check("devices", "fail", exc.message, "restart the server: `adb kill-server && adb start-server`"))
+        checks.append(
+            Check("devices", "fail", exc.message, "restart the server: `adb kill-server && adb start-server`")
+        )
         return checks
     if not devices:
         checks.append(
@@ -100,7 +115,9 @@ def _adb_checks(settings: Settings) -> list[Check]:
 def _device_checks(settings: Settings, serial: str, state: str, model: str | None) -> list[Check]:
     name = f"device {serial}"
     if state == "unauthorized":
-        return [Check(name, "fail", "unauthorized", "accept the 'Allow USB debugging?' RSA prompt on the phone")]
+        return [
+            Check(name, "fail", "unauthorized", "accept the 'Allow USB debugging?' RSA prompt on the phone")
+        ]
     if state == "offline":
         return [Check(name, "fail", "offline", "reconnect the cable, or `adb disconnect` + `adb connect` it")]
     if state != "device":
@@ -133,12 +150,19 @@ def _perception_check(settings: Settings) -> Check:
         lines = locator.ocr(_ocr_probe())
         backends = locator.describe_backends()  # after the probe: the OCR backend is loaded now
     except ImportError as exc:
-        return Check("perception", "warn", f"cannot load perception: {exc}", "pip install 'mobile-agent[ml]' for icons")
+        return Check(
+            "perception", "warn", f"cannot load perception: {exc}", "pip install 'mobile-agent[ml]' for icons"
+        )
     except PerceptionError as exc:
         hint = exc.fields.get("hint") or "see the README (perception backends)"
         return Check("perception", "fail", exc.message, hint)
     except Exception as exc:  # noqa: BLE001 - a backend failing to load is a finding, not a crash
-        return Check("perception", "fail", f"{type(exc).__name__}: {exc}", "see `mobile-agent doctor -v` and the README")
+        return Check(
+            "perception",
+            "fail",
+            f"{type(exc).__name__}: {exc}",
+            "see `mobile-agent doctor -v` and the README",
+        )
     detail = ", ".join(f"{k}={v}" for k, v in backends.items())
     read = " ".join(line.text for line in lines)
     if _OCR_PROBE_WORD not in read.lower():
@@ -154,6 +178,40 @@ def _ocr_probe() -> np.ndarray:
     image = Image.new("RGB", (320, 80), "white")
     ImageDraw.Draw(image).text((10, 15), _OCR_PROBE_WORD, fill="black", font=ImageFont.load_default(size=40))
     return np.asarray(image)
+
+
+def _screen_size(checks: list[Check]) -> tuple[int, int]:
+    """The first attached phone's screen, as the screen check read it; else a common phone's."""
+    for check in checks:
+        if check.name.endswith(" screen") and check.status == "ok" and "x" in check.detail:
+            width, _, height = check.detail.partition("x")
+            if width.isdigit() and height.isdigit():
+                return int(width), int(height)
+    return 1080, 2400
+
+
+def dialect_check(settings: Settings, screen: tuple[int, int] = (1080, 2400)) -> Check:
+    """Which dialect the model gets (planner.dialect, or its name's profile) and the image it sees."""
+    from mobile_agent.planner.dialects import dialect_for
+    from mobile_agent.planner.geometry import viewport_for
+
+    planner = settings.planner
+    dialect, profile = dialect_for(planner)
+    rule = dialect.image_rule(profile.image)
+    view = viewport_for(screen[0], screen[1], rule, profile.space)
+    how = (
+        "set by planner.dialect"
+        if planner.dialect != "auto"
+        else f"profile {profile.key!r} from the model's name"
+    )
+    detail = (f"{planner.model}: {dialect.name} dialect ({how}); points as {profile.space.describe()}; "
+              f"a {screen[0]}x{screen[1]} screen is sent as {view.image_width}x{view.image_height} ({rule.describe()})")  # fmt: skip
+    if dialect.name in ("ui_tars", "mobile_use", "autoglm"):
+        detail += f"; snapping {'on' if planner.snap else 'off'}"
+        if rule.factor is not None:
+            detail += (f". The server's image limit must be at least {view.image_width * view.image_height} pixels "
+                       "(vLLM/SGLang max_pixels), or set planner.image_max_pixels to its value")  # fmt: skip
+    return Check("planner dialect", "ok", detail)
 
 
 def _planner_check(settings: Settings, timeout_s: float) -> Check:

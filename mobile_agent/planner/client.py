@@ -15,6 +15,7 @@ May import: openai, numpy, Pillow, mobile_agent.errors/settings/operations, perc
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -30,7 +31,7 @@ from mobile_agent.errors import OperationError, PlannerError, PlannerResponseErr
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import REGISTRY, OperationRegistry, parse_action
 from mobile_agent.planner.dialects import PaperDialect, dialect_for
-from mobile_agent.planner.geometry import Viewport, viewport_for
+from mobile_agent.planner.geometry import Viewport, image_shrunk_by_server, viewport_for
 from mobile_agent.planner.images import EncodedImage, encode_image, pixels_of
 from mobile_agent.planner.models import PAPER
 from mobile_agent.planner.replies import parse_choice, parse_verdict, split_plan_reply
@@ -46,6 +47,8 @@ from mobile_agent.settings import PlannerSettings
 from perception.types import Box, Candidate, Location
 
 __all__ = ["Planner", "cap_reply", "load_prompt"]
+
+log = logging.getLogger(__name__)
 
 _CROP_LONG_SIDE = 512
 _HISTORY_LIMIT = 40
@@ -94,13 +97,17 @@ class Planner:
         self._usage = Usage()
         self._local = threading.local()  # last_choice_usage is per calling thread (one run each)
         self._prompts = {n: load_prompt(n) for n in ("system", "step", "reflection", "choose", "completion")}
-        self._encoded: list[tuple[Any, Any, EncodedImage]] = []  # (frame, long side or size, encoding), newest first
+        self._encoded: list[
+            tuple[Any, Any, EncodedImage]
+        ] = []  # (frame, long side or size, encoding), newest first
         # how the model is prompted and read: the settings' dialect, or the one its name calls for
         if registry is not None:
             self.dialect: Any = PaperDialect()
             self.profile = PAPER
         else:
             self.dialect, self.profile = dialect_for(settings)
+        # set when a grounded model's server is seen resizing our images (planner.geometry)
+        self.image_warning: str | None = None
 
     # --- usage ---------------------------------------------------------------------
     @property
@@ -128,7 +135,9 @@ class Planner:
         if prices is None:  # a dated model name ("gpt-4o-2024-08-06"): the longest matching prefix
             keys = [k for k in self.settings.prices if self.settings.model.startswith(k)]
             prices = self.settings.prices[max(keys, key=len)] if keys else {}
-        return (prompt_tokens * prices.get("input", 0.0) + completion_tokens * prices.get("output", 0.0)) / 1e6
+        return (
+            prompt_tokens * prices.get("input", 0.0) + completion_tokens * prices.get("output", 0.0)
+        ) / 1e6
 
     # --- the three questions ---------------------------------------------------------
     def plan(self, request: PlanRequest) -> PlanReply:
@@ -150,6 +159,7 @@ class Planner:
             lambda image: self._image_part(image, size=size),
         )  # fmt: skip
         text, usage = self._complete(messages, purpose="plan")
+        self._check_image_size(usage, viewport)
         calls = self._last_tool_calls()
         thought, action_text = "", text.strip()
         try:
@@ -158,6 +168,16 @@ class Planner:
         except OperationError:
             pass  # parse() says so to the loop, with the message for the model
         return PlanReply("", thought, action_text, text, usage, tool_calls=calls, viewport=viewport)
+
+    def _check_image_size(self, usage: Usage, viewport: Viewport) -> None:
+        """Warn once when the server shrank the image (its max_pixels below ours)."""
+        if self.image_warning is None:
+            warning = image_shrunk_by_server(
+                usage.prompt_tokens, viewport, self.dialect.image_rule(self.profile.image)
+            )
+            if warning is not None:
+                self.image_warning = warning
+                log.warning("%s", warning)
 
     def viewport(self, screenshot: Any) -> Viewport:
         """The frame as this planner's dialect sees it: screen size, image size, coordinate space."""
@@ -195,7 +215,10 @@ class Planner:
                 else "Look at the current screenshot."
             )
             reflection = (
-                self._prompts["reflection"].safe_substitute(note=request.reflection_note or "", compare=compare) + "\n"
+                self._prompts["reflection"].safe_substitute(
+                    note=request.reflection_note or "", compare=compare
+                )
+                + "\n"
             )
         shots = (
             "The first image is the previous screenshot (before your last operation); the second is the current one."
@@ -214,7 +237,9 @@ class Planner:
         content.append(self._image_part(request.screenshot))
         return [{"role": "system", "content": system}, {"role": "user", "content": content}]
 
-    def choose_candidate(self, instruction: str, location: Location, screenshot: Any | None = None) -> int | None:
+    def choose_candidate(
+        self, instruction: str, location: Location, screenshot: Any | None = None
+    ) -> int | None:
         """Which of ``location.candidates`` to tap: the crops go to the model with their
         numbers; a bad answer is asked again once, then None. The usage of these calls
         is in ``last_choice_usage`` (and ``usage``)."""
@@ -259,20 +284,28 @@ class Planner:
         self.last_choice_usage = total
         return None
 
-    def check_completion(self, instruction: str, history: Sequence[str], screenshot: Any) -> CompletionVerdict:
+    def check_completion(
+        self, instruction: str, history: Sequence[str], screenshot: Any
+    ) -> CompletionVerdict:
         """A separate call: is the instruction complete on the current screen? A grounded
         dialect's model (UI-TARS, mobile_use, AutoGLM) is not asked a paper-style verdict it
         was not trained for: its "finished" stands."""
         if not getattr(self.dialect, "uses_paper_prompt", False):
-            return CompletionVerdict(True, f"the model answered finished ({self.dialect.name} dialect: no separate check)")
+            return CompletionVerdict(
+                True, f"the model answered finished ({self.dialect.name} dialect: no separate check)"
+            )
         prompt = self._prompts["completion"].safe_substitute(
             instruction=instruction.strip(), history=self._history_text(history)
         )
-        messages = [{"role": "user", "content": [{"type": "text", "text": prompt}, self._image_part(screenshot)]}]
+        messages = [
+            {"role": "user", "content": [{"type": "text", "text": prompt}, self._image_part(screenshot)]}
+        ]
         text, usage = self._complete(messages, purpose="completion")
         done, reason = parse_verdict(text)
         if done is None:
-            return CompletionVerdict(False, f"the completion check gave no verdict: {reason[:200]}", text, usage)
+            return CompletionVerdict(
+                False, f"the completion check gave no verdict: {reason[:200]}", text, usage
+            )
         return CompletionVerdict(done, reason, text, usage)
 
     def list_models(self) -> list[str]:
@@ -283,9 +316,13 @@ class Planner:
         except openai.APIConnectionError as exc:
             raise PlannerUnreachableError(f"planner endpoint unreachable: {exc}", attempts=1) from exc
         except openai.APIStatusError as exc:
-            raise PlannerError(f"planner endpoint answered {exc.status_code}", status_code=exc.status_code, attempts=1) from exc
+            raise PlannerError(
+                f"planner endpoint answered {exc.status_code}", status_code=exc.status_code, attempts=1
+            ) from exc
         except ValueError as exc:  # not JSON
-            raise PlannerResponseError("planner endpoint answered something that is not JSON", attempts=1) from exc
+            raise PlannerResponseError(
+                "planner endpoint answered something that is not JSON", attempts=1
+            ) from exc
         data = body.get("data") if isinstance(body, dict) else None
         if not isinstance(data, list):
             raise PlannerResponseError("planner endpoint answered JSON that is not a model list", attempts=1)

@@ -31,6 +31,7 @@ __all__ = [
     "CoordinateSpace",
     "ImageRule",
     "Viewport",
+    "image_shrunk_by_server",
     "smart_resize",
     "viewport_for",
 ]
@@ -178,6 +179,28 @@ class Viewport:
         if self.space.kind == "normalized":
             return round(mx, 4), round(my, 4)
         return float(math.floor(mx)), float(math.floor(my))
+
+
+def image_shrunk_by_server(prompt_tokens: int, viewport: Viewport, rule: ImageRule) -> str | None:
+    """A warning when the server's answer shows it saw a smaller image than we sent.
+
+    A Qwen-style model spends one prompt token per ``factor`` x ``factor`` patch of the
+    image it sees. A server whose processor has a lower ``max_pixels`` (vLLM
+    ``--mm-processor-kwargs``, SGLang, Ollama's own limits) shrinks our image and the model
+    answers in *its* pixels: every tap lands off. Fewer prompt tokens than the image alone
+    needs is that case. None when all is well or it cannot be told.
+    """
+    if rule.factor is None or prompt_tokens <= 0:
+        return None
+    expected = (viewport.image_width // rule.factor) * (viewport.image_height // rule.factor)
+    if prompt_tokens >= 0.9 * expected:
+        return None
+    return (
+        f"the planner server counted {prompt_tokens} prompt tokens for an image of "
+        f"{viewport.image_width}x{viewport.image_height}, which alone takes about {expected}: it resized the image "
+        f"(its max_pixels is below {viewport.image_width * viewport.image_height}), so the model's coordinates "
+        "are off. Raise the server's max_pixels (see docs/local-serving.md) or lower planner.image_max_pixels to match."
+    )
 
 
 def viewport_for(screen_width: int, screen_height: int, rule: ImageRule, space: CoordinateSpace) -> Viewport:

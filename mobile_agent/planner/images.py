@@ -43,7 +43,9 @@ def pixels_of(image: Any) -> np.ndarray:
     return result
 
 
-def encode_image(image: Any, long_side: int, quality: int, size: tuple[int, int] | None = None) -> EncodedImage:
+def encode_image(
+    image: Any, long_side: int, quality: int, size: tuple[int, int] | None = None
+) -> EncodedImage:
     """A JPEG data URL whose longer side is at most ``long_side`` (never upscaled), or
     exactly ``size`` (width, height) when given: a grounded dialect's image
     (``planner.geometry``), so that the server's processor has nothing left to resize."""

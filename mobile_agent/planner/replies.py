@@ -37,7 +37,9 @@ def parse_choice(reply: str, valid: Collection[int]) -> int | None:
     return None
 
 
-_NEGATIVE = re.compile(r"\b(not\s+(yet\s+)?(done|complete|completed|finished)|incomplete|no|false|unfinished)\b", re.I)
+_NEGATIVE = re.compile(
+    r"\b(not\s+(yet\s+)?(done|complete|completed|finished)|incomplete|no|false|unfinished)\b", re.I
+)
 _POSITIVE = re.compile(r"\b(done|complete|completed|finished|yes|true)\b", re.I)
 _VERDICT_RE = re.compile(r"^[ \t*_#>`-]*verdict[ \t*_`]*[:：](?P<value>.*)$", re.I | re.M)
 _REASON_RE = re.compile(r"^[ \t*_#>`-]*reason[ \t*_`]*[:：](?P<value>.*)$", re.I | re.M | re.S)

@@ -16,6 +16,7 @@ May import: mobile_agent.errors/operations/settings, planner.geometry/models/rep
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from mobile_agent.planner.dialects.autoglm import AutoGlmDialect
@@ -63,6 +64,14 @@ def dialect_for(settings: Any) -> tuple[Any, ModelProfile]:
         # the paper's image size is the settings' own
         profile = ModelProfile(profile.key, profile.pattern, profile.dialect, profile.space,
                                ImageRule(long_side=settings.image_long_side), profile.temperature)  # fmt: skip
+    max_pixels = getattr(settings, "image_max_pixels", None)
+    if (
+        max_pixels and profile.image.factor is not None
+    ):  # the server's limit, when it is lower than the model's
+        image = dataclasses.replace(
+            profile.image, max_pixels=max_pixels, min_pixels=min(profile.image.min_pixels, max_pixels)
+        )
+        profile = dataclasses.replace(profile, image=image)
     return make_dialect(profile), profile
 
 
