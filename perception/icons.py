@@ -34,6 +34,7 @@ from perception.heuristic_ranker import HeuristicRanker
 from perception.position import UnknownPositionError, parse_position
 from perception.proposals import filter_icon_boxes, nms, propose_ui_elements
 from perception.registry import shared
+from perception.system_bars import AppArea, app_area
 from perception.types import Box, IconRegion, LocateStatus, Location, TextLine
 
 __all__ = ["IconLocator"]
@@ -44,6 +45,8 @@ log = logging.getLogger(__name__)
 # within the margin of the best are a tie.
 _HEURISTIC_FLOOR = 0.25
 _HEURISTIC_MARGIN = 0.08
+# how much "nearest the named edge" adds to a ranker's score (0..1 scale)
+_POSITION_WEIGHT = 0.06
 
 
 class Ranker(Protocol):
@@ -168,6 +171,13 @@ class IconLocator:
 
         return self._cache.get_or_compute(key, f"icons:{detector_name}", detect)
 
+    def _app_area(self, image: np.ndarray, key: str) -> AppArea:
+        def find() -> AppArea:
+            texts = [line.box for line in self._ocr(image, key)] if self._choose()[0] == "proposals" else []
+            return app_area(image, texts)
+
+        return self._cache.get_or_compute(key, "app-area", find)
+
     def locate(self, image: np.ndarray, key: str, description: str, position: str | None) -> Location:
         backend = "+".join(self._choose()[:2])
         try:
@@ -176,8 +186,12 @@ class IconLocator:
             return Location(LocateStatus.NOT_FOUND, description, feedback=str(exc), backend=backend)
         regions = self.regions(image, key)
         height, width = image.shape[:2]
+        # targets live in the app's area unless the description names a system control
+        area = self._app_area(image, key).for_description(description, height)
+        span = (area.top, area.bottom)
+        regions = [r for r in regions if area.holds(r.box)]
         if where is not None:
-            regions = [r for r in regions if where.accepts(r.box, width, height)]
+            regions = [r for r in regions if where.accepts(r.box, width, height, span)]
         place = f" in the {where.text} part of the screen" if where is not None else ""
         if not regions:
             return Location(
@@ -190,6 +204,8 @@ class IconLocator:
         started = time.perf_counter()
         boxes = [r.box for r in regions]
         scores = ranker.score(image, boxes, description, [r.score for r in regions])
+        if where is not None:  # among look-alikes, the one nearest the named edge
+            scores = [s + _POSITION_WEIGHT * where.closeness(b, width, height, span) for s, b in zip(scores, boxes, strict=True)]
         self._timings["rank"] = time.perf_counter() - started
         order = sorted(range(len(regions)), key=lambda i: -scores[i])
         best = order[0]

@@ -41,10 +41,32 @@ class PositionFilter:
     column: int | None  # 0 left half, 1 middle band, 2 right half; None = any
     text: str
 
-    def accepts(self, box: Box, width: int, height: int) -> bool:
-        cx = (box.left + box.right) / 2 / width
-        cy = (box.top + box.bottom) / 2 / height
+    def accepts(self, box: Box, width: int, height: int, area: tuple[float, float] | None = None) -> bool:
+        """Is the box centre in the named region? ``area`` = (top, bottom) rows of the app's
+        content (between the system bars): "top" means the top of what the app draws."""
+        cx, cy = self.place(box, width, height, area)
         return _in_band(cy, self.row) and _in_band(cx, self.column)
+
+    def place(self, box: Box, width: int, height: int, area: tuple[float, float] | None = None) -> tuple[float, float]:
+        """The box centre as (x, y) fractions of the screen width and of the app's area."""
+        top, bottom = area if area is not None else (0.0, float(height))
+        cx = (box.left + box.right) / 2 / width
+        cy = ((box.top + box.bottom) / 2 - top) / max(1.0, bottom - top)
+        return cx, cy
+
+    def closeness(self, box: Box, width: int, height: int, area: tuple[float, float] | None = None) -> float:
+        """0..1, how far toward the named edge the box sits ("top right": the toolbar's right
+        end scores 1): ranks candidates a planner would tell apart only by where they are."""
+        cx, cy = self.place(box, width, height, area)
+        parts = []
+        for value, band in ((cy, self.row), (cx, self.column)):
+            if band == 0:
+                parts.append(1.0 - value)
+            elif band == 2:
+                parts.append(value)
+            elif band == 1:
+                parts.append(1.0 - 2 * abs(value - 0.5))
+        return float(sum(parts) / len(parts)) if parts else 0.0
 
 
 _BANDS = {0: (0.0, 0.5), 1: (0.25, 0.75), 2: (0.5, 1.0)}
