@@ -173,7 +173,9 @@ class IconLocator:
 
     def _app_area(self, image: np.ndarray, key: str) -> AppArea:
         def find() -> AppArea:
-            texts = [line.box for line in self._ocr(image, key)] if self._choose()[0] == "proposals" else []
+            # words, not a navigation glyph OCR read as "<" or "O"
+            lines = self._ocr(image, key) if self._choose()[0] == "proposals" else []
+            texts = [line.box for line in lines if sum(ch.isalnum() for ch in line.text) >= 3]
             return app_area(image, texts)
 
         return self._cache.get_or_compute(key, "app-area", find)

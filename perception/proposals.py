@@ -1,8 +1,9 @@
 """Weight-free UI element proposals (the CPU default detector) and box utilities.
 
-Canny edges + a small dilation + outer contours, at half size (~4 ms for 1080x2400):
-every widget with a visible outline or a contrasting fill becomes a box. It also boxes
-every glyph, so boxes that are mostly OCR text are dropped; then a size filter and NMS.
+Canny edges at half size, then the blobs of that edge map at two growths (strokes alone,
+strokes grouped): every widget with a visible outline or a contrasting fill becomes a
+box, and so does every glyph, so boxes that are mostly OCR text are dropped (not an icon
+that a label's box merely reaches over); then a size filter and NMS that keeps nested boxes.
 
 May import: numpy, OpenCV, the standard library, ``perception.*``.
 """
@@ -28,12 +29,13 @@ def _same_element(a: Box, b: Box) -> bool:
     return abs(ax - bx) <= 0.15 * big.width and abs(ay - by) <= 0.15 * big.height
 
 
-def nms(regions: list[IconRegion], iou: float) -> list[IconRegion]:
+def nms(regions: list[IconRegion], iou: float, *, keep_nested: bool = False) -> list[IconRegion]:
     """Non-maximum suppression, best score first; a box nested in a kept one around the
-    same centre (an icon's glyph inside its plate) is the same element and goes too."""
+    same centre (an icon's glyph inside its plate) is the same element and goes too,
+    unless ``keep_nested``: then both stay, for the ranker to judge each."""
     kept: list[IconRegion] = []
     for region in sorted(regions, key=lambda r: (-r.score, -r.box.area)):
-        if all(region.box.iou(k.box) < iou and not _same_element(region.box, k.box) for k in kept):
+        if all(region.box.iou(k.box) < iou and (keep_nested or not _same_element(region.box, k.box)) for k in kept):
             kept.append(region)
     return kept
 
@@ -65,6 +67,34 @@ def _text_share(box: Box, text_boxes: list[Box]) -> float:
     return covered / box.area if box.area else 1.0
 
 
+def _beside_label(box: Box, line: TextLine) -> bool:
+    """An icon the OCR line's box reaches over (a label's box often runs into the icon
+    before it, or OCR reads the icon as a letter): square, as tall as the line or taller,
+    at one end of the line. Inner letters are narrower than tall and never at an end."""
+    t = line.box
+    squareish = min(box.width, box.height) >= 0.75 * max(box.width, box.height)
+    tall = box.height >= 0.8 * t.height
+    at_end = box.left <= t.left + 0.25 * t.height or box.right >= t.right - 0.25 * t.height
+    return squareish and tall and at_end and len(line.text.strip()) >= 3
+
+
+def _is_text(box: Box, lines: list[TextLine]) -> bool:
+    covering = [line for line in lines if _text_share(box, [line.box]) > 0.4]
+    if not covering:
+        return False
+    return not all(_beside_label(box, line) for line in covering)
+
+
+def _components(edges: np.ndarray, radius: int) -> list[tuple[int, int, int, int, int]]:
+    """(x, y, w, h, pixels) of each blob of the edge map grown by ``radius``, less the growth."""
+    grown = cv2.dilate(edges, np.ones((2 * radius + 1, 2 * radius + 1), np.uint8)) if radius else edges
+    count, _, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
+    out = []
+    for x, y, w, h, pixels in stats[1:count]:
+        out.append((x + radius, y + radius, w - 2 * radius, h - 2 * radius, pixels))
+    return out
+
+
 def propose_ui_elements(
     image: np.ndarray,
     text_lines: list[TextLine],
@@ -74,32 +104,39 @@ def propose_ui_elements(
     nms_iou: float,
     limit: int,
 ) -> list[IconRegion]:
-    """Candidate icon/widget boxes (image pixels) on an RGB image, text boxes removed."""
+    """Candidate icon/widget boxes (image pixels) on an RGB image, text boxes removed.
+
+    Edge blobs at two scales: each stroke on its own (an icon drawn in one piece, or a
+    plate), and strokes grouped across gaps up to ~2 dp (the three bars of a menu icon,
+    three dots, a list's bullets). Connected components rather than outer contours, so
+    an icon inside a toolbar, a card or a photo is found even though an outline surrounds
+    it; nested boxes are kept as separate candidates (a glyph and its round button).
+    """
     height, width = image.shape[:2]
     scale = 0.5 if min(width, height) >= 600 else 1.0
     small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) if scale != 1 else image
     gray = cv2.cvtColor(small, cv2.COLOR_RGB2GRAY)
     edges = cv2.Canny(gray, 40, 120)
-    edges = cv2.dilate(edges, np.ones((3, 3), np.uint8), iterations=1)
-    contours, _ = cv2.findContours(edges, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    dp = width / 400 * scale  # pixels per dp at the working scale
     # OCR also "reads" icons (a blue square as "M", a glyph as "A"): only confident lines of
     # two or more characters count as text to remove.
-    text_boxes = [line.box for line in text_lines if line.score >= 0.7 and len(line.text.strip()) >= 2]
+    text = [line for line in text_lines if line.score >= 0.7 and len(line.text.strip()) >= 2]
     regions: list[IconRegion] = []
-    for contour in contours:
-        x, y, w, h = cv2.boundingRect(contour)
-        # the dilation grew the contour by ~1 px at this scale
-        box = Box((x + 1) / scale, (y + 1) / scale, (x + w - 1) / scale, (y + h - 1) / scale)
-        if box.width <= 0 or box.height <= 0:
-            continue
-        if _text_share(box, text_boxes) > 0.4:
-            continue
-        # filled share of the box: an icon is a compact blob, not a thin outline of a big panel
-        fill = min(1.0, cv2.contourArea(contour) / max(1.0, w * h))
-        squareness = min(box.width, box.height) / max(box.width, box.height)
-        regions.append(IconRegion(box=box, score=0.5 * squareness + 0.5 * fill, source="proposals"))
+    seen: set[tuple[int, int, int, int]] = set()
+    for radius in (1, max(2, int(round(2.2 * dp)))):
+        for x, y, w, h, pixels in _components(edges, radius):
+            if w <= 0 or h <= 0 or (x, y, w, h) in seen:
+                continue
+            seen.add((x, y, w, h))
+            box = Box(x / scale, y / scale, (x + w) / scale, (y + h) / scale)
+            if _is_text(box, text):
+                continue
+            # a compact icon is square and full of edges; a panel's outline is long and empty
+            squareness = min(w, h) / max(w, h)
+            fill = min(1.0, pixels / max(1.0, w * h) * 2)
+            regions.append(IconRegion(box=box, score=0.5 * squareness + 0.5 * fill, source="proposals"))
     regions = filter_icon_boxes(
         regions, width, height, min_side_fraction=min_side_fraction, max_area_fraction=max_area_fraction
     )
-    regions = nms(regions, nms_iou)
+    regions = nms(regions, nms_iou, keep_nested=True)
     return regions[:limit]
