@@ -11,7 +11,7 @@ description ("red heart", "blue gear", "white plus in a green circle").
 Words it does not know are ignored; the score is the mean of the parts it could judge,
 with the detector's own score as a small tie-breaker.
 
-May import: numpy, OpenCV, the standard library, ``perception.types``.
+May import: numpy, OpenCV, the standard library, ``perception.types``, ``perception.icon_*``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from perception.icon_shapes import PIECE_SHAPES, piece_shape_score
+from perception.icon_vocabulary import WORDS as VOCABULARY_WORDS
+from perception.icon_vocabulary import read_icon_words
 from perception.types import Box
 
 __all__ = ["COLOUR_WORDS", "SHAPE_WORDS", "HeuristicRanker", "ShapeFeatures", "shape_features"]
@@ -56,7 +59,7 @@ _SHAPE_SYNONYMS = {
     "triangle": "triangle", "triangular": "triangle", "play": "triangle",
     "heart": "heart", "like": "heart", "love": "heart", "favorite": "heart", "favourite": "heart",
     "star": "star", "plus": "plus", "add": "plus", "cross": "plus", "close": "plus", "x": "plus", "new": "plus",
-    "arrow": "arrow", "back": "arrow", "forward": "arrow", "send": "arrow",
+    "arrow": "arrow", "send": "arrow",
     "gear": "gear", "cog": "gear", "settings": "gear", "setting": "gear",
     "house": "house", "home": "house", "cloud": "cloud", "rain": "cloud", "cloudy": "cloud",
     "sun": "sun", "sunny": "sun", "brightness": "sun", "wifi": "wifi", "wireless": "wifi",
@@ -103,6 +106,15 @@ _PROTOTYPES: dict[str, dict[str, tuple[float, float]]] = {
     "bubble": {"solidity": (0.9, 0.06), "extent": (0.72, 0.1), "aspect": (1.05, 0.2), "defects": (2, 1.2)},
     "share": {"solidity": (0.42, 0.12), "defects": (3, 1.0), "aspect": (0.9, 0.2)},
     "battery": {"aspect": (0.5, 0.1), "extent": (0.9, 0.06), "solidity": (0.97, 0.04)},
+    # Material-style outlines, measured loosely from their 24 dp drawings (not tuned on the dev set)
+    "cart": {"pieces": (3, 1.2), "aspect": (1.05, 0.2), "solidity": (0.6, 0.2)},
+    "trash": {"aspect": (0.8, 0.12), "extent": (0.75, 0.12), "solidity": (0.88, 0.1)},
+    "pencil": {"extent": (0.3, 0.12), "solidity": (0.8, 0.15), "aspect": (1.0, 0.2)},
+    "mic": {"aspect": (0.68, 0.12), "solidity": (0.72, 0.15)},
+    "camera": {"aspect": (1.2, 0.15), "extent": (0.78, 0.1), "solidity": (0.92, 0.08)},
+    "download": {"aspect": (0.85, 0.2), "pieces": (2, 0.8), "solidity": (0.6, 0.2)},
+    "filter": {"vertices": (3.5, 1.5), "extent": (0.5, 0.12), "aspect": (1.1, 0.25), "solidity": (0.9, 0.1)},
+    "refresh": {"solidity": (0.45, 0.15), "circularity": (0.25, 0.15), "aspect": (1.0, 0.2)},
 }
 SHAPE_WORDS = tuple(name for name in _PROTOTYPES if "/" not in name)  # "x/variant": another look of x
 
@@ -207,17 +219,22 @@ def shape_features(mask: np.ndarray) -> ShapeFeatures | None:
     )
 
 
-def _words(description: str) -> tuple[list[str], list[str]]:
+def _words(description: str) -> tuple[list[str], list[str], str | None]:
+    """(colours, shapes, direction) named by the description."""
     colours: list[str] = []
-    shapes: list[str] = []
     for word in re.findall(r"[a-z]+", description.lower()):
         colour = _COLOUR_SYNONYMS.get(word, word)
         if colour in _COLOURS and colour not in colours:
             colours.append(colour)
+    vocabulary = read_icon_words(description)
+    shapes = list(vocabulary.shapes)
+    for word in vocabulary.rest.split():
+        if word in VOCABULARY_WORDS:  # "dots" is three dots, not a circle
+            continue
         shape = _SHAPE_SYNONYMS.get(word.rstrip("s"), _SHAPE_SYNONYMS.get(word))
         if shape and shape not in shapes:
             shapes.append(shape)
-    return colours, shapes
+    return colours, shapes, vocabulary.direction
 
 
 def _colour_share(pixels_hsv: np.ndarray, colour: str) -> float:
@@ -236,11 +253,11 @@ class HeuristicRanker:
     name = "heuristic"
 
     def understands(self, description: str) -> bool:
-        colours, shapes = _words(description)
+        colours, shapes, _ = _words(description)
         return bool(colours or shapes)
 
     def score(self, image: np.ndarray, boxes: list[Box], description: str, prior: list[float]) -> list[float]:
-        colours, shapes = _words(description)
+        colours, shapes, direction = _words(description)
         height, width = image.shape[:2]
         scores = []
         for box, base in zip(boxes, prior, strict=True):
@@ -271,9 +288,13 @@ class HeuristicRanker:
                     masks.append(glyph)
                 best = 0.0
                 for candidate in masks:
+                    piece_named = [s for s in shapes if s in PIECE_SHAPES]
+                    if piece_named:
+                        best = max(best, max(piece_shape_score(s, candidate, direction) for s in piece_named))
                     features = shape_features(candidate)
-                    if features is not None:
-                        best = max(best, max(_shape_score(s, features) for s in shapes))
+                    outline_named = [s for s in shapes if s not in PIECE_SHAPES]
+                    if features is not None and outline_named:
+                        best = max(best, max(_shape_score(s, features) for s in outline_named))
                 parts.append(best)
             own = float(np.mean(parts)) if parts else 0.0
             scores.append(own + 0.05 * base)

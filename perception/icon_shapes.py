@@ -1,0 +1,136 @@
+"""Shape tests for icons drawn in several pieces or pointing one way, on real rendering
+(anti-aliased, thin strokes): the three-line menu, three dots (vertical or horizontal),
+stacked bars, and arrows / chevrons with their direction.
+
+A glyph's pieces are the connected blobs of its foreground mask that are at least a
+fifth of the largest one (anti-aliasing specks and a plate's rim fall below that). Each
+test returns 0..1.
+
+May import: numpy, OpenCV, the standard library.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+__all__ = ["PIECE_SHAPES", "Piece", "glyph_pieces", "pointing", "piece_shape_score"]
+
+
+@dataclass(frozen=True)
+class Piece:
+    x: float  # centre
+    y: float
+    width: float
+    height: float
+    area: float
+
+
+def glyph_pieces(mask: np.ndarray) -> list[Piece]:
+    count, _, stats, centroids = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    blobs = [
+        Piece(float(cx), float(cy), float(w), float(h), float(a))
+        for (_, _, w, h, a), (cx, cy) in zip(stats[1:count], centroids[1:count], strict=True)
+    ]
+    if not blobs:
+        return []
+    largest = max(b.area for b in blobs)
+    return [b for b in blobs if b.area >= 0.2 * largest and b.area >= 3]
+
+
+def _near(value: float, ideal: float, tolerance: float) -> float:
+    return math.exp(-(((value - ideal) / tolerance) ** 2))
+
+
+def _row_of(pieces: list[Piece], along: str) -> float:
+    """0..1: pieces evenly spaced along one axis ('y' a column, 'x' a row) and lined up on the other."""
+    if len(pieces) < 2:
+        return 0.0
+    pieces = sorted(pieces, key=lambda p: getattr(p, along))
+    across = "x" if along == "y" else "y"
+    size = float(np.median([max(p.width, p.height) for p in pieces]))
+    offsets = [getattr(p, across) for p in pieces]
+    lined = _near((max(offsets) - min(offsets)) / max(1.0, size), 0.0, 0.5)
+    gaps = np.diff([getattr(p, along) for p in pieces])
+    even = _near(float(gaps.std() / max(1.0, gaps.mean())), 0.0, 0.35) if len(gaps) > 1 else 1.0
+    return lined * even
+
+
+def _dots(pieces: list[Piece], along: str) -> float:
+    if len(pieces) != 3:
+        return 0.0
+    round_ = float(np.mean([_near(math.log(max(1.0, p.width) / max(1.0, p.height)), 0.0, 0.45) for p in pieces]))
+    areas = [p.area for p in pieces]
+    alike = _near(float(np.std(areas) / max(1.0, np.mean(areas))), 0.0, 0.35)
+    # dots are apart: the gap is at least half a dot
+    spread = max(getattr(p, along) for p in pieces) - min(getattr(p, along) for p in pieces)
+    dot = float(np.median([max(p.width, p.height) for p in pieces]))
+    apart = 1.0 if spread >= 2.6 * dot else 0.3
+    return _row_of(pieces, along) * round_ * alike * apart
+
+
+def _bars(pieces: list[Piece]) -> float:
+    """Stacked horizontal bars: a menu (three lines), a list, a stack of layers."""
+    if not 2 <= len(pieces) <= 4:
+        return 0.0
+    flat = float(np.mean([min(1.0, (p.width / max(1.0, p.height)) / 2.5) for p in pieces]))
+    widths = [p.width for p in pieces]
+    alike = _near(float(np.std(widths) / max(1.0, np.mean(widths))), 0.0, 0.3)
+    count = 1.0 if len(pieces) == 3 else 0.6
+    return _row_of(pieces, "y") * flat * alike * count
+
+
+def pointing(mask: np.ndarray) -> dict[str, float]:
+    """How much the glyph points left / right / up / down (0..1 each), from where its tip is:
+    at the tip, the glyph's extent across the pointing axis is small; at the open end of a
+    chevron or the head of an arrow, large."""
+    ys, xs = np.nonzero(mask)
+    if len(xs) < 6:
+        return {"left": 0.0, "right": 0.0, "up": 0.0, "down": 0.0}
+    out = {}
+    for axis, (low_name, high_name) in (("x", ("left", "right")), ("y", ("up", "down"))):
+        along, across = (xs, ys) if axis == "x" else (ys, xs)
+        lo, hi = along.min(), along.max()
+        span = max(1, hi - lo)
+        cross_span = max(1, across.max() - across.min())
+        band = max(1, int(0.2 * span))
+        near_low = across[along <= lo + band]
+        near_high = across[along >= hi - band]
+        low_extent = (near_low.max() - near_low.min()) / cross_span if len(near_low) else 0.0
+        high_extent = (near_high.max() - near_high.min()) / cross_span if len(near_high) else 0.0
+        # the tip is the narrow end
+        out[low_name] = float(max(0.0, min(1.0, (high_extent - low_extent) * 1.6)))
+        out[high_name] = float(max(0.0, min(1.0, (low_extent - high_extent) * 1.6)))
+    return out
+
+
+def _arrow(mask: np.ndarray, pieces: list[Piece], direction: str | None) -> float:
+    if len(pieces) != 1:
+        return 0.0
+    area = float(mask.sum())
+    ys, xs = np.nonzero(mask)
+    box = max(1, (xs.max() - xs.min() + 1) * (ys.max() - ys.min() + 1))
+    thin = _near(area / box, 0.3, 0.2)  # strokes, not a filled blob
+    if direction is None:
+        return thin * max(pointing(mask).values())
+    return thin * pointing(mask)[direction]
+
+
+# concept -> test on (mask, pieces, direction word or None)
+PIECE_SHAPES = ("menu", "kebab", "meatballs", "chevron", "arrow")
+
+
+def piece_shape_score(shape: str, mask: np.ndarray, direction: str | None = None) -> float:
+    pieces = glyph_pieces(mask)
+    if shape == "menu":
+        return _bars(pieces)
+    if shape == "kebab":
+        return _dots(pieces, "y")
+    if shape == "meatballs":
+        return _dots(pieces, "x")
+    if shape in ("chevron", "arrow"):
+        return _arrow(mask, pieces, direction)
+    raise ValueError(f"not a piece shape: {shape}")

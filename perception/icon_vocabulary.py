@@ -1,0 +1,114 @@
+"""The words planners use for common Material / iOS icons, mapped to the shapes the
+heuristic ranker can test ("hamburger", "three lines", "menu" -> ``menu``; "three vertical
+dots", "more options", "kebab" -> ``kebab``; "navigate up", "back arrow" -> ``arrow``
+pointing left ...).
+
+Phrases are read before single words, so "three dots" is a kebab, not a circle, and
+"navigate up" points left (it is Android's back affordance), not up. A description may
+name several shapes ("plus in a circle"); the ranker takes the best.
+
+May import: the standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["IconWords", "read_icon_words"]
+
+# phrase -> (shape, direction); checked first, longest first
+_PHRASES: dict[str, tuple[str, str | None]] = {
+    "three vertical dots": ("kebab", None),
+    "vertical dots": ("kebab", None),
+    "vertical ellipsis": ("kebab", None),
+    "three horizontal dots": ("meatballs", None),
+    "horizontal dots": ("meatballs", None),
+    "horizontal ellipsis": ("meatballs", None),
+    "three dots": ("kebab", None),  # Android's overflow button: vertical unless said otherwise
+    "more options": ("kebab", None),
+    "more vert": ("kebab", None),
+    "more horiz": ("meatballs", None),
+    "three lines": ("menu", None),
+    "three bars": ("menu", None),
+    "horizontal lines": ("menu", None),
+    "stacked lines": ("menu", None),
+    "navigate up": ("arrow", "left"),
+    "go back": ("arrow", "left"),
+    "back arrow": ("arrow", "left"),
+    "left arrow": ("arrow", "left"),
+    "right arrow": ("arrow", "right"),
+    "up arrow": ("arrow", "up"),
+    "down arrow": ("arrow", "down"),
+    "arrow back": ("arrow", "left"),
+    "arrow forward": ("arrow", "right"),
+    "left chevron": ("chevron", "left"),
+    "right chevron": ("chevron", "right"),
+    "magnifying glass": ("magnifier", None),
+    "shopping cart": ("cart", None),
+    "shopping bag": ("cart", None),
+    "paper plane": ("plane", None),
+    "speech bubble": ("bubble", None),
+    "thumbs up": ("thumb", None),
+}
+# single word -> shape (words of the old table in perception.heuristic_ranker keep working)
+WORDS: dict[str, str] = {
+    "hamburger": "menu", "menu": "menu", "lines": "menu", "bars": "menu", "list": "menu", "drawer": "menu",
+    "stack": "menu", "layers": "menu",
+    "kebab": "kebab", "overflow": "kebab", "ellipsis": "kebab", "dots": "kebab",
+    "meatball": "meatballs", "meatballs": "meatballs",
+    "chevron": "chevron", "caret": "chevron",
+    "arrow": "arrow",
+    "cart": "cart", "basket": "cart", "trolley": "cart", "bag": "cart",
+    "trash": "trash", "bin": "trash", "delete": "trash", "garbage": "trash", "remove": "trash",
+    "pencil": "pencil", "edit": "pencil", "pen": "pencil", "compose": "pencil",
+    "mic": "mic", "microphone": "mic", "voice": "mic",
+    "camera": "camera", "photo": "camera",
+    "download": "download",
+    "filter": "filter", "funnel": "filter",
+    "refresh": "refresh", "reload": "refresh", "sync": "refresh", "rescan": "refresh",
+}  # fmt: skip
+# words that give the direction of an arrow / chevron
+_DIRECTIONS = {
+    "left": "left", "back": "left", "previous": "left", "prev": "left", "backward": "left",
+    "right": "right", "forward": "right", "next": "right",
+    "up": "up", "upward": "up", "down": "down", "downward": "down",
+}  # fmt: skip
+_VERTICAL = {"vertical", "vertically"}
+_HORIZONTAL = {"horizontal", "horizontally"}
+
+
+@dataclass(frozen=True)
+class IconWords:
+    shapes: tuple[str, ...]  # piece / vocabulary shapes named, in order
+    direction: str | None  # where an arrow or chevron points, when said
+    rest: str  # the description with the phrases taken out (for colour and older shape words)
+
+
+def read_icon_words(description: str) -> IconWords:
+    text = " " + " ".join(re.findall(r"[a-z]+", description.lower())) + " "
+    shapes: list[str] = []
+    direction: str | None = None
+    for phrase in sorted(_PHRASES, key=len, reverse=True):
+        if f" {phrase} " in text:
+            shape, way = _PHRASES[phrase]
+            if shape not in shapes:
+                shapes.append(shape)
+            direction = direction or way
+            text = text.replace(f" {phrase} ", " ")
+    words = text.split()
+    for word in words:
+        shape = WORDS.get(word)
+        if shape and shape not in shapes:
+            shapes.append(shape)
+    if direction is None:
+        direction = next((_DIRECTIONS[w] for w in words if w in _DIRECTIONS), None)
+    # "dots" alone are vertical unless the description says horizontal; and the other way
+    if "kebab" in shapes and set(words) & _HORIZONTAL:
+        shapes[shapes.index("kebab")] = "meatballs"
+    if "meatballs" in shapes and set(words) & _VERTICAL:
+        shapes[shapes.index("meatballs")] = "kebab"
+    # "back" or "next" alone name an arrow
+    if not shapes and direction and set(words) & {"back", "forward", "next", "previous"}:
+        shapes.append("arrow")
+    return IconWords(tuple(shapes), direction, " ".join(words))
