@@ -84,6 +84,8 @@ _PROTOTYPES: dict[str, dict[str, tuple[float, float]]] = {
     "heart": {"defects": (1, 0.7), "solidity": (0.93, 0.06), "aspect": (1.05, 0.2), "extent": (0.62, 0.12)},
     "star": {"defects": (5, 0.8), "solidity": (0.55, 0.15), "aspect": (1.0, 0.25)},
     "plus": {"defects": (4, 0.8), "solidity": (0.45, 0.15), "aspect": (1.0, 0.2)},
+    # a close X or plus drawn with thin anti-aliased strokes: mostly empty hull
+    "plus/thin": {"defects": (4, 1.0), "solidity": (0.22, 0.12), "aspect": (1.0, 0.2)},
     "gear": {"defects": (8, 2.0), "solidity": (0.75, 0.12), "aspect": (1.0, 0.2)},
     "arrow": {"defects": (2, 0.8), "solidity": (0.55, 0.2)},
     "house": {"vertices": (6, 1.5), "solidity": (0.9, 0.06), "extent": (0.6, 0.1), "aspect": (1.0, 0.2)},

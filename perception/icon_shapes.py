@@ -84,9 +84,9 @@ def _bars(pieces: list[Piece]) -> float:
 
 
 def pointing(mask: np.ndarray) -> dict[str, float]:
-    """How much the glyph points left / right / up / down (0..1 each), from where its tip is:
-    at the tip, the glyph's extent across the pointing axis is small; at the open end of a
-    chevron or the head of an arrow, large."""
+    """How much the glyph points left / right / up / down (0..1 each). A chevron's tip is
+    its narrow end (the arms spread toward the open end); an arrow with a shaft points
+    toward its head, the wide end (the shaft's end is narrow)."""
     ys, xs = np.nonzero(mask)
     if len(xs) < 6:
         return {"left": 0.0, "right": 0.0, "up": 0.0, "down": 0.0}
@@ -101,9 +101,13 @@ def pointing(mask: np.ndarray) -> dict[str, float]:
         near_high = across[along >= hi - band]
         low_extent = (near_low.max() - near_low.min()) / cross_span if len(near_low) else 0.0
         high_extent = (near_high.max() - near_high.min()) / cross_span if len(near_high) else 0.0
-        # the tip is the narrow end
-        out[low_name] = float(max(0.0, min(1.0, (high_extent - low_extent) * 1.6)))
-        out[high_name] = float(max(0.0, min(1.0, (low_extent - high_extent) * 1.6)))
+        # a shaft: the middle line across the glyph is drawn along most of its length
+        middle = (across.min() + across.max()) / 2
+        on_axis = along[np.abs(across - middle) <= max(1.0, 0.08 * cross_span)]
+        shaft = len(np.unique(on_axis)) / (span + 1) >= 0.7
+        toward_low = (low_extent - high_extent) if shaft else (high_extent - low_extent)
+        out[low_name] = float(max(0.0, min(1.0, toward_low * 1.6)))
+        out[high_name] = float(max(0.0, min(1.0, -toward_low * 1.6)))
     return out
 
 

@@ -47,6 +47,8 @@ _HEURISTIC_FLOOR = 0.25
 _HEURISTIC_MARGIN = 0.08
 # how much "nearest the named edge" adds to a ranker's score (0..1 scale)
 _POSITION_WEIGHT = 0.06
+# proposals kept per frame before the place filters (a photo gives hundreds of blobs)
+_PROPOSAL_LIMIT = 400
 
 
 class Ranker(Protocol):
@@ -157,7 +159,7 @@ class IconLocator:
                     min_side_fraction=c.icon_min_side_fraction,
                     max_area_fraction=c.icon_max_area_fraction,
                     nms_iou=c.nms_iou,
-                    limit=c.max_icon_candidates,
+                    limit=_PROPOSAL_LIMIT,
                 )
             else:
                 raw = self._detector().detect(image, c)
@@ -165,7 +167,7 @@ class IconLocator:
                     raw, width, height,
                     min_side_fraction=c.icon_min_side_fraction, max_area_fraction=c.icon_max_area_fraction,
                 )
-                found = nms(found, c.nms_iou)[: c.max_icon_candidates]
+                found = nms(found, c.nms_iou)
             self._timings["detect"] = time.perf_counter() - started
             return found
 
@@ -194,6 +196,7 @@ class IconLocator:
         regions = [r for r in regions if area.holds(r.box)]
         if where is not None:
             regions = [r for r in regions if where.accepts(r.box, width, height, span)]
+        regions = regions[: self.config.max_icon_candidates]  # after the place filters: they cut most
         place = f" in the {where.text} part of the screen" if where is not None else ""
         if not regions:
             return Location(

@@ -123,7 +123,9 @@ def propose_ui_elements(
     text = [line for line in text_lines if line.score >= 0.7 and len(line.text.strip()) >= 2]
     regions: list[IconRegion] = []
     seen: set[tuple[int, int, int, int]] = set()
-    for radius in (1, max(2, int(round(2.2 * dp)))):
+    # grouping radii: ~1 dp joins a dot column, ~2 dp the bars of a menu icon; a larger
+    # one alone would also swallow a progress line or a divider touching the icon
+    for radius in sorted({1, max(2, int(round(1.1 * dp))), max(2, int(round(2.2 * dp)))}):
         for x, y, w, h, pixels in _components(edges, radius):
             if w <= 0 or h <= 0 or (x, y, w, h) in seen:
                 continue
@@ -139,4 +141,4 @@ def propose_ui_elements(
         regions, width, height, min_side_fraction=min_side_fraction, max_area_fraction=max_area_fraction
     )
     regions = nms(regions, nms_iou, keep_nested=True)
-    return regions[:limit]
+    return regions[:limit]  # the caller filters by place first: a busy photo gives hundreds
