@@ -109,7 +109,8 @@ _PROTOTYPES: dict[str, dict[str, tuple[float, float]]] = {
     "share": {"solidity": (0.42, 0.12), "defects": (3, 1.0), "aspect": (0.9, 0.2)},
     "battery": {"aspect": (0.5, 0.1), "extent": (0.9, 0.06), "solidity": (0.97, 0.04)},
     # Material-style outlines, measured loosely from their 24 dp drawings (not tuned on the dev set)
-    "cart": {"pieces": (3, 1.2), "aspect": (1.05, 0.2), "solidity": (0.6, 0.2)},
+    # the basket with its handle is one piece, wider than tall; the two wheels are apart
+    "cart": {"pieces": (3, 1.0), "aspect": (1.45, 0.35), "solidity": (0.7, 0.2)},
     "trash": {"aspect": (0.8, 0.12), "extent": (0.75, 0.12), "solidity": (0.88, 0.1)},
     "pencil": {"extent": (0.3, 0.12), "solidity": (0.8, 0.15), "aspect": (1.0, 0.2)},
     "mic": {"aspect": (0.68, 0.12), "solidity": (0.72, 0.15)},

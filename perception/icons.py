@@ -51,6 +51,21 @@ _POSITION_WEIGHT = 0.06
 _PROPOSAL_LIMIT = 400
 
 
+def _nested(inner: Box, outer: Box) -> bool:
+    """``inner`` is a piece of the icon ``outer`` (a glyph on its plate, one of three dots,
+    a cell of a grid): inside it, and not so much smaller that ``outer`` is a panel."""
+    ix = max(0.0, min(inner.right, outer.right) - max(inner.left, outer.left))
+    iy = max(0.0, min(inner.bottom, outer.bottom) - max(inner.top, outer.top))
+    return inner.area > 0 and ix * iy >= 0.9 * inner.area and outer.area <= 12 * inner.area and outer.area > inner.area
+
+
+def _one_per_place(indices: list[int], boxes: list[Box]) -> list[int]:
+    """Proposals keep nested boxes; among the ones the ranker could not tell apart, the
+    pieces of one icon are one place: keep the whole icon, in rank order."""
+    chosen = [i for i in indices if not any(j != i and _nested(boxes[i], boxes[j]) for j in indices)]
+    return chosen or indices[:1]
+
+
 class Ranker(Protocol):
     name: str
 
@@ -220,8 +235,9 @@ class IconLocator:
             close = [i for i in order if scores[i] >= scores[best] - _HEURISTIC_MARGIN] if understood else order
         else:
             close = [best]
+        close = _one_per_place(close, boxes)
         if len(close) == 1:
-            box = boxes[best]
+            box = boxes[close[0]]
             return Location(LocateStatus.FOUND, description, point=box.center, box=box, backend=backend)
         top = close[: self.config.max_text_candidates]
         candidates = numbered_candidates(image, [(boxes[j], None, scores[j]) for j in top], self.config.crop_margin)
