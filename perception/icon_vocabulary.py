@@ -98,9 +98,9 @@ def read_icon_words(description: str) -> IconWords:
             text = text.replace(f" {phrase} ", " ")
     words = text.split()
     for word in words:
-        shape = WORDS.get(word)
-        if shape and shape not in shapes:
-            shapes.append(shape)
+        named = WORDS.get(word)
+        if named and named not in shapes:
+            shapes.append(named)
     if direction is None:
         direction = next((_DIRECTIONS[w] for w in words if w in _DIRECTIONS), None)
     # "dots" alone are vertical unless the description says horizontal; and the other way

@@ -25,6 +25,7 @@ May import: numpy, the standard library, ``perception.types``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,7 +75,7 @@ def _row_medians(image: np.ndarray, start: int, stop: int) -> np.ndarray:
     return np.median(image[start:stop, ::4].astype(np.int16), axis=1)
 
 
-def app_area(image: np.ndarray, text_boxes: list[Box] = ()) -> AppArea:
+def app_area(image: np.ndarray, text_boxes: Sequence[Box] = ()) -> AppArea:
     height, width = image.shape[:2]
     dp = width * _DP_PER_WIDTH
     # --- status bar
