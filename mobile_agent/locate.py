@@ -56,8 +56,10 @@ class PerceptionLocator:
     def __init__(self, perception: Perception) -> None:
         self.perception = perception
 
-    def find_text(self, image: np.ndarray, text: str) -> Location:
-        return call_perception(lambda: self.perception.find_text(image, text))
+    def find_text(self, image: np.ndarray, text: str, hierarchy: str | None = None) -> Location:
+        """``hierarchy``: the phone's ``uiautomator dump`` XML, used when the
+        ``perception.accessibility`` setting is on (see ``mobile_agent.device.hierarchy``)."""
+        return call_perception(lambda: self.perception.find_text(image, text, hierarchy))
 
     def find_icon(self, image: np.ndarray, description: str, position: str | None = None) -> Location:
         return call_perception(lambda: self.perception.find_icon(image, description, position))

@@ -130,6 +130,12 @@ class PerceptionSettings(BaseModel):
     allow_hub_downloads: bool = False
     max_text_candidates: int = Field(4, ge=1, le=16)
     max_box_fraction: float = Field(0.25, gt=0, le=1, description="ignore OCR boxes larger than this share of the screen")
+    max_text_candidates_listed: int = Field(
+        12, ge=0, le=32, description="more hits than max_text_candidates are still offered up to this many; 0 = none"
+    )
+    accessibility: bool = Field(
+        False, description="also read the phone's accessibility tree (uiautomator dump) where it agrees with the pixels"
+    )
 
 
 class AgentSettings(BaseModel):

@@ -42,7 +42,16 @@ class PerceptionConfig:
     ocr_threads: int = 0  # 0 = ONNX Runtime's choice (all cores)
 
     # --- text localization (the paper's rules) ----------------------------------------
-    max_text_candidates: int = 4  # N: 2..N hits -> candidates, more -> "too many"
+    max_text_candidates: int = 4  # N: 2..N hits -> candidates
+    # More than N hits ("LIVE" on every row) are still offered, the first ones in reading
+    # order up to this many; beyond it -> "too many". 0 = the paper's rule (none offered).
+    max_text_candidates_listed: int = 12
+    # Short targets ("1", "-", "...") OCR missed: read the lines that hold their characters
+    # again at 3x (a few small crops, tens of milliseconds).
+    zoom_short_targets: bool = True
+    # The accessibility tree (``uiautomator dump``) as a second source where it agrees with
+    # the pixels; off = vision only, as in the paper.
+    accessibility: bool = False
     max_box_fraction: float = 0.25  # ignore OCR boxes larger than this share of the image
     # Candidate crops grow outward by this share of the image's short side on each side,
     # so the planner sees the target in its surroundings (the box is drawn on the crop).
@@ -75,6 +84,8 @@ class PerceptionConfig:
     def __post_init__(self) -> None:
         if self.max_text_candidates < 1:
             raise ValueError("max_text_candidates must be >= 1")
+        if self.max_text_candidates_listed < 0:
+            raise ValueError("max_text_candidates_listed must be >= 0")
         if not 0 < self.max_box_fraction <= 1:
             raise ValueError("max_box_fraction must be in (0, 1]")
         if self.ocr_limit_side_len < 32:

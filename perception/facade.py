@@ -22,7 +22,9 @@ from perception.proposals import propose_ui_elements
 from perception.registry import shared
 from perception.snapping import SnapTarget, targets_from
 from perception.text_match import locate_text
-from perception.types import IconRegion, Location, TextLine
+from perception.tree_source import tree_location
+from perception.types import Box, IconRegion, LocateStatus, Location, TextLine
+from perception.zoom import is_short_target, read_zoomed, zoom_regions
 
 __all__ = ["Perception", "check_image"]
 
@@ -83,19 +85,52 @@ class Perception:
         image = check_image(image)
         return list(self._ocr_cached(image, frame_key(image)))  # a copy: the caller may sort or edit it
 
-    def find_text(self, image: np.ndarray, text: str) -> Location:
+    def find_text(self, image: np.ndarray, text: str, hierarchy: object = None) -> Location:
+        """Where ``text`` is on ``image``. ``hierarchy``: the phone's ``uiautomator dump``
+        (XML, or nodes from ``perception.accessibility``), used when ``config.accessibility``
+        is on and the tree agrees with the pixels; else vision alone decides."""
         image = check_image(image)
         target = _check_target(text, "text")
-        lines = self._ocr_cached(image, frame_key(image))
+        key = frame_key(image)
+        if hierarchy is not None and self.config.accessibility:
+            found = tree_location(image, target, hierarchy, self._ocr.read, self._locate)
+            if found is not None:
+                return found
+        lines = self._ocr_cached(image, key)
+        location = self._locate(image, lines, target, self._ocr.name)
+        if location.status is LocateStatus.NOT_FOUND and self.config.zoom_short_targets and is_short_target(target):
+            started = time.perf_counter()
+            regions = zoom_regions(lines, target, (image.shape[1], image.shape[0]), self._empty_widgets(image, key, lines))
+            extra = read_zoomed(self._ocr.read, image, regions)
+            self.timings["zoom"] = time.perf_counter() - started
+            if extra:
+                location = self._locate(image, lines + extra, target, f"{self._ocr.name}+zoom")
+        return location
+
+    def _locate(self, image: np.ndarray, lines: list[TextLine], target: str, backend: str) -> Location:
+        c = self.config
         return locate_text(
             image,
             lines,
             target,
-            max_candidates=self.config.max_text_candidates,
-            max_box_fraction=self.config.max_box_fraction,
-            crop_margin=self.config.crop_margin,
-            backend=self._ocr.name,
+            max_candidates=c.max_text_candidates,
+            max_box_fraction=c.max_box_fraction,
+            crop_margin=c.crop_margin,
+            backend=backend,
+            max_listed=c.max_text_candidates_listed or None,
         )
+
+    def _empty_widgets(self, image: np.ndarray, key: str, lines: list[TextLine]) -> list[Box]:
+        """Small widgets OCR read nothing in (cached per frame with the icon proposals' settings)."""
+        c = self.config
+
+        def run() -> list[Box]:
+            regions = propose_ui_elements(image, lines, min_side_fraction=c.icon_min_side_fraction,
+                                          max_area_fraction=c.icon_max_area_fraction, nms_iou=c.nms_iou,
+                                          limit=c.max_icon_candidates)  # fmt: skip
+            return [r.box for r in regions]
+
+        return self._cache.get_or_compute(key, "empty-widgets", run)
 
     def find_icon(self, image: np.ndarray, description: str, position: str | None = None) -> Location:
         image = check_image(image)

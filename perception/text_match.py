@@ -30,11 +30,14 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from perception.crops import numbered_candidates
+from perception.text_layout import merge_tile_pairs, without_status_bar
 from perception.types import Box, LocateStatus, Location, TextLine
 
-__all__ = ["TextMatch", "fold", "locate_text", "match_text"]
+__all__ = ["TIER_PARTIAL", "TextMatch", "fold", "locate_text", "match_text"]
 
-TIER_EXACT, TIER_SPAN, TIER_JOINED, TIER_FUZZY = 0, 1, 2, 3
+TIER_EXACT, TIER_SPAN, TIER_JOINED, TIER_FUZZY, TIER_PARTIAL = 0, 1, 2, 3, 4
+# Ellipses an app draws where it cut a text ("Best of 2023 (Tay…").
+_ELLIPSES = ("…", "...", "..", "⋯")
 
 
 @dataclass(frozen=True)
@@ -172,7 +175,7 @@ def match_text(lines: list[TextLine], target: str, image_size: tuple[int, int], 
     if not t:  # only symbols ("+", "...", "？"): folding would erase them, so compare them as they are
         return _dedupe([TextMatch(ln, ln.box, TIER_EXACT, 1.0) for ln in lines if _literal(ln.text) == literal])
     threshold = _fuzzy_threshold(len(t))
-    tiers: dict[int, list[TextMatch]] = {TIER_EXACT: [], TIER_SPAN: [], TIER_JOINED: [], TIER_FUZZY: []}
+    tiers: dict[int, list[TextMatch]] = {TIER_EXACT: [], TIER_SPAN: [], TIER_JOINED: [], TIER_FUZZY: [], TIER_PARTIAL: []}
     tiers[TIER_JOINED] = _joined_matches(lines, t)
     for line in lines:
         folded = _fold_full(line.text)
@@ -196,14 +199,77 @@ def match_text(lines: list[TextLine], target: str, image_size: tuple[int, int], 
                 first = folded.index[spaced_pos[part.dest_start]]
                 last = folded.ends[spaced_pos[max(part.dest_end - 1, part.dest_start)]]
                 tiers[TIER_FUZZY].append(TextMatch(line, _sub_box(line, first, last), TIER_FUZZY, part.score / 100))
+    if not tiers[TIER_FUZZY]:
+        tiers[TIER_FUZZY] = _cut_matches(lines, t) + _wrapped_matches(lines, t, threshold)
+    if threshold is not None:
+        tiers[TIER_PARTIAL] = _partial_matches(lines, wanted)
     # "C++" is on screen as "C++" and as "C": the line that keeps the target's symbols wins
     same_symbols = [m for m in tiers[TIER_EXACT] if _literal(m.line.text) == literal]
     if same_symbols:
         tiers[TIER_EXACT] = same_symbols
-    for tier in (TIER_EXACT, TIER_SPAN, TIER_JOINED, TIER_FUZZY):
+    for tier in (TIER_EXACT, TIER_SPAN, TIER_JOINED, TIER_FUZZY, TIER_PARTIAL):
         if tiers[tier]:
             return _dedupe(tiers[tier])
     return []
+
+
+def _cut_matches(lines: list[TextLine], target: str) -> list[TextMatch]:
+    """Lines the app cut with an ellipsis whose kept part starts the target."""
+    found = []
+    for line in lines:
+        text = line.text.strip()
+        cut = next((e for e in _ELLIPSES if text.endswith(e)), None)
+        if cut is None:
+            continue
+        kept = _fold_full(text[: -len(cut)]).compact
+        if len(kept) < 3 or len(kept) >= len(target):
+            continue
+        head = target[: len(kept)]
+        if head == kept or (len(kept) >= 6 and fuzz.ratio(head, kept) >= 85):
+            found.append(TextMatch(line, line.box, TIER_FUZZY, 0.8 + 0.2 * len(kept) / len(target)))
+    return found
+
+
+def _wrapped_matches(lines: list[TextLine], target: str, threshold: float | None) -> list[TextMatch]:
+    """A label wrapped over two lines, read with OCR slips: the two stacked lines together
+    are close to the target (the exact case is the joined tier)."""
+    if threshold is None:
+        return []
+    compact = [_fold_full(line.text).compact for line in lines]
+    found = []
+    for i, upper in enumerate(lines):
+        if not compact[i] or len(compact[i]) >= len(target):
+            continue
+        for j, lower in enumerate(lines):
+            a, b = upper.box, lower.box
+            if i == j or not compact[j] or not (0 < b.top - a.top and -0.2 * a.height <= b.top - a.bottom <= 1.2 * a.height):
+                continue
+            if min(a.right, b.right) - max(a.left, b.left) <= 0:
+                continue
+            score = fuzz.ratio(target, compact[i] + compact[j])
+            if score >= threshold:
+                union = Box(min(a.left, b.left), a.top, max(a.right, b.right), b.bottom)
+                joined = TextLine(f"{upper.text} {lower.text}", union, min(upper.score, lower.score))
+                found.append(TextMatch(joined, union, TIER_FUZZY, score / 100))
+    return found
+
+
+def _partial_matches(lines: list[TextLine], wanted: _Folded) -> list[TextMatch]:
+    """A target the planner paraphrased or extended: a line whose words all belong to the
+    target (or that starts it) and covers at least half of it. Only ever offered as
+    candidates: the planner confirms by choosing."""
+    t = wanted.compact
+    words = set(wanted.spaced.split())
+    found = []
+    for line in lines:
+        folded = _fold_full(line.text)
+        compact = folded.compact
+        if len(compact) < 4 or len(compact) < 0.5 * len(t) or len(compact) >= len(t):
+            continue
+        inside = set(folded.spaced.split()) <= words or t.startswith(compact)
+        if inside or fuzz.token_set_ratio(wanted.spaced, folded.spaced) >= 90:
+            found.append(TextMatch(line, line.box, TIER_PARTIAL, len(compact) / len(t)))
+    return found
 
 
 def _literal(text: str) -> str:
@@ -280,9 +346,17 @@ def locate_text(
     max_box_fraction: float,
     crop_margin: float,
     backend: str = "",
+    max_listed: int | None = None,
 ) -> Location:
+    """Where ``target`` is: one point, numbered candidates, or a refusal with the closest
+    texts. ``max_listed``: above ``max_candidates`` hits the first ``max_listed`` in reading
+    order are still offered (None: the paper's rule, "too many")."""
     height, width = image.shape[:2]
+    lines = without_status_bar(lines, height, target)
     matches = match_text(lines, target, (width, height), max_box_fraction)
+    if len(matches) > 1:
+        keep = merge_tile_pairs([m.box for m in matches])
+        matches = [matches[k] for k in keep]
     if not matches:
         closest = closest_texts(lines, target)
         seen = ", ".join(f'"{c}"' for c in closest) if closest else "no text at all"
@@ -293,10 +367,11 @@ def locate_text(
             feedback=f'The text "{target}" is not on the current screen. Closest texts seen: {seen}.',
             backend=backend,
         )
-    if len(matches) == 1:
+    partial = matches[0].tier == TIER_PARTIAL
+    if len(matches) == 1 and not partial:
         box = matches[0].box
         return Location(LocateStatus.FOUND, target, point=box.center, box=box, backend=backend)
-    if len(matches) > max_candidates:
+    if len(matches) > max_candidates and (max_listed is None or len(matches) > max_listed):
         return Location(
             LocateStatus.TOO_MANY,
             target,
@@ -307,10 +382,10 @@ def locate_text(
             backend=backend,
         )
     candidates = numbered_candidates(image, [(m.box, m.line.text, m.score) for m in matches], crop_margin)
-    return Location(
-        LocateStatus.CANDIDATES,
-        target,
-        candidates=candidates,
-        feedback=f'The text "{target}" appears {len(matches)} times; choose one by number (1..{len(matches)}).',
-        backend=backend,
-    )
+    if partial:
+        seen = ", ".join(f'{c.index}: "{c.text}"' for c in candidates)
+        feedback = (f'The text "{target}" is not on the screen exactly; the nearest texts are {seen}. '
+                    "Choose one by number if it is what you meant.")  # fmt: skip
+    else:
+        feedback = f'The text "{target}" appears {len(matches)} times; choose one by number (1..{len(matches)}).'
+    return Location(LocateStatus.CANDIDATES, target, candidates=candidates, feedback=feedback, backend=backend)

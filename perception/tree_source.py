@@ -1,0 +1,78 @@
+"""Text localization from the accessibility tree, where it agrees with the pixels.
+
+The tree's matches for the target are spot-checked: the node's crop is read by OCR (a
+small image: a few tens of milliseconds) and must show the node's text. Agreement gives
+the node's exact bounds without a full-screen OCR pass; a tree that is stale (the screen
+moved on), partial (WebView, Flutter, games) or silent about the target gives ``None``,
+and vision decides.
+
+May import: numpy, rapidfuzz, the standard library, ``perception.*``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from rapidfuzz import fuzz
+
+from perception.accessibility import AccessibilityNode, parse_uiautomator_dump, text_lines, tree_fits_image
+from perception.errors import InvalidInputError
+from perception.text_match import TIER_PARTIAL, fold, match_text
+from perception.types import Location, LocateStatus, TextLine
+
+__all__ = ["node_shows_text", "tree_location"]
+
+_SPOT_CHECKS = 3
+_AGREE = 80.0  # rapidfuzz partial ratio between the node's text and what OCR reads in its crop
+
+
+def node_shows_text(read: Callable[[np.ndarray], list[TextLine]], image: np.ndarray, line: TextLine) -> bool:
+    """Whether OCR on the node's crop reads (most of) the node's text."""
+    b = line.box
+    pad = max(4.0, 0.15 * b.height)
+    height, width = image.shape[:2]
+    box = b.expand(pad, pad, width, height)
+    crop = image[int(box.top) : int(box.bottom) + 1, int(box.left) : int(box.right) + 1]
+    if crop.shape[0] < 4 or crop.shape[1] < 4:
+        return False
+    seen = fold(" ".join(ln.text for ln in read(np.ascontiguousarray(crop))))
+    wanted = fold(line.text)
+    if not seen or not wanted:
+        return False
+    # a long label may be ellipsized on screen: its start must be there
+    return fuzz.partial_ratio(wanted[: max(len(seen), 3)], seen) >= _AGREE
+
+
+def tree_location(
+    image: np.ndarray,
+    target: str,
+    hierarchy: object,
+    read: Callable[[np.ndarray], list[TextLine]],
+    locate: Callable[[np.ndarray, list[TextLine], str, str], Location],
+) -> Location | None:
+    """The target's place from the tree, or ``None`` when vision must decide."""
+    height, width = image.shape[:2]
+    if isinstance(hierarchy, (str, bytes)):
+        try:
+            nodes = parse_uiautomator_dump(hierarchy)
+        except InvalidInputError:
+            return None  # the phone answered an error instead of a tree
+    elif isinstance(hierarchy, list) and all(isinstance(n, AccessibilityNode) for n in hierarchy):
+        nodes = hierarchy
+    else:
+        raise InvalidInputError(
+            f"hierarchy must be uiautomator dump XML or a list of AccessibilityNode, got {type(hierarchy).__name__}",
+            backend="accessibility",
+        )
+    if not tree_fits_image(nodes, (width, height)):
+        return None
+    lines = text_lines(nodes, (width, height))
+    matches = [m for m in match_text(lines, target, (width, height), 1.0) if m.tier != TIER_PARTIAL]
+    if not matches:
+        return None  # the tree does not hold it (a WebView, a canvas): vision decides
+    checked = {id(m.line): m.line for m in matches[:_SPOT_CHECKS]}
+    if not all(node_shows_text(read, image, line) for line in checked.values()):
+        return None  # out of sync with the pixels
+    location = locate(image, [m.line for m in matches], target, "accessibility")
+    return location if location.status is not LocateStatus.NOT_FOUND else None
