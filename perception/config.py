@@ -40,6 +40,9 @@ class PerceptionConfig:
     ocr_rec_min_width: int = 64
     ocr_min_score: float = 0.5
     ocr_threads: int = 0  # 0 = ONNX Runtime's choice (all cores)
+    # Between frames, OCR again only the rows whose pixels changed and keep the previous
+    # lines elsewhere (a toggle or a typed character re-reads a strip, not the screen).
+    ocr_reuse_unchanged: bool = True
 
     # --- text localization (the paper's rules) ----------------------------------------
     max_text_candidates: int = 4  # N: 2..N hits -> candidates

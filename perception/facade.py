@@ -17,7 +17,7 @@ from perception.cache import FrameCache, frame_key
 from perception.config import PerceptionConfig
 from perception.errors import InvalidInputError
 from perception.icons import IconLocator
-from perception.ocr import OcrBackend, make_ocr_backend
+from perception.ocr import OcrBackend, ReusingReader, make_ocr_backend
 from perception.proposals import propose_ui_elements
 from perception.registry import shared
 from perception.snapping import SnapTarget, targets_from
@@ -74,6 +74,9 @@ class Perception:
         ocr_key = ("ocr", c.ocr_backend, c.paddle_det_dir, c.paddle_rec_dir, c.ocr_limit_side_len,
                    c.ocr_rec_min_width, c.ocr_use_cls, c.ocr_min_score, c.ocr_threads, c.compute_device)
         self._ocr: OcrBackend = shared(ocr_key, lambda: make_ocr_backend(c))
+        # full-screen reads go through this one (previous frame's lines reused where the
+        # pixels did not change); crops (zoom, tree spot checks) go to the backend directly
+        self._reader: OcrBackend = ReusingReader(self._ocr) if c.ocr_reuse_unchanged else self._ocr
         self.timings: dict[str, float] = {}  # seconds spent in the last call of each stage
         # cheap: it chooses and loads its backends on first use
         self._icons = IconLocator(self.config, self._cache, self._ocr_cached, self.timings)
@@ -170,7 +173,7 @@ class Perception:
     def _ocr_cached(self, image: np.ndarray, key: str) -> list[TextLine]:
         def run() -> list[TextLine]:
             started = time.perf_counter()
-            lines = self._ocr.read(image)
+            lines = self._reader.read(image)
             self.timings["ocr"] = time.perf_counter() - started
             log.debug("OCR %s: %d lines in %.2f s", self._ocr.name, len(lines), self.timings["ocr"])
             return lines

@@ -248,3 +248,87 @@ def make_ocr_backend(config: PerceptionConfig) -> OcrBackend:
     if config.ocr_backend == "paddleocr":
         return PaddleOcrBackend(config)
     return RapidOcrBackend(config)
+
+
+class ReusingReader:
+    """OCR that reuses the previous frame's lines where the pixels did not change.
+
+    Between two agent steps most of a screen often stays as it was (a toggled switch, a
+    typed character, the status bar's clock). The rows that changed are found on a
+    subsampled grey difference; only full-width strips around them are read again, and
+    the previous lines outside those strips are kept. More than ``max_changed`` of the
+    rows changed (a scroll, a new screen): one full read, as without reuse. Pixels decide,
+    not where the frame came from, so frames of different phones interleaving stay correct.
+    """
+
+    def __init__(self, backend: OcrBackend, *, max_changed: float = 0.5, threshold: int = 16) -> None:
+        self.backend = backend
+        self.name = backend.name
+        self._max_changed = max_changed
+        self._threshold = threshold
+        self._last: tuple[np.ndarray, list[TextLine]] | None = None
+        self._lock = threading.Lock()
+        self.reused_rows = 0.0  # share of rows reused on the last read, for logs and benchmarks
+
+    def describe(self) -> str:
+        return self.backend.describe()
+
+    def _changed_strips(self, before: np.ndarray, after: np.ndarray, lines: list[TextLine]) -> list[tuple[int, int]] | None:
+        step = 4
+        a = before[::step, ::step].astype(np.int16)
+        b = after[::step, ::step].astype(np.int16)
+        rows = np.abs(a - b).max(axis=2).max(axis=1) > self._threshold
+        if not rows.any():
+            return []
+        if rows.mean() > self._max_changed:
+            return None
+        height = after.shape[0]
+        pad = max(24, height // 80)
+        strips: list[list[int]] = []
+        for r in np.flatnonzero(rows):
+            top, bottom = max(0, r * step - pad), min(height, (r + 1) * step + pad)
+            if strips and top <= strips[-1][1] + pad:
+                strips[-1][1] = max(strips[-1][1], bottom)
+            else:
+                strips.append([top, bottom])
+        # a strip takes in every old line it cuts, so no line is read half
+        grown = True
+        while grown:
+            grown = False
+            for strip in strips:
+                for ln in lines:
+                    if ln.box.top < strip[1] and ln.box.bottom > strip[0] and (ln.box.top < strip[0] or ln.box.bottom > strip[1]):
+                        strip[0], strip[1] = min(strip[0], int(ln.box.top) - 2), max(strip[1], int(ln.box.bottom) + 2)
+                        strip[0], strip[1] = max(0, strip[0]), min(height, strip[1])
+                        grown = True
+        merged: list[tuple[int, int]] = []
+        for top, bottom in sorted(strips):
+            if merged and top <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], bottom))
+            else:
+                merged.append((top, bottom))
+        if sum(b - t for t, b in merged) > self._max_changed * height:
+            return None
+        return merged
+
+    def read(self, image: np.ndarray) -> list[TextLine]:
+        with self._lock:
+            last = self._last
+        strips = None
+        if last is not None and last[0].shape == image.shape:
+            strips = self._changed_strips(last[0], image, last[1])
+        if strips is None:
+            lines = self.backend.read(image)
+            self.reused_rows = 0.0
+        else:
+            assert last is not None
+            lines = [ln for ln in last[1] if not any(ln.box.top < b and ln.box.bottom > t for t, b in strips)]
+            for top, bottom in strips:
+                for ln in self.backend.read(image[top:bottom]):
+                    box = Box(ln.box.left, ln.box.top + top, ln.box.right, ln.box.bottom + top)
+                    lines.append(TextLine(ln.text, box, ln.score))
+            lines.sort(key=lambda ln: (ln.box.top, ln.box.left))
+            self.reused_rows = 1.0 - sum(b - t for t, b in strips) / image.shape[0]
+        with self._lock:
+            self._last = (image.copy(), lines)
+        return lines
