@@ -149,8 +149,11 @@ def _shape_score(shape: str, f: ShapeFeatures) -> float:
     return best
 
 
-def _background_and_mask(patch: np.ndarray, inner: tuple[int, int, int, int]) -> np.ndarray:
-    """Foreground mask of the box region: pixels unlike the colour around the box."""
+def _background_and_mask(patch: np.ndarray, inner: tuple[int, int, int, int], strict: bool = False) -> np.ndarray:
+    """Foreground mask of the box region: pixels unlike the colour around the box.
+    ``strict``: only pixels at least half as far from the background as the glyph's core,
+    so the anti-aliased seams between strokes drawn close together (stacked layers, a
+    dot column) stay gaps."""
     left, top, right, bottom = inner
     ring = np.concatenate(
         [
@@ -165,7 +168,8 @@ def _background_and_mask(patch: np.ndarray, inner: tuple[int, int, int, int]) ->
         ring = np.concatenate([region[0], region[-1], region[:, 0], region[:, -1]])
     background = np.median(ring, axis=0).astype(np.int16)
     diff = np.abs(region - background).max(axis=2)
-    return (diff > 40).astype(np.uint8)
+    floor = max(40.0, 0.5 * float(np.percentile(diff, 97))) if strict else 40.0
+    return (diff > floor).astype(np.uint8)
 
 
 def _glyph_mask(region: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
@@ -289,11 +293,12 @@ class HeuristicRanker:
                 glyph = _glyph_mask(region, mask)
                 if glyph is not None:
                     masks.append(glyph)
+                piece_named = [s for s in shapes if s in PIECE_SHAPES]
+                piece_masks = [*masks, _background_and_mask(patch, inner, strict=True)] if piece_named else []
                 best = 0.0
+                for candidate in piece_masks:
+                    best = max(best, max(piece_shape_score(s, candidate, direction) for s in piece_named))
                 for candidate in masks:
-                    piece_named = [s for s in shapes if s in PIECE_SHAPES]
-                    if piece_named:
-                        best = max(best, max(piece_shape_score(s, candidate, direction) for s in piece_named))
                     features = shape_features(candidate)
                     outline_named = [s for s in shapes if s not in PIECE_SHAPES]
                     if features is not None and outline_named:

@@ -76,7 +76,8 @@ def _bars(pieces: list[Piece]) -> float:
     """Stacked horizontal bars: a menu (three lines), a list, a stack of layers."""
     if not 2 <= len(pieces) <= 4:
         return 0.0
-    flat = float(np.mean([min(1.0, (p.width / max(1.0, p.height)) / 2.5) for p in pieces]))
+    # bars are wide: 1 from 3:1 on, 0 for squares and dots
+    flat = float(np.mean([min(1.0, max(0.0, (p.width / max(1.0, p.height) - 1.2) / 1.8)) for p in pieces]))
     widths = [p.width for p in pieces]
     alike = _near(float(np.std(widths) / max(1.0, np.mean(widths))), 0.0, 0.3)
     count = 1.0 if len(pieces) == 3 else 0.6

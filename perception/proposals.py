@@ -35,9 +35,22 @@ def nms(regions: list[IconRegion], iou: float, *, keep_nested: bool = False) -> 
     unless ``keep_nested``: then both stay, for the ranker to judge each."""
     kept: list[IconRegion] = []
     for region in sorted(regions, key=lambda r: (-r.score, -r.box.area)):
-        if all(region.box.iou(k.box) < iou and (keep_nested or not _same_element(region.box, k.box)) for k in kept):
+        if all(not _suppresses(k.box, region.box, iou, keep_nested) for k in kept):
             kept.append(region)
     return kept
+
+
+def _suppresses(kept: Box, other: Box, iou: float, keep_nested: bool) -> bool:
+    overlap = kept.iou(other)
+    if not keep_nested:
+        return overlap >= iou or _same_element(other, kept)
+    # two of three dots inside the three: both stay, unless they are nearly the same box
+    nested = _same_element(other, kept) or _inside(other, kept) or _inside(kept, other)
+    return overlap >= (max(iou, 0.8) if nested else iou)
+
+
+def _inside(small: Box, big: Box) -> bool:
+    return small.left >= big.left - 1 and small.top >= big.top - 1 and small.right <= big.right + 1 and small.bottom <= big.bottom + 1
 
 
 def filter_icon_boxes(
@@ -50,7 +63,8 @@ def filter_icon_boxes(
     out = []
     for r in regions:
         b = r.box
-        if b.width < min_side or b.height < min_side or b.area > max_area:
+        # a column of three dots is half as wide as other icons: the short side may be half
+        if max(b.width, b.height) < min_side or min(b.width, b.height) < min_side / 2 or b.area > max_area:
             continue
         if max(b.width, b.height) > 4 * min(b.width, b.height):  # bars and dividers
             continue
