@@ -138,7 +138,7 @@ def _inside(point, box, slack: float = 0.0) -> bool:
     return box[0] - slack <= point[0] <= box[2] + slack and box[1] - slack <= point[1] <= box[3] + slack
 
 
-def measure(limit: int | None) -> dict:
+def measure(limit: int | None, save_lines: str | None = None) -> dict:
     import numpy as np
     from PIL import Image
 
@@ -154,6 +154,7 @@ def measure(limit: int | None) -> dict:
     perception.find_text(warm, "warm up")  # load the models outside the timings
     perception.cache.clear()
     results, screen_times, failures = [], [], []
+    seen_lines: dict[str, list] = {}
     for screen, items in screens.items():
         image = np.asarray(Image.open(_image_path(items[0])).convert("RGB"))
         started = time.perf_counter()
@@ -172,6 +173,8 @@ def measure(limit: int | None) -> dict:
                 got = where.point or [c.box.center for c in where.candidates] or where.status.value
                 failures.append(f"{screen}: {item['text'][:40]!r} box {[round(v) for v in item['bbox']]} -> {kind} {got}")
         screen_times.append(time.perf_counter() - started)
+        if save_lines:
+            seen_lines[str(_image_path(items[0]))] = perception.ocr(image)
     run_kinds: dict[str, int] = defaultdict(int)
     run_times, run_failures = [], []
     for shot, target in steps:
@@ -180,8 +183,14 @@ def measure(limit: int | None) -> dict:
         where = perception.find_text(image, target)
         run_times.append(time.perf_counter() - started)
         run_kinds[where.status.value] += 1
+        if save_lines:
+            seen_lines[str(shot)] = perception.ocr(image)
         if where.status not in (LocateStatus.FOUND, LocateStatus.CANDIDATES):
             run_failures.append(f"{shot.relative_to(RUNS)}: {target!r} -> {where.status.value}, closest {where.closest}")
+    if save_lines:  # for looking at misses without OCR again
+        import pickle
+
+        Path(save_lines).write_bytes(pickle.dumps(seen_lines))
     absent = absent_targets(rico_items(), run_steps())
     refused, absent_failures = 0, []
     for source, shot, text in absent:
@@ -218,11 +227,13 @@ def _baseline_tree(rev: str, into: Path) -> Path:
     return into
 
 
-def _child(tree: Path, limit: int | None) -> dict:
+def _child(tree: Path, limit: int | None, save_lines: str | None = None) -> dict:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child"]
     if limit:
         cmd += ["--limit", str(limit)]
+    if save_lines:
+        cmd += ["--save-lines", save_lines]
     proc = subprocess.run(cmd, cwd=tree, env=env, check=True, capture_output=True, text=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -263,11 +274,12 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default=BASELINE, help="git revision to compare with, or 'none'")
     parser.add_argument("--limit", type=int, default=None, help="first N screens / steps only (a quick look)")
+    parser.add_argument("--save-lines", help="pickle the new tree's OCR lines per screenshot to this file")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)))
-        print(json.dumps(measure(args.limit)))
+        print(json.dumps(measure(args.limit, args.save_lines)))
         return 0
     if not (RICO / "targets.json").is_file():
         print("no Rico targets under", RICO, "(set MOBILE_AGENT_REFERENCE)")
@@ -280,7 +292,7 @@ def main(argv: list[str]) -> int:
         for name, tree in order:
             load = os.getloadavg()[0]
             started = time.perf_counter()
-            figures[name] = _child(tree, args.limit)
+            figures[name] = _child(tree, args.limit, args.save_lines if tree == ROOT else None)
             print(f"[{name}: {time.perf_counter() - started:.0f} s, load average at start {load:.2f}]", flush=True)
     for name, fig in figures.items():
         print("\n".join(report(name, fig)))

@@ -130,3 +130,32 @@ def test_text_missing_from_tree_is_found_by_vision_and_tree_off_means_vision(tre
     assert broken.status is LocateStatus.FOUND and broken.backend != "accessibility"
     with pytest.raises(InvalidInputError):
         tree_on.find_text(pixels, "五行分布", hierarchy=42)
+
+
+# --- end to end: the simulated phone over the real adb server --------------------------------
+
+
+@pytest.fixture
+def device(sim_phone, adb_server):
+    from mobile_agent.device import open_device
+    from mobile_agent.settings import AdbSettings
+
+    return open_device(AdbSettings(server_port=adb_server.port, command_timeout_s=20), serial=sim_phone.serial)
+
+
+def test_simulated_phone_tree_over_adb_gives_the_ground_truth_place(sim_phone, device, tree_on) -> None:
+    from mobile_agent.device.hierarchy import dump_hierarchy
+
+    sim_phone.device.shell(["monkey", "-p", "com.android.settings", "-c", "android.intent.category.LAUNCHER", "1"])
+    shot = device.screenshot()
+    dump = dump_hierarchy(device)
+    assert dump.error is None and dump.xml is not None
+    truth = sim_phone.element("Display & brightness")
+    where = tree_on.find_text(shot.pixels, "Display & brightness", hierarchy=dump.xml)
+    assert where.status is LocateStatus.FOUND and where.backend == "accessibility"
+    left, top, right, bottom = truth["box"]
+    assert left <= where.point[0] <= right and top <= where.point[1] <= bottom
+    # the screen turned off: the phone answers its real error, and there is no tree
+    sim_phone.device.shell(["input", "keyevent", "POWER"])
+    off = dump_hierarchy(device)
+    assert off.xml is None and off.error == "ERROR: null root node returned by UiTestAutomationBridge."
