@@ -64,8 +64,10 @@ class TimedLocator:
         finally:
             self._elapsed += time.perf_counter() - start
 
-    def find_text(self, image: np.ndarray, text: str) -> Location:
-        return self._timed(lambda: self.locator.find_text(image, text))
+    def find_text(self, image: np.ndarray, text: str, hierarchy: str | None = None) -> Location:
+        if hierarchy is None:  # a bare Locator takes two arguments
+            return self._timed(lambda: self.locator.find_text(image, text))
+        return self._timed(lambda: self.locator.find_text(image, text, hierarchy))  # type: ignore[call-arg]
 
     def find_icon(self, image: np.ndarray, description: str, position: str | None) -> Location:
         return self._timed(lambda: self.locator.find_icon(image, description, position))

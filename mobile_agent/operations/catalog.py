@@ -8,7 +8,8 @@ JSON schema) comes from the decorator and its parameter model.
 Model mistakes (text not on screen, unknown app) return ``Outcome(ok=False, feedback)``;
 device errors propagate and end the run.
 
-May import: pydantic, perception.types, mobile_agent.errors, the sibling modules.
+May import: pydantic, perception.types, mobile_agent.errors, the sibling modules;
+mobile_agent.device.hierarchy lazily (the accessibility tree, when that setting is on).
 """
 
 from __future__ import annotations
@@ -143,6 +144,18 @@ class WaitParams(BaseModel):
 # --- helpers -----------------------------------------------------------------------------
 
 
+def _find_text(ctx: OperationContext, text: str) -> Location:
+    """``find_text``, given the phone's accessibility tree when ``perception.accessibility``
+    is on (perception trusts it only where it agrees with the screenshot)."""
+    if ctx.settings.perception.accessibility and hasattr(ctx.device, "run"):
+        from mobile_agent.device.hierarchy import dump_hierarchy
+
+        xml = dump_hierarchy(ctx.device).xml  # type: ignore[arg-type]
+        if xml:
+            return ctx.locator.find_text(ctx.screenshot.pixels, text, xml)  # type: ignore[call-arg]
+    return ctx.locator.find_text(ctx.screenshot.pixels, text)
+
+
 def _tap_location(ctx: OperationContext, loc: Location, *, long_press: bool = False) -> Outcome:
     """Tap (or long-press) what the locator found; candidates go through ``ctx.choose``."""
     point: tuple[int, int] | None = None
@@ -211,7 +224,7 @@ def open_app(params: AppParams, ctx: OperationContext) -> Outcome:
     aliases=("click", "tap", "tap text", "click on text", "press text"),
 )
 def click_text(params: TextParams, ctx: OperationContext) -> Outcome:
-    return _tap_location(ctx, ctx.locator.find_text(ctx.screenshot.pixels, params.text))
+    return _tap_location(ctx, _find_text(ctx, params.text))
 
 
 @operation(
@@ -234,7 +247,7 @@ def click_icon(params: IconParams, ctx: OperationContext) -> Outcome:
     aliases=("long click", "long tap", "press and hold", "long press text"),
 )
 def long_press(params: TextParams, ctx: OperationContext) -> Outcome:
-    return _tap_location(ctx, ctx.locator.find_text(ctx.screenshot.pixels, params.text), long_press=True)
+    return _tap_location(ctx, _find_text(ctx, params.text), long_press=True)
 
 
 @operation(
