@@ -197,7 +197,8 @@ def _screencap(phone: Phone, args: list[str]) -> CommandResult:
     warning = b""
     if display is None and phone.profile.extra_displays:  # AOSP screencap.cpp: several displays, no -d
         warning = render(phone, "screencap_multi_display_warning").encode()
-    elif display is not None and display != phone.profile.physical_id:
+    elif display is not None and phone.profile.extra_displays and display != phone.profile.physical_id:
+        # (a phone with one display captures it whatever -d says, as the simulator always did)
         other = next((d for d in phone.profile.extra_displays if d.physical_id == display), None)
         if other is None:
             return fail("Capturing failed.\n", 1)  # AOSP screencap.cpp: no such display to capture

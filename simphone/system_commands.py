@@ -131,7 +131,8 @@ def _ime(phone: Phone, args: list[str]) -> CommandResult:
         shown = installed if "-a" in args else phone.enabled_imes
         if "-s" in args:
             return ok("".join(f"{i}\n" for i in shown))
-        return ok("".join(f"{i}:\n  mId={i} mSettingsActivity=null\n" for i in shown))
+        # the head of each InputMethodInfo dump, as appium-adb test/unit/general-commands.spec.ts@8eea1a8 quotes it
+        return ok("".join(f"{i}:\n  mId={i} mSettingsActivityName=null\n" for i in shown))
     if verb in ("set", "enable", "disable") and len(args) > 1:
         ime = args[-1]
         if ime not in installed:
