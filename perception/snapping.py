@@ -178,7 +178,7 @@ class DriftTracker:
         """``snap_point`` after taking the learned drift off ``point``; then this tap votes."""
         drift = self.offset()
         self.observe(point, targets, max_distance)
-        if drift is None or math.hypot(drift[0], drift[1]) < self.tolerance:
+        if drift is None or math.hypot(drift[0], drift[1]) < self.tolerance / 4:  # no habit worth correcting
             return snap_point(point, targets, max_distance=max_distance, **kwargs)
         dx, dy, taps = drift
         corrected = (int(round(point[0] - dx)), int(round(point[1] - dy)))
