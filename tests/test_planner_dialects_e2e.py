@@ -89,3 +89,34 @@ def test_drift_is_snapped_onto_the_meant_element(adb_server, sim_phone, llm_serv
     assert phone.dark_mode
     moved = [s for s in result.steps if s.snap and s.snap["moved"]]
     assert moved and all(s.snap["reason"] for s in moved)
+
+
+@pytest.mark.parametrize(
+    ("model", "dialect", "space"),
+    [("qwen3-vl:8b", "mobile_use", "grid"), ("autoglm-phone-9b", "autoglm", "grid")],
+)
+def test_a_note_typed_through_a_grounded_dialect(
+    adb_server, sim_phone, llm_server, tmp_path, model, dialect, space
+):  # noqa: F811
+    """Mobile-Eval notes-1: an icon without text, typing, Back twice to save."""
+    phone = sim_phone.phone
+    task = _task("notes-1")
+    lines = [line.split("||")[0].strip() for line in task.reference_lines()]
+    llm_server.model = model
+    llm_server.script(
+        [],
+        default=GroundingModel(dialect, space, lines, phone.ground_truth, screen=(phone.width, phone.height)),
+    )
+    settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server)
+    result = Agent(settings.with_overrides({"planner.model": model})).run(task.instruction)
+    assert result.status is RunStatus.COMPLETED, result.reason
+    notes = phone.state()["apps"]["com.google.android.keep"]["notes"]
+    assert any("New note" in (n.get("title", "") + n.get("body", "")) for n in notes), notes
+    assert [s.operation_name for s in result.steps] == [
+        "open_app",
+        "tap_point",
+        "type",
+        "press_key",
+        "press_key",
+        "finished",
+    ]
