@@ -157,6 +157,24 @@ def _start_elsewhere(device: Any) -> None:
     environment.PhoneEnvironment.reset = reset  # type: ignore[method-assign]
 
 
+def _solutions(tasks: list[Any], adb: Any, serial: str) -> dict[str, list[str]]:
+    """Each task's instruction → its reference solution then Stop, with the values that
+    come from the phone's state (today's date…) read as the runner reads them."""
+    from eval.mobile_eval.app_validators import derive
+    from eval.mobile_eval.environment import PhoneEnvironment
+    from mobile_agent.device import open_device
+
+    environment = PhoneEnvironment(open_device(adb, serial))
+    solutions = {}
+    for task in tasks:
+        values: dict[str, str] = {}
+        if task.derived:
+            environment.reset(seed=0, apps=task.apps)
+            values = derive(task.derived, environment.read_state())
+        solutions[task.render(values)] = [*task.reference_script(values).splitlines(), "Stop"]
+    return solutions
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latency", type=float, default=2.0, help="seconds per model call (default 2)")
@@ -170,11 +188,11 @@ def main(argv: list[str] | None = None) -> int:
     tasks = load_tasks()
     if args.limit:
         tasks = tasks[: args.limit]
-    solutions = {task.render({}): [*task.reference_script().splitlines(), "Stop"] for task in tasks}
     out = Path(tempfile.mkdtemp(prefix="bench-replay-"))
     results: list[dict[str, Any]] = []
     with private_adb_server() as rig, served_phones(1) as (serials, _), \
             served_phones(1, width=720, height=1600, density=320) as (other_serials, _):
+        solutions = _solutions(tasks, AdbSettings(server_port=rig.port), serials[0])
         def settings_for(serial: str) -> Settings:
             return Settings(
                 adb=AdbSettings(server_port=rig.port, serial=serial),

@@ -139,7 +139,7 @@ class Agent:
                 output_dir=Path(output_dir) if output_dir is not None else None,
                 cancel=cancel,
             )
-            body.learn(result)
+            body.finish(result)
             return result
         finally:
             self._running.release()
@@ -197,8 +197,9 @@ class PlannedRun:
         self._device = self.agent.open_device()
         return self._device
 
-    def learn(self, result: RunResult) -> None:
-        """After the run: the plan cache keeps what worked (when it is on)."""
+    def finish(self, result: RunResult) -> None:
+        """After the run: no OCR left running, and the plan cache keeps what worked (when on)."""
+        self.locator.join_prefetches()
         if self._replay is not None:
             plan_id = self._replay.learn(result)
             if plan_id is not None:

@@ -52,6 +52,8 @@ class TimedLocator:
         self.locator = locator
         self._drift: DriftTracker | None = None  # a grounded model's habit (perception.snapping)
         self._elapsed = 0.0
+        self._lock = threading.Lock()
+        self._prefetches: list[threading.Timer] = []
 
     def untimed(self) -> Locator:
         """The locator itself (for work outside the steps' timings, such as masking)."""
@@ -106,10 +108,21 @@ class TimedLocator:
             except Exception:  # noqa: BLE001 - the lookup that needs it raises it properly
                 pass
 
+        # not a daemon: an interpreter that exits while onnxruntime runs aborts the process
         timer = threading.Timer(delay_s, run)
-        timer.name, timer.daemon = "perception-prefetch", True
+        timer.name = "perception-prefetch"
         timer.start()
+        with self._lock:
+            self._prefetches = [t for t in self._prefetches if t.is_alive()] + [timer]
         return timer
+
+    def join_prefetches(self) -> None:
+        """Wait for the OCR started by ``prefetch`` (at the end of a run, so that none
+        outlives it)."""
+        with self._lock:
+            pending, self._prefetches = self._prefetches, []
+        for timer in pending:
+            timer.join()
 
     def take_ms(self) -> float:
         """Milliseconds spent since the last call."""
