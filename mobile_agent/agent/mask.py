@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from rapidfuzz import fuzz
 
+from mobile_agent.operations.context import Locator
 from perception.text_match import fold
 
 __all__ = ["ScreenSecretMasker"]
@@ -38,7 +38,7 @@ def _norm(text: str) -> str:
 class ScreenSecretMasker:
     """``mask(pixels) -> pixels`` with secret text lines blacked out (a copy when any)."""
 
-    def __init__(self, secrets: list[str], locator: Callable[[], Any]) -> None:
+    def __init__(self, secrets: list[str], locator: Callable[[], Locator]) -> None:
         self._secrets = [s for s in (_norm(x) for x in secrets) if len(s) >= 3]
         self._locator = locator
 

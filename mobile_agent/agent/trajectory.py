@@ -149,10 +149,10 @@ class TrajectoryWriter:
         self._submit(self._write_annotated, pixels, record, self.folder / name)
         return name
 
-    def _submit(self, fn: Any, *args: Any) -> None:
+    def _submit(self, fn: Callable[..., None], *args: Any) -> None:
         self._pending.append(self._pool.submit(fn, *args))
 
-    def after_files(self, fn: Any, *args: Any) -> None:
+    def after_files(self, fn: Callable[..., None], *args: Any) -> None:
         """Run ``fn`` once every image queued so far is on disk (events that name them)."""
         self._submit(fn, *args)
 

@@ -28,6 +28,7 @@ import numpy as np
 import openai
 
 from mobile_agent.errors import OperationError, PlannerError, PlannerResponseError, PlannerUnreachableError
+from mobile_agent.operations.context import ScreenshotLike
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import REGISTRY, OperationRegistry, parse_action
 from mobile_agent.planner.dialects import PaperDialect, dialect_for
@@ -46,7 +47,10 @@ from mobile_agent.planner.types import CompletionVerdict, PlanReply, PlanRequest
 from mobile_agent.settings import PlannerSettings
 from perception.types import Box, Candidate, Location
 
-__all__ = ["Planner", "cap_reply", "load_prompt"]
+__all__ = ["Planner", "Picture", "cap_reply", "load_prompt"]
+
+# what the planner shows the model: a captured frame (``.pixels``) or an RGB array
+Picture = ScreenshotLike | np.ndarray
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +106,7 @@ class Planner:
         ] = []  # (frame, long side or size, encoding), newest first
         # how the model is prompted and read: the settings' dialect, or the one its name calls for
         if registry is not None:
-            self.dialect: Any = PaperDialect()
+            self.dialect: Any = PaperDialect()  # PaperDialect is no full Dialect: plan_messages speaks it
             self.profile = PAPER
         else:
             self.dialect, self.profile = dialect_for(settings)
@@ -179,7 +183,7 @@ class Planner:
                 self.image_warning = warning
                 log.warning("%s", warning)
 
-    def viewport(self, screenshot: Any) -> Viewport:
+    def viewport(self, screenshot: Picture) -> Viewport:
         """The frame as this planner's dialect sees it: screen size, image size, coordinate space."""
         height, width = pixels_of(screenshot).shape[:2]
         return viewport_for(width, height, self.dialect.image_rule(self.profile.image), self.dialect.space)
@@ -238,7 +242,7 @@ class Planner:
         return [{"role": "system", "content": system}, {"role": "user", "content": content}]
 
     def choose_candidate(
-        self, instruction: str, location: Location, screenshot: Any | None = None
+        self, instruction: str, location: Location, screenshot: Picture | None = None
     ) -> int | None:
         """Which of ``location.candidates`` to tap: the crops go to the model with their
         numbers; a bad answer is asked again once, then None. The usage of these calls
@@ -285,7 +289,7 @@ class Planner:
         return None
 
     def check_completion(
-        self, instruction: str, history: Sequence[str], screenshot: Any
+        self, instruction: str, history: Sequence[str], screenshot: Picture
     ) -> CompletionVerdict:
         """A separate call: is the instruction complete on the current screen? A grounded
         dialect's model (UI-TARS, mobile_use, AutoGLM) is not asked a paper-style verdict it
@@ -362,7 +366,7 @@ class Planner:
     def _last_tool_calls(self) -> tuple[dict[str, Any], ...]:
         return tuple(getattr(self._local, "tool_calls", ()))
 
-    def _crop_of(self, cand: Candidate, screenshot: Any | None) -> np.ndarray | None:
+    def _crop_of(self, cand: Candidate, screenshot: Picture | None) -> np.ndarray | None:
         if cand.crop is not None:
             return cand.crop
         if screenshot is None:
