@@ -14,7 +14,7 @@ import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -49,7 +49,7 @@ class FrameCache:
                 if frame is not None and kind in frame:
                     self._frames.move_to_end(key)
                     self.hits += 1
-                    return frame[kind]
+                    return cast(T, frame[kind])  # what compute() gave for this kind
                 pending = self._pending.get((key, kind))
                 if pending is None:
                     pending = self._pending[(key, kind)] = threading.Event()

@@ -33,7 +33,8 @@ def candidate_crop(image: np.ndarray, box: Box, margin: float) -> np.ndarray:
         _BOX_COLOUR,
         thickness,
     )
-    return crop
+    framed: np.ndarray = crop
+    return framed
 
 
 def numbered_candidates(

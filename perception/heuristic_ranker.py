@@ -169,7 +169,8 @@ def _background_and_mask(patch: np.ndarray, inner: tuple[int, int, int, int], st
     background = np.median(ring, axis=0).astype(np.int16)
     diff = np.abs(region - background).max(axis=2)
     floor = max(40.0, 0.5 * float(np.percentile(diff, 97))) if strict else 40.0
-    return (diff > floor).astype(np.uint8)
+    mask: np.ndarray = (diff > floor).astype(np.uint8)
+    return mask
 
 
 def _glyph_mask(region: np.ndarray, mask: np.ndarray) -> np.ndarray | None:

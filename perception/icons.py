@@ -124,8 +124,8 @@ class IconLocator:
         if self._choose()[0] == "grounding-dino":
             key = ("grounding-dino", c.grounding_dino_path, c.compute_device, c.half_precision, c.allow_hub_downloads)
             return shared(key, lambda: ml.GroundingDinoDetector(c))
-        key = ("groundingdino-py", c.groundingdino_py_checkpoint, c.groundingdino_py_config, c.compute_device)
-        return shared(key, lambda: ml.GroundingDinoPyDetector(c))
+        py_key = ("groundingdino-py", c.groundingdino_py_checkpoint, c.groundingdino_py_config, c.compute_device)
+        return shared(py_key, lambda: ml.GroundingDinoPyDetector(c))
 
     def _ranker(self) -> Ranker:
         if self._choose()[1] == "clip":

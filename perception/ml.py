@@ -373,7 +373,8 @@ class ClipRanker(_TorchModel):
         image_features = image_features / image_features.norm(dim=-1, keepdim=True).clamp_min(1e-6)
         text_features = text_features / text_features.norm(dim=-1, keepdim=True).clamp_min(1e-6)
         similarity = (image_features @ text_features.T).squeeze(1)
-        return similarity.cpu().tolist()
+        scores: list[float] = similarity.cpu().tolist()
+        return scores
 
     def describe(self) -> str:
         return f"clip ({self.config.clip_model}, {self.config.clip_checkpoint}, {self.device}, {self.precision})"

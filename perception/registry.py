@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 __all__ = ["loaded_keys", "shared"]
 
@@ -23,7 +23,7 @@ def shared(key: Hashable, factory: Callable[[], T]) -> T:
     """The object for ``key``, built by ``factory`` on first use (once, even under threads)."""
     value = _models.get(key)
     if value is not None:
-        return value
+        return cast(T, value)  # what factory built for this key
     with _guard:
         lock = _locks.setdefault(key, threading.Lock())
     with lock:
@@ -31,7 +31,7 @@ def shared(key: Hashable, factory: Callable[[], T]) -> T:
         if value is None:
             value = factory()
             _models[key] = value
-        return value
+        return cast(T, value)
 
 
 def loaded_keys() -> list[Hashable]:

@@ -23,7 +23,7 @@ _DEFAULT_PORT = 5037
 _LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "adb",
         help="run the adb that mobile-agent uses (the adbutils wheel's, or adb.adb_path): mobile-agent adb devices",

@@ -20,7 +20,7 @@ from mobile_agent.errors import ConfigError
 __all__ = ["register"]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "cache",
         help="the plan cache: list, show or clear the plans that replay without the model",

@@ -11,7 +11,7 @@ from mobile_agent.errors import DeviceError
 from mobile_agent.settings import load_settings
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("devices", help="list attached phones (serial, state, model, screen size)")
     parser.add_argument("--json", action="store_true", help="print a JSON list")
     parser.add_argument(

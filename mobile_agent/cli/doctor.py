@@ -30,7 +30,7 @@ class Check:
     fix: str | None = None
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "doctor", help="check adb, devices, ADB Keyboard, perception and the planner endpoint"
     )

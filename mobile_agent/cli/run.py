@@ -59,7 +59,7 @@ chat-completions endpoint that accepts images, for example:
 (or pass --base-url / --api-key / --model), or run a script of operations with --script FILE."""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "run",
         help="carry out an instruction on a phone (or run a script of operations)",

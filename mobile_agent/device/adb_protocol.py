@@ -246,7 +246,7 @@ class AdbHost:
             size = width * height * bpp
             buf = np.empty(max(size + 4, len(extra)), dtype=np.uint8)
             buf[: len(extra)] = np.frombuffer(extra, dtype=np.uint8)
-            view = memoryview(buf)
+            view = memoryview(buf.data)
             got = len(extra)
             while got < len(buf):
                 n = sock.recv_into(view[got:], len(buf) - got)

@@ -32,6 +32,7 @@ from mobile_agent.device.displays import (
 from mobile_agent.device.keyboard import AdbKeyboardSession
 from mobile_agent.device.packages import AppCommands
 from mobile_agent.device.parsing import (
+    LauncherApp,
     current_screen_size,
     parse_density,
     parse_locked,
@@ -154,7 +155,7 @@ class Device(AppCommands):
         self._features: frozenset[str] | None = None
         self._raw_failures = 0
         self._display: tuple[float, DisplayTarget | None] | None = None
-        self._launcher_cache: tuple[float, list] | None = None
+        self._launcher_cache: tuple[float, list[LauncherApp]] | None = None
 
     def __repr__(self) -> str:
         return f"Device({self.serial!r})"

@@ -34,7 +34,7 @@ class AppCommands:
     ``_launcher_cache`` attribute (set by ``Device.__init__``)."""
 
     serial: str
-    _launcher_cache: tuple[float, list] | None
+    _launcher_cache: tuple[float, list[LauncherApp]] | None
 
     if TYPE_CHECKING:  # provided by Device
 
@@ -48,7 +48,7 @@ class AppCommands:
         out = self.check(["pm", "list", "packages"])
         return sorted({ln[8:].strip() for ln in out.splitlines() if ln.startswith("package:")})
 
-    def launcher_apps(self, *, max_age_s: float = 0.0) -> list:
+    def launcher_apps(self, *, max_age_s: float = 0.0) -> list[LauncherApp]:
         """The launcher activities (``LauncherApp``; real phones print no labels here).
 
         ``cmd package query-activities`` (Android 7+); where that is missing (old builds

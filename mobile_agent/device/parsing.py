@@ -120,7 +120,7 @@ _VIEWPORT_RE = re.compile(
 def parse_input_viewports(text: str) -> list[InputViewport]:
     """Every distinct viewport of ``dumpsys input`` (the same one is printed once per
     touch device)."""
-    seen: dict[tuple, InputViewport] = {}
+    seen: dict[tuple[object, ...], InputViewport] = {}
     for m in _VIEWPORT_RE.finditer(text):
         orientation = int(m.group(2))
         orientation = orientation // 90 if orientation >= 90 else orientation % 4
@@ -266,8 +266,8 @@ def parse_launcher_activities(text: str) -> list[LauncherApp]:
         line = line.strip()
         match = re.match(r"^([A-Za-z][\w.]*)/([\w.$]+)(?:\s+(?:label=)?(.*))?$", line)
         if match:
-            label = (match.group(3) or "").strip() or None
-            apps.append(LauncherApp(match.group(1), match.group(2), label))
+            shown = (match.group(3) or "").strip() or None
+            apps.append(LauncherApp(match.group(1), match.group(2), shown))
     return apps
 
 

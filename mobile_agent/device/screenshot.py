@@ -77,7 +77,8 @@ class Screenshot:
     def thumbnail(self, step: int = 8) -> np.ndarray:
         """Every ``step``-th pixel as int16 grey (cheap frame comparison)."""
         px = self.pixels[::step, ::step]
-        return (px[..., 0].astype(np.int16) + px[..., 1] + px[..., 2]) // 3
+        grey: np.ndarray = (px[..., 0].astype(np.int16) + px[..., 1] + px[..., 2]) // 3
+        return grey
 
 
 def decode_framebuffer(width: int, height: int, fmt: int, data: np.ndarray, serial: str | None = None) -> np.ndarray:

@@ -250,7 +250,7 @@ def connect(address: str, settings: AdbSettings, *, _ensure: bool = True) -> str
         ensure_server(settings)
     client = adbutils.AdbClient(settings.server_host, settings.server_port, socket_timeout=settings.command_timeout_s)
     try:
-        answer = client.connect(address, timeout=settings.command_timeout_s)
+        answer: str = client.connect(address, timeout=settings.command_timeout_s)
         if answer.startswith("already connected") and _state_of(client, address) == "offline":
             # adb keeps an address it once knew listed as offline and answers "already
             # connected" for it: only a fresh connect says whether the phone is there.

@@ -98,17 +98,17 @@ class ScreenSearch:
                 return found
         device.key("home")
         self._settle()
-        frame = self._swipe_page(None, 0.5, 0.9, 0.5, 0.3)  # opens the app drawer
-        if frame is not None:
-            found = self._find(frame, where="in the app drawer")
+        drawer = self._swipe_page(None, 0.5, 0.9, 0.5, 0.3)  # opens the app drawer
+        if drawer is not None:
+            found = self._find(drawer, where="in the app drawer")
             if found:
                 return found
             for _ in range(_MAX_DRAWER_SCROLLS):
-                moved = self._swipe_page(frame, 0.5, 0.75, 0.5, 0.3)
+                moved = self._swipe_page(drawer, 0.5, 0.75, 0.5, 0.3)
                 if moved is None:
                     break
-                frame = moved
-                found = self._find(frame, where="in the app drawer")
+                drawer = moved
+                found = self._find(drawer, where="in the app drawer")
                 if found:
                     return found
         device.key("home")
@@ -153,4 +153,4 @@ def _difference(a: np.ndarray, b: np.ndarray, step: int = 8, threshold: int = 8)
         return 1.0
     ta = a[::step, ::step].astype(np.int16).sum(axis=2) // 3
     tb = b[::step, ::step].astype(np.int16).sum(axis=2) // 3
-    return float(np.count_nonzero(np.abs(ta - tb) > threshold)) / ta.size
+    return float(np.count_nonzero(np.abs(ta - tb) > threshold)) / float(ta.size)
