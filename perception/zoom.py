@@ -13,7 +13,7 @@ May import: numpy, OpenCV, the standard library, ``perception.*``.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import cv2
 import numpy as np
@@ -37,7 +37,7 @@ def is_short_target(target: str) -> bool:
 
 
 def zoom_regions(lines: list[TextLine], target: str, image_size: tuple[int, int],
-                 empty_widgets: list[Box] = ()) -> list[Box]:  # fmt: skip
+                 empty_widgets: Sequence[Box] = ()) -> list[Box]:  # fmt: skip
     """Boxes worth a second look for ``target``: lines holding its characters inside
     longer text, then text-free widgets about one text line high."""
     width, height = image_size

@@ -134,9 +134,10 @@ def snap_tap(ctx: OperationContext, x: int, y: int) -> Snap | None:
     max_distance = planner.snap_max_distance * height
     learning = getattr(ctx.locator, "snap", None)
     if learning is not None:  # the run's locator: learns the model's drift over the taps
-        return learning(
+        learned: Snap | None = learning(
             (x, y), ctx.screenshot.pixels, max_distance=max_distance, drift_tolerance=DRIFT_TOLERANCE * height
         )
+        return learned
     finder = getattr(ctx.locator, "snap_targets", None)
     if finder is None:
         return None
