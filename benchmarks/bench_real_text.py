@@ -17,7 +17,10 @@ The current tree and a baseline tree (``--baseline REV``, default the commit bef
 work, extracted with ``git archive``) run the same items, each in its own process, one
 after the other; figures are printed side by side with the load average.
 
-Run: ``python benchmarks/bench_real_text.py [--baseline REV|none] [--limit N]`` or
+4. Speed of the next frame after a small change (simulated phone): OCR reusing the
+   unchanged rows vs a full read, in one process.
+
+Run: ``python benchmarks/bench_real_text.py [--baseline REV|none] [--limit N] [--part all|accuracy|speed]`` or
 ``python -m benchmarks real_text``. Data: ``../shared/reference`` from the repo root,
 or ``MOBILE_AGENT_REFERENCE=/path/to/reference``. Prints figures; exits 0.
 """
@@ -214,6 +217,50 @@ def measure(limit: int | None, save_lines: str | None = None) -> dict:
     }
 
 
+def frame_sequence_speed(repeat: int = 3) -> dict:
+    """Full-screen OCR of a new frame vs the next frame of a step that changed a little
+    (Airplane mode switched on the simulated phone's Settings), with and without reusing the
+    unchanged rows; one process, interleaved."""
+    import numpy as np
+
+    from perception import Perception, PerceptionConfig
+
+    try:
+        from simphone import Phone
+    except ImportError:
+        return {}
+    phone = Phone()
+    phone.run(["monkey", "-p", "com.android.settings", "-c", "android.intent.category.LAUNCHER", "1"])
+    first = np.asarray(phone.screenshot().convert("RGB"))
+    toggle = next(e for e in phone.ground_truth() if e["description"].startswith("Airplane mode switch"))["box"]
+    phone.run(["input", "tap", str((toggle[0] + toggle[2]) // 2), str((toggle[1] + toggle[3]) // 2)])
+    second = np.asarray(phone.screenshot().convert("RGB"))
+    out: dict[str, list[float]] = {"reuse": [], "full": []}
+    configs = {"reuse": PerceptionConfig(compute_device="cpu"),
+               "full": PerceptionConfig(compute_device="cpu", ocr_reuse_unchanged=False)}  # fmt: skip
+    engines = {name: Perception(config) for name, config in configs.items()}
+    for perception in engines.values():
+        perception.find_text(first, "warm up")
+    for _ in range(repeat):
+        for name, perception in engines.items():
+            perception.cache.clear()
+            perception.find_text(first, "Bluetooth")  # the step's first frame
+            started = time.perf_counter()
+            perception.find_text(second, "Bluetooth")  # the next step's frame
+            out[name].append(time.perf_counter() - started)
+    changed = float(np.mean(np.any(first != second, axis=(1, 2))))
+    return {"reuse": statistics.median(out["reuse"]), "full": statistics.median(out["full"]), "changed_rows": changed}
+
+
+def print_speed() -> None:
+    load = os.getloadavg()[0]
+    seq = frame_sequence_speed()
+    if seq:
+        print(f"next frame after a small change ({seq['changed_rows']:.1%} of rows changed, load average {load:.1f}): "
+              f"OCR with unchanged rows reused {seq['reuse']:.3f} s vs full read {seq['full']:.3f} s "
+              f"= {seq['full'] / seq['reuse']:.1f}x faster (medians of 3)")  # fmt: skip
+
+
 # --- the parent: run both trees, print side by side ---------------------------------------
 
 
@@ -275,11 +322,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--baseline", default=BASELINE, help="git revision to compare with, or 'none'")
     parser.add_argument("--limit", type=int, default=None, help="first N screens / steps only (a quick look)")
     parser.add_argument("--save-lines", help="pickle the new tree's OCR lines per screenshot to this file")
+    parser.add_argument("--part", choices=["all", "accuracy", "speed"], default="all")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)))
         print(json.dumps(measure(args.limit, args.save_lines)))
+        return 0
+    if args.part == "speed":
+        print_speed()
         return 0
     if not (RICO / "targets.json").is_file():
         print("no Rico targets under", RICO, "(set MOBILE_AGENT_REFERENCE)")
@@ -297,6 +348,8 @@ def main(argv: list[str]) -> int:
     for name, fig in figures.items():
         print("\n".join(report(name, fig)))
     new = figures["new (this tree)"]
+    if args.part == "all":
+        print_speed()
     print("new tree, Rico failures:")
     for line in new["failures"]:
         print("  ", line)

@@ -19,7 +19,7 @@ from rapidfuzz import fuzz
 from perception.accessibility import AccessibilityNode, parse_uiautomator_dump, text_lines, tree_fits_image
 from perception.errors import InvalidInputError
 from perception.text_match import TIER_PARTIAL, fold, match_text
-from perception.types import Location, LocateStatus, TextLine
+from perception.types import LocateStatus, Location, TextLine
 
 __all__ = ["node_shows_text", "tree_location"]
 
