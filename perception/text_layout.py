@@ -31,7 +31,8 @@ _SYSTEM_WORDS = (
 def names_system_control(target: str) -> bool:
     """Whether the request itself is about the system bars (then they stay searchable)."""
     lowered = target.casefold()
-    return any(word in lowered for word in _SYSTEM_WORDS)
+    # the clock's or the battery's own text ("09:41", "85%") names the bar's content
+    return any(word in lowered for word in _SYSTEM_WORDS) or bool(_CLOCK.match(target.strip()))
 
 
 def status_bar_bottom(lines: list[TextLine], height: int) -> float:
