@@ -16,11 +16,14 @@ Goals (issue 20): right tap or among candidates >= 80%, right tap >= 50%, wrong 
 Backends measured on the same targets:
 
 - ``cpu``: OpenCV proposals + the heuristic ranker (the path every machine has);
+- ``cpu+tree``: the same with the accessibility source on, fed each screen's own Rico view
+  hierarchy (converted to ``AccessibilityNode``s). Optimistic: the targets were taken from
+  those very nodes, so their content-desc is always there and always in sync;
 - ``ml``: Grounding DINO + CLIP, when weights are configured with ``--grounding-dino PATH``
   and ``--clip-checkpoint FILE`` (``--clip-model`` names the architecture); otherwise it
   prints "skipped: no weights".
 
-Run: ``python benchmarks/bench_real_icons.py [--backend cpu|ml|all] [--verbose]`` or
+Run: ``python benchmarks/bench_real_icons.py [--backend cpu|ml|all] [--tree] [--verbose]`` or
 ``python -m benchmarks real_icons``. Prints figures; exits 0 (goals are reported, not asserted).
 """
 
@@ -40,7 +43,8 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from perception import LocateStatus, Perception, PerceptionConfig  # noqa: E402
+from perception import Box, LocateStatus, Perception, PerceptionConfig  # noqa: E402
+from perception.accessibility import AccessibilityNode  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 TARGETS = REPO / "benchmarks" / "data" / "rico_icon_targets.json"
@@ -77,13 +81,42 @@ def outcome(where, box: list[int]) -> str:
     return "not found"
 
 
-def run(perception: Perception, images_root: Path, items: list[dict]) -> Tally:
+def rico_nodes(hierarchy_path: Path, width: int) -> list[AccessibilityNode]:
+    """A Rico view hierarchy (1440-wide space) as accessibility nodes in screenshot pixels."""
+    scale = width / 1440
+    root = json.loads(hierarchy_path.read_text())["activity"]["root"]
+    nodes: list[AccessibilityNode] = []
+
+    def walk(node: dict | None, depth: int) -> None:
+        if node is None:
+            return
+        left, top, right, bottom = (v * scale for v in node["bounds"])
+        desc = node.get("content-desc")
+        desc = desc[0] if isinstance(desc, list) else desc
+        if node.get("visible-to-user") and right > left and bottom > top:
+            nodes.append(AccessibilityNode(
+                text=node.get("text") or "", content_desc=desc or "", resource_id=node.get("resource-id") or "",
+                class_name=node.get("class") or "", package=node.get("package") or "",
+                clickable=bool(node.get("clickable")), enabled=bool(node.get("enabled", True)), password=False,
+                bounds=Box(left, top, right, bottom), depth=depth,
+            ))  # fmt: skip
+        for child in node.get("children") or []:
+            walk(child, depth + 1)
+
+    walk(root, 0)
+    return nodes
+
+
+def run(perception: Perception, images_root: Path, items: list[dict], tree: bool = False) -> Tally:
     tally = Tally()
     seen: set[str] = set()
     for item in items:
         image = np.asarray(Image.open(images_root / item["image"]).convert("RGB"))
         started = time.perf_counter()
-        where = perception.find_icon(image, item["description"], item["position"])
+        hierarchy = None
+        if tree:
+            hierarchy = rico_nodes((images_root / item["image"]).with_suffix(".hierarchy.json"), image.shape[1])
+        where = perception.find_icon(image, item["description"], item["position"], hierarchy)
         took = time.perf_counter() - started
         (tally.cached_frame if item["image"] in seen else tally.new_frame).append(took)
         seen.add(item["image"])
@@ -136,6 +169,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--grounding-dino", help="local Grounding DINO folder (transformers format)")
     parser.add_argument("--clip-checkpoint", help="local open_clip checkpoint file")
     parser.add_argument("--clip-model", default="ViT-B-32")
+    parser.add_argument("--tree", action="store_true", help="also run the CPU path with the accessibility source on")
     parser.add_argument("--verbose", action="store_true", help="print every target that was not a right tap")
     args = parser.parse_args(argv)
     images_root, items = load_targets(args.targets)
@@ -147,6 +181,11 @@ def main(argv: list[str]) -> int:
     if args.backend in ("cpu", "all"):
         cpu = Perception(PerceptionConfig(detector="proposals", ranker="heuristic", compute_device="cpu", cache_size=64))
         report("cpu (OpenCV proposals + heuristic ranker)", run(cpu, images_root, items), args.verbose)
+    if args.backend in ("cpu", "all") and args.tree:
+        tree = Perception(PerceptionConfig(detector="proposals", ranker="heuristic", compute_device="cpu",
+                                           cache_size=64, accessibility=True))  # fmt: skip
+        report("cpu + accessibility tree (the screens' own Rico hierarchies; optimistic)",
+               run(tree, images_root, items, tree=True), args.verbose)  # fmt: skip
     if args.backend in ("ml", "all"):
         config = ml_config(args)
         if config is None:

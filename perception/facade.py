@@ -16,6 +16,7 @@ import numpy as np
 from perception.cache import FrameCache, frame_key
 from perception.config import PerceptionConfig
 from perception.errors import InvalidInputError
+from perception.icon_tree import icon_nodes
 from perception.icons import IconLocator
 from perception.ocr import OcrBackend, ReusingReader, make_ocr_backend
 from perception.proposals import propose_ui_elements
@@ -135,14 +136,22 @@ class Perception:
 
         return self._cache.get_or_compute(key, "empty-widgets", run)
 
-    def find_icon(self, image: np.ndarray, description: str, position: str | None = None) -> Location:
+    def find_icon(
+        self, image: np.ndarray, description: str, position: str | None = None, hierarchy: object = None
+    ) -> Location:
+        """Where the icon ``description`` is. ``hierarchy`` (as for ``find_text``): a node whose
+        content-desc agrees with the description, over a proposal the pixels allow, wins
+        when ``config.accessibility`` is on."""
         image = check_image(image)
         target = _check_target(description, "description")
         if position is not None and not isinstance(position, str):
             raise InvalidInputError(f"position must be a string or None, got {position!r}", backend="input")
         key = frame_key(image)
         icons = self._icon_locator()
-        return icons.locate(image, key, target, position or None)
+        nodes = None
+        if hierarchy is not None and self.config.accessibility:
+            nodes = icon_nodes(hierarchy, image.shape[1], image.shape[0])
+        return icons.locate(image, key, target, position or None, nodes)
 
     def snap_targets(self, image: np.ndarray) -> list[SnapTarget]:
         """What a grounded model's tap may be snapped to (``perception.snapping``): the OCR

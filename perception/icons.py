@@ -27,10 +27,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from perception.accessibility import AccessibilityNode
 from perception.cache import FrameCache
 from perception.config import PerceptionConfig
 from perception.crops import numbered_candidates
 from perception.heuristic_ranker import HeuristicRanker
+from perception.icon_tree import tree_votes
 from perception.position import UnknownPositionError, parse_position
 from perception.proposals import filter_icon_boxes, nms, propose_ui_elements
 from perception.registry import shared
@@ -47,6 +49,11 @@ _HEURISTIC_FLOOR = 0.25
 _HEURISTIC_MARGIN = 0.08
 # how much "nearest the named edge" adds to a ranker's score (0..1 scale)
 _POSITION_WEIGHT = 0.06
+# the accessibility tree's vote: what it adds, the largest node that counts as a control
+# (share of the screen), and how close to the best pixel score a backed box must be
+_TREE_WEIGHT = 0.5
+_TREE_NODE_AREA = 0.06
+_TREE_PIXEL_SHARE = 0.5
 # proposals kept per frame before the place filters (a photo gives hundreds of blobs)
 _PROPOSAL_LIMIT = 400
 
@@ -188,6 +195,23 @@ class IconLocator:
 
         return self._cache.get_or_compute(key, f"icons:{detector_name}", detect)
 
+    @staticmethod
+    def _tree_vote(
+        nodes: list[AccessibilityNode], description: str, boxes: list[Box], scores: list[float], ranker: Ranker, area: float
+    ) -> set[int]:
+        """Add the tree's agreement to the scores (in place) where the pixels do not
+        disagree: the proposal must not be ruled out by the pixel ranker when that ranker
+        understood the description. Returns the boxes the tree backed."""
+        votes = tree_votes(nodes, description, boxes, max_node_area=_TREE_NODE_AREA * area)
+        understood = ranker.name != "heuristic" or ranker.understands(description)
+        top = max(scores)
+        backed = set()
+        for i, vote in enumerate(votes):
+            if vote > 0 and (not understood or scores[i] >= _TREE_PIXEL_SHARE * top):
+                scores[i] += _TREE_WEIGHT * vote
+                backed.add(i)
+        return backed
+
     def _app_area(self, image: np.ndarray, key: str) -> AppArea:
         def find() -> AppArea:
             # words, not a navigation glyph OCR read as "<" or "O"
@@ -197,7 +221,16 @@ class IconLocator:
 
         return self._cache.get_or_compute(key, "app-area", find)
 
-    def locate(self, image: np.ndarray, key: str, description: str, position: str | None) -> Location:
+    def locate(
+        self,
+        image: np.ndarray,
+        key: str,
+        description: str,
+        position: str | None,
+        nodes: list[AccessibilityNode] | None = None,
+    ) -> Location:
+        """``nodes``: the accessibility tree's named nodes for this frame (``perception.icon_tree``),
+        or None: a node whose name agrees with the description lifts the proposal inside it."""
         backend = "+".join(self._choose()[:2])
         try:
             where = parse_position(position)
@@ -224,13 +257,14 @@ class IconLocator:
         started = time.perf_counter()
         boxes = [r.box for r in regions]
         scores = ranker.score(image, boxes, description, [r.score for r in regions])
+        tree_backed = self._tree_vote(nodes, description, boxes, scores, ranker, width * height) if nodes else set()
         if where is not None:  # among look-alikes, the one nearest the named edge
             scores = [s + _POSITION_WEIGHT * where.closeness(b, width, height, span) for s, b in zip(scores, boxes, strict=True)]
         self._timings["rank"] = time.perf_counter() - started
         order = sorted(range(len(regions)), key=lambda i: -scores[i])
         best = order[0]
         if ranker.name == "heuristic":
-            understood = ranker.understands(description) and scores[best] >= _HEURISTIC_FLOOR
+            understood = (ranker.understands(description) and scores[best] >= _HEURISTIC_FLOOR) or best in tree_backed
             # boxes the heuristic cannot tell apart from the best go to the planner to choose
             close = [i for i in order if scores[i] >= scores[best] - _HEURISTIC_MARGIN] if understood else order
         else:

@@ -19,6 +19,7 @@ import pytest
 from PIL import Image, ImageDraw
 
 from perception import Box, LocateStatus, Perception, PerceptionConfig, TextLine
+from perception.accessibility import AccessibilityNode
 from perception.cache import FrameCache
 from perception.icon_vocabulary import read_icon_words
 from perception.icons import IconLocator
@@ -261,3 +262,47 @@ def test_real_rico_screens(image: str, description: str) -> None:
         pixels, item["description"], item["position"]
     )
     assert_tapped(where, Box(*item["box"]))
+
+
+# --- the accessibility tree's vote ----------------------------------------------------------
+
+
+def node(desc: str, box: Box, rid: str = "") -> AccessibilityNode:
+    return AccessibilityNode(text="", content_desc=desc, resource_id=rid, class_name="android.widget.ImageButton",
+                             package="com.example", clickable=True, enabled=True, password=False, bounds=box, depth=3)  # fmt: skip
+
+
+def two_look_alikes() -> tuple[np.ndarray, Box, Box]:
+    s = Screen()
+    left = s.three_dots(900, STATUS + 74, (255, 255, 255))
+    right = s.three_dots(1030, STATUS + 74, (255, 255, 255))
+    s.rect((0, H - NAV - 4, W, H - NAV), (200, 200, 200))  # the tree's root spans the screen
+    return s.array(), left, right
+
+
+def test_content_desc_that_agrees_with_the_pixels_wins() -> None:
+    image, left, right = two_look_alikes()
+    tree = [node("", Box(0, 0, W, H)), node("Sort", left.expand(20, 20, W, H)), node("More options", right.expand(10, 10, W, H))]
+    perception = Perception(PerceptionConfig(detector="proposals", ranker="heuristic", compute_device="cpu", accessibility=True))
+    # "three dots" on the left one in pixels is as good as on the right one; the tree names the right one
+    assert perception.find_icon(image, "three vertical dots", "top").status is LocateStatus.CANDIDATES
+    assert_tapped(perception.find_icon(image, "three vertical dots", "top", tree), right)
+    # a description with no shape word the ranker knows: the tree's word decides
+    assert_tapped(perception.find_icon(image, "sort", "top", tree), left)
+
+
+def test_tree_cannot_place_a_tap_where_nothing_fits() -> None:
+    image, left, right = two_look_alikes()
+    # a stale tree: "Search" names the empty middle of the toolbar
+    tree = [node("", Box(0, 0, W, H)), node("Search", Box(400, STATUS, 560, STATUS + 147))]
+    perception = Perception(PerceptionConfig(detector="proposals", ranker="heuristic", compute_device="cpu", accessibility=True))
+    where = perception.find_icon(image, "magnifying glass", "top", tree)
+    points = [where.point] if where.point else [c.box.center for c in where.candidates]
+    assert not any(400 <= x <= 560 and STATUS <= y <= STATUS + 147 for x, y in points), points
+
+
+def test_tree_is_ignored_unless_the_accessibility_source_is_on() -> None:
+    image, left, right = two_look_alikes()
+    tree = [node("", Box(0, 0, W, H)), node("Sort", left.expand(20, 20, W, H))]
+    off = Perception(PerceptionConfig(detector="proposals", ranker="heuristic", compute_device="cpu"))
+    assert off.find_icon(image, "sort", "top", tree).status is not LocateStatus.FOUND
