@@ -99,14 +99,18 @@ def _is_text(box: Box, lines: list[TextLine]) -> bool:
     return not all(_beside_label(box, line) for line in covering)
 
 
-def _components(edges: np.ndarray, radius: int) -> list[tuple[int, int, int, int, int]]:
-    """(x, y, w, h, pixels) of each blob of the edge map grown by ``radius``, less the growth."""
+def _components(edges: np.ndarray, radius: int, min_side: float, max_area: float) -> list[tuple[int, int, int, int, int]]:
+    """(x, y, w, h, pixels) of each blob of the edge map grown by ``radius``, less the
+    growth, that could be an icon (sizes at this scale: specks and panels are dropped here,
+    in numpy, since a photo gives thousands of blobs)."""
     grown = cv2.dilate(edges, np.ones((2 * radius + 1, 2 * radius + 1), np.uint8)) if radius else edges
     count, _, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
-    out = []
-    for x, y, w, h, pixels in stats[1:count]:
-        out.append((x + radius, y + radius, w - 2 * radius, h - 2 * radius, pixels))
-    return out
+    stats = stats[1:count].astype(np.int64)
+    stats[:, 0:2] += radius
+    stats[:, 2:4] -= 2 * radius
+    w, h = stats[:, 2], stats[:, 3]
+    keep = (np.maximum(w, h) >= min_side) & (np.minimum(w, h) >= min_side / 2) & (w * h <= max_area)
+    return [tuple(int(v) for v in row) for row in stats[keep]]  # type: ignore[misc]
 
 
 def propose_ui_elements(
@@ -135,16 +139,21 @@ def propose_ui_elements(
     # OCR also "reads" icons (a blue square as "M", a glyph as "A"): only confident lines of
     # two or more characters count as text to remove.
     text = [line for line in text_lines if line.score >= 0.7 and len(line.text.strip()) >= 2]
+    min_side = max(6.0, min_side_fraction * min(width, height))
+    max_area = max_area_fraction * width * height
     regions: list[IconRegion] = []
     seen: set[tuple[int, int, int, int]] = set()
     # grouping radii: ~1 dp joins a dot column, ~2 dp the bars of a menu icon; a larger
     # one alone would also swallow a progress line or a divider touching the icon
     for radius in sorted({1, max(2, int(round(1.1 * dp))), max(2, int(round(2.2 * dp)))}):
-        for x, y, w, h, pixels in _components(edges, radius):
+        for x, y, w, h, pixels in _components(edges, radius, min_side * scale, max_area * scale * scale):
             if w <= 0 or h <= 0 or (x, y, w, h) in seen:
                 continue
             seen.add((x, y, w, h))
             box = Box(x / scale, y / scale, (x + w) / scale, (y + h) / scale)
+            # specks and panels go before the costlier text test (a photo has thousands of blobs)
+            if max(box.width, box.height) < min_side or min(box.width, box.height) < min_side / 2 or box.area > max_area:
+                continue
             if _is_text(box, text):
                 continue
             # a compact icon is square and full of edges; a panel's outline is long and empty
