@@ -56,12 +56,15 @@ def _content_words(text: str) -> set[str]:
 
 
 def _agreement(node: AccessibilityNode, shapes: set[str], words: set[str]) -> float:
-    name = node.content_desc.strip() or node.resource_id.split("/")[-1].replace("_", " ")
-    if not name:
-        return 0.0
-    if shapes and shapes & set(read_icon_words(name).shapes):
-        return 1.0
-    return 0.8 if words & _content_words(name) else 0.0
+    desc = node.content_desc.strip()
+    if desc:
+        if shapes and shapes & set(read_icon_words(desc).shapes):
+            return 1.0
+        return 0.8 if words & _content_words(desc) else 0.0
+    # a resource id is a developer's name ("drawer_item_icon" is an item of the drawer, not
+    # its button): only a shared word counts, not the shape vocabulary
+    name = node.resource_id.split("/")[-1].replace("_", " ")
+    return 0.6 if words & _content_words(name) else 0.0
 
 
 def tree_votes(nodes: list[AccessibilityNode], description: str, boxes: list[Box], max_node_area: float) -> list[float]:
