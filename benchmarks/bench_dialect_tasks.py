@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.rig import ADB_PORT, private_adb_server, served_phones  # noqa: E402  (sets the adb port first)
+from eval.mobile_eval.errors import TaskDataError  # noqa: E402
 from eval.mobile_eval.runner import EvalConfig, SuiteRunner  # noqa: E402
 from eval.mobile_eval.schema import load_tasks  # noqa: E402
 from mobile_agent.device import open_device  # noqa: E402
@@ -51,7 +52,7 @@ MODELS = [
 def _playable(task) -> list[str] | None:
     try:
         lines = task.reference_lines()
-    except (KeyError, ValueError):
+    except (KeyError, ValueError, TaskDataError):
         return None
     return [line.split("||")[0].strip() for line in lines]
 
