@@ -11,7 +11,7 @@ state by the task's validator.
 Tasks whose reference needs run-time values (``{address}``) are left out and counted;
 where a reference line offers alternatives (``A || B``) the first is played.
 
-Run: ``python benchmarks/bench_dialect_tasks.py [--apps Settings,Notes] [--drift 3]``
+Run: ``python benchmarks/bench_dialect_tasks.py [--apps Settings,Notes] [--tasks settings-2,notes-1] [--drift 3]``
 or ``python -m benchmarks dialect_tasks``. Prints figures; exits 0.
 """
 
@@ -57,11 +57,11 @@ def _playable(task) -> list[str] | None:
     return [line.split("||")[0].strip() for line in lines]
 
 
-def run(apps: list[str] | None, drift: float) -> None:
+def run(apps: list[str] | None, drift: float, task_ids: list[str] | None = None, skip_models: int = 0) -> None:
     # the scripted server counts 765 prompt tokens an image, not Qwen's one per 28x28 patch:
     # the planner's image-size warning would fire on every task
     logging.getLogger("mobile_agent.planner.client").setLevel(logging.ERROR)
-    tasks = [t for t in load_tasks() if not apps or t.app in apps]
+    tasks = [t for t in load_tasks() if (not apps or t.app in apps) and (not task_ids or t.id in task_ids)]
     playable = [(t, _playable(t)) for t in tasks]
     skipped = [t.id for t, lines in playable if lines is None]
     playable = [(t, lines) for t, lines in playable if lines is not None]
@@ -73,7 +73,7 @@ def run(apps: list[str] | None, drift: float) -> None:
     with private_adb_server(), served_phones(1) as (serials, phones), ScriptedLLMServer() as llm:
         phone = phones[0]
         device = open_device(AdbSettings(server_port=ADB_PORT), serials[0])
-        for label, model, setting in MODELS:
+        for label, model, setting in MODELS[skip_models:]:
             dialect, profile = dialect_for(PlannerSettings(model=model, dialect=setting))
             folder = Path(tempfile.mkdtemp(prefix="bench-dialect-tasks-"))
             llm.model = model
@@ -111,8 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--apps", default="", help="only these apps (comma-separated, as in the task files)")
     parser.add_argument("--drift", type=float, default=0.0, help="vertical drift, %% of the screen height")
+    parser.add_argument("--tasks", default="", help="only these task ids (comma-separated)")
+    parser.add_argument("--skip-models", type=int, default=0, help="start at the N-th model of the list")
     args = parser.parse_args(argv)
-    run([a.strip() for a in args.apps.split(",") if a.strip()] or None, args.drift)
+    tasks = [t.strip() for t in args.tasks.split(",") if t.strip()] or None
+    run([a.strip() for a in args.apps.split(",") if a.strip()] or None, args.drift, tasks, args.skip_models)
     return 0
 
 
