@@ -227,6 +227,18 @@ def _cut_matches(lines: list[TextLine], target: str) -> list[TextMatch]:
         head = target[: len(kept)]
         if head == kept or (len(kept) >= 6 and fuzz.ratio(head, kept) >= 85):
             found.append(TextMatch(line, line.box, TIER_FUZZY, 0.8 + 0.2 * len(kept) / len(target)))
+            continue
+        # a title wrapped over two lines and cut on the second ("Frankieiz12" / "Black Ho...")
+        for upper in lines:
+            a, b = upper.box, line.box
+            above = 0 < b.top - a.top and -0.3 * a.height <= b.top - a.bottom <= 1.2 * a.height
+            if upper is line or not above or min(a.right, b.right) - max(a.left, b.left) <= 0:
+                continue
+            both = _fold_full(upper.text).compact + kept
+            if len(both) < len(target) and target.startswith(both) and len(_fold_full(upper.text).compact) >= 2:
+                union = Box(min(a.left, b.left), a.top, max(a.right, b.right), b.bottom)
+                joined = TextLine(f"{upper.text} {line.text}", union, min(upper.score, line.score))
+                found.append(TextMatch(joined, union, TIER_FUZZY, 0.8 + 0.2 * len(both) / len(target)))
     return found
 
 
@@ -264,7 +276,14 @@ def _partial_matches(lines: list[TextLine], wanted: _Folded) -> list[TextMatch]:
     for line in lines:
         folded = _fold_full(line.text)
         compact = folded.compact
-        if len(compact) < 4 or len(compact) < 0.5 * len(t) or len(compact) >= len(t):
+        if len(compact) < 4 or len(compact) >= len(t):
+            continue
+        # a long field cut by its own edge (a URL bar shows the URL's start): a prefix of
+        # a dozen characters is telling even when it is under half of the target
+        if len(compact) >= 12 and t.startswith(compact):
+            found.append(TextMatch(line, line.box, TIER_PARTIAL, len(compact) / len(t)))
+            continue
+        if len(compact) < 0.5 * len(t):
             continue
         inside = set(folded.spaced.split()) <= words or t.startswith(compact)
         if inside or fuzz.token_set_ratio(wanted.spaced, folded.spaced) >= 90:

@@ -49,6 +49,14 @@ def test_ellipsized_text_matches_the_full_title() -> None:
     assert match_text(lines, "Best of 2023 (Taylor's Version)", SIZE, 0.25)[0].tier == TIER_FUZZY
     dots = [line("Notifications and sta...", 40, 900, 600, 950)]
     assert locate_text(blank(), dots, "Notifications and status bar", **KW).status is LocateStatus.FOUND
+    # wrapped over two lines and cut on the second
+    wrapped = [line("Frankieiz12", 46, 102, 128, 122), line("Black Ho...", 44, 117, 128, 140)]
+    where = locate_text(blank(), wrapped, "Frankieiz12 Black Hoodie With XL Arms", **KW)
+    assert where.status is LocateStatus.FOUND and where.box == Box(44, 102, 128, 140)
+    # a URL bar shows the start of a long URL, cut by the field's edge (no ellipsis)
+    url = [line("https://www.walmart.com/sear", 126, 103, 818, 162), line("Walmart", 402, 219, 618, 282)]
+    where = locate_text(blank(), url, "https://www.walmart.com/search/?query=cereal&cat_id=976759&typeahead=cere", **KW)
+    assert where.status is LocateStatus.CANDIDATES and where.candidates[0].text.startswith("https://www.walmart")
     # the kept part must start the target: another title cut the same way is not it
     assert locate_text(blank(), [line("Best of 2021 (Ed…", 40, 900, 600, 950)], "Best of 2023 (Taylor's Version)",
                        **KW).status is LocateStatus.NOT_FOUND  # fmt: skip
