@@ -58,6 +58,9 @@ def without_status_bar(lines: list[TextLine], height: int, target: str) -> list[
 def _stacked_in_one_tile(upper: Box, lower: Box) -> bool:
     """``upper`` sits centred over ``lower``, close above it (a logo's lettering over its label)."""
     wide = max(upper.width, lower.width, 1.0)
+    tall = max(upper.height, lower.height, 1.0)
+    if abs(upper.height - lower.height) <= 0.15 * tall and abs(upper.left - lower.left) <= 0.5 * tall:
+        return False  # same size, same left edge: two rows of a list, not lettering over a label
     centred = abs((upper.left + upper.right) / 2 - (lower.left + lower.right) / 2) <= 0.2 * wide + 4
     gap = lower.top - upper.bottom
     return centred and -0.1 * lower.height <= gap <= 2.5 * max(upper.height, lower.height)

@@ -36,6 +36,9 @@ def test_app_tile_with_its_name_in_the_logo_taps_the_label() -> None:
     other = line("Maps", 460, 800, 560, 840)
     where = locate_text(blank(), [clock(), logo, label, other], "Spotify", **KW)
     assert where.status is LocateStatus.FOUND and label.box.contains(*where.point)
+    # two rows of a list (same size, same left edge, close together) are not a tile
+    two_rows = [line("Partly cloudy", 441, 1373, 718, 1429), line("Partly cloudy", 441, 1504, 716, 1560)]
+    assert locate_text(blank(), two_rows, "Partly cloudy", **KW).status is LocateStatus.CANDIDATES
     # the same word in three rows of a list is a list, not a tile: all three are offered
     rows = [line("Spotify", 100, 500 + 200 * i, 300, 540 + 200 * i) for i in range(3)]
     assert locate_text(blank(), rows, "Spotify", **KW).status is LocateStatus.CANDIDATES
