@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mobile_agent.apps.apk_labels import ApkLabelCache
-from mobile_agent.apps.names import alias_packages, heuristic_matches, normalize_name
+from mobile_agent.apps.names import alias_packages, heuristic_matches, normalize_name, package_tokens
 from mobile_agent.device.parsing import LauncherApp, match_label
 
 __all__ = ["AppResolution", "AppResolver", "resolver_for"]
@@ -134,8 +134,6 @@ class AppResolver:
 def _clearly_first(best: list[str]) -> bool:
     """Among full matches, the one with the fewest name parts is what the label names
     (``Maps`` is ``com.google.android.apps.maps``, not ``com.example.maps.offline``)."""
-    from mobile_agent.apps.names import package_tokens
-
     sizes = sorted(len(package_tokens(p)) for p in best)
     return len(sizes) == 1 or sizes[0] < sizes[1]
 
