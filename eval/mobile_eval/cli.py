@@ -93,7 +93,7 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
     from eval.mobile_eval.report import write_reports
     from eval.mobile_eval.runner import EvalConfig, SuiteRunner
     from eval.mobile_eval.schema import load_tasks, select_tasks
-    from mobile_agent.errors import DeviceNotFoundError, MultipleDevicesError, NoDeviceError
+    from mobile_agent.errors import DeviceNotFoundError, MultipleDevicesError
     from mobile_agent.settings import load_settings
 
     settings = load_settings(args.config, {
@@ -132,7 +132,7 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         devices = open_devices(settings, args.device)
-    except (MultipleDevicesError, DeviceNotFoundError, NoDeviceError) as exc:
+    except (MultipleDevicesError, DeviceNotFoundError) as exc:  # no phone at all: an error (3), said by main
         print(f"mobile-agent eval: {exc.message}", file=sys.stderr)
         return EXIT_USAGE
     config = EvalConfig(output_dir=args.output, mode=mode, label=label, seed=args.seed, params=params,
