@@ -116,6 +116,7 @@ def test_screen_state_and_lock(phone_and_device) -> None:
 
 def test_current_app_and_launch_app(phone_and_device) -> None:
     phone, device = phone_and_device
+    assert device.current_app() == LAUNCHER  # behind a lock screen too: never NotificationShade / StatusBar
     _unlock(phone, device)
     assert device.current_app() == LAUNCHER
     device.launch_app("com.android.settings")
