@@ -312,3 +312,10 @@ def test_run_cli_with_cache_replays_the_second_time(adb_server, sim_phone, llm_s
     assert second.stdout.count("(replayed, no model call)") == 4
     assert len(llm_server.chat_requests) == requests_before
     assert sim_phone.phone.dark_mode
+
+
+def test_cached_coordinate_operations_parse_again():
+    from mobile_agent.replay.replayer import parse_cached
+
+    assert parse_cached("Press key (back)").name == "press_key"
+    assert parse_cached("Click text (Display)").name == "click_text"

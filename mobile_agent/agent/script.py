@@ -38,6 +38,7 @@ from mobile_agent.agent.session import EventCallback, RunSession, carry_out
 from mobile_agent.agent.step import StepDraft, StepEnd
 from mobile_agent.errors import OperationError, OperationParseError, UnknownOperationError
 from mobile_agent.operations.context import AgentDevice, Locator
+from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import REGISTRY, parse_action
 from mobile_agent.settings import Settings
@@ -75,7 +76,27 @@ def _parse_line(number: int, text: str) -> ScriptLine:
                 f"and Click icon, not to {action.text!r}",
                 operation=action.name,
             )
-    return ScriptLine(number, text, parse_action(f"Action: {text}"))
+    return ScriptLine(number, text, _script_action(text))
+
+
+# "Tap (540, 1200)": two numbers are a point on the screen, not a text to look for
+_POINT_RE = re.compile(r"^\s*(\d{1,5})\s*[,，]\s*(\d{1,5})\s*$")
+_POINT_FORMS = {"click_text": "Tap point", "long_press": "Long press point"}
+
+
+def _script_action(text: str) -> ParsedAction:
+    """A script line's operation: the paper's operations, the coordinate operations
+    (``Tap point (X, Y)``, ``Swipe points (…)``…), and a tap or long press whose text is
+    two numbers read as the point it names."""
+    try:
+        action = parse_action(f"Action: {text}")
+    except UnknownOperationError:
+        return parse_action(f"Action: {text}", COORDINATE_REGISTRY)
+    point_form = _POINT_FORMS.get(action.name)
+    point = _POINT_RE.match(str(action.params.model_dump().get("text") or "")) if point_form else None
+    if point_form is None or point is None:
+        return action
+    return parse_action(f"Action: {point_form} ({point.group(1)}, {point.group(2)})", COORDINATE_REGISTRY)
 
 
 def parse_script(script_text: str) -> list[ScriptLine]:

@@ -38,8 +38,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mobile_agent.errors import ConfigError
+from mobile_agent.errors import ConfigError, UnknownOperationError
 from mobile_agent.operations.context import Locator, ScreenshotLike
+from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import parse_action
 from mobile_agent.planner.protocol import PlannerLike
@@ -92,6 +93,15 @@ def _pixels(screenshot: object) -> np.ndarray:
     if not isinstance(pixels, np.ndarray):
         raise TypeError(f"expected a screenshot or an RGB array, got {type(screenshot).__name__}")
     return pixels
+
+
+def parse_cached(action: str) -> ParsedAction:
+    """A cached step's canonical text: one of the paper's operations, or of the coordinate
+    operations a grounded dialect answered with (a key, Finished…)."""
+    try:
+        return parse_action(action)
+    except UnknownOperationError:
+        return parse_action(action, COORDINATE_REGISTRY)
 
 
 def _replayable(operation: dict[str, Any]) -> bool:
@@ -157,7 +167,7 @@ class ReplayingPlanner:
 
     def parse(self, reply: PlanReply) -> ParsedAction:
         if getattr(reply, "source", "model") == REPLAY_SOURCE:
-            action = parse_action(reply.action_text)
+            action = parse_cached(reply.action_text)
         else:
             action = self._inner_planner().parse(reply)
         if self._seen:
@@ -288,7 +298,7 @@ class ReplayingPlanner:
 
     def _target_missing(self, action: str, pixels: np.ndarray) -> str | None:
         try:
-            parsed = parse_action(action)
+            parsed = parse_cached(action)
             text = str(parsed.params.model_dump().get("text") or "")
         except Exception as exc:  # a cached action that no longer parses: the model decides
             return f"the cached action {action!r} does not parse any more: {exc}"
