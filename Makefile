@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch + torchvision pinned to the builds that pip finds on these machines' disk
 TORCH_PINS ?= torch==2.14.1 torchvision==0.29.1
 
-.PHONY: demo test typecheck venv install install-ml install-dev browser fonts lint bench clean
+.PHONY: demo test typecheck venv install install-ml install-dev browser fonts postgres lint bench clean
 
 # pip's own progress (Collecting … / Downloading …) is shown for the large installs: the dev
 # environment downloads torch and friends, minutes the first time, and silence looked hung.
@@ -49,12 +49,20 @@ fonts:
 	    { DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-wqy-zenhei >/dev/null; }; } || \
 	  echo "fonts-wqy-zenhei not installed: CJK text on the simulated phone draws as boxes"
 
+# Debian's PostgreSQL server binaries for the farm tests (tests/pg_fixtures.py starts a throwaway
+# cluster with them; no system service is used). Skipped tests say so where it cannot be installed.
+postgres:
+	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null 2>&1 || \
+	    { DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null; }; } || \
+	  echo "postgresql not installed: the farm tests will be skipped"
+
 # Sets up and runs the main job on the simulated phone.
 demo: install
 	$(BIN)/python scripts/quickstart.py
 
 # Sets up and passes the tests.
-test: install-dev browser fonts typecheck
+test: install-dev browser fonts postgres typecheck
 	@echo "==> running the test suite"
 	$(BIN)/python -m pytest -q
 

@@ -26,7 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--host", help="listen address (default: server.host, 127.0.0.1)")
     parser.add_argument("--port", type=int, help="listen port (default: server.port, 8000)")
     parser.add_argument("--token-file", type=Path, help="file holding the API token (first line)")
-    parser.add_argument("--database-url", help="SQLAlchemy URL (default: sqlite under runs/)")
+    parser.add_argument("--database-url", "--database", dest="database_url",
+                        help="SQLAlchemy URL: sqlite:///path (default: sqlite under runs/) or postgresql://user@host/db")
     parser.add_argument("--runs-dir", type=Path, help="where trajectories go (default: agent.output_dir)")
     parser.add_argument(
         "--device", action="append", default=None, metavar="SERIAL", help="drive only this phone (repeatable)"

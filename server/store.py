@@ -405,6 +405,11 @@ def _make_engine(url: str) -> Engine:
             f"server.database_url {url!r} is not a database URL (sqlite:///path or postgresql+psycopg://…)",
             setting="server.database_url",
         ) from exc
+    if parsed.drivername in ("postgresql", "postgres"):
+        # a plain postgresql:// (libpq's own form) means psycopg 3, the driver of the postgres
+        # extra; SQLAlchemy's default for it would be psycopg2, which nothing installs
+        parsed = parsed.set(drivername="postgresql+psycopg")
+        url = parsed.render_as_string(hide_password=False)
     try:
         return _engine(url, parsed)
     except (sa.exc.ArgumentError, ImportError) as exc:  # NoSuchModuleError is an ArgumentError
