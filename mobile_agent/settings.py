@@ -37,6 +37,7 @@ __all__ = [
     "AdbSettings",
     "AgentSettings",
     "CacheSettings",
+    "FarmSettings",
     "PerceptionSettings",
     "PlannerSettings",
     "ServerSettings",
@@ -198,6 +199,20 @@ class ServerSettings(BaseModel):
     )
 
 
+class FarmSettings(BaseModel):
+    """Many hosts, one queue (``mobile-agent worker`` on each host, ``serve --farm``; docs/farm.md)."""
+
+    model_config = _SECTION
+
+    enabled: bool = Field(False, description="serve: hold no phone, queue tasks for the hosts' workers")
+    host: str = Field("", max_length=100, description="this worker's host name; default: the machine's hostname")
+    labels: dict[str, str] = Field(default_factory=dict, description="labels of this host's phones, e.g. lab = \"berlin\"")
+    heartbeat_s: float = Field(5.0, gt=0, description="how often a worker says it is alive")
+    host_timeout_s: float = Field(30.0, gt=0, description="a host silent this long is lost; its running tasks end")
+    retries: int = Field(0, ge=0, le=10, description="default: times a task whose host died is run again")
+    poll_s: float = Field(0.5, gt=0, description="a phone's worker looks for a job at least this often")
+
+
 class Settings(BaseSettings):
     """Everything configurable, validated once."""
 
@@ -215,6 +230,7 @@ class Settings(BaseSettings):
     agent: AgentSettings = Field(default_factory=AgentSettings)
     cache: CacheSettings = Field(default_factory=CacheSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    farm: FarmSettings = Field(default_factory=FarmSettings)
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -210,6 +210,9 @@ def create_app(
     """The service. ``runner`` and ``device_source`` default to the real agent and adb."""
     check_exposure(settings)
     check_database_url(settings.server.database_url)
+    if settings.farm.enabled and not settings.server.database_url.startswith(("postgresql", "postgres:")):
+        raise ConfigError("farm.enabled (serve --farm) needs a PostgreSQL server.database_url: the farm's queue "
+                          "lives there", setting="server.database_url")
     from server.api import cache, dashboard, devices, ops, tasks
 
     metrics = Metrics()
@@ -219,7 +222,9 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state = _build_state(settings, runner, device_source, metrics, token or None)
         app.state.service = state
-        interrupted = await asyncio.to_thread(state.store.interrupt_running, instance=state.store.instance)
+        # a farm's API server runs nothing (and may share its hostname with a worker's)
+        interrupted = [] if settings.farm.enabled else await asyncio.to_thread(
+            state.store.interrupt_running, instance=state.store.instance)
         for task_id in interrupted:
             log.warning("task %s was running when the server stopped: now interrupted", task_id)
         await asyncio.to_thread(state.pool.refresh)
@@ -299,20 +304,25 @@ def _build_state(
 ) -> ServiceState:
     instance = settings.server.instance_id or socket.gethostname()
     store = TaskStore(settings.server.database_url, instance=instance)
-    pool = DevicePool(device_source or AdbDeviceSource(settings), allow=settings.server.devices)
     runner = runner or AgentTaskRunner(settings)
     hub = EventHub()
     runs_dir = Path(settings.agent.output_dir).resolve()
-    scheduler = Scheduler(
-        store,
-        pool,
-        runner,
-        runs_dir=runs_dir,
-        max_workers=settings.server.workers,
-        refresh_interval_s=settings.server.device_refresh_s,
-        notify=hub.notify,
-        metrics=metrics,
-    )
+    if settings.farm.enabled:  # the phones are the worker hosts' (server/farm, docs/farm.md)
+        from server.farm.service import build_farm
+
+        pool, scheduler = build_farm(settings, store, hub.notify, metrics)
+    else:
+        pool = DevicePool(device_source or AdbDeviceSource(settings), allow=settings.server.devices)
+        scheduler = Scheduler(
+            store,
+            pool,
+            runner,
+            runs_dir=runs_dir,
+            max_workers=settings.server.workers,
+            refresh_interval_s=settings.server.device_refresh_s,
+            notify=hub.notify,
+            metrics=metrics,
+        )
     return ServiceState(
         settings=settings,
         store=store,

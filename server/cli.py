@@ -33,6 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--device", action="append", default=None, metavar="SERIAL", help="drive only this phone (repeatable)"
     )
     parser.add_argument("--no-preload", action="store_true", help="load perception models on first use")
+    parser.add_argument("--farm", action="store_true", default=None,
+                        help="hold no phone: queue tasks for `mobile-agent worker` hosts (PostgreSQL; docs/farm.md)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     parser.set_defaults(func=run)
 
@@ -53,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
             "server.database_url": args.database_url,
             "server.devices": args.device,
             "server.preload_perception": False if args.no_preload else None,
+            "farm.enabled": args.farm,
             "agent.output_dir": str(args.runs_dir) if args.runs_dir else None,
         },
     )

@@ -114,6 +114,16 @@ class Scheduler:
 
     # --- requests ------------------------------------------------------------------
 
+    def submit(self, task: TaskRow) -> None:
+        """A task was stored as queued: the loop looks at the queue now."""
+        self.wake()
+
+    def route_refusal(self, device: str, options: dict[str, Any]) -> str | None:
+        """Routing by host, labels or properties is the farm's (server/farm); here a serial or any."""
+        if options.get("host") or options.get("requires") or options.get("labels"):
+            return "routing by host, labels or properties needs the farm (serve --farm with `mobile-agent worker`)"
+        return None
+
     def cancel(self, task_id: int) -> bool:
         """True if the task was queued (now cancelled) or running (now stopping).
 

@@ -3,7 +3,7 @@
 Limits that depend on settings (instruction length, max_steps) are checked by the
 route against ``Settings.server``; the static ones are here.
 
-May import: pydantic, the standard library.
+May import: pydantic, the standard library, ``server.farm.routing`` (standard library only).
 """
 
 from __future__ import annotations
@@ -58,6 +58,14 @@ class TaskCreate(BaseModel):
     cache: bool | None = Field(
         None, description="replay a cached plan of this instruction without the model, and cache this run's (cache.enabled)"
     )
+    # routing on a farm (docs/farm.md): every part given must hold for the phone
+    host: str | None = Field(None, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._\-]+$",
+                             description="run on a phone of this worker host")
+    requires: list[str] | None = Field(
+        None, max_length=20, description='properties the phone must have: "android>=13", "profile=tablet", "lab=berlin"'
+    )
+    labels: dict[str, str] | None = Field(None, max_length=20, description="labels the phone's host must have")
+    retries: int | None = Field(None, ge=0, le=10, description="times to run again if the host dies mid-run (farm)")
 
     @model_validator(mode="after")
     def _instruction_or_script(self) -> TaskCreate:
@@ -88,6 +96,26 @@ class TaskCreate(BaseModel):
     def _device_is_serial(cls, value: str) -> str:
         if value != "any" and not _SERIAL.match(value):
             raise ValueError('device must be "any" or an adb serial')
+        return value
+
+    @field_validator("requires")
+    @classmethod
+    def _requirements_parse(cls, value: list[str] | None) -> list[str] | None:
+        from server.farm.routing import Requirement, RouteError
+
+        for text in value or []:
+            try:
+                Requirement.parse(text)
+            except RouteError as exc:
+                raise ValueError(str(exc)) from exc
+        return value
+
+    @field_validator("labels")
+    @classmethod
+    def _labels_parse(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        for key, label in (value or {}).items():
+            if not re.match(r"^[A-Za-z][A-Za-z0-9_.\-]{0,63}$", key) or not re.match(r"^\S{1,200}$", label):
+                raise ValueError(f"label {key}={label!r}: keys are words, values have no spaces")
         return value
 
     @field_validator("base_url")
@@ -124,6 +152,7 @@ class TaskPublic(BaseModel):
     queued_s: float | None = Field(None, description="time between submission and start")
     run_s: float | None = Field(None, description="time between start and finish")
     links: dict[str, str] = Field(default_factory=dict)
+    waiting_reason: str | None = Field(None, description="why a queued task has not started (farm)")
 
 
 class TaskListPublic(BaseModel):
@@ -150,6 +179,8 @@ class DevicePublic(BaseModel):
     busy: bool
     current_task: int | None
     screenshot_url: str
+    host: str | None = Field(None, description="the worker host the phone is attached to (farm)")
+    properties: dict[str, str] | None = Field(None, description="model, android, sdk, profile, labels (farm)")
 
 
 class DeviceListPublic(BaseModel):

@@ -133,8 +133,11 @@ def create_task(body: TaskCreate, service: Service, response: Response) -> TaskP
         refusal = slot.refusal if slot is not None else None
         if refusal is not None:
             raise _unprocessable("device", f"{refusal}: a task for it would wait forever", "device_not_ready")
+    refusal = service.scheduler.route_refusal(body.device, body.options())
+    if refusal is not None:
+        raise _unprocessable("requires", refusal, "unroutable")
     task = service.store.create_task(instruction, body.device, body.options())
-    service.scheduler.wake()
+    service.scheduler.submit(task)
     response.headers["Location"] = f"/v1/tasks/{task.id}"
     return task_public(task)
 
@@ -153,7 +156,11 @@ def list_tasks(
 
 @router.get("/{task_id}", response_model=TaskPublic)
 def get_task(task_id: TaskId, service: Service) -> TaskPublic:
-    return task_public(_get_task(service, task_id))
+    task = task_public(_get_task(service, task_id))
+    waiting = getattr(service.scheduler, "waiting_reason", None)  # the farm's
+    if task.status == "queued" and callable(waiting):
+        task.waiting_reason = waiting(_get_task(service, task_id))
+    return task
 
 
 @router.post("/{task_id}/cancel", status_code=status.HTTP_202_ACCEPTED, response_model=TaskPublic)
