@@ -129,7 +129,7 @@ class TaskStore:
         self.instance = instance
         self.engine = _make_engine(url)
         try:
-            metadata.create_all(self.engine)
+            _create_all(metadata, self.engine)
         except sa.exc.SQLAlchemyError as exc:
             self.engine.dispose()
             cause = getattr(exc, "orig", None) or exc
@@ -383,6 +383,20 @@ def cap_strings(value: Any, limit: int = MAX_EVENT_TEXT) -> Any:
     if isinstance(value, list):
         return [cap_strings(v, limit) for v in value]
     return value
+
+
+def _create_all(tables: sa.MetaData, engine: Engine) -> None:
+    """CREATE TABLE IF NOT EXISTS, safe when several processes start at once on one Postgres:
+    the loser of a race to create a table sees a unique violation on the catalog, and finds
+    the table there on the next try."""
+    for attempt in range(3):
+        try:
+            tables.create_all(engine)
+            return
+        except (sa.exc.IntegrityError, sa.exc.ProgrammingError):
+            if attempt == 2 or engine.dialect.name != "postgresql":
+                raise
+            time.sleep(0.2 * (attempt + 1))
 
 
 def check_database_url(url: str) -> None:

@@ -103,7 +103,9 @@ class FarmRegistry:
 
     def create_tables(self) -> None:
         if not self._created:
-            farm_metadata.create_all(self.engine)
+            from server.store import _create_all
+
+            _create_all(farm_metadata, self.engine)
             self._created = True
 
     # --- hosts --------------------------------------------------------------------
