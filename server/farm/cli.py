@@ -65,8 +65,10 @@ def run(args: argparse.Namespace) -> int:
         import procrastinate  # noqa: F401
     except ImportError as exc:
         raise ConfigError("the farm needs the postgres extra: pip install 'mobile-agent[postgres]'") from exc
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("procrastinate").setLevel(max(logging.WARNING, logging.getLogger().level))
+    # the CLI configured the root logger at WARNING; the worker says what it does at --log-level
+    level = getattr(logging, args.log_level.upper())
+    logging.getLogger().setLevel(level)
+    logging.getLogger("procrastinate").setLevel(max(logging.WARNING, level))
     from server.farm.host import run_host
 
     return run_host(settings)

@@ -182,11 +182,13 @@ class FarmHost:
             )
             try:
                 await phone.worker.run()
+                problem = "its connection to the database broke"  # procrastinate stops a worker then
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                log.warning("the worker of %s stopped (%s); starting it again", phone.serial, exc)
+                problem = str(exc) or type(exc).__name__
             if not phone.stopping and not self._stop.is_set():
+                log.warning("the worker of %s stopped (%s); starting it again", phone.serial, problem)
                 await asyncio.sleep(1.0)
 
     async def _maintenance_loop(self) -> None:
