@@ -197,6 +197,12 @@ class ServerSettings(BaseModel):
         default_factory=list,
         description="planner endpoints a task's base_url may name besides planner.base_url (they get the planner's API key)",
     )
+    tokens: dict[str, SecretStr] = Field(
+        default_factory=dict, description="more API tokens by name (one per user or team), besides api_token"
+    )
+    max_active_per_token: int = Field(
+        0, ge=0, description="tasks one token may have queued or running at once (0 = no limit)"
+    )
 
 
 class FarmSettings(BaseModel):

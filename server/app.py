@@ -213,7 +213,7 @@ def create_app(
     if settings.farm.enabled and not settings.server.database_url.startswith(("postgresql", "postgres:")):
         raise ConfigError("farm.enabled (serve --farm) needs a PostgreSQL server.database_url: the farm's queue "
                           "lives there", setting="server.database_url")
-    from server.api import cache, dashboard, devices, ops, tasks
+    from server.api import cache, dashboard, devices, ops, schedules, tasks
 
     metrics = Metrics()
     token = settings.server.api_token.get_secret_value() if settings.server.api_token else None
@@ -236,11 +236,16 @@ def create_app(
             except Exception as exc:  # runs will retry, and fail with a typed error
                 log.warning("perception models not loaded at startup: %s", exc)
         state.scheduler.start()
+        from server.farm.recurring import ScheduleTicker
+
+        ticker = ScheduleTicker(state.schedules, state.store, state.scheduler.submit)
+        ticker.start()
         state.ready.set()
         try:
             yield
         finally:
             state.ready.clear()
+            ticker.stop()
             state.drain()
             await asyncio.to_thread(state.scheduler.stop)
             state.store.close()
@@ -272,6 +277,7 @@ def create_app(
     app.include_router(tasks.router, prefix=f"/{API_VERSION}")
     app.include_router(devices.router, prefix=f"/{API_VERSION}")
     app.include_router(cache.router, prefix=f"/{API_VERSION}")
+    app.include_router(schedules.router, prefix=f"/{API_VERSION}")
     app.include_router(ops.router)
     app.include_router(dashboard.router)
     static_dir = Path(str(resources.files("server") / "static"))
@@ -323,7 +329,10 @@ def _build_state(
             notify=hub.notify,
             metrics=metrics,
         )
+    from server.farm.recurring import Schedules
+
     return ServiceState(
+        schedules=Schedules(store.engine),
         settings=settings,
         store=store,
         pool=pool,

@@ -17,7 +17,7 @@ from fastapi import Depends, HTTPException, Request, status
 from server.sessions import SESSION_COOKIE, session_valid
 from server.state import ServiceState
 
-__all__ = ["COOKIE_NAME", "Authorized", "Service", "get_service", "require_token", "token_ok"]
+__all__ = ["COOKIE_NAME", "Authorized", "Service", "get_service", "require_token", "token_ok", "token_owner"]
 
 COOKIE_NAME = SESSION_COOKIE
 
@@ -32,15 +32,39 @@ Service = Annotated[ServiceState, Depends(get_service)]
 def token_ok(service: ServiceState, request: Request) -> bool:
     """True when no token is configured, or the request carries the right one."""
     expected = service.api_token
-    if expected is None:
+    if expected is None and not service.settings.server.tokens:
         return True
+    if _bearer_owner(service, request) is not None:
+        return True
+    cookie = request.cookies.get(COOKIE_NAME)
+    return expected is not None and bool(cookie) and session_valid(expected, cookie)
+
+
+def _bearer_owner(service: ServiceState, request: Request) -> str | None:
+    """The name of the token the request carries: "default" for server.api_token, the name of
+    one of server.tokens, None for none of them."""
     header = request.headers.get("authorization", "")
     scheme, _, value = header.partition(" ")
-    if scheme.lower() == "bearer" and value:
-        if hmac.compare_digest(value.strip().encode("utf-8", "replace"), expected.encode()):
-            return True
-    cookie = request.cookies.get(COOKIE_NAME)
-    return bool(cookie) and session_valid(expected, cookie)
+    if scheme.lower() != "bearer" or not value:
+        return None
+    given = value.strip().encode("utf-8", "replace")
+    found = None
+    candidates = [("default", service.api_token)] + [
+        (name, secret.get_secret_value()) for name, secret in sorted(service.settings.server.tokens.items())
+    ]
+    for name, token in candidates:  # every one compared: the time taken does not tell which matched
+        if token and hmac.compare_digest(given, token.encode()) and found is None:
+            found = name
+    return found
+
+
+def token_owner(service: ServiceState, request: Request) -> str:
+    """Whose task this is, for the per-token quota: the token's name; "default" for the
+    dashboard's session (it signs in with server.api_token), "anonymous" with no token set."""
+    owner = _bearer_owner(service, request)
+    if owner is not None:
+        return owner
+    return "anonymous" if service.api_token is None and not service.settings.server.tokens else "default"
 
 
 def require_token(service: Service, request: Request) -> None:

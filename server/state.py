@@ -14,6 +14,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mobile_agent.settings import Settings
 from server.devices import DevicePool
@@ -81,6 +82,7 @@ class ServiceState:
     ready: threading.Event = field(default_factory=threading.Event)
     closing: threading.Event = field(default_factory=threading.Event)
     started_at: float = field(default_factory=time.time)
+    schedules: Any = None  # server.farm.recurring.Schedules: recurring tasks
 
     def drain(self) -> None:
         """The server is stopping: start no more tasks and end the event streams (clients

@@ -206,6 +206,14 @@ class TaskStore:
         with self.engine.connect() as conn:
             return [_task(r) for r in conn.execute(query)]
 
+    def count_active_of(self, owner: str) -> int:
+        """Queued or running tasks submitted with ``owner``'s token (the per-token quota)."""
+        query = sa.select(sa.func.count()).select_from(tasks_table).where(
+            tasks_table.c.status.in_(sorted(ACTIVE_STATUSES)), tasks_table.c.options["owner"].as_string() == owner
+        )
+        with self.engine.connect() as conn:
+            return int(conn.execute(query).scalar_one())
+
     def count_by_status(self) -> dict[str, int]:
         query = sa.select(tasks_table.c.status, sa.func.count()).group_by(tasks_table.c.status)
         with self.engine.connect() as conn:

@@ -19,18 +19,18 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated
 
-from fastapi import APIRouter, Header, HTTPException, Query, Response, status
+from fastapi import APIRouter, Header, HTTPException, Query, Request, Response, status
 from fastapi import Path as PathParam
 from fastapi.responses import FileResponse, StreamingResponse
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
-from server.deps import Authorized, Service
+from server.deps import Authorized, Service, token_owner
 from server.schemas import MAX_ID, EventPublic, TaskCreate, TaskListPublic, TaskPublic, TaskStatus
 from server.state import ServiceState
 from server.store import EventRow, TaskRow
 
-__all__ = ["router", "task_public"]
+__all__ = ["checked_task", "router", "task_public"]
 
 router = APIRouter(prefix="/tasks", tags=["tasks"], dependencies=[Authorized])
 
@@ -81,7 +81,28 @@ def _get_task(service: ServiceState, task_id: int) -> TaskRow:
 
 
 @router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=TaskPublic)
-def create_task(body: TaskCreate, service: Service, response: Response) -> TaskPublic:
+def create_task(body: TaskCreate, service: Service, response: Response, request: Request) -> TaskPublic:
+    instruction = checked_task(body, service)
+    owner = token_owner(service, request)
+    options = {**body.options(), "owner": owner}
+    limit = service.settings.server.max_active_per_token
+    if limit:
+        active = service.store.count_active_of(owner)
+        if active >= limit:
+            raise HTTPException(
+                status.HTTP_429_TOO_MANY_REQUESTS,
+                f"the token {owner!r} has {active} tasks queued or running, its limit "
+                f"(server.max_active_per_token): submit again when one has ended",
+            )
+    task = service.store.create_task(instruction, body.device, options)
+    service.scheduler.submit(task)
+    response.headers["Location"] = f"/v1/tasks/{task.id}"
+    return task_public(task)
+
+
+def checked_task(body: TaskCreate, service: ServiceState) -> str:
+    """The task's instruction once every check a submission gets has passed (422 otherwise):
+    a script that parses, a planner for an instruction, the limits, a phone that can run it."""
     limits = service.settings.server
     script_lines = 0
     if body.script is not None:
@@ -136,10 +157,7 @@ def create_task(body: TaskCreate, service: Service, response: Response) -> TaskP
     refusal = service.scheduler.route_refusal(body.device, body.options())
     if refusal is not None:
         raise _unprocessable("requires", refusal, "unroutable")
-    task = service.store.create_task(instruction, body.device, body.options())
-    service.scheduler.submit(task)
-    response.headers["Location"] = f"/v1/tasks/{task.id}"
-    return task_public(task)
+    return instruction
 
 
 @router.get("", response_model=TaskListPublic)

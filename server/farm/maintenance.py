@@ -2,7 +2,6 @@
 
 - a host that died (its procrastinate worker heartbeats and its own heartbeat both stale):
   its running tasks are retried or end ``interrupted`` (``server.farm.queue.recover_stalled``);
-- recurring schedules that are due become ordinary tasks (``server.farm.recurring``);
 - a queued task whose job was never written (the API died between the two) gets its job.
 
 Every API server and worker runs it (procrastinate defers one job per period for all of them).
@@ -44,7 +43,6 @@ class FarmMaintenance:
         default_retries: int,
         notify: Callable[[int], None],
         defer: Callable[[Any], Any],
-        recurring: Any = None,
     ) -> None:
         self.jobs_app = jobs_app
         self.store = store
@@ -53,7 +51,6 @@ class FarmMaintenance:
         self.default_retries = default_retries
         self.notify = notify
         self.defer = defer  # async (task row) -> None
-        self.recurring = recurring
         self.log: list[tuple[int, str]] = []
 
     async def __call__(self) -> None:
@@ -69,12 +66,6 @@ class FarmMaintenance:
         for task_id, what in done:
             log.warning("task %s: its host was lost; %s", task_id, what)
         self.log.extend(done)
-        if self.recurring is not None:
-            try:
-                for task in await asyncio.to_thread(self.recurring.due_tasks):
-                    await self.defer(task)
-            except Exception:
-                log.exception("recurring schedules failed")
         await self._orphans()
 
     async def _orphans(self) -> None:

@@ -150,7 +150,6 @@ class FarmDispatcher:
             self.jobs_app, self.store, self.registry, host_timeout_s=farm.host_timeout_s,
             default_retries=farm.retries, notify=self._notify_both,
             defer=functools.partial(defer_task, self.jobs_app, self.registry),
-            recurring=getattr(self, "recurring", None),
         )
         self._started.set()
         try:

@@ -1,0 +1,111 @@
+"""/v1/schedules: recurring tasks (a cron expression or an interval); each occurrence is an
+ordinary task, with ``options.schedule_id`` naming its schedule.
+
+The task body gets every check a submission gets (``checked_task``) when the schedule is made,
+so a schedule that could never run is refused now, not at each occurrence.
+
+May import: fastapi, pydantic, ``server.*``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Request, Response, status
+from fastapi import Path as PathParam
+from pydantic import BaseModel, ConfigDict, Field
+
+from server.api.tasks import checked_task
+from server.deps import Authorized, Service, token_owner
+from server.farm.recurring import ScheduleError, ScheduleRow
+from server.schemas import MAX_ID, TaskCreate
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/schedules", tags=["schedules"], dependencies=[Authorized])
+
+ScheduleId = Annotated[int, PathParam(ge=1, le=MAX_ID)]
+
+
+class ScheduleCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(..., min_length=1, max_length=200, description="what the schedule is for")
+    cron: str | None = Field(None, max_length=200, description='five cron fields, e.g. "0 7 * * 1-5" (UTC)')
+    every_s: float | None = Field(None, description="or: seconds between runs (at least 1)")
+    task: TaskCreate
+
+
+class SchedulePublic(BaseModel):
+    id: int
+    name: str
+    cron: str | None
+    every_s: float | None
+    task: dict[str, Any]
+    enabled: bool
+    next_at: float
+    next_in_s: float
+    runs: int
+    last_task_id: int | None
+    created_at: float
+    links: dict[str, str]
+
+
+class ScheduleListPublic(BaseModel):
+    data: list[SchedulePublic]
+    count: int
+
+
+def _public(row: ScheduleRow) -> SchedulePublic:
+    links = {"self": f"/v1/schedules/{row.id}"}
+    if row.last_task_id:
+        links["last_task"] = f"/v1/tasks/{row.last_task_id}"
+    return SchedulePublic(
+        id=row.id, name=row.name, cron=row.cron, every_s=row.interval_s, task=row.task, enabled=row.enabled,
+        next_at=row.next_at, next_in_s=round(max(0.0, row.next_at - time.time()), 3), runs=row.runs,
+        last_task_id=row.last_task_id, created_at=row.created_at, links=links,
+    )
+
+
+def _schedules(service: Any) -> Any:
+    schedules = getattr(service, "schedules", None)
+    if schedules is None:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "schedules are not available on this server")
+    return schedules
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, response_model=SchedulePublic)
+def create_schedule(body: ScheduleCreate, service: Service, request: Request, response: Response) -> SchedulePublic:
+    instruction = checked_task(body.task, service)
+    owner = token_owner(service, request)
+    task = {"instruction": instruction, "device": body.task.device, "options": {**body.task.options(), "owner": owner}}
+    try:
+        row = _schedules(service).create(body.name, body.cron, body.every_s, task, owner=owner)
+    except ScheduleError as exc:
+        raise HTTPException(422, [{"loc": ["body", "cron" if body.cron else "every_s"], "msg": str(exc),
+                                   "type": "schedule_invalid"}]) from exc
+    response.headers["Location"] = f"/v1/schedules/{row.id}"
+    return _public(row)
+
+
+@router.get("", response_model=ScheduleListPublic)
+def list_schedules(service: Service) -> ScheduleListPublic:
+    rows = _schedules(service).list()
+    return ScheduleListPublic(data=[_public(r) for r in rows], count=len(rows))
+
+
+@router.get("/{schedule_id}", response_model=SchedulePublic)
+def get_schedule(schedule_id: ScheduleId, service: Service) -> SchedulePublic:
+    row = _schedules(service).get(schedule_id)
+    if row is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no schedule {schedule_id}")
+    return _public(row)
+
+
+@router.delete("/{schedule_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_schedule(schedule_id: ScheduleId, service: Service) -> Response:
+    """No more occurrences; the tasks it made stay."""
+    if not _schedules(service).delete(schedule_id):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no schedule {schedule_id}")
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
