@@ -40,6 +40,7 @@ __all__ = [
     "FarmSettings",
     "PerceptionSettings",
     "PlannerSettings",
+    "SafetySettings",
     "ServerSettings",
     "Settings",
     "load_settings",
@@ -139,6 +140,22 @@ class PerceptionSettings(BaseModel):
     )
 
 
+class SafetySettings(BaseModel):
+    """A person in the loop (``mobile_agent.agent.guard``): which operations wait for a
+    person's yes, and which apps a run may use."""
+
+    model_config = _SECTION
+
+    confirm_sensitive: bool = Field(True, description="ask before paying, sending, posting, deleting, installing…")
+    confirmations: Literal["ask", "approve", "deny"] = Field(
+        "ask", description="ask the person, or answer every confirmation so without asking (unattended runs)"
+    )
+    rules_file: Path | None = Field(None, description="a TOML file of extra sensitive-word rules (see sensitive.toml)")
+    allow_apps: list[str] = Field(default_factory=list, description="packages a run may use; empty = any")
+    deny_apps: list[str] = Field(default_factory=list, description="packages a run must never open or act in")
+    confirm_apps: list[str] = Field(default_factory=list, description="packages where every action needs a yes")
+
+
 class AgentSettings(BaseModel):
     """Budgets and behaviour of the step loop."""
 
@@ -157,6 +174,10 @@ class AgentSettings(BaseModel):
     change_threshold: float = Field(0.0005, ge=0, le=1, description="share of changed pixels that counts as a change")
     output_dir: Path = Path("runs")
     secrets: list[SecretStr] = Field(default_factory=list, description="texts redacted from trajectories")
+    # {{secret:name}} in an instruction: the model sees the name, the device types the value
+    named_secrets: dict[str, SecretStr] = Field(default_factory=dict, description="values of {{secret:name}}")
+    user_timeout_s: float = Field(600.0, gt=0, le=86400, description="how long a run waits for a person's reply")
+    safety: SafetySettings = Field(default_factory=SafetySettings)
     prefetch_perception: bool = Field(
         True, description="run OCR on the screen while the model plans, so the operation finds it ready"
     )

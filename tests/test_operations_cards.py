@@ -19,7 +19,7 @@ from mobile_agent.operations import (
 )
 
 PAPER_EIGHT = {"open_app", "click_text", "click_icon", "type", "page_up", "page_down", "back", "exit", "stop"}
-EXTRAS = {"home", "long_press", "swipe_left", "swipe_right", "enter", "wait"}
+EXTRAS = {"home", "long_press", "swipe_left", "swipe_right", "enter", "wait", "ask_user"}
 
 
 def test_registry_holds_the_paper_operations_and_the_extras() -> None:

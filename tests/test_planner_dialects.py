@@ -305,7 +305,10 @@ def test_autoglm_odd_cases():
     sensitive = GLM.parse(
         '<answer>do(action="Tap", element=[500,900], message="Pay 25 yuan")</answer>', GRID
     ).action
-    assert sensitive.name == "hand_over" and "Pay 25 yuan" in sensitive.params.message
+    # source: zai-org/Open-AutoGLM phone_agent/actions/handler.py, _handle_tap asks
+    # confirmation_callback(message) when the Tap has a message
+    assert sensitive.name == "tap_point" and sensitive.sensitive == "Pay 25 yuan"
+    assert GLM.parse('<answer>do(action="Tap", element=[500,900])</answer>', GRID).action.sensitive is None
     assert GLM.parse('<answer>do(action="Interact")</answer>', GRID).action.name == "hand_over"
     with pytest.raises(OperationParseError):
         GLM.parse("<think>nothing to do</think>", GRID)

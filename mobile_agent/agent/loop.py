@@ -35,12 +35,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mobile_agent.agent.guard import Guard, screen_reader
 from mobile_agent.agent.parts import elapsed_ms, open_run_device, run_locator
+from mobile_agent.agent.people import UserChannel, UserRequest, run_channel
 from mobile_agent.agent.records import RunResult, RunStatus, history_lines
 from mobile_agent.agent.session import EventCallback, RunSession, carry_out
 from mobile_agent.agent.step import StepDraft, StepEnd
 from mobile_agent.errors import ConfigError, OperationError
-from mobile_agent.operations.context import AgentDevice, Locator, ScreenshotLike
+from mobile_agent.operations.context import AgentDevice, Locator, Outcome, ScreenshotLike
+from mobile_agent.operations.secrets import check_secret_references
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.planner.protocol import PlannerLike
 from mobile_agent.planner.types import PlanReply, PlanRequest
@@ -84,12 +87,14 @@ class Agent:
         planner: PlannerLike | None = None,
         locator: Locator | None = None,
         on_event: EventCallback | None = None,
+        channel: UserChannel | None = None,
     ) -> None:
         self.settings = settings
         self.device = device
         self.planner = planner
         self.locator = run_locator(settings, locator)
         self.on_event = on_event
+        self.channel = channel
         self._running = threading.Lock()
 
     def open(self) -> tuple[PlannerLike, AgentDevice]:
@@ -125,6 +130,7 @@ class Agent:
     ) -> RunResult:
         """Carry out ``instruction``; always returns a result and writes a trajectory."""
         instruction = validate_instruction(instruction)
+        check_secret_references(instruction, self.settings)
         if not self._running.acquire(blocking=False):
             raise RuntimeError("this Agent is already running an instruction; use one Agent per run")
         try:
@@ -138,6 +144,7 @@ class Agent:
                 on_event=self.on_event,
                 output_dir=Path(output_dir) if output_dir is not None else None,
                 cancel=cancel,
+                channel=run_channel(self.settings, self.channel),
             )
             body.finish(result)
             return result
@@ -171,6 +178,7 @@ class PlannedRun:
         self._planner: PlannerLike | None = None
         self._device: AgentDevice | None = None
         self._replay: ReplayingPlanner | None = None
+        self._guard: Guard | None = None
 
     @property
     def device(self) -> AgentDevice | None:
@@ -224,8 +232,12 @@ class PlannedRun:
         if action is None:
             return self._failed(session, draft)
         session.check_cancel()  # between the model and the action
+        if not self._allowed(session, draft, action):
+            return self._failed(session, draft)
         outcome = session.act(draft, action, self._opened_device(), self.locator, self._chooser(session, draft))
-        if outcome.terminal and outcome.stop_reason:  # Hand over / Give up: stop and report, no check
+        if outcome.terminal and outcome.question is not None:  # Hand over: ask the person, wait
+            return self._hand_over(session, draft, outcome)
+        if outcome.terminal and outcome.stop_reason:  # Give up: stop and report, no check
             session.record(draft)
             return StepEnd(draft.frame, session.finish(RunStatus.NOT_COMPLETED, outcome.stop_reason))
         if outcome.terminal:
@@ -234,6 +246,77 @@ class PlannedRun:
             return self._failed(session, draft)
         self.state.consecutive_failures = 0
         return self._settle_and_record(session, draft, action)
+
+    # -- the person ----------------------------------------------------------------
+
+    def guard(self) -> Guard:
+        if self._guard is None:
+            device = self._opened_device()
+            self._guard = Guard(
+                self.settings.agent.safety,
+                read_screen=screen_reader(self.locator.untimed()),
+                current_app=getattr(device, "current_app", None),
+                app_package=getattr(device, "resolve_app_label", None),
+            )
+        return self._guard
+
+    def _allowed(self, session: RunSession, draft: StepDraft, action: ParsedAction) -> bool:
+        """The safety check before an operation (``agent.guard``): False, with the reason
+        in the draft for the model, when the app policy refuses it or the person does not
+        confirm it."""
+        verdict = self.guard().check(action, draft.frame.pixels)
+        if verdict.refusal is not None:
+            draft.ok, draft.feedback = False, verdict.refusal
+            return False
+        if verdict.confirm is None:
+            return True
+        request = UserRequest(
+            "confirm",
+            verdict.confirm,
+            run_id=session.run_id,
+            step=draft.index,
+            reason=f"{verdict.category}: {verdict.matched}",
+            operation=action.text,
+            timeout_s=self.settings.agent.user_timeout_s,
+        )
+        reply = session.ask_user(request)
+        draft.asked_user = {"kind": "confirm", "question": request.question, "reason": request.reason,
+                            "reply": reply.to_dict() if reply is not None else None}
+        if reply is not None and reply.kind == "approve":
+            return True
+        if reply is None:
+            why = f"nobody confirmed it ({session.nobody_reason()})"
+        else:
+            why = "the user refused it" + (f": {reply.text}" if reply.text else "")
+        draft.ok = False
+        draft.feedback = f"{action.text} was not done: {why}. Find another way, or stop if there is none."
+        return False
+
+    def _hand_over(self, session: RunSession, draft: StepDraft, outcome: Outcome) -> StepEnd:
+        """The model asked the person: the run waits for an answer (fed back to the model),
+        "done" (the person did it on the phone: look again) or no reply (the run ends)."""
+        question = outcome.question or "the model asked for the user's help"
+        request = UserRequest(
+            "question", question, run_id=session.run_id, step=draft.index, reason="the model handed over",
+            operation=draft.action_text, timeout_s=self.settings.agent.user_timeout_s,
+        )
+        draft.feedback = f"asked the user: {question}"
+        draft.asked_user = {"kind": "question", "question": question, "reason": request.reason}
+        session.record(draft)  # first: the person's steps come after it
+        reply = session.ask_user(request)
+        if reply is None:
+            reason = f"handed over to the user: {question}; {session.nobody_reason()}"
+            return StepEnd(result=session.finish(RunStatus.NOT_COMPLETED, reason))
+        step = session.person_reply(self._opened_device(), request, reply)
+        if reply.kind == "deny":
+            return StepEnd(result=session.finish(RunStatus.NOT_COMPLETED, f"handed over to the user: {step.feedback}"))
+        self.state.consecutive_failures = 0
+        if reply.kind == "done":
+            self.state.feedback = [f"The user took over and {step.feedback.removeprefix('the user ')}. "
+                                   "Look at the current screen and go on."]
+        else:
+            self.state.feedback = [f"You asked the user: {question} The user answered: {reply.text}"]
+        return StepEnd()
 
     def _opened_device(self) -> AgentDevice:
         if self._device is None:
@@ -322,6 +405,10 @@ class PlannedRun:
         if not settled.changed and agent.reflection:
             draft.reflection_note = NO_EFFECT_NOTE.format(action=(draft.action_text or action.raw).strip())
             state.reflection_note, state.previous_screenshot = draft.reflection_note, draft.frame
+        landed = self.guard().landed_in()
+        if landed is not None:  # the app policy: the step stops here, with the reason
+            draft.ok, draft.feedback = False, landed
+            return self._failed(session, draft)
         session.record(draft)
 
         key = json.dumps(draft.operation, sort_keys=True, default=str)

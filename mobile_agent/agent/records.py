@@ -74,6 +74,8 @@ class EventKind(str, Enum):
     STEP_STARTED = "step_started"
     STEP_FINISHED = "step_finished"
     RUN_FINISHED = "run_finished"
+    WAITING_FOR_USER = "waiting_for_user"  # the run asks its person (agent.people) and waits
+    USER_REPLIED = "user_replied"
 
 
 @dataclass(frozen=True)
@@ -131,9 +133,12 @@ class StepRecord:
     timings: StepTimings = field(default_factory=StepTimings)
     usage: dict[str, Any] = field(default_factory=dict)
     started_at: float = 0.0
-    by: str = "model"  # who chose the action: "model", "replay" (a cached plan) or "script"
+    by: str = "model"  # who chose the action: "model", "replay" (a cached plan), "script" or "person"
     # a grounded model's tap: {"model_point", "point", "moved", "reason", "target"} (perception.snapping)
     snap: dict[str, Any] | None = None
+    # what the person was asked before or by this step, and the reply:
+    # {"kind": "confirm"|"question", "question", "reason", "reply": {"kind", "text", "by"} | None}
+    asked_user: dict[str, Any] | None = None
 
     @property
     def operation_name(self) -> str | None:
@@ -152,7 +157,8 @@ class StepRecord:
             result = "done, but the screen did not change"
         else:
             result = self.feedback or "done"
-        return f"Step {self.index}: {action} -> {result}"
+        who = " (done by the user, not you)" if self.by == "person" else ""
+        return f"Step {self.index}{who}: {action} -> {result}"
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

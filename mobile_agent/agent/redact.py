@@ -34,6 +34,7 @@ class Redactor:
     def from_settings(cls, settings: Settings) -> Redactor:
         values = [settings.planner.api_key.get_secret_value()]
         secrets = [s.get_secret_value() for s in settings.agent.secrets]
+        secrets += [s.get_secret_value() for s in settings.agent.named_secrets.values()]
         short = [s for s in secrets if len(s) < _MIN_SECRET_LEN]
         if short:  # say so: the user expects them gone from the trajectory
             log.warning(

@@ -28,6 +28,7 @@ from mobile_agent.agent.background import start_in_background, wait_for
 from mobile_agent.agent.causes import error_cause, error_dict
 from mobile_agent.agent.mask import ScreenSecretMasker
 from mobile_agent.agent.parts import TimedLocator, elapsed_ms
+from mobile_agent.agent.people import NoPersonChannel, UserChannel, UserReply, UserRequest
 from mobile_agent.agent.records import (
     AgentEvent,
     EventKind,
@@ -76,6 +77,7 @@ def carry_out(
     on_event: EventCallback | None,
     output_dir: Path | None,
     cancel: threading.Event | None,
+    channel: UserChannel | None = None,
 ) -> RunResult:
     """The run template: open the body's parts, then step until the body ends the run
     or runs out of steps. Always returns a result and writes a trajectory; an error
@@ -95,6 +97,7 @@ def carry_out(
         output_dir=output_dir,
         cancel=cancel,
         locator=locator.untimed,
+        channel=channel,
     )
     if opening_error is not None or device is None:
         return session.finish_from_exception(opening_error or RuntimeError("the run has no device"))
@@ -121,8 +124,12 @@ class RunSession:
         output_dir: Path | None,
         cancel: threading.Event | None,
         locator: Callable[[], Locator] | None = None,
+        channel: UserChannel | None = None,
     ) -> None:
         self.settings = settings
+        self.channel: UserChannel = channel or NoPersonChannel("the run has no way to ask a person")
+        self.device = device
+        self._next_index = 0  # steps are numbered in the order they happen, the person's included
         self.instruction = instruction
         self.run_id = uuid.uuid4().hex[:12]
         self.cancel = cancel or threading.Event()
@@ -136,6 +143,7 @@ class RunSession:
         self.started_at = time.time()
         root = Path(output_dir) if output_dir is not None else Path(settings.agent.output_dir)
         secrets = [x.get_secret_value() for x in settings.agent.secrets]
+        secrets += [x.get_secret_value() for x in settings.agent.named_secrets.values()]
         masker = ScreenSecretMasker(secrets, locator) if locator is not None else None
         header = run_header(
             settings, run_id=self.run_id, instruction=instruction, mode=mode, device=device, started_at=self.started_at
@@ -156,7 +164,9 @@ class RunSession:
         """Step ``body`` until it ends the run; the step in flight when an error ends
         the run is recorded with what it had so far."""
         frame: ScreenshotLike | None = None
-        for index in range(1, body.max_steps + 1):
+        self.device = device
+        for _ in range(body.max_steps):  # the budget counts the run's own steps, not the person's
+            index = self.take_index()
             self.check_cancel()
             self.step_started(index)
             draft = self.capture(device, frame, index)
@@ -180,6 +190,10 @@ class RunSession:
             self.on_event(event)
         except Exception:  # a broken listener must not break the run
             log.exception("on_event listener failed for %s", kind.value)
+
+    def take_index(self) -> int:
+        self._next_index += 1
+        return self._next_index
 
     def step_started(self, index: int) -> None:
         self._emit_now(EventKind.STEP_STARTED, index, {"index": index})
@@ -277,6 +291,7 @@ class RunSession:
             "timings": step.timings.to_dict(),
             "usage": step.usage,
             "by": step.by,
+            "asked_user": step.asked_user,
         }
         # after the images: a listener may fetch the screenshot as soon as it hears of it
         self.writer.after_files(self._emit_now, EventKind.STEP_FINISHED, step.index, payload)
@@ -297,6 +312,76 @@ class RunSession:
             self.record(draft)
         except Exception:  # never hide the error that ended the run
             log.exception("could not record step %s of run %s", draft.index, self.run_id)
+
+    # -- the person behind the run -------------------------------------------------
+
+    def ask_user(self, request: UserRequest) -> UserReply | None:
+        """Ask the run's person and wait (``agent.people``): the reply, or None when none
+        came in time. Touches the person makes on the phone meanwhile (a question only)
+        are carried out and recorded as their steps; the wait goes on after each."""
+        self._emit_now(EventKind.WAITING_FOR_USER, request.step, request.to_dict())
+        deadline = time.monotonic() + request.timeout_s
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                reply = None
+                break
+            reply = self.channel.ask(replace(request, timeout_s=left), self.cancel)
+            if reply is None or reply.kind != "touch":
+                break
+            if request.kind == "question" and self.device is not None:
+                self.person_touch(self.device, reply)
+        self._emit_now(
+            EventKind.USER_REPLIED, request.step, {"request": request.kind, "reply": reply.to_dict() if reply else None}
+        )
+        return reply
+
+    def nobody_reason(self) -> str:
+        """Why no reply came: the channel's own reason (nobody to ask), else the time."""
+        reason = getattr(self.channel, "reason", None)
+        if isinstance(reason, str) and reason:
+            return reason
+        return f"no reply within {self.settings.agent.user_timeout_s:g} s"
+
+    def person_touch(self, device: AgentDevice, reply: UserReply) -> StepRecord:
+        """A tap or swipe the person made on the live view: done on the phone, recorded as
+        their step (``by="person"``)."""
+        touch = reply.touch
+        draft = self.capture(device, None, self.take_index())
+        draft.by, draft.begun = "person", True
+        if {"x1", "y1", "x2", "y2"} <= touch.keys():
+            stroke = (int(touch["x1"]), int(touch["y1"]), int(touch["x2"]), int(touch["y2"]))
+            device.swipe(*stroke, duration_ms=300)
+            draft.action_text = "Swipe points ({}, {}, {}, {})".format(*stroke)
+            draft.operation = {"name": "swipe_points", "params": dict(zip(("x1", "y1", "x2", "y2"), stroke, strict=True))}
+            draft.swipe = stroke
+        else:
+            point = (int(touch.get("x", 0)), int(touch.get("y", 0)))
+            device.tap(*point)
+            draft.action_text = f"Tap point ({point[0]}, {point[1]})"
+            draft.operation = {"name": "tap_point", "params": {"x": point[0], "y": point[1]}}
+            draft.tap_point = point
+        draft.ok, draft.feedback = True, f"the user did this on the phone ({reply.by or 'live view'})"
+        self.settle(device, draft)
+        return self.record(draft)
+
+    def person_reply(self, device: AgentDevice, request: UserRequest, reply: UserReply) -> StepRecord:
+        """The person's reply to a question, as their step on the screen it left."""
+        draft = self.capture(device, None, self.take_index())
+        draft.by, draft.begun, draft.ok = "person", True, True
+        if reply.kind == "done":
+            draft.action_text = f"Done on the phone ({reply.text})" if reply.text else "Done on the phone"
+            draft.feedback = "the user says they did it on the phone" + (f": {reply.text}" if reply.text else "")
+        elif reply.kind == "deny":
+            draft.action_text = f"Decline ({reply.text})" if reply.text else "Decline"
+            draft.feedback = "the user declined" + (f": {reply.text}" if reply.text else "")
+        else:
+            draft.action_text = f"Answer ({reply.text})"
+            draft.feedback = f"the user answered: {reply.text}"
+        draft.operation = {"name": "user_reply", "params": reply.to_dict()}
+        draft.asked_user = {"kind": request.kind, "question": request.question, "reason": request.reason,
+                            "reply": reply.to_dict()}
+        return self.record(draft)
 
     # -- the end ---------------------------------------------------------------------
 

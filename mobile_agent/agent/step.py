@@ -77,6 +77,7 @@ class StepDraft:
     settle_ms: float = 0.0
     by: str = "model"
     snap: dict[str, Any] | None = None
+    asked_user: dict[str, Any] | None = None
     # the step has something worth keeping if the run ends now (a reply, an operation);
     # a step that ends while waiting for its first answer leaves no record
     begun: bool = False

@@ -24,6 +24,7 @@ from mobile_agent.operations.context import OperationContext, Outcome
 from mobile_agent.operations.open_app import open_app_by_name
 from mobile_agent.operations.parser import split_top_level, strip_quotes
 from mobile_agent.operations.registry import operation
+from mobile_agent.operations.secrets import resolve_secrets
 from perception.types import LocateStatus, Location
 
 __all__ = ["normalize_position"]
@@ -201,6 +202,12 @@ def _swipe(ctx: OperationContext, fx1: float, fy1: float, fx2: float, fy2: float
     return Outcome(ok=True, swipe=vector)
 
 
+class QuestionParams(BaseModel):
+    # kept verbatim: the user reads it
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    question: str = Field("", max_length=2000, description="what to ask the user, or what the user must do")
+
+
 # --- the operations ------------------------------------------------------------------------
 
 
@@ -260,9 +267,10 @@ def long_press(params: TextParams, ctx: OperationContext) -> Outcome:
     name="type",
 )
 def type_text(params: TypeParams, ctx: OperationContext) -> Outcome:
-    lines = params.text.split("\n")
+    # {{secret:name}} becomes its value only here, on its way to the device; feedback keeps the name
+    lines = resolve_secrets(params.text, ctx.settings).split("\n")
     if len(lines) == 1:
-        ctx.device.type_text(params.text)
+        ctx.device.type_text(lines[0])
         return Outcome(ok=True, feedback=f"Typed {params.text!r}.")
     # A newline is the Enter key, as on the on-screen keyboard: a multi-line field (a note's
     # body, a mail) takes it as a line break; a single-line field (a search box, a chat
@@ -272,7 +280,8 @@ def type_text(params: TypeParams, ctx: OperationContext) -> Outcome:
         if i:
             ctx.device.key("enter")
             if callable(keyboard_shown) and keyboard_shown() is False:
-                typed, rest = "\n".join(lines[:i]), "\n".join(lines[i:])
+                shown = params.text.split("\n")  # the names of secrets, never their values
+                typed, rest = "\n".join(shown[:i]), "\n".join(shown[i:])
                 return Outcome(
                     ok=False,
                     feedback=f"Typed {typed!r} and pressed Enter for the line break: the field took Enter "
@@ -378,6 +387,21 @@ def wait(params: WaitParams, ctx: OperationContext) -> Outcome:
     if ctx.cancel.wait(params.seconds):
         raise RunCancelled("the run was cancelled during a Wait")
     return Outcome(ok=True, feedback=f"Waited {params.seconds:g} s.")
+
+
+@operation(
+    syntax="Ask user (Question)",
+    description="Ask the user and wait for the answer: for what only the user knows or may do (a password "
+    "or code you were not given, a captcha, a choice between options, a payment). The user answers in words, "
+    "or does it on the phone and says so; then go on from the new screenshot.",
+    examples=("Ask user (Which of the two Bobs should get the message?)", "Ask user (Please type the SMS code)"),
+    aliases=("hand over", "handover", "take over", "call user", "ask the user"),
+)
+def ask_user(params: QuestionParams, ctx: OperationContext) -> Outcome:
+    question = params.question or "the model asked for the user's help"
+    return Outcome(
+        ok=True, terminal=True, feedback=question, stop_reason=f"handed over to the user: {question}", question=question
+    )
 
 
 @operation(

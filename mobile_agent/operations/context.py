@@ -188,6 +188,8 @@ class Outcome:
     snap: dict[str, Any] | None = None
     # set with terminal: the run ends not completed with this reason, no completion check (Hand over)
     stop_reason: str | None = None
+    # Hand over: what the person is asked; a run with a person to ask pauses instead of ending
+    question: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         summary = LocationSummary.from_location(self.location)

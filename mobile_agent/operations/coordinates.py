@@ -11,8 +11,10 @@ Taps go through snapping (``perception.snapping``) when ``planner.snap`` is on a
 locator can list what is on the frame (``snap_targets``): the outcome keeps the model's
 point, the tapped point and why (``Outcome.snap``).
 
-Hand over stops the run and reports (``Outcome.stop_reason``): a login, a captcha, a
-payment or a choice only the user can make. It is never ignored.
+Hand over asks the person (``Outcome.question``): a login, a captcha, a payment or a
+choice only the user can make. A run with a person to ask pauses until the reply
+(``agent.people``); without one it ends and reports (``Outcome.stop_reason``). It is
+never ignored.
 
 May import: pydantic, perception.types/snapping, mobile_agent.errors, the sibling modules.
 """
@@ -314,7 +316,7 @@ def give_up(params: MessageParams, ctx: OperationContext) -> Outcome:
 def hand_over(params: MessageParams, ctx: OperationContext) -> Outcome:
     message = params.message or "the model asked for the user's help"
     return Outcome(
-        ok=True, terminal=True, feedback=message, stop_reason=f"handed over to the user: {message}"
+        ok=True, terminal=True, feedback=message, stop_reason=f"handed over to the user: {message}", question=message
     )
 
 

@@ -71,6 +71,8 @@ class ParsedAction:
     params: BaseModel
     raw: str
     text: str
+    # the model's own word that this operation is sensitive (AutoGLM's Tap message): ask first
+    sensitive: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "params": self.params.model_dump(), "raw": self.raw, "text": self.text}

@@ -13,8 +13,11 @@ Sources (read through the search tool; our prompt is written from them, not copi
   through ``ast``), relative coordinates mapped by ``/1000 * size``, a sensitive Tap asks the
   user to confirm, ``Take_over`` waits for the user.
 
-Here a sensitive Tap and ``Take_over`` / ``Interact`` hand over to the user: the run stops
-and reports (no silent payment, no ignored request).
+Here a sensitive Tap is a tap marked ``sensitive`` (the run asks the person to confirm it
+first, ``agent.guard``; refused, the model hears so), and ``Take_over`` / ``Interact`` hand
+over to the person: the run pauses until they reply (``agent.people``). Unlike the official
+client's ``input("Press Enter…")``, the reply may come from any interface (the terminal,
+the REST service, the dashboard).
 
 May import: the standard library, planner.dialects.base, planner.geometry, mobile_agent.operations.
 """
@@ -24,7 +27,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mobile_agent.errors import UnknownOperationError
@@ -184,6 +187,9 @@ class AutoGlmDialect:
             ) from None
         op, params, points = self._map(name, kwargs, viewport, code)
         action = build_action(self.registry, op, params, code)
+        if name == "tap" and kwargs.get("message"):
+            # handler.py's _handle_tap: "if 'message' in action" -> confirmation_callback(message)
+            action = replace(action, sensitive=str(kwargs["message"]))
         return DialectReply(action=action, thought=thought, model_points=tuple(points), raw=raw)
 
     def _map(
@@ -192,9 +198,7 @@ class AutoGlmDialect:
         p1 = point_of(kwargs.get("element") or kwargs.get("start"))
         p2 = point_of(kwargs.get("end"))
         points = [p for p in (p1, p2) if p is not None]
-        if name == "tap":
-            if kwargs.get("message"):
-                return "hand_over", {"message": f"confirm a sensitive tap: {kwargs['message']}"}, points
+        if name == "tap":  # a message makes it sensitive: parse() marks it, the run asks first
             return "tap_point", screen_point(viewport, p1, raw), points
         if name == "longpress":
             return "long_press_point", screen_point(viewport, p1, raw), points

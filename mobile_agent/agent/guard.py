@@ -1,0 +1,263 @@
+"""What a run must not do alone: sensitive operations and the app policy.
+
+Before a planned operation is carried out, ``Guard.check`` says whether it may go ahead,
+must be confirmed by the person first, or is refused outright:
+
+- **the model's own word**: a reply that declares its operation sensitive
+  (AutoGLM's ``do(action="Tap", element=[x,y], message="…")``, ``ParsedAction.sensitive``);
+- **words**: the operation's target (the text it clicks, the app it opens, the screen
+  text under a grounded tap) against the categories of ``data/sensitive.toml`` (pay, send,
+  post, delete, install, security) in several languages, extended by
+  ``agent.safety.rules_file``; a Type while the screen shows a password word is typing
+  into a password field (unless it types a ``{{secret:name}}`` the person gave for it);
+- **per-app policy**: ``agent.safety.deny_apps`` (never opened, never acted in),
+  ``allow_apps`` (the only apps Open App may open), ``confirm_apps`` (every action asks).
+
+A refusal stops the step with its reason (feedback for the model); a confirmation is
+asked through the run's ``UserChannel``.
+
+May import: the standard library, numpy, ``mobile_agent`` (settings, errors, operations),
+``perception.text_match``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from mobile_agent.errors import ConfigError
+from mobile_agent.operations.parser import ParsedAction
+from mobile_agent.operations.secrets import SECRET_REFERENCE
+from mobile_agent.settings import SafetySettings
+
+__all__ = ["Guard", "SensitiveRules", "Verdict", "screen_reader"]
+
+log = logging.getLogger(__name__)
+
+# operations whose target is a point on the screen: the words under it are the target
+_POINT_OPERATIONS = frozenset({"tap_point", "long_press_point", "double_tap_point"})
+# ways out of an app: never refused, never asked about
+_WAYS_OUT = frozenset({"press_key", "back", "home", "stop", "finished", "give_up", "hand_over", "wait"})
+_NEAR_PX = 24  # a tap this close to an OCR line is a tap on it
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``refusal``: the step stops with this reason. ``confirm``: ask the person this
+    question first (``category`` and ``matched`` say why). Neither: go ahead."""
+
+    refusal: str | None = None
+    confirm: str | None = None
+    category: str = ""
+    matched: str = ""
+
+    @property
+    def clear(self) -> bool:
+        return self.refusal is None and self.confirm is None
+
+
+class SensitiveRules:
+    """Categories of words, each with a ``why`` ("pays or orders") for the question."""
+
+    def __init__(self, categories: dict[str, tuple[str, list[str]]]) -> None:
+        self.categories = categories
+        self._patterns = {name: [(w, _pattern(w)) for w in words] for name, (_why, words) in categories.items()}
+
+    @classmethod
+    def load(cls, extra: Path | None = None) -> SensitiveRules:
+        text = resources.files("mobile_agent.agent").joinpath("data/sensitive.toml").read_text(encoding="utf-8")
+        categories = _categories(tomllib.loads(text), "sensitive.toml")
+        if extra is not None:
+            try:
+                categories.update(_categories(tomllib.loads(extra.read_text(encoding="utf-8")), str(extra)))
+            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"cannot read agent.safety.rules_file {extra}: {exc}", setting="agent.safety.rules_file") from exc
+        return cls(categories)
+
+    def why(self, category: str) -> str:
+        return self.categories[category][0]
+
+    def match(self, text: str, *, skip: frozenset[str] = frozenset({"password"})) -> tuple[str, str] | None:
+        """(category, word) of the first rule ``text`` matches."""
+        folded = text.casefold()
+        if not folded.strip():
+            return None
+        for name, patterns in self._patterns.items():
+            if name in skip:
+                continue
+            for word, pattern in patterns:
+                if pattern.search(folded):
+                    return name, word
+        return None
+
+    def shows_password(self, lines: list[str]) -> str | None:
+        for line in lines:
+            found = self.match(line, skip=frozenset(n for n in self.categories if n != "password"))
+            if found is not None:
+                return found[1]
+        return None
+
+
+def _pattern(word: str) -> re.Pattern[str]:
+    folded = re.escape(word.casefold()).replace(r"\ ", r"\s+")
+    if _CJK.search(word):
+        return re.compile(folded)
+    return re.compile(rf"(?<!\w){folded}(?!\w)")
+
+
+def _categories(data: dict[str, Any], source: str) -> dict[str, tuple[str, list[str]]]:
+    out: dict[str, tuple[str, list[str]]] = {}
+    for name, body in dict(data.get("categories") or {}).items():
+        words = body.get("words") if isinstance(body, dict) else None
+        if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
+            raise ConfigError(f"{source}: categories.{name}.words must be a list of words", setting="agent.safety.rules_file")
+        out[str(name)] = (str(body.get("why") or name), [w.strip() for w in words])
+    return out
+
+
+class Guard:
+    """Checks planned operations against the safety settings (see the module docstring).
+
+    ``read_screen(pixels)`` gives the screen's text lines as (text, box) pairs (the run's
+    OCR); ``current_app()`` the package in front; ``app_package(label)`` what Open App
+    would open. Each is optional: what cannot be read is not checked."""
+
+    def __init__(
+        self,
+        settings: SafetySettings,
+        *,
+        read_screen: Callable[[np.ndarray], list[tuple[str, tuple[int, int, int, int]]]] | None = None,
+        current_app: Callable[[], str | None] | None = None,
+        app_package: Callable[[str], str | None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.rules = SensitiveRules.load(settings.rules_file)
+        self.read_screen = read_screen
+        self.current_app = current_app
+        self.app_package = app_package
+        self.deny = set(settings.deny_apps)
+        self.allow = set(settings.allow_apps)
+        self.confirm_in = set(settings.confirm_apps)
+
+    @property
+    def watches_apps(self) -> bool:
+        return bool(self.deny or self.confirm_in)
+
+    def landed_in(self) -> str | None:
+        """A reason when the app now in front is denied (after a step)."""
+        if not self.deny or self.current_app is None:
+            return None
+        app = _safe(self.current_app)
+        if app in self.deny:
+            return f"the step ended in {app}, an app the policy denies (agent.safety.deny_apps): leave it (Back or Home)"
+        return None
+
+    def check(self, action: ParsedAction, pixels: np.ndarray) -> Verdict:
+        name = action.name
+        params = action.params.model_dump()
+        if name == "open_app":
+            refusal = self._app_refusal(str(params.get("app", "")))
+            if refusal is not None:
+                return Verdict(refusal=refusal)
+        if name in _WAYS_OUT:
+            return Verdict()
+        front = _safe(self.current_app) if self.watches_apps and self.current_app is not None else None
+        if front is not None and front in self.deny and name != "open_app":
+            return Verdict(refusal=f"{front} is denied by the app policy (agent.safety.deny_apps): only Back, Home or "
+                           "Open App of another app may be done here")
+        if not self.settings.confirm_sensitive:
+            return Verdict()
+        if action.sensitive:
+            return self._ask(action, "declared", action.sensitive, f"the model says it is sensitive: {action.sensitive}")
+        if front is not None and front in self.confirm_in:
+            return self._ask(action, "app", front, f"every action in {front} needs your yes (agent.safety.confirm_apps)")
+        if name == "type":
+            text = str(params.get("text", ""))
+            if SECRET_REFERENCE.fullmatch(text.strip()):
+                return Verdict()  # the person gave this secret for typing
+            word = self.rules.shows_password([t for t, _ in self._lines(pixels)])
+            if word is not None:
+                return self._ask(action, "password", word, f"it {self.rules.why('password')} (the screen shows {word!r})")
+            return Verdict()
+        for target in self._targets(action, params, pixels):
+            found = self.rules.match(target)
+            if found is not None:
+                category, word = found
+                return self._ask(action, category, word, f"it {self.rules.why(category)} ({word!r} in {target!r})")
+        return Verdict()
+
+    def _ask(self, action: ParsedAction, category: str, matched: str, why: str) -> Verdict:
+        question = f"Allow {action.text}? {why[0].upper()}{why[1:]}."
+        return Verdict(confirm=question, category=category, matched=matched)
+
+    def _app_refusal(self, label: str) -> str | None:
+        if not (self.deny or self.allow):
+            return None
+        resolve = self.app_package
+        package = _safe(lambda: resolve(label)) if resolve is not None else None
+        names = {n for n in (label, package) if n}
+        if names & self.deny:
+            return f"Open App ({label}) is refused: the app policy denies it (agent.safety.deny_apps)"
+        if self.allow and not names & self.allow:
+            return f"Open App ({label}) is refused: it is not one of the allowed apps (agent.safety.allow_apps)"
+        return None
+
+    def _targets(self, action: ParsedAction, params: dict[str, Any], pixels: np.ndarray) -> list[str]:
+        targets = [str(params[k]) for k in ("text", "app", "icon", "target") if isinstance(params.get(k), str)]
+        if action.name in _POINT_OPERATIONS and "x" in params and "y" in params:
+            x, y = int(params["x"]), int(params["y"])
+            for text, (left, top, right, bottom) in self._lines(pixels):
+                if left - _NEAR_PX <= x <= right + _NEAR_PX and top - _NEAR_PX <= y <= bottom + _NEAR_PX:
+                    targets.append(text)
+        return targets
+
+    def _lines(self, pixels: np.ndarray) -> list[tuple[str, tuple[int, int, int, int]]]:
+        if self.read_screen is None:
+            return []
+        try:
+            return self.read_screen(pixels)
+        except Exception as exc:  # a safety check that cannot read the screen says so and checks what it can
+            log.warning("could not read the screen for the safety check: %s", exc)
+            return []
+
+
+def _safe(call: Callable[[], str | None]) -> str | None:
+    try:
+        return call()
+    except Exception as exc:  # noqa: BLE001 - the policy checks what it can read
+        log.warning("app policy: could not read the app: %s", exc)
+        return None
+
+
+ScreenLines = list[tuple[str, tuple[int, int, int, int]]]
+
+
+def screen_reader(locator: object) -> Callable[[np.ndarray], ScreenLines] | None:
+    """The screen's text lines with their boxes (screen pixels), read by ``locator.ocr``
+    (cached per frame by perception); None when the locator has no OCR."""
+    ocr = getattr(locator, "ocr", None)
+    if not callable(ocr):
+        return None
+
+    def read(pixels: np.ndarray) -> ScreenLines:
+        lines = ocr(pixels)
+        return [
+            (str(line.text), (int(line.box.left), int(line.box.top), int(line.box.right), int(line.box.bottom)))
+            for line in lines
+        ]
+
+    return read
