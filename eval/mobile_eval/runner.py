@@ -189,7 +189,10 @@ class SuiteRunner:
                     duration_s=round(time.monotonic() - started, 3), finished_at=datetime.now(timezone.utc),
                 )
         instruction = task.render(values)
-        settings = self.settings.with_overrides({"agent.max_steps": self.config.max_steps or task.step_budget})
+        # nobody sits by a benchmark: its tasks' installs and sends on the simulated phone are pre-approved
+        settings = self.settings.with_overrides(
+            {"agent.max_steps": self.config.max_steps or task.step_budget, "agent.safety.confirmations": "approve"}
+        )
         output_dir = self.trajectories_dir / task.id
         if self.config.mode == "reference":
             from mobile_agent.agent import run_script

@@ -43,8 +43,8 @@ from mobile_agent.agent.session import EventCallback, RunSession, carry_out
 from mobile_agent.agent.step import StepDraft, StepEnd
 from mobile_agent.errors import ConfigError, OperationError
 from mobile_agent.operations.context import AgentDevice, Locator, Outcome, ScreenshotLike
-from mobile_agent.operations.secrets import check_secret_references
 from mobile_agent.operations.parser import ParsedAction
+from mobile_agent.operations.secrets import check_secret_references
 from mobile_agent.planner.protocol import PlannerLike
 from mobile_agent.planner.types import PlanReply, PlanRequest
 from mobile_agent.replay import PlanStore, ReplayingPlanner, default_cache_url

@@ -395,7 +395,7 @@ def wait(params: WaitParams, ctx: OperationContext) -> Outcome:
     "or code you were not given, a captcha, a choice between options, a payment). The user answers in words, "
     "or does it on the phone and says so; then go on from the new screenshot.",
     examples=("Ask user (Which of the two Bobs should get the message?)", "Ask user (Please type the SMS code)"),
-    aliases=("hand over", "handover", "take over", "call user", "ask the user"),
+    aliases=("ask the user", "call user", "take over"),  # not "hand over": the grounded operation's name
 )
 def ask_user(params: QuestionParams, ctx: OperationContext) -> Outcome:
     question = params.question or "the model asked for the user's help"

@@ -212,6 +212,8 @@ class ReplayingPlanner:
                 self.store.note_use(self.cached.id, succeeded=completed and self.divergence is None)
             if not completed or (used_plan and self.divergence is None):
                 return None
+            if any(s.by == "person" or s.asked_user for s in result.steps):
+                return None  # what a person did or decided cannot be replayed without them
             plan = self._plan_from(result)
             return self.store.save(plan) if plan is not None else None
         finally:
