@@ -230,7 +230,7 @@ def create_app(
         await asyncio.to_thread(state.pool.refresh)
         _warn_about_setup(settings, state)
         prepare = getattr(state.runner, "prepare", None)
-        if callable(prepare) and settings.server.preload_perception:
+        if callable(prepare) and settings.server.preload_perception and not settings.farm.enabled:
             try:
                 await asyncio.to_thread(prepare)
             except Exception as exc:  # runs will retry, and fail with a typed error

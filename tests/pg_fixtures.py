@@ -33,7 +33,7 @@ import pytest
 
 from tests.ports import free_port
 
-__all__ = ["PostgresServer", "pg_bin", "pg_database", "postgres_server"]
+__all__ = ["PostgresServer", "pg_bin", "pg_database", "postgres_server", "start_postgres"]
 
 
 def pg_bin(name: str) -> str | None:
@@ -97,6 +97,10 @@ class PostgresServer:
         self.stop("fast")
         self.start()
 
+    def shutdown(self) -> None:
+        self.stop("immediate")
+        shutil.rmtree(self.root, ignore_errors=True)
+
     def create_database(self) -> str:
         """A fresh database; its SQLAlchemy URL."""
         import psycopg
@@ -107,12 +111,11 @@ class PostgresServer:
         return self.url(name)
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
+def start_postgres() -> PostgresServer:
+    """A started throwaway cluster (the benchmarks use it too); ``shutdown()`` removes it."""
     initdb, pg_ctl = pg_bin("initdb"), pg_bin("pg_ctl")
     if not initdb or not pg_ctl:
-        pytest.skip("PostgreSQL is not installed (apt-get install postgresql): the farm tests need a real server")
-    pytest.importorskip("psycopg", reason="the postgres extra is not installed (pip install 'mobile-agent[postgres]')")
+        raise FileNotFoundError("PostgreSQL is not installed (apt-get install postgresql)")
     prefix = _run_as()
     root = Path(tempfile.mkdtemp(prefix="pg-test-"))
     if prefix:
@@ -127,12 +130,24 @@ def postgres_server() -> Iterator[PostgresServer]:
         shutil.rmtree(root, ignore_errors=True)
         raise RuntimeError(f"initdb failed: {done.stdout}\n{done.stderr}")
     server = PostgresServer(root=root, port=free_port(), prefix=prefix, pg_ctl=pg_ctl)
-    server.start()
+    try:
+        server.start()
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    return server
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    if not pg_bin("initdb") or not pg_bin("pg_ctl"):
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql): the farm tests need a real server")
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed (pip install 'mobile-agent[postgres]')")
+    server = start_postgres()
     try:
         yield server
     finally:
-        server.stop("immediate")
-        shutil.rmtree(root, ignore_errors=True)
+        server.shutdown()
 
 
 @pytest.fixture

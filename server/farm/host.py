@@ -256,6 +256,12 @@ class FarmHost:
         await asyncio.to_thread(self.registry.heartbeat, self.name, self.farm.labels, os.getpid(), starting=True)
         await asyncio.to_thread(self.registry.reset_host, self.name)
         await asyncio.to_thread(self.pool.refresh)
+        prepare = getattr(self.runner, "prepare", None)
+        if callable(prepare) and self.settings.server.preload_perception:
+            try:  # once here, before any phone takes a task, as `serve` does
+                await asyncio.to_thread(prepare)
+            except Exception as exc:  # runs will retry, and fail with a typed error
+                log.warning("perception models not loaded at startup: %s", exc)
         await self.jobs_app.open_async()
         await self.maintenance_app.open_async()
         self.scheduler.start()

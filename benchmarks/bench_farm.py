@@ -1,0 +1,352 @@
+"""The farm under load: 3 hosts x 4 phones vs 1 phone, and the embedded SQLite default with 4.
+
+Real processes and parts: PostgreSQL (Debian's, a throwaway cluster as in the tests), per
+host its own adb server (the adbutils wheel's binary, own port and HOME), a ``simphone serve``
+process with its phones ``adb connect``ed to it, and a ``mobile-agent worker``; one API server
+(``mobile-agent serve --farm``) that holds no phone; the scripted OpenAI-compatible server
+(tests/llm_server.py) answering every planner call after ``--llm-delay`` seconds. The embedded
+phase is one ``mobile-agent serve`` with its own SQLite file, driving 4 phones itself.
+
+Each phase submits its tasks at once (instructions planned as two short waits, then Stop:
+three model calls each) while ``--clients`` threads poll ``GET /v1/tasks/{id}`` as fast as they
+get answers, and one event stream per task records when its first event from a phone (the
+``running`` status) arrives after the submission's POST began.
+
+Prints per phase: tasks/min, GET p50/p99, submit -> first event p50/p99; the farm's scaling,
+12 phones vs 1 (goal >= 10x); the load average before and after.
+
+Run: ``python benchmarks/bench_farm.py [--tasks 48] [--clients 50]`` or ``python -m benchmarks farm``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import httpx  # noqa: E402
+
+from benchmarks.rig import free_port  # noqa: E402
+from tests.llm_server import Reply, ScriptedLLMServer  # noqa: E402
+from tests.pg_fixtures import start_postgres  # noqa: E402
+from tests.server_fixtures import TaggedPlanner, waits  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+FINAL = {"completed", "not_completed", "budget_exhausted", "error", "cancelled", "interrupted"}
+ENV = {k: v for k, v in os.environ.items() if not k.startswith(("MOBILE_AGENT_", "ANDROID_"))}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
+
+
+def _toml(sections: dict[str, dict[str, Any]]) -> str:
+    def value(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            return f'"{v}"'
+        return str(v)
+
+    return "\n".join(f"[{name}]\n" + "\n".join(f"{k} = {value(v)}" for k, v in vals.items()) + "\n"
+                     for name, vals in sections.items())
+
+
+def _config(path: Path, *, database: str, adb_port: int, runs: Path, llm: str, host: str = "") -> Path:
+    sections: dict[str, dict[str, Any]] = {
+        "adb": {"server_port": adb_port},
+        "server": {"database_url": database, "device_refresh_s": 1.0, "preload_perception": True},
+        "agent": {"output_dir": str(runs), "completion_check": False, "settle_timeout_s": 0.6,
+                  "settle_interval_s": 0.1},
+        "planner": {"base_url": llm, "api_key": "bench-key", "model": "gpt-4o", "timeout_s": 30.0,
+                    "max_retries": 1, "image_long_side": 512},
+        "farm": {"heartbeat_s": 2.0, "host_timeout_s": 15.0, "poll_s": 0.5, **({"host": host} if host else {})},
+    }
+    path.write_text(_toml(sections))
+    return path
+
+
+def _wait(process: subprocess.Popen[bytes], condition: Any, what: str, log: Path, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if process.poll() is not None:
+            raise SystemExit(f"{what}: the process exited: {log.read_text()[-3000:]}")
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{what}: not within {timeout} s: {log.read_text()[-3000:]}")
+        time.sleep(0.2)
+
+
+_PIDS: set[int] = set()  # the farm's processes (simphone, workers, API): their CPU time is read
+
+
+def _cpu_s(pids: set[int]) -> float:
+    """User + system CPU seconds of the live processes among ``pids`` (/proc/PID/stat, man 5 proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
+
+
+@contextmanager
+def _process(args: list[str], log: Path, env: dict[str, str] | None = None):
+    process = subprocess.Popen(args, cwd=REPO, stdout=log.open("ab"), stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, env=env or ENV)
+    _PIDS.add(process.pid)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(5)
+
+
+@contextmanager
+def _host(workdir: Path, name: str, n_phones: int, *, database: str, runs: Path, llm: str, worker: bool = True):
+    """An adb server of its own, n simulated phones connected to it, and (farm) a worker. The
+    phones listen on ports the system picks (its ephemeral range lies above the 5555-5585 that
+    the adb server scans for emulators)."""
+    import adbutils
+
+    adb = str(Path(adbutils.__file__).parent / "binaries" / "adb")
+    port = free_port()
+    home = workdir / f"adb-{name}"
+    home.mkdir()
+    env = dict(ENV, HOME=str(home), TMPDIR=str(home))
+    subprocess.run([adb, "-P", str(port), "start-server"], env=env, check=True, capture_output=True, timeout=60)
+    try:
+        with ExitStack() as stack:
+            log = workdir / f"simphone-{name}.log"
+            phones = stack.enter_context(_process(
+                [sys.executable, "-m", "simphone", "serve", "--port", "0", "--count", str(n_phones),
+                 "--width", "540", "--height", "1200", "--connect", "--adb", adb, "--adb-port", str(port)], log, env))
+            client = adbutils.AdbClient(host="127.0.0.1", port=port)
+            _wait(phones, lambda: sum(d.state == "device" for d in client.list()) >= n_phones, f"{name}'s phones", log)
+            config = _config(workdir / f"{name}.toml", database=database, adb_port=port, runs=runs, llm=llm, host=name)
+            if worker:
+                wlog = workdir / f"worker-{name}.log"
+                stack.enter_context(_process(
+                    [sys.executable, "-m", "mobile_agent.cli", "--config", str(config), "worker", "--log-level",
+                     "warning"], wlog))
+            yield config
+    finally:
+        subprocess.run([adb, "-P", str(port), "kill-server"], env=env, capture_output=True, timeout=30)
+
+
+def _serve(config: Path, log: Path, *extra: str):
+    port = free_port()
+    proc = _process([sys.executable, "-m", "mobile_agent.cli", "--config", str(config), "serve", "--port", str(port),
+                     "--log-level", "warning", *extra], log)
+    return port, proc
+
+
+def _load(url: str, n_phones: int, args: argparse.Namespace, label: str) -> dict[str, Any]:
+    with httpx.Client(base_url=url, timeout=30) as http:
+        deadline = time.monotonic() + 120
+        while sum(d["state"] in ("free", "device") for d in http.get("/v1/devices").json()["data"]) < n_phones:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"{label}: {n_phones} phones not ready: {http.get('/v1/devices').text}")
+            time.sleep(0.3)
+        n_tasks = args.tasks if n_phones > 1 else max(4, args.tasks // 6)
+        latencies: list[float] = []
+        first_event: list[float] = []
+        lock = threading.Lock()
+        done = threading.Event()
+        ids: list[int] = []
+
+        def follow(task_id: int, submitted: float) -> None:
+            with httpx.Client(base_url=url, timeout=httpx.Timeout(30, read=900)) as streamer:
+                with streamer.stream("GET", f"/v1/tasks/{task_id}/events") as answer:
+                    for line in answer.iter_lines():
+                        if line.startswith("data: ") and '"status":"running"' in line:
+                            with lock:
+                                first_event.append(time.perf_counter() - submitted)
+                            return
+
+        followers = []
+        cpu_before = _cpu_s(_PIDS)
+        started = time.perf_counter()
+        for i in range(n_tasks):
+            t0 = time.perf_counter()
+            tag = f"t-{label.split()[0]}{n_phones}-{i}"  # the planner's plan is per tag: new ones per phase
+            answer = http.post("/v1/tasks", json={"instruction": f"[{tag}] farm bench task {i}", "max_steps": 4})
+            if answer.status_code != 202:
+                raise SystemExit(f"submit failed: {answer.status_code} {answer.text}")
+            ids.append(answer.json()["id"])
+            thread = threading.Thread(target=follow, args=(ids[-1], t0), daemon=True)
+            thread.start()
+            followers.append(thread)
+
+        def poll(k: int) -> None:
+            with httpx.Client(base_url=url, timeout=30) as poller:
+                i = k
+                while not done.is_set():
+                    t0 = time.perf_counter()
+                    answer = poller.get(f"/v1/tasks/{ids[i % len(ids)]}")
+                    elapsed = time.perf_counter() - t0
+                    if answer.status_code != 200:
+                        raise SystemExit(f"poll failed: {answer.status_code}")
+                    with lock:
+                        latencies.append(elapsed)
+                    i += 1
+
+        pollers = [threading.Thread(target=poll, args=(k,), daemon=True) for k in range(args.clients)]
+        for thread in pollers:
+            thread.start()
+        tasks = []
+        for task_id in ids:
+            while (task := http.get(f"/v1/tasks/{task_id}").json())["status"] not in FINAL:
+                if time.perf_counter() - started > 900:
+                    raise SystemExit(f"{label}: task {task_id} still {task['status']}")
+                time.sleep(0.5)
+            tasks.append(task)
+        cpu_used = _cpu_s(_PIDS) - cpu_before
+        done.set()
+        for thread in pollers + followers:
+            thread.join(30)
+    bad = [(t["id"], t["status"], t["error"]) for t in tasks if t["status"] != "completed"]
+    if bad:
+        raise SystemExit(f"{label}: tasks did not complete: {bad[:3]}")
+    span = max(t["finished_at"] for t in tasks) - min(t["created_at"] for t in tasks)
+    return {
+        "label": label, "phones": n_phones, "tasks": n_tasks, "tasks_per_min": n_tasks / span * 60, "span_s": span,
+        "polls": len(latencies), "p50_ms": statistics.median(latencies) * 1000,
+        "p99_ms": percentile(latencies, 99) * 1000,
+        "first_p50_ms": statistics.median(first_event) * 1000, "first_p99_ms": percentile(first_event, 99) * 1000,
+        "devices": len({t["device"] for t in tasks}),
+        "run_p50_s": statistics.median(t["run_s"] for t in tasks),
+        "cpu_per_task_s": cpu_used / n_tasks,
+    }
+
+
+def farm_phase(workdir: Path, pg: Any, hosts: int, per_host: int, args: argparse.Namespace, llm: str) -> dict[str, Any]:
+    database = pg.create_database()
+    runs = workdir / f"shared-runs-{hosts}x{per_host}"
+    with ExitStack() as stack:
+        configs = [stack.enter_context(_host(workdir, f"h{hosts}x{per_host}-{i}", per_host, database=database,
+                                             runs=runs, llm=llm)) for i in range(hosts)]
+        log = workdir / f"api-{hosts}x{per_host}.log"
+        port, proc = _serve(configs[0], log, "--farm")
+        process = stack.enter_context(proc)
+        _wait(process, lambda: _ready(port), "the API server", log)
+        return _load(f"http://127.0.0.1:{port}", hosts * per_host, args, f"farm {hosts}x{per_host} (Postgres)")
+
+
+def sqlite_phase(workdir: Path, n: int, args: argparse.Namespace, llm: str) -> dict[str, Any]:
+    database = f"sqlite:///{workdir / 'embedded.sqlite3'}"
+    with _host(workdir, "embedded", n, database=database, runs=workdir / "embedded-runs", llm=llm,
+               worker=False) as config:
+        log = workdir / "serve-embedded.log"
+        port, proc = _serve(config, log)
+        with proc as process:
+            _wait(process, lambda: _ready(port), "the embedded server", log)
+            return _load(f"http://127.0.0.1:{port}", n, args, f"embedded {n} phones (SQLite)")
+
+
+class _LLM:
+    """The scripted model server in a process of its own: in this one, the polling threads
+    would hold the GIL and its replies would come late for reasons of the bench, not the farm."""
+
+    def __init__(self, process: Any, port: int) -> None:
+        self.process, self.base_url = process, f"http://127.0.0.1:{port}/v1"
+
+    def terminate(self) -> None:
+        self.process.terminate()
+        self.process.join(10)
+
+
+def _llm_process(delay: float) -> _LLM:
+    import multiprocessing
+
+    port = free_port()
+
+    def serve() -> None:
+        planner = TaggedPlanner(default_plan=waits(2))
+        llm = ScriptedLLMServer(port=port).start()
+        llm.script([], default=lambda body: Reply(text=planner(body).text, delay_s=delay, usage=(1000, 50)))
+        threading.Event().wait()
+
+    process = multiprocessing.get_context("fork").Process(target=serve, daemon=True)
+    process.start()
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
+            return _LLM(process, port)
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise SystemExit("the scripted model server did not start") from None
+            time.sleep(0.1)
+
+
+def _ready(port: int) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=48, help="tasks of the 12-phone phase (others: 1/6 of it, >= 4)")
+    parser.add_argument("--clients", type=int, default=50, help="threads polling GET /v1/tasks/{id}")
+    parser.add_argument("--llm-delay", type=float, default=0.5, help="seconds per model reply")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (logs)")
+    args = parser.parse_args()
+
+    llm = _llm_process(args.llm_delay)
+    workdir = Path(tempfile.mkdtemp(prefix="bench-farm-"))
+    load_before = os.getloadavg()
+    pg = start_postgres()
+    try:
+        print(f"{args.clients} polling clients, model latency {args.llm_delay:g} s, 3 model calls per task, "
+              f"phones 540x1200, {os.cpu_count()} CPU(s), load average before {load_before[0]:.2f}", flush=True)
+        results = [farm_phase(workdir, pg, 3, 4, args, llm.base_url)]
+        results.append(farm_phase(workdir, pg, 1, 1, args, llm.base_url))
+        results.append(sqlite_phase(workdir, 4, args, llm.base_url))
+    finally:
+        pg.shutdown()
+        llm.terminate()
+        if args.keep:
+            print(f"work folder kept: {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    for r in results:
+        print(f"{r['label']}: {r['tasks']} tasks on {r['devices']} phones, {r['tasks_per_min']:.1f} tasks/min "
+              f"({r['span_s']:.1f} s); GET /v1/tasks/{{id}} p50 {r['p50_ms']:.1f} ms, p99 {r['p99_ms']:.1f} ms "
+              f"over {r['polls']} polls; submit -> first event p50 {r['first_p50_ms']:.0f} ms, "
+              f"p99 {r['first_p99_ms']:.0f} ms; a run's median length {r['run_p50_s']:.2f} s; "
+              f"CPU of the farm's processes per task {r['cpu_per_task_s']:.2f} s")
+    ratio = results[0]["tasks_per_min"] / results[1]["tasks_per_min"]
+    print(f"farm scaling, 12 phones vs 1: {ratio:.2f}x (ideal 12x; goal >= 10x)")
+    cores = os.cpu_count() or 1
+    ceiling = cores / results[0]["cpu_per_task_s"] * 60
+    print(f"CPU ceiling of this machine: {cores} cores / {results[0]['cpu_per_task_s']:.2f} CPU s per task = "
+          f"{ceiling:.0f} tasks/min = {ceiling / results[1]['tasks_per_min']:.1f}x the 1-phone rate, with nothing else running")
+    print(f"load average after: {os.getloadavg()[0]:.2f} (before {load_before[0]:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
