@@ -9,6 +9,13 @@ Exit codes (also in ``--help``):
     3    error (device lost, planner unreachable, …)
     130  cancelled (Ctrl-C)
 
+A person in the loop: when the agent hands over (a login, a code, a choice) or is about to
+do something sensitive (pay, send, delete, install…), the question is printed with the
+progress and answered on the terminal (``mobile_agent.cli.asking``). ``--yes`` approves
+every confirmation; ``--policy FILE`` sets the safety settings (``agent.safety``: apps to
+deny / allow / always confirm, ``confirmations = "approve"``…). Without a terminal on stdin
+a pause ends the run not completed (exit 1), never waiting for nobody.
+
 Ctrl-C sets the run's cancel event: the run stops at once while it waits for the model,
 else before its next action, and still writes its trajectory and report. A second
 Ctrl-C aborts at once (exit 130; the trajectory keeps the steps written so far, no report).
@@ -22,6 +29,11 @@ import os
 import sys
 import threading
 from concurrent.futures import Future
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -85,6 +97,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     cache.add_argument("--cache", dest="cache", action="store_true", default=None,
                        help="replay a cached plan of this instruction without the model, and cache this run's if it completes")
     cache.add_argument("--no-cache", dest="cache", action="store_false", help="neither replay nor cache (cache.enabled)")
+    person = parser.add_argument_group("a person in the loop")
+    person.add_argument("--yes", "-y", action="store_true",
+                        help="approve every sensitive operation without asking (unattended runs)")
+    person.add_argument("--policy", metavar="FILE", type=Path,
+                        help='TOML of safety settings: deny_apps, allow_apps, confirm_apps, confirmations = "approve"|"deny"|"ask", '
+                             "confirm_sensitive, rules_file, user_timeout_s")
     loop.add_argument("--quiet", "-q", action="store_true", help="no live progress, only the result")
     loop.add_argument("--json", action="store_true", help="no progress; print the result as one JSON object")
     parser.set_defaults(func=run_command)
@@ -101,6 +119,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "agent.output_dir": str(args.output) if args.output else None,
         "cache.enabled": args.cache,
     }
+    if args.yes:
+        overrides["agent.safety.confirmations"] = "approve"
     if args.no_reflection:
         overrides["agent.reflection"] = False
     if args.no_completion_check:
@@ -121,6 +141,10 @@ class ProgressPrinter:
             print(f"run {event.run_id}: {data.get('instruction')}", file=out)
             folder = data.get("trajectory_dir")
             print(f"  trajectory: {Path(folder).resolve() if folder else '-'}", file=out)  # as absolute as the result's
+        elif event.kind == "user_replied":
+            reply = data.get("reply") or {}
+            said = f"{reply.get('kind')}" + (f": {_one_line(reply['text'])}" if reply.get("text") else "")
+            print(f"  the user: {said}" if reply else "  no reply from the user", file=out)
         elif event.kind == "step_finished":
             t = data.get("timings") or {}
             status = "ok" if data.get("ok") else "failed"
@@ -136,6 +160,30 @@ class ProgressPrinter:
             if spent:
                 print(f"  time: {spent}", file=out)
         out.flush()
+
+
+_POLICY_KEYS = ("confirm_sensitive", "confirmations", "rules_file", "allow_apps", "deny_apps", "confirm_apps")
+
+
+def read_policy(path: Path) -> dict[str, Any]:
+    """The overrides of a ``--policy`` file (``ConfigError`` for an unreadable file or an
+    unknown key); ``rules_file`` is relative to the policy file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read the policy file {path}: {exc}") from exc
+    data = data.get("safety", data)  # a [safety] table, or the keys at the top
+    overrides: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "user_timeout_s":
+            overrides["agent.user_timeout_s"] = value
+        elif key in _POLICY_KEYS:
+            if key == "rules_file" and isinstance(value, str):
+                value = str(path.parent / value)
+            overrides[f"agent.safety.{key}"] = value
+        else:
+            raise ConfigError(f"the policy file {path} has an unknown key {key!r} (known: {', '.join(_POLICY_KEYS)}, user_timeout_s)")
+    return overrides
 
 
 def _one_line(text: str, limit: int = 160) -> str:
@@ -172,7 +220,10 @@ def run_command(args: argparse.Namespace) -> int:
         print("mobile-agent run: give --instruction TEXT, or --script FILE", file=err)
         return EXIT_USAGE
     try:
-        settings = load_settings(args.config, _overrides(args))
+        overrides = _overrides(args)
+        if args.policy is not None:
+            overrides.update(read_policy(args.policy))
+        settings = load_settings(args.config, overrides)
     except ConfigError as exc:
         print(f"mobile-agent run: {exc.message}", file=err)
         return EXIT_USAGE
@@ -213,12 +264,14 @@ def run_command(args: argparse.Namespace) -> int:
 
     from mobile_agent.agent import Agent, run_script
     from mobile_agent.agent.background import start_in_background
+    from mobile_agent.cli.asking import terminal_channel
 
     def run() -> RunResult:
         if script_text is not None:
             return run_script(settings, script_text, device=device, on_event=on_event, cancel=cancel,
                               instruction=args.instruction)
-        return Agent(settings, device=device, on_event=on_event).run(args.instruction, cancel=cancel)
+        channel = terminal_channel(out=sys.stderr if args.json else sys.stdout)
+        return Agent(settings, device=device, on_event=on_event, channel=channel).run(args.instruction, cancel=cancel)
 
     try:
         result = _wait_for_run(start_in_background(run, "mobile-agent-run"), cancel, started)
