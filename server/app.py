@@ -213,7 +213,7 @@ def create_app(
     if settings.farm.enabled and not settings.server.database_url.startswith(("postgresql", "postgres:")):
         raise ConfigError("farm.enabled (serve --farm) needs a PostgreSQL server.database_url: the farm's queue "
                           "lives there", setting="server.database_url")
-    from server.api import cache, dashboard, devices, ops, schedules, tasks
+    from server.api import cache, dashboard, devices, ops, people, schedules, tasks
 
     metrics = Metrics()
     token = settings.server.api_token.get_secret_value() if settings.server.api_token else None
@@ -275,6 +275,7 @@ def create_app(
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.server.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     app.include_router(tasks.router, prefix=f"/{API_VERSION}")
+    app.include_router(people.router, prefix=f"/{API_VERSION}")
     app.include_router(devices.router, prefix=f"/{API_VERSION}")
     app.include_router(cache.router, prefix=f"/{API_VERSION}")
     app.include_router(schedules.router, prefix=f"/{API_VERSION}")
@@ -310,7 +311,7 @@ def _build_state(
 ) -> ServiceState:
     instance = settings.server.instance_id or socket.gethostname()
     store = TaskStore(settings.server.database_url, instance=instance)
-    runner = runner or AgentTaskRunner(settings)
+    runner = runner or AgentTaskRunner(settings, store=store)
     hub = EventHub()
     runs_dir = Path(settings.agent.output_dir).resolve()
     if settings.farm.enabled:  # the phones are the worker hosts' (server/farm, docs/farm.md)

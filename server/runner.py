@@ -7,7 +7,7 @@ with the perception models loaded once per process and shared by every run.
 It runs in a worker thread, never in a request. It may raise: the scheduler turns an
 exception into an ``error`` outcome (a device error also marks the phone lost).
 
-May import: ``mobile_agent`` (public API), the standard library.
+May import: ``mobile_agent`` (public API), the standard library, ``server.people``, ``server.webhooks``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from mobile_agent.agent import jsonable
 from mobile_agent.locate import LazyLocator
 from mobile_agent.settings import Settings
+from server.webhooks import WebhookSender
 
 __all__ = ["AgentTaskRunner", "Emit", "TaskOutcome", "TaskRunner", "TaskSpec", "task_settings"]
 
@@ -66,6 +67,10 @@ def task_settings(base: Settings, options: dict[str, Any], serial: str) -> Setti
         ("max_steps", "agent.max_steps"),
         ("reflection", "agent.reflection"),
         ("cache", "cache.enabled"),
+        ("confirmations", "agent.safety.confirmations"),
+        ("deny_apps", "agent.safety.deny_apps"),
+        ("allow_apps", "agent.safety.allow_apps"),
+        ("user_timeout_s", "agent.user_timeout_s"),
     ):
         if options.get(key) is not None:
             overrides[dotted] = options[key]
@@ -77,8 +82,11 @@ class AgentTaskRunner:
     app's lifespan via ``prepare()`` or when a step first needs it, and shared by every
     run (it is thread-safe)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, store: Any = None) -> None:
         self.settings = settings
+        # with the task store, a run can ask its person (server/people.py) and tell its callback_url
+        self.store = store
+        self.webhooks = WebhookSender(settings)
         self._locator: Any = None
         self._locator_lock = threading.Lock()
 
@@ -108,6 +116,21 @@ class AgentTaskRunner:
             return self._locator
 
     def __call__(self, spec: TaskSpec, *, cancel: threading.Event, emit: Emit) -> TaskOutcome:
+        callback_url = spec.options.get("callback_url")
+        outcome: TaskOutcome | None = None
+        try:
+            outcome = self._run(spec, cancel=cancel, emit=emit)
+            return outcome
+        finally:  # the end is told even when the run raised (the scheduler stores it as an error)
+            self.webhooks.send(callback_url, "task_finished", {
+                "task_id": spec.task_id,
+                "status": outcome.status if outcome is not None else "error",
+                "result": outcome.extra if outcome is not None else None,
+                "error": outcome.error if outcome is not None else {"message": "the run raised an error"},
+                "links": {"task": f"/v1/tasks/{spec.task_id}"},
+            })  # fmt: skip
+
+    def _run(self, spec: TaskSpec, *, cancel: threading.Event, emit: Emit) -> TaskOutcome:
         from mobile_agent.agent import Agent
         from mobile_agent.device import open_device
 
@@ -129,7 +152,14 @@ class AgentTaskRunner:
                                 on_event=on_event, cancel=cancel, output_dir=spec.output_dir,
                                 instruction=spec.instruction)
         else:
-            agent = Agent(settings, device=device, locator=LazyLocator(self._get_locator), on_event=on_event)
+            channel = None
+            if self.store is not None:
+                from server.people import StoreChannel
+
+                channel = StoreChannel(self.store, spec.task_id, webhooks=self.webhooks,
+                                       callback_url=spec.options.get("callback_url"))
+            agent = Agent(settings, device=device, locator=LazyLocator(self._get_locator), on_event=on_event,
+                          channel=channel)
             result = agent.run(spec.instruction, cancel=cancel, output_dir=spec.output_dir)
         usage = result.usage
         return TaskOutcome(

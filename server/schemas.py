@@ -9,13 +9,14 @@ May import: pydantic, the standard library, ``server.farm.routing`` (standard li
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "MAX_ID",
     "ConnectRequest",
+    "ReplyCreate",
     "DeviceListPublic",
     "DevicePublic",
     "EventPublic",
@@ -26,13 +27,15 @@ __all__ = [
 ]
 
 TaskStatus = Literal[
-    "queued", "running", "completed", "not_completed", "budget_exhausted", "error", "cancelled", "interrupted"
+    "queued", "running", "waiting_for_user", "completed", "not_completed", "budget_exhausted", "error", "cancelled",
+    "interrupted",
 ]
 
 # adb serials: emulator-5554, 0123456789ABCDEF, 10.0.0.5:5555, [::1]:5555
 # The largest id a client may name: the ids are INTEGER columns (32-bit on Postgres).
 MAX_ID = 2**31 - 1
 
+_PACKAGE = r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$"  # an Android package name
 _SERIAL = re.compile(r"^[A-Za-z0-9._:\-\[\]]{1,200}$")
 _ADDRESS = re.compile(r"^[A-Za-z0-9.\-\[\]:]{1,253}:\d{1,5}$")
 
@@ -66,6 +69,17 @@ class TaskCreate(BaseModel):
     )
     labels: dict[str, str] | None = Field(None, max_length=20, description="labels the phone's host must have")
     retries: int | None = Field(None, ge=0, le=10, description="times to run again if the host dies mid-run (farm)")
+    # a person in the loop (mobile_agent.agent.guard, POST /v1/tasks/{id}/reply)
+    confirmations: Literal["ask", "approve", "deny"] | None = Field(
+        None, description="sensitive operations: ask the person (default), or approve / deny them all unasked"
+    )
+    deny_apps: list[Annotated[str, Field(pattern=_PACKAGE)]] | None = Field(None, max_length=100)
+    allow_apps: list[Annotated[str, Field(pattern=_PACKAGE)]] | None = Field(None, max_length=100)
+    user_timeout_s: float | None = Field(None, gt=0, le=86400, description="how long the task waits for a reply")
+    callback_url: str | None = Field(
+        None, max_length=2000, pattern=r"^https?://[^\s]+$",
+        description="POSTed (HMAC-signed, server.webhook_secret) when the task waits for its person and when it ends",
+    )
 
     @model_validator(mode="after")
     def _instruction_or_script(self) -> TaskCreate:
@@ -153,6 +167,9 @@ class TaskPublic(BaseModel):
     run_s: float | None = Field(None, description="time between start and finish")
     links: dict[str, str] = Field(default_factory=dict)
     waiting_reason: str | None = Field(None, description="why a queued task has not started (farm)")
+    asking: dict[str, Any] | None = Field(
+        None, description="what a waiting_for_user task asks: kind (question / confirm), question, reason, operation"
+    )
 
 
 class TaskListPublic(BaseModel):
@@ -206,3 +223,33 @@ class ConnectRequest(BaseModel):
 
 def is_serial(value: str) -> bool:
     return bool(_SERIAL.match(value))
+
+
+class ReplyCreate(BaseModel):
+    """A person's reply to a task waiting for one (``POST /v1/tasks/{id}/reply``).
+
+    ``answer`` (with ``text``) or ``done`` ("I did it on the phone") answer a question;
+    ``approve`` / ``deny`` a confirmation (``deny`` also declines a question); ``touch``
+    is a tap at (``x``, ``y``) or a swipe (``x``, ``y``) → (``x2``, ``y2``) on the phone
+    during a takeover, in **screen pixels**."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["answer", "approve", "deny", "done", "touch"]
+    text: str = Field("", max_length=2000)
+    x: int | None = Field(None, ge=0, le=100_000)
+    y: int | None = Field(None, ge=0, le=100_000)
+    x2: int | None = Field(None, ge=0, le=100_000)
+    y2: int | None = Field(None, ge=0, le=100_000)
+
+    @model_validator(mode="after")
+    def _fits_the_action(self) -> ReplyCreate:
+        if "\x00" in self.text:
+            raise ValueError("text contains a NUL character")
+        if self.action == "answer" and not self.text.strip():
+            raise ValueError("an answer needs a text")
+        if self.action == "touch" and (self.x is None or self.y is None):
+            raise ValueError("a touch needs x and y (screen pixels)")
+        if (self.x2 is None) != (self.y2 is None):
+            raise ValueError("a swipe needs both x2 and y2")
+        return self

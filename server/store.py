@@ -40,7 +40,9 @@ __all__ = [
 TERMINAL_STATUSES = frozenset(
     {"completed", "not_completed", "budget_exhausted", "error", "cancelled", "interrupted"}
 )
-ACTIVE_STATUSES = frozenset({"queued", "running"})
+# waiting_for_user: a running task paused for its person (server/people.py); it keeps its phone
+ACTIVE_STATUSES = frozenset({"queued", "running", "waiting_for_user"})
+_STARTED = ("running", "waiting_for_user")
 
 metadata = sa.MetaData()
 
@@ -248,7 +250,7 @@ class TaskStore:
         with self._write_lock, self.engine.begin() as conn:
             result = conn.execute(
                 tasks_table.update()
-                .where(tasks_table.c.id == task_id, tasks_table.c.status == "running")
+                .where(tasks_table.c.id == task_id, tasks_table.c.status.in_(_STARTED))
                 .values(cancel_requested=True)
             )
             if result.rowcount != 1:
@@ -259,7 +261,7 @@ class TaskStore:
     def cancel_requests(self, instance: str) -> list[int]:
         """Running tasks of ``instance`` that someone asked to cancel."""
         query = sa.select(tasks_table.c.id).where(
-            tasks_table.c.status == "running",
+            tasks_table.c.status.in_(_STARTED),
             tasks_table.c.instance == instance,
             tasks_table.c.cancel_requested.is_(True),
         )
@@ -289,17 +291,51 @@ class TaskStore:
             values["steps"] = int(steps)
         if trajectory_dir is not None:
             values["trajectory_dir"] = trajectory_dir
-        return self._finish_if(task_id, {"running"}, status, error, **values)
+        return self._finish_if(task_id, set(_STARTED), status, error, **values)
 
     def interrupt_running(self, *, instance: str | None = None) -> list[int]:
         """Tasks left running by a dead process become ``interrupted`` (at startup)."""
-        query = sa.select(tasks_table.c.id).where(tasks_table.c.status == "running")
+        query = sa.select(tasks_table.c.id).where(tasks_table.c.status.in_(_STARTED))
         if instance is not None:
             query = query.where(tasks_table.c.instance == instance)
         with self.engine.connect() as conn:
             ids = [int(r[0]) for r in conn.execute(query)]
         error = {"type": "Interrupted", "message": "the server stopped while this task was running"}
-        return [i for i in ids if self._finish_if(i, {"running"}, "interrupted", error)]
+        return [i for i in ids if self._finish_if(i, set(_STARTED), "interrupted", error)]
+
+    def set_waiting(self, task_id: int, waiting: bool) -> bool:
+        """running <-> waiting_for_user (a run paused for its person, server/people.py)."""
+        before, after = ("running", "waiting_for_user") if waiting else ("waiting_for_user", "running")
+        with self._write_lock, self.engine.begin() as conn:
+            result = conn.execute(
+                tasks_table.update()
+                .where(tasks_table.c.id == task_id, tasks_table.c.status == before)
+                .values(status=after)
+            )
+            if result.rowcount != 1:
+                return False
+            self._insert_event(conn, task_id, "status", {"status": after}, time.time())
+        return True
+
+    def add_event_if(self, task_id: int, status: str, kind: str, data: dict[str, Any]) -> int | None:
+        """An event, only while the task is in ``status`` (a person's reply reaches only a
+        task that waits for one); None otherwise."""
+        with self._write_lock, self.engine.begin() as conn:
+            now = conn.execute(sa.select(tasks_table.c.status).where(tasks_table.c.id == task_id)).scalar_one_or_none()
+            if now != status:
+                return None
+            return self._insert_event(conn, task_id, kind, data, time.time())
+
+    def last_event(self, task_id: int, kind: str) -> EventRow | None:
+        query = (
+            sa.select(events_table)
+            .where(events_table.c.task_id == task_id, events_table.c.kind == kind)
+            .order_by(events_table.c.id.desc())
+            .limit(1)
+        )
+        with self.engine.connect() as conn:
+            row = conn.execute(query).one_or_none()
+        return _event(row) if row is not None else None
 
     def set_steps(self, task_id: int, steps: int) -> None:
         with self._write_lock, self.engine.begin() as conn:

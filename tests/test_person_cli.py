@@ -23,8 +23,8 @@ pytestmark = pytest.mark.timeout(180)
 NOTES = "com.google.android.keep"
 
 
-def _common(sim_phone, llm_server, tmp_path) -> list[str]:
-    return ["--serial", sim_phone.serial, "--base-url", llm_server.base_url, "--api-key", "k-1",
+def _common(sim_phone, llm, tmp_path) -> list[str]:
+    return ["--serial", sim_phone.serial, "--base-url", llm.base_url, "--api-key", "k-1",
             "--no-completion-check", "-o", str(tmp_path / "runs")]  # fmt: skip
 
 

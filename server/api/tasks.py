@@ -66,6 +66,8 @@ def task_public(task: TaskRow) -> TaskPublic:
     queued_s = left_queue - task.created_at if left_queue else None
     run_s = task.finished_at - task.started_at if task.finished_at and task.started_at else None
     links = {"self": base, "events": f"{base}/events", "cancel": f"{base}/cancel"}
+    if task.status == "waiting_for_user":
+        links.update(reply=f"{base}/reply", live=f"{base}/live")
     if task.trajectory_dir:
         links["trajectory"] = f"{base}/trajectory.zip"
     # the row's other columns (trajectory_dir, instance, cancel_requested) stay inside:
@@ -157,6 +159,10 @@ def checked_task(body: TaskCreate, service: ServiceState) -> str:
     refusal = service.scheduler.route_refusal(body.device, body.options())
     if refusal is not None:
         raise _unprocessable("requires", refusal, "unroutable")
+    if body.callback_url is not None and limits.webhook_secret is None:
+        raise _unprocessable(
+            "callback_url", "this server has no server.webhook_secret to sign webhooks with", "no_webhook_secret"
+        )
     return instruction
 
 
@@ -178,6 +184,9 @@ def get_task(task_id: TaskId, service: Service) -> TaskPublic:
     waiting = getattr(service.scheduler, "waiting_reason", None)  # the farm's
     if task.status == "queued" and callable(waiting):
         task.waiting_reason = waiting(_get_task(service, task_id))
+    if task.status == "waiting_for_user":
+        event = service.store.last_event(task_id, "waiting_for_user")
+        task.asking = dict(event.data) if event is not None else None
     return task
 
 

@@ -109,7 +109,7 @@ class FarmHost:
         install_schema(url)
         self.notifier = PgNotifier(conninfo(url))
         self.pool = DevicePool(self.device_source or AdbDeviceSource(settings), allow=settings.server.devices)
-        self.runner = self.runner or AgentTaskRunner(settings)
+        self.runner = self.runner or AgentTaskRunner(settings, store=self.store)
         self.scheduler = HostScheduler(
             self.store, self.pool, self.runner, runs_dir=Path(settings.agent.output_dir).resolve(),
             refresh_interval_s=settings.server.device_refresh_s, notify=self.notifier.notify,

@@ -1,0 +1,114 @@
+"""/v1/tasks/{id}: the person's side of a run — reply to a question or a confirmation, act
+on the phone during a takeover, and watch it live.
+
+- ``POST /v1/tasks/{id}/reply``: ``answer`` / ``done`` / ``deny`` a question, ``approve`` /
+  ``deny`` a confirmation, ``touch`` the phone (a tap, or a swipe with x2/y2) while the
+  model has handed over. Only while the task is ``waiting_for_user`` (else 409); the reply
+  must fit what is asked (else 422). The run picks it up through the store
+  (``server.people``), wherever it runs.
+- ``GET /v1/tasks/{id}/live``: the phone's screen as a multipart JPEG stream (a few
+  downscaled frames a second) while the task is running or waiting; an ``<img>`` shows it.
+
+May import: fastapi, starlette, ``server.*``, ``mobile_agent.errors``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query, status
+from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from mobile_agent.errors import DeviceError
+from server.api.tasks import TaskId, _get_task, task_public
+from server.deps import Authorized, Service
+from server.people import reply_refusal
+from server.schemas import ReplyCreate, TaskPublic
+from server.state import ServiceState
+
+__all__ = ["router", "waiting_request"]
+
+router = APIRouter(prefix="/tasks", tags=["tasks"], dependencies=[Authorized])
+
+_BOUNDARY = "frame"
+MAX_LIVE_S = 3600.0  # one stream's longest life; the page opens another
+
+
+def waiting_request(service: ServiceState, task_id: int) -> dict[str, Any] | None:
+    """What a waiting task asks (its run's latest ``waiting_for_user`` event), else None."""
+    task = _get_task(service, task_id)
+    if task.status != "waiting_for_user":
+        return None
+    event = service.store.last_event(task_id, "waiting_for_user")
+    return dict(event.data) if event is not None else None
+
+
+@router.post("/{task_id}/reply", status_code=status.HTTP_202_ACCEPTED, response_model=TaskPublic)
+def reply_to_task(task_id: TaskId, body: ReplyCreate, service: Service) -> TaskPublic:
+    task = _get_task(service, task_id)
+    if task.status != "waiting_for_user":
+        raise HTTPException(status.HTTP_409_CONFLICT, f"task {task_id} is not waiting for a reply: {task.status}")
+    request = waiting_request(service, task_id)
+    refusal = reply_refusal(request, body.action)
+    if refusal is not None:
+        raise HTTPException(422, [{"loc": ["body", "action"], "msg": refusal, "type": "reply_does_not_fit"}])
+    data: dict[str, Any] = {"action": body.action, "text": body.text}
+    if body.action == "touch":
+        if body.x2 is not None and body.y2 is not None:
+            data["touch"] = {"x1": body.x, "y1": body.y, "x2": body.x2, "y2": body.y2}
+        else:
+            data["touch"] = {"x": body.x, "y": body.y}
+    if service.store.add_event_if(task_id, "waiting_for_user", "user_reply", data) is None:
+        raise HTTPException(status.HTTP_409_CONFLICT, f"task {task_id} stopped waiting before the reply came")
+    service.hub.notify(task_id)
+    return task_public(_get_task(service, task_id))
+
+
+@router.get("/{task_id}/live", response_class=StreamingResponse)
+async def live_view(
+    task_id: TaskId,
+    service: Service,
+    fps: Annotated[float, Query(gt=0, le=10)] = 3.0,
+) -> StreamingResponse:
+    """The phone of a running or waiting task, live (multipart/x-mixed-replace JPEG)."""
+    task = await run_in_threadpool(_get_task, service, task_id)
+    if task.status not in ("running", "waiting_for_user") or not task.device:
+        raise HTTPException(status.HTTP_409_CONFLICT, f"task {task_id} has no phone now: {task.status}")
+    serial = task.device
+    source = service.pool.source
+    if not hasattr(source, "screenshot") or not service.pool.knows(serial):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"the phone {serial} is not attached to this server")
+
+    def frame() -> bytes | None:
+        try:
+            image: bytes = source.screenshot(serial, "jpeg")
+            return image
+        except DeviceError:
+            return None
+
+    async def stream() -> AsyncIterator[bytes]:
+        started = time.monotonic()
+        every = 1.0 / fps
+        while not service.closing.is_set() and time.monotonic() - started < MAX_LIVE_S:
+            begun = time.monotonic()
+            now = await run_in_threadpool(_get_task, service, task_id)
+            if now.status not in ("running", "waiting_for_user"):
+                return
+            image = await run_in_threadpool(frame)
+            if image is not None:
+                yield (
+                    f"--{_BOUNDARY}\r\nContent-Type: image/jpeg\r\nContent-Length: {len(image)}\r\n\r\n".encode()
+                    + image
+                    + b"\r\n"
+                )
+            await asyncio.sleep(max(0.0, every - (time.monotonic() - begun)))
+
+    return StreamingResponse(
+        stream(),
+        media_type=f"multipart/x-mixed-replace; boundary={_BOUNDARY}",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
