@@ -21,6 +21,7 @@ Run: ``python benchmarks/bench_farm.py [--tasks 48] [--clients 50]`` or ``python
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -171,17 +172,32 @@ def _load(url: str, n_phones: int, args: argparse.Namespace, label: str) -> dict
         n_tasks = args.tasks if n_phones > 1 else max(4, args.tasks // 6)
         latencies: list[float] = []
         first_event: list[float] = []
+        started_at: list[float] = []
+        delivery: list[float] = []
+        seen_first: set[int] = set()
         lock = threading.Lock()
         done = threading.Event()
         ids: list[int] = []
 
         def follow(task_id: int, submitted: float) -> None:
+            # first event: the stream's first one (the "queued" status, written with the task);
+            # started: the "running" status (queue wait included); delivery: how long after its
+            # writer (the worker) stored it the client had that event (the same clock: one machine)
             with httpx.Client(base_url=url, timeout=httpx.Timeout(30, read=900)) as streamer:
                 with streamer.stream("GET", f"/v1/tasks/{task_id}/events") as answer:
                     for line in answer.iter_lines():
-                        if line.startswith("data: ") and '"status":"running"' in line:
+                        if not line.startswith("data: "):
+                            continue
+                        now = time.perf_counter()
+                        if task_id not in seen_first:
+                            seen_first.add(task_id)
                             with lock:
-                                first_event.append(time.perf_counter() - submitted)
+                                first_event.append(now - submitted)
+                        if '"status":"running"' in line:
+                            created = json.loads(line[6:])["created_at"]
+                            with lock:
+                                started_at.append(now - submitted)
+                                delivery.append(max(0.0, time.time() - created))
                             return
 
         followers = []
@@ -234,6 +250,8 @@ def _load(url: str, n_phones: int, args: argparse.Namespace, label: str) -> dict
         "polls": len(latencies), "p50_ms": statistics.median(latencies) * 1000,
         "p99_ms": percentile(latencies, 99) * 1000,
         "first_p50_ms": statistics.median(first_event) * 1000, "first_p99_ms": percentile(first_event, 99) * 1000,
+        "start_p50_ms": statistics.median(started_at) * 1000, "start_p99_ms": percentile(started_at, 99) * 1000,
+        "delivery_p50_ms": statistics.median(delivery) * 1000, "delivery_p99_ms": percentile(delivery, 99) * 1000,
         "devices": len({t["device"] for t in tasks}),
         "run_p50_s": statistics.median(t["run_s"] for t in tasks),
         "cpu_per_task_s": cpu_used / n_tasks,
@@ -336,7 +354,9 @@ def main() -> int:
         print(f"{r['label']}: {r['tasks']} tasks on {r['devices']} phones, {r['tasks_per_min']:.1f} tasks/min "
               f"({r['span_s']:.1f} s); GET /v1/tasks/{{id}} p50 {r['p50_ms']:.1f} ms, p99 {r['p99_ms']:.1f} ms "
               f"over {r['polls']} polls; submit -> first event p50 {r['first_p50_ms']:.0f} ms, "
-              f"p99 {r['first_p99_ms']:.0f} ms; a run's median length {r['run_p50_s']:.2f} s; "
+              f"p99 {r['first_p99_ms']:.0f} ms; submit -> running event p50 {r['start_p50_ms']:.0f} ms, "
+              f"p99 {r['start_p99_ms']:.0f} ms (queue wait included); running event written -> received "
+              f"p50 {r['delivery_p50_ms']:.0f} ms, p99 {r['delivery_p99_ms']:.0f} ms; a run's median length {r['run_p50_s']:.2f} s; "
               f"CPU of the farm's processes per task {r['cpu_per_task_s']:.2f} s")
     ratio = results[0]["tasks_per_min"] / results[1]["tasks_per_min"]
     print(f"farm scaling, 12 phones vs 1: {ratio:.2f}x (ideal 12x; goal >= 10x)")

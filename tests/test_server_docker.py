@@ -96,6 +96,9 @@ def test_compose_file_builds_the_images_and_runs_real_commands() -> None:
     services = compose["services"]
     assert {"phones", "service"} <= set(services)
     for name, spec in services.items():
+        if "build" not in spec:  # the farm's database: Docker's official PostgreSQL image
+            assert spec["image"].startswith("postgres:") and "farm" in spec.get("profiles", []), name
+            continue
         build = spec["build"]
         context = (REPO / "docker" / build["context"]).resolve()
         assert context == REPO, name
@@ -112,7 +115,7 @@ def test_compose_file_builds_the_images_and_runs_real_commands() -> None:
     assert "MOBILE_AGENT_SERVER__API_TOKEN" in services["service"]["environment"]
     # Each server names its instance: the hostname default changes when compose recreates a
     # container, and the runs it left would then stay "running" instead of "interrupted".
-    servers = [spec for spec in services.values() if spec["command"][:2] == ["mobile-agent", "serve"]]
+    servers = [spec for spec in services.values() if spec.get("command", [])[:2] == ["mobile-agent", "serve"]]
     names = [spec.get("environment", {}).get("MOBILE_AGENT_SERVER__INSTANCE_ID") for spec in servers]
     assert len(servers) >= 2 and all(names) and len(set(names)) == len(names), names
     for volume in services["service"]["volumes"]:
@@ -126,3 +129,21 @@ def test_image_commands_are_shell_free() -> None:
         cmd = [rest for word, rest in _instructions(dockerfile) if word == "CMD"][0]
         assert cmd.startswith("["), dockerfile.name
         assert shlex.split(" ".join(yaml.safe_load(cmd)))[0] == "mobile-agent"
+
+
+def test_compose_farm_shares_one_database_and_one_runs_folder() -> None:
+    """The farm example: every worker and the API server name the same database and mount the
+    same volume at the same path (the API serves the trajectories the workers write)."""
+    services = yaml.safe_load((REPO / "docker" / "compose.yaml").read_text())["services"]
+    farm = {name: spec for name, spec in services.items() if "farm" in spec.get("profiles", [])}
+    api = farm["farm-api"]
+    workers = [spec for spec in farm.values() if spec.get("command", [])[:2] == ["mobile-agent", "worker"]]
+    assert "--farm" in api["command"] and len(workers) >= 2
+
+    def database(command: list[str]) -> str:
+        return command[command.index("--database") + 1]
+
+    assert {database(w["command"]) for w in workers} == {database(api["command"])}
+    assert all("farm-runs:/data" in w["volumes"][0] for w in workers) and api["volumes"] == ["farm-runs:/data"]
+    hosts = [w["command"][w["command"].index("--host-name") + 1] for w in workers]
+    assert len(set(hosts)) == len(hosts)  # one name per host
