@@ -361,7 +361,7 @@ class RunSession:
             draft.action_text = f"Tap point ({point[0]}, {point[1]})"
             draft.operation = {"name": "tap_point", "params": {"x": point[0], "y": point[1]}}
             draft.tap_point = point
-        draft.ok, draft.feedback = True, f"the user did this on the phone ({reply.by or 'live view'})"
+        draft.ok, draft.feedback = True, "the user did this on the phone"
         self.settle(device, draft)
         return self.record(draft)
 

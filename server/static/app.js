@@ -148,6 +148,7 @@ function openTask(id) {
     source.addEventListener(kind, (msg) => onEvent(id, kind, JSON.parse(msg.data)));
   }
   source.addEventListener("end", () => { source.close(); loadTask(id); refreshTasks(); });
+  personOpen(id, source);  // person.js: the live phone, the question, the takeover
   location.hash = `task-${id}`;
 }
 
@@ -170,7 +171,7 @@ async function loadTask(id) {
 function setStatus(status) {
   $("run-status").textContent = status;
   $("run-status").className = `pill ${status}`;
-  $("cancel-button").disabled = !["queued", "running"].includes(status);
+  $("cancel-button").disabled = !["queued", "running", "waiting_for_user"].includes(status);
 }
 
 function imageUrl(data) {
@@ -203,8 +204,9 @@ function onEvent(id, kind, event) {
     const step = { n: state.steps.length + 1, thought: data.thought || "", action: describeAction(data),
       feedback: data.feedback || (data.outcome && data.outcome.feedback) || "", image: imageUrl(data) };
     state.steps.push(step);
-    const item = el("li", "step");
+    const item = el("li", data.by === "person" ? "step by-person" : "step");
     item.dataset.step = step.n;
+    if (data.by === "person") item.append(el("div", "who", "by you (the person)"));
     item.append(el("div", "thought", step.thought), el("div", "action", step.action));
     if (step.feedback) item.append(el("div", "feedback", step.feedback));
     item.addEventListener("click", () => showStep(step.n));
