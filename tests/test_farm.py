@@ -113,3 +113,30 @@ def test_a_task_for_a_phone_that_went_away_waits_with_a_reason(pg_database: str,
     finally:
         api.stop()
         worker.stop()
+
+
+def test_cancel_reaches_the_host_that_runs_the_task(pg_database: str, tmp_path: Path, adb_server, sim_phones) -> None:  # noqa: F811
+    (phone,) = sim_phones(1, width=540, height=1200)
+    worker = start_worker(tmp_path, "h1", database=pg_database, adb_port=adb_server.port, serials=[phone.serial])
+    api = start_farm_api(tmp_path, pg_database)
+    try:
+        wait_free(api, [phone.serial], workers=[worker])
+        long_script = "\n".join(f"Wait ({0.3 + 0.01 * i:.2f})" for i in range(30))
+        running = _submit(api, script=long_script)
+        waiting = _submit(api, script="Wait (0.1)")
+        until(lambda: api.client.get(f"/v1/tasks/{running['id']}").json()["steps"] >= 1, 30, "a step made")
+        assert api.client.get(f"/v1/tasks/{waiting['id']}").json()["waiting_reason"] == "waiting for a phone (1 busy)"
+        assert api.client.post(f"/v1/tasks/{waiting['id']}/cancel").status_code == 202
+        assert api.client.post(f"/v1/tasks/{running['id']}/cancel").status_code == 202
+        ended = wait_done(api.client, running["id"], timeout=20)
+        assert ended["status"] == "cancelled" and ended["steps"] < 30
+        assert phones(api)[phone.serial]["state"] == "free" or until(
+            lambda: phones(api)[phone.serial]["state"] == "free", 10, "the phone free again")
+        after = _submit(api, script="Wait (0.1)")
+        assert wait_done(api.client, after["id"])["status"] == "completed"
+        never = api.client.get(f"/v1/tasks/{waiting['id']}").json()
+        assert never["status"] == "cancelled" and never["started_at"] is None and never["steps"] == 0
+        assert api.client.post(f"/v1/tasks/{running['id']}/cancel").status_code == 409
+    finally:
+        api.stop()
+        worker.stop()

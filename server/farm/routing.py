@@ -26,7 +26,7 @@ from typing import Any
 __all__ = ["ANY_QUEUE", "Requirement", "Route", "RouteError", "phone_profile", "queue_for"]
 
 ANY_QUEUE = "any"
-_REQUIREMENT = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_.\-]{0,63})\s*(==|!=|>=|<=|=|>|<)\s*(\S.{0,199}?)\s*$")
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_.\-]{0,63})\s*(==|!=|>=|<=|=|>|<)\s*([^\s=<>!].{0,199}?)\s*$")
 _VERSION = re.compile(r"^\d+(\.\d+){0,3}$")
 # Postgres channel names stop at 63 bytes and procrastinate names a queue's channel
 # "procrastinate_queue_v1#<queue>": queue names stay short, long ones are hashed.
@@ -39,6 +39,12 @@ class RouteError(ValueError):
 
 def _version(value: str) -> tuple[int, ...] | None:
     return tuple(int(p) for p in value.split(".")) if _VERSION.match(value) else None
+
+
+def _padded(left: tuple[int, ...], right: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """13 and 13.0 the same version."""
+    width = max(len(left), len(right))
+    return left + (0,) * (width - len(left)), right + (0,) * (width - len(right))
 
 
 @dataclass(frozen=True)
@@ -67,13 +73,16 @@ class Requirement:
             return self.op == "!="
         if self.op in ("=", "!="):
             a, b = _version(have), _version(self.value)
-            same = a == b if a is not None and b is not None else have.lower() == self.value.lower()
+            if a is not None and b is not None:
+                a, b = _padded(a, b)
+                same = a == b
+            else:
+                same = have.lower() == self.value.lower()
             return same if self.op == "=" else not same
         left, right = _version(have), _version(self.value)
         if left is None or right is None:
             return False
-        width = max(len(left), len(right))  # 13 == 13.0
-        left, right = left + (0,) * (width - len(left)), right + (0,) * (width - len(right))
+        left, right = _padded(left, right)
         return {">=": left >= right, "<=": left <= right, ">": left > right, "<": left < right}[self.op]
 
 
