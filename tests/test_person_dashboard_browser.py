@@ -97,6 +97,12 @@ def test_takeover_on_the_live_view(service, sim_phones, browser, tmp_path) -> No
     tapped = person[0]["tap_point"]
     assert left <= tapped[0] <= right and top <= tapped[1] <= bottom  # the point the person meant, in screen pixels
     assert person[1]["asked_user"]["reply"]["kind"] == "done"
+    # the run's own report shows who did each step and what the person was asked and said
+    report = next(folder.rglob("report.html"))
+    page.goto(report.as_uri())
+    page.click("#strip button:nth-child(3)")
+    details = page.text_content("#details")
+    assert "Done by" in details and "Person's reply" in details and "done: opened it" in details
     assert not errors, errors
     keep = os.environ.get("MOBILE_AGENT_TEST_ARTIFACTS")
     if keep:

@@ -160,8 +160,10 @@ def test_a_secret_reaches_the_phone_but_no_file_database_or_log(service, sim_pho
         assert done["status"] == "completed", done
         assert [n["title"] for n in phone.phone.state()["apps"][NOTES]["notes"]] == [value]  # typed
         events = live.client.get(f"/v1/tasks/{task['id']}/events").text
+        unknown = live.client.post("/v1/tasks", json={"instruction": "type {{secret:other}}"})
         live.stop()
     assert value not in events
+    assert unknown.status_code == 422 and "other" in unknown.text
     assert "{{secret:pin}}" in events  # the name is kept, so the person can follow
     looked = 0
     for path in tmp_path.rglob("*"):  # the run folder, the database and its WAL, everything

@@ -148,6 +148,15 @@ dt { font-weight: 600; color: #555; } dd { margin: 0; white-space: pre-wrap; wor
     row(dl, "Thought", s.thought);
     row(dl, "Action", s.action_text);
     if (s.by === "replay") row(dl, "Planned by", "replay of a cached plan (no model call)");
+    if (s.by === "person") row(dl, "Done by", "the person (a takeover or a reply)");
+    if (s.asked_user) {
+      const r = s.asked_user.reply;
+      row(dl, s.asked_user.kind === "confirm" ? "Confirmation asked" : "Question to the person", s.asked_user.question);
+      if (s.asked_user.reason) row(dl, "Why asked", s.asked_user.reason);
+      row(dl, "Person's reply", r ? r.kind + (r.text ? ": " + r.text : "") + (r.by ? " (" + r.by + ")" : "")
+        : (s.asked_user.kind === "question" ? "(see the next step)" : "none in time"),
+        r && (r.kind === "approve" || r.kind === "done" || r.kind === "answer") ? "good" : "bad");
+    }
     if (s.operation) row(dl, "Operation", s.operation.name + " " + JSON.stringify(s.operation.params || {}));
     if (s.tap_point) row(dl, "Tap", s.tap_point.join(", "));
     if (s.swipe) row(dl, "Swipe", s.swipe.join(", "));

@@ -159,6 +159,14 @@ def checked_task(body: TaskCreate, service: ServiceState) -> str:
     refusal = service.scheduler.route_refusal(body.device, body.options())
     if refusal is not None:
         raise _unprocessable("requires", refusal, "unroutable")
+    from mobile_agent.operations.secrets import referenced_secrets
+
+    named = service.settings.agent.named_secrets
+    missing = sorted({n for t in (body.instruction, body.script) if t for n in referenced_secrets(t)} - set(named))
+    if missing:  # a run that would type nothing where the person meant a secret
+        raise _unprocessable(
+            "instruction", f"no secret named {', '.join(missing)} on this server (agent.named_secrets)", "unknown_secret"
+        )
     if body.callback_url is not None and limits.webhook_secret is None:
         raise _unprocessable(
             "callback_url", "this server has no server.webhook_secret to sign webhooks with", "no_webhook_secret"

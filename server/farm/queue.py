@@ -125,7 +125,7 @@ def _requeue(store: TaskStore, task_id: int, reason: str) -> bool:
     with store._write_lock, store.engine.begin() as conn:
         result = conn.execute(
             tasks_table.update()
-            .where(tasks_table.c.id == task_id, tasks_table.c.status == "running")
+            .where(tasks_table.c.id == task_id, tasks_table.c.status.in_(("running", "waiting_for_user")))
             .values(status="queued", device=None, started_at=None, instance=None, cancel_requested=False)
         )
         if result.rowcount != 1:
@@ -159,7 +159,8 @@ async def recover_stalled(
             await manager.retry_job(job)
             done.append((task_id, "requeued"))
             continue
-        if task.status != "running" or (task.instance or "") not in lost_hosts:
+        # a run paused for its person (waiting_for_user) still runs on its host
+        if task.status not in ("running", "waiting_for_user") or (task.instance or "") not in lost_hosts:
             continue
         retries = int(task.options.get("retries", default_retries) or 0)
         reason = f"host {task.instance!r} stopped answering (no heartbeat for {heartbeat_timeout_s:g} s)"
