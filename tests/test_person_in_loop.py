@@ -239,3 +239,30 @@ def test_extra_rules_from_a_file(tmp_path):
     rules.write_text("[categories.pay]\nwords = 3\n", encoding="utf-8")
     with pytest.raises(ConfigError):
         _guard([], rules_file=rules)
+
+
+def test_password_fields_are_blacked_out_in_kept_frames(adb_server, sim_phone):
+    """The phone's own accessibility dump (AOSP's uiautomator format, over adb) with one node
+    marked password="true" as a login field would be: its box, and only it, goes black."""
+    import re
+
+    from mobile_agent.agent.mask import black_out, password_boxes
+    from mobile_agent.device import open_device
+    from mobile_agent.device.hierarchy import dump_hierarchy
+    from mobile_agent.settings import AdbSettings
+    from perception.accessibility import parse_uiautomator_dump
+
+    device = open_device(AdbSettings(server_port=adb_server.port), sim_phone.serial)
+    assert password_boxes(device) == []  # the simulated home screen has no password field
+    xml = dump_hierarchy(device).xml
+    marked, n = re.subn(r'(<node [^>]*text="Notes"[^>]*?)password="false"', r'\1password="true"', xml, count=1)
+    assert n == 1
+    (field,) = [x for x in parse_uiautomator_dump(marked) if x.password]
+    box = (int(field.bounds.left), int(field.bounds.top), int(field.bounds.right), int(field.bounds.bottom))
+    frame = device.screenshot().pixels
+    kept = black_out(frame, [box])
+    left, top, right, bottom = box
+    assert not kept[top:bottom, left:right].any()
+    outside = np.ones(frame.shape[:2], bool)
+    outside[top:bottom, left:right] = False
+    assert (kept[outside] == frame[outside]).all() and frame[top:bottom, left:right].any()

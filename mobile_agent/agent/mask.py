@@ -8,7 +8,13 @@ every line that contains a secret — exactly, or nearly for OCR misreads — is
 black in the raw and the annotated image. Best effort: text that OCR does not see
 (password dots, tiny print) is not found; without an ``ocr`` method nothing is masked.
 
-May import: numpy, rapidfuzz, the standard library, ``perception.text_match`` (folding).
+Password fields: once a run has typed a ``{{secret:name}}``, the session reads the phone's
+password fields (``password_boxes``, from the accessibility tree) with each frame it keeps
+and blacks them out (``black_out``) in the saved copies: Android shows the last typed
+character of a password for a moment, and a "show password" toggle shows all of it.
+
+May import: numpy, rapidfuzz, the standard library, ``perception.text_match`` (folding),
+``perception.accessibility`` and ``mobile_agent.device.hierarchy`` (the password fields).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from rapidfuzz import fuzz
 from mobile_agent.operations.context import Locator
 from perception.text_match import fold
 
-__all__ = ["ScreenSecretMasker"]
+__all__ = ["ScreenSecretMasker", "black_out", "password_boxes"]
 
 log = logging.getLogger(__name__)
 
@@ -79,3 +85,32 @@ class ScreenSecretMasker:
             right, bottom = min(width, int(box.right) + 4), min(height, int(box.bottom) + 4)
             out[top:bottom, left:right] = 0
         return out
+
+
+def password_boxes(device: object) -> list[tuple[int, int, int, int]]:
+    """The screen boxes of the password fields on the phone now (``password="true"`` nodes of
+    its accessibility tree, AOSP's ``AccessibilityNodeInfoDumper`` attribute); none when the
+    device cannot say (no ``uiautomator``, not an adb device)."""
+    if not hasattr(device, "run"):
+        return []
+    from mobile_agent.device.hierarchy import dump_hierarchy
+    from perception.accessibility import parse_uiautomator_dump
+
+    try:
+        xml = dump_hierarchy(device).xml  # type: ignore[arg-type]
+        nodes = parse_uiautomator_dump(xml) if xml else []
+    except Exception as exc:  # noqa: BLE001 - masking is best effort; the OCR pass still runs
+        log.warning("could not read the password fields: %s", exc)
+        return []
+    return [(int(n.bounds.left), int(n.bounds.top), int(n.bounds.right), int(n.bounds.bottom)) for n in nodes if n.password]
+
+
+def black_out(pixels: np.ndarray, boxes: list[tuple[int, int, int, int]]) -> np.ndarray:
+    """``pixels`` with ``boxes`` (screen pixels) filled black: a copy when any."""
+    if not boxes:
+        return pixels
+    out = np.array(pixels, copy=True)
+    height, width = out.shape[:2]
+    for left, top, right, bottom in boxes:
+        out[max(0, top) : min(height, bottom), max(0, left) : min(width, right)] = 0
+    return out

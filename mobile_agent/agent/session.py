@@ -26,7 +26,7 @@ import numpy as np
 
 from mobile_agent.agent.background import start_in_background, wait_for
 from mobile_agent.agent.causes import error_cause, error_dict
-from mobile_agent.agent.mask import ScreenSecretMasker
+from mobile_agent.agent.mask import ScreenSecretMasker, black_out, password_boxes
 from mobile_agent.agent.parts import TimedLocator, elapsed_ms
 from mobile_agent.agent.people import NoPersonChannel, UserChannel, UserReply, UserRequest
 from mobile_agent.agent.records import (
@@ -53,6 +53,7 @@ from mobile_agent.operations.context import (
     ScreenshotLike,
 )
 from mobile_agent.operations.parser import ParsedAction
+from mobile_agent.operations.secrets import SECRET_REFERENCE
 from mobile_agent.planner.types import Usage
 from mobile_agent.settings import Settings
 
@@ -130,6 +131,7 @@ class RunSession:
         self.channel: UserChannel = channel or NoPersonChannel("the run has no way to ask a person")
         self.device = device
         self._next_index = 0  # steps are numbered in the order they happen, the person's included
+        self._secret_typed = False  # from then on, saved frames hide the phone's password fields
         self.instruction = instruction
         self.run_id = uuid.uuid4().hex[:12]
         self.cancel = cancel or threading.Event()
@@ -227,9 +229,18 @@ class RunSession:
             start = time.perf_counter()
             frame = device.screenshot()
             capture_ms = elapsed_ms(start)
-        self._last_frame = self._last_step_frame = frame.pixels
-        self._last_shot = self.writer.save_screenshot(index, frame.pixels)
-        return StepDraft(index=index, screenshot=self._last_shot, frame=frame, started_at=started_at, capture_ms=capture_ms)
+        kept = self._hide_passwords(device, frame.pixels)
+        self._last_frame = self._last_step_frame = kept
+        self._last_shot = self.writer.save_screenshot(index, kept)
+        draft = StepDraft(index=index, screenshot=self._last_shot, frame=frame, started_at=started_at, capture_ms=capture_ms)
+        draft.kept_pixels = kept if kept is not frame.pixels else None
+        return draft
+
+    def _hide_passwords(self, device: AgentDevice, pixels: np.ndarray) -> np.ndarray:
+        """The copy of a frame the run keeps: password fields blacked out once a secret was typed."""
+        if not self._secret_typed:
+            return pixels
+        return black_out(pixels, password_boxes(device))
 
     def act(
         self, draft: StepDraft, action: ParsedAction, device: AgentDevice, locator: TimedLocator, choose: Chooser
@@ -253,6 +264,8 @@ class RunSession:
         draft.perception_ms = locator.take_ms()
         draft.action_ms = max(0.0, total_ms - draft.perception_ms - (draft.model_ms - model_ms))
         draft.took_outcome(outcome)
+        if action.name == "type" and SECRET_REFERENCE.search(str(getattr(action.params, "text", ""))):
+            self._secret_typed = True
         return outcome
 
     def settle(self, device: AgentDevice, draft: StepDraft) -> Settled:
@@ -263,7 +276,7 @@ class RunSession:
             agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance, cancel=self.cancel
         )
         settle_ms = elapsed_ms(start)
-        self._last_frame = after.pixels  # a frame after the last step's: the run's end state
+        self._last_frame = self._hide_passwords(device, after.pixels)  # a frame after the last step's: the run's end state
         changed, ratio = screen_changed(draft.frame.pixels, after.pixels, agent.change_threshold)
         settled = Settled(after, changed, round(ratio, 5), settle_ms)
         draft.took_settle(settled)
@@ -272,7 +285,7 @@ class RunSession:
     def record(self, draft: StepDraft) -> StepRecord:
         """Write a finished step (images queued, line written) and announce it."""
         step = draft.to_record()
-        annotated = self.writer.save_annotated(step, draft.frame.pixels)
+        annotated = self.writer.save_annotated(step, draft.kept_pixels if draft.kept_pixels is not None else draft.frame.pixels)
         if annotated is not None:
             step = replace(step, annotated=annotated)
         self.steps.append(step)
