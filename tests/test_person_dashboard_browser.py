@@ -49,7 +49,7 @@ def test_takeover_on_the_live_view(service, sim_phones, browser, tmp_path) -> No
     page.fill("input[name=token]", TOKEN)
     page.click("button[type=submit]")
     page.wait_for_url(f"{live.url}/dashboard/")
-    page.wait_for_selector("#device option[value='%s']" % phone.serial, state="attached")
+    page.wait_for_selector(f"#device option[value='{phone.serial}']", state="attached")
 
     page.fill("#instruction", "[t-take] open my notes")
     page.click("#submit-button")
