@@ -62,14 +62,16 @@ function renderDevices(devices) {
       box.append(card);
     }
     card.querySelector(".serial").textContent = d.serial;
-    card.querySelector(".model").textContent = d.model || "";
-    const stateText = d.busy ? `busy: task ${d.current_task}` : d.state === "device" ? "free" : d.state;
+    // on a farm the phone's host and properties come along (and its screen stays on its host)
+    card.querySelector(".model").textContent = d.host ? `${d.model || ""} on ${d.host}` : d.model || "";
+    const ready = d.state === "device" || d.state === "free" || d.state === "busy";
+    const stateText = d.busy ? `busy: task ${d.current_task}` : ready ? "free" : d.state;
     const stateNode = card.querySelector(".state");
     stateNode.textContent = stateText;
-    stateNode.className = `state pill ${d.busy ? "busy" : d.state === "device" ? "ok" : "lost"}`;
+    stateNode.className = `state pill ${d.busy ? "busy" : ready ? "ok" : "lost"}`;
     // a phone that stopped answering keeps its last frame, dimmed, so nobody reads it as live
-    card.classList.toggle("offline", d.state !== "device");
-    if (d.state === "device") {
+    card.classList.toggle("offline", !ready);
+    if (d.state === "device" && !d.host) {
       card.querySelector("img").src = `${d.screenshot_url}?format=jpeg&t=${Date.now()}`;
     }
   }
