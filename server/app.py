@@ -213,6 +213,11 @@ def create_app(
     if settings.farm.enabled and not settings.server.database_url.startswith(("postgresql", "postgres:")):
         raise ConfigError("farm.enabled (serve --farm) needs a PostgreSQL server.database_url: the farm's queue "
                           "lives there", setting="server.database_url")
+    if settings.farm.enabled:
+        try:
+            import procrastinate  # noqa: F401
+        except ImportError as exc:
+            raise ConfigError("serve --farm needs the postgres extra: pip install 'mobile-agent[postgres]'") from exc
     from server.api import cache, dashboard, devices, ops, people, schedules, tasks
 
     metrics = Metrics()

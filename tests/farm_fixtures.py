@@ -147,3 +147,59 @@ def wait_done(client: httpx.Client, task_id: int, timeout: float = 60.0) -> dict
         return task if task["status"] not in ("queued", "running") else None
 
     return until(done, timeout, f"task {task_id} ended")
+
+
+@dataclass
+class ApiProcess:
+    """``mobile-agent serve --farm`` as a process of its own (to be SIGKILLed)."""
+
+    config: Path
+    port: int
+    log: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> ApiProcess:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mobile_agent.cli", "--config", str(self.config), "serve", "--farm", "--port",
+             str(self.port), "--no-preload", "--log-level", "warning"],
+            cwd=REPO, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
+            env={k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")},
+        )
+
+        def ready() -> bool:
+            if self.process is not None and self.process.poll() is not None:
+                raise AssertionError(f"serve --farm exited: {self.log.read_text()[-3000:]}")
+            try:
+                return httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200
+            except httpx.TransportError:
+                return False
+
+        until(ready, 60, "serve --farm ready")
+        return self
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+
+
+def farm_api_process(tmp_path: Path, database: str, port: int) -> ApiProcess:
+    config = farm_config(tmp_path / "api.toml", {
+        "server": {"database_url": database},
+        "farm": {**FARM_TIMINGS},
+        "agent": {"output_dir": str(tmp_path / "shared-runs")},
+    })
+    return ApiProcess(config, port, tmp_path / "api.log").start()

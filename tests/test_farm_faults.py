@@ -8,10 +8,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
+from server.store import TaskStore
 from tests.farm_fixtures import (
     FARM_TIMINGS,
+    farm_api_process,
     phones,
     start_farm_api,
     start_worker,
@@ -20,6 +23,7 @@ from tests.farm_fixtures import (
     wait_free,
 )
 from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
+from tests.ports import free_port
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -123,7 +127,7 @@ def test_two_workers_claiming_one_phone_one_wins_the_other_says_why(
         first.stop()
 
 
-def test_postgres_restart_and_a_new_api_server_workers_and_streams_go_on(
+def test_postgres_restarted_then_the_api_server_killed_workers_and_streams_go_on(
     postgres_server, pg_database: str, tmp_path: Path, adb_server, sim_phones  # noqa: F811
 ) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
@@ -137,34 +141,74 @@ def test_postgres_restart_and_a_new_api_server_workers_and_streams_go_on(
         postgres_server.restart()
         later = _submit(api, script=_long(2, 0.1))  # the API's pools reconnect by themselves
         assert wait_done(api.client, later["id"], timeout=60)["status"] == "completed", worker.text()[-3000:]
-
-        # the API server replaced mid-run: the worker goes on; the client resumes its stream
-        running = _submit(api, script=_long(10, 0.3))
+    except BaseException:
+        worker.stop()
+        raise
+    finally:
+        api.stop()
+    # the API server SIGKILLed mid-run and started again: the worker goes on; the client
+    # resumes its stream with Last-Event-ID and gets every event once
+    server = farm_api_process(tmp_path, pg_database, free_port())
+    try:
+        client = httpx.Client(base_url=server.url, timeout=30)
+        running = client.post("/v1/tasks", json={"script": _long(12, 0.3)}).json()
         seen: list[int] = []
-        with api.client.stream("GET", f"/v1/tasks/{running['id']}/events", timeout=30) as response:
+        with client.stream("GET", f"/v1/tasks/{running['id']}/events", timeout=30) as response:
             for line in response.iter_lines():
                 if line.startswith("id: "):
                     seen.append(int(line[4:]))
                 if len(seen) >= 4:
                     break
-    except BaseException:
-        api.stop()
-        worker.stop()
-        raise
-    api.stop()
-    api = start_farm_api(tmp_path, pg_database)
-    try:
-        resumed = api.client.get(f"/v1/tasks/{running['id']}/events", headers={"Last-Event-ID": str(seen[-1])},
-                                 timeout=60).text
+        server.kill()
+        steps_at_kill = _steps_in_db(pg_database, running["id"])
+        server.start()  # the same port, the same database
+        resumed = client.get(f"/v1/tasks/{running['id']}/events", headers={"Last-Event-ID": str(seen[-1])},
+                             timeout=60).text
         rest = [int(line[4:]) for line in resumed.splitlines() if line.startswith("id: ")]
         assert "event: end" in resumed
-        everything = api.client.get(f"/v1/tasks/{running['id']}/events", timeout=20).text
+        everything = client.get(f"/v1/tasks/{running['id']}/events", timeout=20).text
         ids = [int(line[4:]) for line in everything.splitlines() if line.startswith("id: ")]
         assert seen + rest == ids  # nothing lost, nothing twice
-        assert everything.count("event: step_finished") == 10
-        assert _task(api, running["id"])["status"] == "completed"
-        assert worker.process is not None and worker.process.poll() is None  # it rode the restart out
+        assert everything.count("event: step_finished") == 12
+        done = client.get(f"/v1/tasks/{running['id']}").json()
+        assert done["status"] == "completed" and done["steps"] == 12 > steps_at_kill
+        assert worker.process is not None and worker.process.poll() is None  # it rode both restarts out
+        client.close()
+    finally:
+        server.stop()
+        worker.stop()
+    assert "the database system is shutting down" in worker.text()  # it did see the Postgres restart
+
+
+def _steps_in_db(database: str, task_id: int) -> int:
+    store = TaskStore(database)
+    try:
+        row = store.get_task(task_id)
+        return row.steps if row is not None else -1
+    finally:
+        store.close()
+
+
+def test_a_worker_stopped_with_sigterm_interrupts_its_run_at_once(
+    pg_database: str, tmp_path: Path, adb_server, sim_phones  # noqa: F811
+) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    worker = start_worker(tmp_path, "h1", database=pg_database, adb_port=adb_server.port, serials=[phone.serial])
+    api = start_farm_api(tmp_path, pg_database)
+    try:
+        wait_free(api, [phone.serial], workers=[worker])
+        running = _submit(api, script=_long(40), retries=2)
+        until(lambda: _task(api, running["id"])["steps"] >= 1, 30, "a step made")
+        stopped_at = time.monotonic()
+        worker.stop()  # SIGTERM: the run stops at its next step; no heartbeat timeout to wait for
+        assert worker.process is not None and worker.process.returncode == 0
+        ended = _task(api, running["id"])
+        assert ended["status"] == "interrupted" and ended["steps"] < 40
+        assert time.monotonic() - stopped_at < FARM_TIMINGS["host_timeout_s"] + 10
+        assert phones(api)[phone.serial]["state"] == "offline"  # a clean stop is not a lost host
+        time.sleep(FARM_TIMINGS["host_timeout_s"] + 2 * FARM_TIMINGS["heartbeat_s"])
+        assert _task(api, running["id"])["status"] == "interrupted"  # and no retry of a stopped run
+        assert phones(api)[phone.serial]["state"] == "offline"
     finally:
         api.stop()
         worker.stop()
-    assert "the database system is shutting down" in worker.text()  # it did see the restart

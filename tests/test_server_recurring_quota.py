@@ -133,3 +133,11 @@ def test_two_servers_ticking_one_schedule_make_each_occurrence_once(pg_database:
     finally:
         for store in stores:
             store.close()
+
+
+def test_serve_farm_and_worker_refuse_a_database_that_is_not_postgres(tmp_path: Path, capsys) -> None:
+    url = f"sqlite:///{tmp_path / 'x.sqlite3'}"
+    assert cli_main(["serve", "--farm", "--port", "1", "--database", url]) == 3
+    assert "needs a PostgreSQL" in capsys.readouterr().err
+    assert cli_main(["worker", "--database", url]) == 3
+    assert "needs PostgreSQL" in capsys.readouterr().err
