@@ -77,10 +77,15 @@ class ScheduleRow:
 class Schedules:
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
-        from server.farm.registry import farm_metadata
-        from server.store import _create_all
-
-        _create_all(farm_metadata, engine)
+        # only this table: an embedded SQLite database gets no farm tables it would never use
+        for attempt in range(3):
+            try:
+                schedules_table.create(engine, checkfirst=True)
+                return
+            except (sa.exc.IntegrityError, sa.exc.ProgrammingError):  # another process made it meanwhile
+                if attempt == 2:
+                    raise
+                time.sleep(0.2 * (attempt + 1))
 
     def create(self, name: str, cron: str | None, interval_s: float | None, task: dict[str, Any],
                owner: str | None = None) -> ScheduleRow:
