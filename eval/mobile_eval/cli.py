@@ -54,6 +54,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="phones without readable state: auto = annotate later, mllm = ask the planner model")
     run.set_defaults(func=mobile_eval_command)
 
+    from eval.families.cli import add_families_parser
+
+    add_families_parser(commands, run, mobile_eval_command)
+
     annotate = commands.add_parser("annotate", help="judge a run step by step (correct? y/n) on the terminal")
     annotate.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the run's trajectory folder")
     annotate.add_argument("--task", metavar="ID", help="the task it ran (default: from the results file)")
@@ -113,7 +117,9 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
     params = _params(args.param)
     if params is None:
         return EXIT_USAGE
-    tasks = select_tasks(load_tasks(), apps=args.app, levels=args.level, ids=args.task)
+    # `eval families` hands its sampled instances over; Mobile-Eval's 33 tasks otherwise
+    handed = getattr(args, "selected_tasks", None)
+    tasks = handed if handed is not None else select_tasks(load_tasks(), apps=args.app, levels=args.level, ids=args.task)
     if not tasks:
         print("mobile-agent eval: no task matches the filters", file=sys.stderr)
         return EXIT_USAGE
@@ -157,7 +163,8 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
         print("interrupted; rerun the same command to resume", file=sys.stderr)
         return 130
     chosen = {t.id for t in tasks}
-    paths = write_reports([r for r in records if r.task_id in chosen], args.output, paper=load_paper_results(),
+    paper = load_paper_results() if getattr(args, "selected_tasks", None) is None else None
+    paths = write_reports([r for r in records if r.task_id in chosen], args.output, paper=paper,
                           label=label)
     print(f"results: {runner.results.path}\nreport: {paths['html']}\n{paths['markdown'].read_text()}")
     return EXIT_OK

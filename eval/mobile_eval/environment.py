@@ -91,3 +91,13 @@ class PhoneEnvironment:
                 log.info("could not force-stop %s on %s: %s", label, self.serial, exc.message)
         self.device.key("home")
         return "home"
+
+    def set_up(self, commands: list[list[str]]) -> None:
+        """A task's initial state beyond the reset, through plain adb shell commands
+        (``settings put``, ``cmd uimode night``, ``cmd simphone clock``); any failure stops the task."""
+        for argv in commands:
+            result = self.device.run(list(argv))
+            if result.exit_code not in (0, None):
+                output = (result.stderr or result.stdout or b"").decode("utf-8", "replace").strip()
+                raise DeviceStateError(f"{self.serial}: setup `{' '.join(argv)}` failed (exit {result.exit_code}): "
+                                       f"{output[:200]}", serial=self.serial)

@@ -173,8 +173,10 @@ class SuiteRunner:
             return record, isinstance(exc, DeviceError)
 
     def _run_task(self, task: EvalTask, environment: PhoneEnvironment, started: float) -> TaskResult:
-        environment.reset(seed=self.config.seed, apps=task.apps)
+        environment.reset(seed=self.config.seed if task.seed is None else task.seed, apps=task.apps)
         stateful = environment.stateful
+        if task.setup:
+            environment.set_up(task.setup)
         before = environment.read_state() if stateful else None
         values = {k: v for k, v in self.config.params.items() if k in task.params}
         if task.derived:

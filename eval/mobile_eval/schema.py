@@ -48,6 +48,9 @@ class EvalTask(BaseModel):
     validator: ValidatorSpec
     max_steps: int | None = Field(None, ge=1, le=500, description="step budget; default: 3x human steps + 5")
     notes: str = ""
+    # task families (eval/families): the phone's start differs per instance
+    seed: int | None = Field(None, ge=0, description="reset seed of this task; default: the suite's --seed")
+    setup: list[list[str]] = Field(default_factory=list, description="adb shell commands run after the reset")
 
     @field_validator("id")
     @classmethod

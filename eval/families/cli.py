@@ -1,0 +1,65 @@
+"""`mobile-agent eval families`: run a sample of family instances with Mobile-Eval's runner.
+
+    mobile-agent eval families [--family NAME]... [--app APP]... [--level N]... [--seed N | --seeds A:B] \
+        [--count N] [--script-reference | --model ...] [--device SERIAL]... -o runs/families
+    mobile-agent eval families --list
+
+Same options, resume rules, reports and step metrics as `eval mobile-eval`; the instances
+come from the families instead of the 33 fixed tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_families_parser"]
+
+
+def add_families_parser(commands: Any, run_like: argparse.ArgumentParser, command: Any) -> None:
+    """``run_like`` is `eval mobile-eval`'s parser: its options are copied, so both stay alike."""
+    parser = commands.add_parser("families", help="run seeded instances of the task families",
+                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    skip = {"help", "app", "task", "seed", "output", "param"}
+    for action in run_like._actions:
+        if action.dest in skip or not action.option_strings:
+            continue
+        parser._add_action(action)
+    parser.add_argument("--family", action="append", metavar="NAME", help="only this family (repeatable)")
+    parser.add_argument("--app", action="append", metavar="APP", help="families that use this app (repeatable)")
+    parser.add_argument("--seeds", default="0:1", metavar="A:B", help="instance seeds A..B-1 (default 0:1)")
+    parser.add_argument("--count", type=int, help="a random sample of this many instances (seeded by --sample-seed)")
+    parser.add_argument("--sample-seed", type=int, default=0)
+    parser.add_argument("--list", action="store_true", help="list the families and their instance counts")
+    parser.add_argument("--output", "-o", type=Path, default=Path("runs/families"), metavar="DIR")
+    parser.set_defaults(func=lambda args: families_command(args, command), seed=0, param=None, task=None)
+
+
+def _seeds(text: str) -> range:
+    start, sep, stop = text.partition(":")
+    try:
+        return range(int(start), int(stop)) if sep else range(int(start), int(start) + 1)
+    except ValueError:
+        raise SystemExit(f"mobile-agent eval families: --seeds wants A:B, got {text!r}") from None
+
+
+def families_command(args: argparse.Namespace, command: Any) -> int:
+    from eval.families import FAMILIES, distinct_instances, sample_instances
+
+    if args.list:
+        for family in FAMILIES.values():
+            print(f"{family.name:<26} L{family.level} {', '.join(family.apps):<28} "
+                  f"{distinct_instances(family, range(200)):>4} instances in seeds 0-199")
+        return 0
+    try:
+        tasks = sample_instances(families=args.family, apps=args.app, levels=args.level, seeds=_seeds(args.seeds))
+    except KeyError as exc:
+        print(f"mobile-agent eval families: {exc.args[0]}", file=sys.stderr)
+        return 2
+    if args.count is not None:
+        tasks = random.Random(args.sample_seed).sample(tasks, min(args.count, len(tasks)))
+    args.selected_tasks, args.app, args.level = tasks, None, None
+    return int(command(args))
