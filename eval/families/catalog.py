@@ -321,3 +321,13 @@ def sample_instances(*, families: Iterable[str] | None = None, apps: Iterable[st
 def distinct_instances(family: Family, seeds: Iterable[int]) -> int:
     """How many different tasks the seeds give: instruction, params and initial state."""
     return len({(t.instruction, tuple(sorted(t.params.items())), repr(t.setup)) for t in family.instances(seeds)})
+
+
+def instance_by_id(task_id: str) -> EvalTask | None:
+    """The instance an id names (``<family>-s<seed>-<level>``), None for another id."""
+    import re
+
+    match = re.fullmatch(r"(?P<name>.+)-s(?P<seed>\d+)-[123]", task_id)
+    if match is None or match["name"] not in FAMILIES:
+        return None
+    return FAMILIES[match["name"]].instance(int(match["seed"]))

@@ -19,9 +19,10 @@ from typing import Any
 __all__ = ["add_families_parser"]
 
 
-def add_families_parser(commands: Any, run_like: argparse.ArgumentParser, command: Any) -> None:
+def add_families_parser(commands: Any, run_like: argparse.ArgumentParser, command: Any, *, name: str = "families",
+                        help: str = "run seeded instances of the task families") -> None:
     """``run_like`` is `eval mobile-eval`'s parser: its options are copied, so both stay alike."""
-    parser = commands.add_parser("families", help="run seeded instances of the task families",
+    parser = commands.add_parser(name, help=help,
                                  description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     skip = {"help", "app", "task", "seed", "output", "param"}
     for action in run_like._actions:

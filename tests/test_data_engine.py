@@ -1,0 +1,75 @@
+"""The data engine on the simulated phone over adb: reference runs of a few families are
+exported (one T3-Agent record per run, one LLaVA conversation per step, images copied),
+failing / pending / crashed runs injected into the results are never exported, duplicates
+are kept once, and train and validation never share a family."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from eval.data_engine.cli import export_command
+from eval.data_engine.export import export_runs, split_of
+from eval.families import FAMILIES, sample_instances
+from eval.families.catalog import instance_by_id
+from eval.mobile_eval.records import ResultsFile
+from eval.mobile_eval.runner import EvalConfig, SuiteRunner
+from mobile_agent.device import open_device
+from mobile_agent.operations import parse_action
+from mobile_agent.settings import AdbSettings
+from tests.test_eval_families import _settings, _wrong
+
+pytestmark = pytest.mark.slow
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_only_verified_runs_are_exported(sim_phone, adb_server, tmp_path):
+    settings = _settings(adb_server.port, sim_phone.serial, tmp_path / "runs")
+    device = open_device(AdbSettings(server_port=adb_server.port), sim_phone.serial)
+    good = sample_instances(families=["settings-theme", "notes-create", "google-maps-search"], seeds=range(2))
+    wrong = _wrong(FAMILIES["notes-create"].instance(5)).model_copy(update={"id": "notes-create-s5-1"})
+    runner = SuiteRunner(settings, [device], EvalConfig(output_dir=tmp_path, mode="reference"))
+    records = runner.run(good + [wrong])
+    assert sum(r.success for r in records) == len(good)
+    # a crashed and a pending run, as the runner writes them, injected into the results
+    results = ResultsFile(tmp_path / "results.jsonl")
+    base = records[0]
+    results.append(base.model_copy(update={"task_id": "notes-create-s7-1", "success": False, "status": "crashed",
+                                           "judged_by": "harness"}))
+    results.append(base.model_copy(update={"task_id": "notes-create-s8-1", "judged_by": "pending", "success": False}))
+
+    code = export_command(type("A", (), {"run_dir": tmp_path, "output": tmp_path / "ds"})())
+    assert code == 0
+    runs = _lines(tmp_path / "ds" / "runs.jsonl")
+    assert sorted(r["id"] for r in runs) == sorted(t.id for t in good)
+    assert "notes-create-s5-1" not in {r["id"] for r in runs}
+    for run in runs:
+        task = instance_by_id(run["id"])
+        assert run["query"] == task.render() and run["verified_by"] == "state_validator"
+        assert any(v.startswith("✓") for v in run["verdict"])
+        assert len(run["files"]) == len(run["actions"]) == len(run["thoughts"]) == len(run["observations"])
+        assert all((tmp_path / "ds" / f).is_file() for f in run["files"])
+        assert run["split"] == split_of(run["family"])
+    steps = _lines(tmp_path / "ds" / "steps-train.jsonl") + _lines(tmp_path / "ds" / "steps-validation.jsonl")
+    assert len(steps) == sum(len(r["actions"]) for r in runs)
+    for sample in steps:
+        human, gpt = sample["conversations"]
+        assert human["from"] == "human" and human["value"].startswith("<image>\n")
+        assert parse_action(gpt["value"]).name  # the target parses with the operations' own parser
+    card = (tmp_path / "ds" / "README.md").read_text()
+    assert "judged by harness: 1" in card and "judged by pending: 1" in card and "failed: 1" in card
+    # the same run twice (family, params and actions alike) is kept once
+    task = instance_by_id(base.task_id)
+    again = export_runs([base, base], {base.task_id: task}, tmp_path / "dup")
+    assert (again.exported, again.duplicates) == (1, 1)
+
+
+def test_splits_never_share_a_family(tmp_path):
+    families = {split_of(name) for name in FAMILIES}
+    assert families == {"train", "validation"}
+    assert export_runs([], {}, tmp_path).exported == 0
