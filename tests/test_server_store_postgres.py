@@ -142,3 +142,17 @@ def test_serve_on_postgres_runs_a_task_and_a_restart_serves_it(
         assert [t["id"] for t in listed["data"]] == [task_id]
     finally:
         _stop(process)
+
+
+def test_the_per_token_count_reads_the_json_option_on_postgres(pg_database: str, tmp_path: Path) -> None:  # noqa: F811
+    store = TaskStore(pg_database, instance="a")
+    try:
+        mine = [store.create_task(f"t{i}", "any", {"owner": "alice"}) for i in range(3)]
+        store.create_task("theirs", "any", {"owner": "bob"})
+        store.create_task("nobody's", "any", {})
+        assert store.count_active_of("alice") == 3 and store.count_active_of("bob") == 1
+        assert store.claim(mine[0].id, "p1", tmp_path) and store.finish(mine[0].id, "completed")
+        assert store.cancel_queued(mine[1].id)
+        assert store.count_active_of("alice") == 1 and store.count_active_of("carol") == 0
+    finally:
+        store.close()
