@@ -83,7 +83,7 @@ def test_model_overrides_reach_the_planner(service, sim_phones, llm_server) -> N
         live.submit("[t-model] with overrides", max_steps=2, model="gpt-4o-mini", temperature=0.7)["id"]
     )
     assert task["status"] == "completed"
-    assert task["options"] == {"model": "gpt-4o-mini", "temperature": 0.7, "max_steps": 2}
+    assert task["options"] == {"model": "gpt-4o-mini", "temperature": 0.7, "max_steps": 2, "owner": "anonymous"}
     sent = [r.json for r in llm_server.chat_requests]
     assert sent and all(body["model"] == "gpt-4o-mini" and body["temperature"] == 0.7 for body in sent)
     assert task["cost_usd"] < 0.001  # priced as gpt-4o-mini

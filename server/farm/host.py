@@ -176,6 +176,7 @@ class FarmHost:
                 fetch_job_polling_interval=self.farm.poll_s,
                 abort_job_polling_interval=max(1.0, self.farm.heartbeat_s),
                 additional_context={"run_task": functools.partial(self._run_task, phone.serial)},
+                delete_jobs="successful",  # the task row keeps the record; failed jobs stay to be looked at
                 install_signal_handlers=False,
                 update_heartbeat_interval=self.farm.heartbeat_s,
                 stalled_worker_timeout=self.farm.host_timeout_s,
@@ -202,6 +203,7 @@ class FarmHost:
                 self.maintenance_app, queues=[MAINTENANCE_QUEUE], name=f"{self.name}/maintenance",
                 fetch_job_polling_interval=max(1.0, self.farm.heartbeat_s),
                 additional_context={"maintenance": maintenance}, install_signal_handlers=False,
+                delete_jobs="always",  # one row every few seconds otherwise, forever
                 update_heartbeat_interval=self.farm.heartbeat_s, stalled_worker_timeout=self.farm.host_timeout_s,
             )
             self._maintenance_worker = worker

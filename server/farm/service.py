@@ -158,6 +158,7 @@ class FarmDispatcher:
                     self.maintenance_app, queues=[MAINTENANCE_QUEUE], name="api/maintenance",
                     fetch_job_polling_interval=max(1.0, farm.heartbeat_s),
                     additional_context={"maintenance": self.maintenance}, install_signal_handlers=False,
+                    delete_jobs="always",  # one row every few seconds otherwise, forever
                     update_heartbeat_interval=farm.heartbeat_s, stalled_worker_timeout=farm.host_timeout_s,
                 )
                 runner = asyncio.create_task(worker.run())
