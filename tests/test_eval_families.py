@@ -17,8 +17,9 @@ from mobile_agent.device import open_device
 from mobile_agent.settings import AdbSettings, AgentSettings, PerceptionSettings, Settings
 
 pytestmark = pytest.mark.slow
-# seeds per family: FAMILY_SEEDS=5 samples more (each run costs a few seconds of OCR)
-SEEDS = range(int(os.environ.get("FAMILY_SEEDS", "2")))
+# seeds per family: FAMILY_SEEDS=5 samples more, FAMILY_SEED_START=100 others (each run costs a few seconds of OCR)
+_START = int(os.environ.get("FAMILY_SEED_START", "0"))
+SEEDS = range(_START, _START + int(os.environ.get("FAMILY_SEEDS", "2")))
 
 
 def _settings(adb_port: int, serial: str, output_dir: Path) -> Settings:

@@ -95,9 +95,11 @@ SONGS = [("agent", "Secret Agent"), ("agent", "Double Agent"), ("agent", "Agent 
 PLACES = ["West Lake", "Leifeng Pagoda", "Lingyin Temple", "Hangzhou East Railway Station", "Hefang Street",
           "Grand Hyatt Hangzhou", "Green Tea Restaurant", "Grandma's Home Restaurant"]
 CATEGORIES = ["gas station", "restaurant", "coffee shop", "hotel"]
-PRODUCTS = [("caps", "Baseball Cap"), ("bucket hat", "Bucket Hat"), ("beanie", "Knitted Beanie"),
-            ("earbuds", "Wireless Earbuds"), ("phone case", "Silicone Phone Case"), ("yoga mat", "Yoga Mat"),
-            ("water bottle", "Stainless Steel Water Bottle"), ("desk lamp", "LED Desk Lamp"), ("t-shirt", "Cotton T-Shirt")]
+# (what to search, the product to open): the query shares no word with the title, so that
+# the title on screen is the result row, never the search field's text
+PRODUCTS = [("caps", "Baseball Cap"), ("fisherman", "Bucket Hat"), ("winter knitted", "Knitted Beanie"),
+            ("headphones", "Wireless Earbuds"), ("cover", "Silicone Phone Case"), ("fitness exercise", "Yoga Mat"),
+            ("light", "LED Desk Lamp"), ("apparel", "Cotton T-Shirt")]
 STORE_APPS = [("WhatsApp", "com.whatsapp"), ("Instagram", "com.instagram.android"), ("Telegram", "org.telegram.messenger"),
               ("Spotify", "com.spotify.music"), ("Facebook", "com.facebook.katana"), ("Threads", "com.instagram.barcelona")]
 VIDEO_QUERIES = [("Stephen Curry", "Stephen Curry Top Plays", "curry"), ("funny cats", "Funny Cats Compilation 2024", "cats"),
