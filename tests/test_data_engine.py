@@ -73,3 +73,20 @@ def test_splits_never_share_a_family(tmp_path):
     families = {split_of(name) for name in FAMILIES}
     assert families == {"train", "validation"}
     assert export_runs([], {}, tmp_path).exported == 0
+
+
+def test_cli_collect_families_then_export(adb_server, sim_phone, tmp_path, monkeypatch, capsys):
+    from mobile_agent.cli import main
+
+    monkeypatch.setenv("MOBILE_AGENT_ADB__SERVER_PORT", str(adb_server.port))
+    monkeypatch.delenv("MOBILE_AGENT_PLANNER__BASE_URL", raising=False)
+    monkeypatch.delenv("MOBILE_AGENT_PLANNER__API_KEY", raising=False)
+    out = tmp_path / "data"
+    argv = ["data", "collect", "--family", "settings-theme", "--family", "gmail-send-empty", "--seeds", "0:2",
+            "--device", sim_phone.serial, "--output", str(out)]
+    assert main(argv) == 0
+    runs = _lines(out / "dataset" / "runs.jsonl")
+    assert len(runs) == 4 and {r["family"] for r in runs} == {"settings-theme", "gmail-send-empty"}
+    assert "exported: 4" in capsys.readouterr().out
+    assert main(["eval", "families", "--family", "nope", "--output", str(tmp_path / "x")]) == 2
+    assert main(["data", "export", str(tmp_path / "missing")]) == 2
