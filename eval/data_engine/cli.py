@@ -26,7 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     # collect: `eval families`' parser, then the export
     from eval.families.cli import add_families_parser
-    from eval.mobile_eval.cli import mobile_eval_command, register as register_eval
+    from eval.mobile_eval.cli import mobile_eval_command
+    from eval.mobile_eval.cli import register as register_eval
 
     scratch = argparse.ArgumentParser().add_subparsers()
     register_eval(scratch)

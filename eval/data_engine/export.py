@@ -25,7 +25,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from eval.mobile_eval.records import TaskResult
 from eval.mobile_eval.schema import EvalTask
