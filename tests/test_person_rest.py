@@ -172,3 +172,19 @@ def test_a_secret_reaches_the_phone_but_no_file_database_or_log(service, sim_pho
             assert value.encode() not in path.read_bytes(), path
     assert looked > 5 and any(p.suffix == ".sqlite3" for p in tmp_path.rglob("*"))
     assert value not in caplog.text
+
+
+def test_a_waiting_task_can_be_cancelled_and_times_out_not_completed(service, sim_phones) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    planner = TaggedPlanner(plans={"t-a": ["Ask user (What is the code?)"], "t-b": ["Ask user (And now?)"]})
+    live = service([phone], planner=planner)
+    task = live.submit("[t-a] log in")
+    live.wait_task(task["id"], statuses={"waiting_for_user"})
+    assert live.client.post(f"/v1/tasks/{task['id']}/cancel").status_code == 202
+    assert live.wait_task(task["id"], timeout=20)["status"] == "cancelled"
+
+    task = live.submit("[t-b] log in", user_timeout_s=0.5)
+    done = live.wait_task(task["id"], timeout=30)
+    assert done["status"] == "not_completed" and "no reply within" in done["result"]["reason"]
+    statuses = [e.data["status"] for e in live.state.store.events_after(task["id"]) if e.kind == "status"]
+    assert statuses == ["queued", "running", "waiting_for_user", "running", "not_completed"]
