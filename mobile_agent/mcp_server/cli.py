@@ -1,0 +1,114 @@
+"""`mobile-agent mcp`: the phone and the agent as MCP tools, over stdio or streamable HTTP.
+
+Registered through the ``mobile_agent.commands`` entry point (pyproject.toml), like the
+service's commands, so ``mobile-agent`` starts without the ``mcp`` package; the SDK is
+imported when the command runs.
+
+Over HTTP every request must carry ``Authorization: Bearer <token>``, the REST service's
+token (``server.api_token``, ``MOBILE_AGENT_SERVER__API_TOKEN`` or ``--token-file``): an MCP
+endpoint drives a phone, so it never runs open. Over stdio the client that started the
+process is the only one talking to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hmac
+import sys
+from pathlib import Path
+from typing import Any
+
+from mobile_agent.errors import ConfigError
+
+EXIT_USAGE = 2
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "mcp",
+        help="serve the phone and the agent as MCP tools (stdio, or streamable HTTP with a token)",
+        description="A Model Context Protocol server: list devices, screenshot, find text/icon, every "
+        "operation, run an instruction, read a trajectory. Needs the mcp extra (pip install 'mobile-agent[mcp]').",
+    )
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                        help="stdio (a desktop assistant starts the process) or http (streamable HTTP at /mcp)")
+    parser.add_argument("--host", help="HTTP listen address (default: server.host, 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="HTTP listen port (default: server.port, 8000)")
+    parser.add_argument("--token-file", type=Path, help="file holding the bearer token (first line)")
+    parser.add_argument("--serial", "-s", help="the phone tools use when a call names none")
+    parser.add_argument("--runs-dir", type=Path, help="where trajectories go (default: agent.output_dir)")
+    parser.add_argument("--policy", metavar="FILE", type=Path,
+                        help="TOML of safety settings, as `mobile-agent run --policy`")
+    parser.add_argument("--screenshot-side", type=int, default=1024,
+                        help="default longest side of the screenshots sent to the client (pixels)")
+    parser.set_defaults(func=run)
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from mobile_agent.cli.run import read_policy
+    from mobile_agent.settings import load_settings
+
+    token = None
+    if args.token_file is not None:
+        try:
+            token = args.token_file.read_text(encoding="utf-8").splitlines()[0].strip()
+        except (OSError, IndexError) as exc:
+            raise ConfigError(f"cannot read a token from {args.token_file}: {exc}", path=str(args.token_file)) from exc
+    overrides: dict[str, Any] = {
+        "server.host": args.host,
+        "server.port": args.port,
+        "server.api_token": token,
+        "adb.serial": args.serial,
+        "agent.output_dir": str(args.runs_dir) if args.runs_dir else None,
+    }
+    if args.policy is not None:
+        overrides.update(read_policy(args.policy))
+    return load_settings(getattr(args, "config", None), overrides)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        settings = _settings(args)
+    except ConfigError as exc:
+        print(f"mobile-agent mcp: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        from mobile_agent.mcp_server.phone import PhoneService
+        from mobile_agent.mcp_server.tools import build_server
+    except ImportError as exc:
+        print(f"mobile-agent mcp: the MCP SDK is not installed ({exc}); pip install 'mobile-agent[mcp]'", file=sys.stderr)
+        return EXIT_USAGE
+    server = build_server(settings, PhoneService(settings, max_side=args.screenshot_side))
+    if args.transport == "stdio":
+        server.run("stdio")
+        return 0
+    token = settings.server.api_token.get_secret_value() if settings.server.api_token else ""
+    if not token:
+        print("mobile-agent mcp: HTTP needs a bearer token: set server.api_token "
+              "(MOBILE_AGENT_SERVER__API_TOKEN) or pass --token-file", file=sys.stderr)
+        return EXIT_USAGE
+    import uvicorn
+
+    app = bearer_protected(server.streamable_http_app(host=settings.server.host), token)
+    uvicorn.run(app, host=settings.server.host, port=settings.server.port, log_level="warning")
+    return 0
+
+
+def bearer_protected(app: Any, token: str) -> Any:
+    """``app`` (ASGI) behind ``Authorization: Bearer <token>``: 401 otherwise, before the
+    MCP transport sees the request. Lifespan events pass (the SDK's session manager
+    starts there)."""
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, expected):
+                body = b'{"error": "a bearer token is required (Authorization: Bearer <server.api_token>)"}'
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await app(scope, receive, send)
+
+    return guarded

@@ -1,0 +1,283 @@
+"""What the MCP tools do, as plain synchronous calls (the server runs them in threads).
+
+Every operation goes through the agent's own run template (``carry_out`` with a
+one-line run, ``guarded.GuardedOperation``): the same localization as ``mobile-agent run
+--script``, the planned run's safety guard and confirmation policy (``agent.safety``), the
+same secrets and redaction, and a trajectory written like any other run's. Nothing here
+taps the phone directly.
+
+Screens and perception: a screenshot is downscaled for the client (``max_side``); the
+boxes of ``find_text`` / ``find_icon`` stay in screen pixels, as the operations take them.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PIL import Image as PILImage
+
+from mobile_agent.errors import MobileAgentError
+from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
+from mobile_agent.operations.parser import ParsedAction
+from mobile_agent.operations.registry import REGISTRY, OperationCard
+from mobile_agent.settings import Settings
+
+if TYPE_CHECKING:
+    from mobile_agent.agent import RunResult
+    from mobile_agent.agent.people import UserChannel
+    from mobile_agent.device import Device
+    from perception.types import Location
+
+__all__ = ["NOT_TOOLS", "PhoneService", "operation_cards"]
+
+# Cards that end or pause a planned run: they mean nothing as a one-off tool call
+# (the MCP client is the one who decides when it is done, and asks its own user).
+NOT_TOOLS = frozenset({"stop", "ask_user", "finished", "give_up", "hand_over"})
+
+
+def operation_cards() -> list[OperationCard]:
+    """The operations offered as tools: the paper's, then the coordinate ones (tap at a
+    point, swipe between points…) that the first set does not already name."""
+    cards: list[OperationCard] = []
+    names: set[str] = set()
+    for registry in (REGISTRY, COORDINATE_REGISTRY):
+        for card in registry:
+            if card.name in NOT_TOOLS or card.name in names:
+                continue
+            names.add(card.name)
+            cards.append(card)
+    return cards
+
+
+class ToolFailure(Exception):
+    """A call the client can correct (a bad serial, an unknown run): a tool error."""
+
+
+@dataclass
+class Shot:
+    png: bytes
+    width: int  # of the PNG
+    height: int
+    screen_width: int  # of the phone's screen
+    screen_height: int
+
+
+@dataclass
+class PhoneService:
+    """The phones of one MCP server, with the settings every call follows."""
+
+    settings: Settings
+    max_side: int = 1024
+    _devices: dict[str, Device] = field(default_factory=dict)
+    _shots: dict[str, Shot] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    runs: dict[str, Path] = field(default_factory=dict)  # run id -> trajectory folder, this server's runs
+
+    # -- devices ------------------------------------------------------------------
+    def list_devices(self) -> list[dict[str, Any]]:
+        from mobile_agent.device import list_devices
+
+        return [info.to_dict() for info in list_devices(self.settings.adb)]
+
+    def device(self, serial: str | None) -> Device:
+        """The phone to drive: ``serial``, else ``adb.serial`` of the settings, else the
+        only one attached (the CLI's rule, ``open_device``)."""
+        from mobile_agent.device import open_device
+
+        key = serial or self.settings.adb.serial or ""
+        with self._lock:
+            known = self._devices.get(key)
+        if known is not None:
+            return known
+        device = open_device(self.settings.adb, serial)
+        with self._lock:
+            self._devices[key] = device
+            self._devices[device.serial] = device
+        return device
+
+    # -- looking ------------------------------------------------------------------
+    def screenshot(self, serial: str | None, max_side: int | None = None) -> Shot:
+        device = self.device(serial)
+        frame = device.screenshot()
+        image = PILImage.fromarray(frame.pixels)
+        side = max_side or self.max_side
+        scale = min(1.0, side / max(frame.width, frame.height))
+        if scale < 1.0:
+            image = image.resize((max(1, round(frame.width * scale)), max(1, round(frame.height * scale))),
+                                 PILImage.Resampling.LANCZOS)
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG", optimize=False)
+        shot = Shot(buffer.getvalue(), image.width, image.height, frame.width, frame.height)
+        with self._lock:
+            self._shots[device.serial] = shot
+        return shot
+
+    def last_screenshot(self, serial: str) -> Shot | None:
+        with self._lock:
+            return self._shots.get(serial)
+
+    def find(self, serial: str | None, *, text: str | None = None, icon: str | None = None,
+             position: str | None = None) -> dict[str, Any]:
+        from mobile_agent.locate import build_locator
+
+        device = self.device(serial)
+        frame = device.screenshot()
+        locator = build_locator(self.settings)
+        if text is not None:
+            location = locator.find_text(frame.pixels, text)
+        else:
+            location = locator.find_icon(frame.pixels, icon or "", position)
+        return {"serial": device.serial, "screen": [frame.width, frame.height], **_location_dict(location)}
+
+    # -- acting -------------------------------------------------------------------
+    def operate(self, card: OperationCard, params: dict[str, Any], serial: str | None,
+                channel: UserChannel | None, candidate: int | None = None) -> dict[str, Any]:
+        """One operation, as a one-step scripted run of the agent."""
+        from mobile_agent.agent.parts import run_locator
+        from mobile_agent.agent.people import run_channel
+        from mobile_agent.agent.script import ScriptLine
+        from mobile_agent.agent.session import carry_out
+        from mobile_agent.mcp_server.guarded import GuardedOperation
+
+        model = card.params_model.model_validate(params)  # ValidationError: the caller's mistake
+        text = card.render(model)
+        line = ScriptLine(1, text, ParsedAction(card.name, model, raw=text, text=text), candidate)
+        device = self.device(serial)
+        timed = run_locator(self.settings, None)
+        result = carry_out(
+            self.settings,
+            GuardedOperation(self.settings, [line], device, timed),
+            instruction=f"MCP tool {card.name}: {text}",
+            mode="scripted",
+            locator=timed,
+            on_event=None,
+            output_dir=None,
+            cancel=None,
+            channel=run_channel(self.settings, channel),
+        )
+        self._remember(result)
+        return operation_answer(result)
+
+    def run_instruction(self, instruction: str, serial: str | None, *, cancel: threading.Event,
+                        on_event: Any, channel: UserChannel | None, max_steps: int | None) -> RunResult:
+        from mobile_agent.agent import Agent
+
+        if not self.settings.planner.configured:
+            raise ToolFailure(
+                "no planner endpoint is configured: set MOBILE_AGENT_PLANNER__BASE_URL and "
+                "MOBILE_AGENT_PLANNER__API_KEY (any OpenAI-compatible endpoint that takes images) for the server"
+            )
+        settings = self.settings
+        if max_steps is not None:
+            settings = settings.model_copy(update={"agent": settings.agent.model_copy(update={"max_steps": max_steps})})
+        device = self.device(serial)
+        result = Agent(settings, device=device, on_event=on_event, channel=channel).run(instruction, cancel=cancel)
+        self._remember(result)
+        return result
+
+    # -- records ------------------------------------------------------------------
+    def _remember(self, result: RunResult) -> None:
+        if result.run_id:
+            with self._lock:
+                self.runs[result.run_id] = result.trajectory_dir
+
+    def run_folder(self, run_id: str) -> Path:
+        """The trajectory folder of ``run_id``: one of this server's runs, else a folder of
+        ``agent.output_dir`` whose header names it."""
+        with self._lock:
+            known = self.runs.get(run_id)
+        if known is not None:
+            return known
+        if not run_id or "/" in run_id or "\\" in run_id or run_id.startswith("."):
+            raise ToolFailure(f"{run_id!r} is not a run id")
+        root = Path(self.settings.agent.output_dir)
+        for path in sorted(root.glob("*/trajectory.jsonl")) if root.is_dir() else []:
+            if path.parent.name == run_id or path.parent.name.endswith(run_id):
+                return path.parent
+            try:
+                with path.open(encoding="utf-8") as fh:
+                    header = json.loads(fh.readline() or "{}")
+            except (OSError, ValueError):
+                continue
+            if header.get("run_id") == run_id:
+                return path.parent
+        raise ToolFailure(f"no run {run_id!r} in {root}")
+
+    def trajectory(self, run_id: str) -> dict[str, Any]:
+        from mobile_agent.agent import load_trajectory
+
+        folder = self.run_folder(run_id)
+        try:
+            header, steps, result = load_trajectory(folder)
+        except (OSError, ValueError) as exc:
+            raise ToolFailure(f"cannot read the trajectory of {run_id!r}: {exc}") from exc
+        return {"folder": str(folder.resolve()), "run": header, "steps": steps, "result": result}
+
+    def report(self, run_id: str) -> str:
+        path = self.run_folder(run_id) / "report.html"
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ToolFailure(f"run {run_id!r} has no report: {exc}") from exc
+
+
+def operation_answer(result: RunResult) -> dict[str, Any]:
+    """What an operation tool answers: did it happen, the feedback, where it is recorded."""
+    step = result.steps[-1] if result.steps else None
+    return {
+        "ok": bool(step and step.ok) and result.status.value == "completed",
+        "status": result.status.value,
+        "feedback": (step.feedback if step else "") or result.reason,
+        "action": step.action_text if step else None,
+        "tap_point": list(step.tap_point) if step and step.tap_point else None,
+        "screen_changed": step.screen_changed if step else None,
+        "asked_user": step.asked_user if step else None,
+        "error": result.error,
+        "run_id": result.run_id,
+        "trajectory_dir": str(result.trajectory_dir.resolve()),
+    }
+
+
+def run_answer(settings: Settings, result: RunResult) -> dict[str, Any]:
+    """A planned run's result, as ``mobile-agent run --json`` prints it (redacted: the
+    instruction may hold a secret)."""
+    from mobile_agent.agent.redact import Redactor
+
+    data: dict[str, Any] = Redactor.from_settings(settings)(result.to_dict())
+    data["trajectory_dir"] = str(result.trajectory_dir.resolve())
+    data["report"] = str(result.report_path.resolve())
+    return data
+
+
+def _box(box: Any) -> list[float] | None:
+    if box is None:
+        return None
+    return [round(float(box.left), 1), round(float(box.top), 1), round(float(box.right), 1), round(float(box.bottom), 1)]
+
+
+def _location_dict(location: Location) -> dict[str, Any]:
+    return {
+        "status": str(getattr(location.status, "value", location.status)),
+        "target": location.target,
+        "point": list(location.point) if location.point else None,
+        "box": _box(location.box),
+        "candidates": [
+            {"index": c.index, "box": _box(c.box), "text": c.text, "score": round(float(c.score), 3)}
+            for c in location.candidates
+        ],
+        "closest": list(location.closest),
+        "feedback": location.feedback,
+        "backend": location.backend,
+    }
+
+
+def describe_error(exc: BaseException) -> str:
+    if isinstance(exc, MobileAgentError):
+        return exc.message
+    return f"{type(exc).__name__}: {exc}"
+

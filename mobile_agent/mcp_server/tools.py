@@ -1,0 +1,256 @@
+"""The MCP server: tools, resources and the person behind a confirmation.
+
+Tools:
+
+- ``list_devices``, ``screenshot`` (an image content block, downscaled), ``find_text`` and
+  ``find_icon`` (perception's answer with boxes in screen pixels);
+- one tool per operation card (``open_app``, ``click_text``, ``click_icon``, ``tap_point``,
+  ``type``, ``swipe_points``, ``back``, ``home``…): the name, the description and the
+  argument schema come from the card (``mobile_agent.operations``), the one source the
+  planner prompt and the parser read too;
+- ``run_instruction``: a whole planned run, with progress notifications per step and the
+  client's cancellation setting the run's cancel event;
+- ``read_trajectory``.
+
+Resources: ``phone://devices``, ``phone://devices/{serial}/screenshot`` (the last screenshot
+a tool took of that phone), ``run://{run_id}/report`` (a run's HTML report).
+
+The SDK calls the tools on its event loop; phone and model work runs in worker threads
+(``anyio.to_thread``), and a confirmation the run asks for comes back to the loop with
+``anyio.from_thread`` to ask the client by elicitation, when the client offers it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from pydantic import BaseModel, Field, ValidationError
+
+from mobile_agent.agent.people import NoPersonChannel, UserChannel, UserReply, UserRequest
+from mobile_agent.errors import MobileAgentError
+from mobile_agent.mcp_server.phone import PhoneService, ToolFailure, describe_error, operation_cards, run_answer
+from mobile_agent.operations.registry import OperationCard
+from mobile_agent.settings import Settings
+
+__all__ = ["build_server"]
+
+NO_ELICITATION = (
+    "this MCP client cannot be asked (it offers no elicitation); a sensitive operation is refused. "
+    'Set agent.safety.confirmations = "approve" in the server\'s settings to allow them unattended'
+)
+
+Serial = Annotated[
+    str | None,
+    Field(description="the phone's adb serial (default: adb.serial of the settings, else the only attached phone)"),
+]
+
+
+class Confirmation(BaseModel):
+    approve: bool = Field(description="yes: carry out the operation")
+    note: str = Field(default="", description="a note for the agent (optional)")
+
+
+class Answer(BaseModel):
+    answer: str = Field(description="your answer to the agent's question")
+
+
+class ElicitChannel:
+    """Asks the MCP client's user (elicitation) from the run's worker thread."""
+
+    def __init__(self, ctx: Context[Any, Any]) -> None:
+        self.ctx = ctx
+
+    def ask(self, request: UserRequest, cancel: threading.Event) -> UserReply | None:
+        schema: type[BaseModel] = Confirmation if request.kind == "confirm" else Answer
+        try:
+            result = anyio.from_thread.run(self.ctx.elicit, request.question, schema)
+        except Exception:  # the client went away, or the tool call was cancelled
+            return None
+        if result.action != "accept":
+            return UserReply("deny", text=f"the MCP client answered {result.action}", by="mcp")
+        data = getattr(result, "data", None)
+        if isinstance(data, Confirmation):
+            return UserReply("approve" if data.approve else "deny", text=data.note, by="mcp")
+        if isinstance(data, Answer):
+            return UserReply("answer", text=data.answer, by="mcp")
+        return None
+
+
+def _channel(ctx: Context[Any, Any]) -> UserChannel:
+    caps = ctx.client_capabilities
+    if caps is not None and getattr(caps, "elicitation", None) is not None:
+        return ElicitChannel(ctx)
+    return NoPersonChannel(NO_ELICITATION)
+
+
+async def _in_thread(call: Callable[[], Any]) -> Any:
+    """``call()`` in a worker thread; this project's errors become tool errors (the client
+    reads them and the server goes on)."""
+    try:
+        return await anyio.to_thread.run_sync(call)
+    except (MobileAgentError, ToolFailure) as exc:
+        raise ToolError(describe_error(exc)) from exc
+    except ValidationError as exc:
+        raise ToolError(f"invalid arguments: {exc}") from exc
+
+
+def _card_description(card: OperationCard) -> str:
+    text = f"{card.syntax}: {card.description}"
+    for limitation in card.limitations:
+        text += f"\nLimitation: {limitation}"
+    return text + "\nCarried out as a one-step run of the agent (safety policy applies); answers its feedback."
+
+
+def _card_tool(service: PhoneService, card: OperationCard) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """An async function whose signature is the card's parameter model plus ``serial``:
+    the SDK reads the tool's JSON schema from it."""
+
+    async def tool(ctx: Context[Any, Any], **kwargs: Any) -> dict[str, Any]:
+        serial = kwargs.pop("serial", None)
+        candidate = kwargs.pop("candidate", None)
+        channel = _channel(ctx)
+        answer: dict[str, Any] = await _in_thread(lambda: service.operate(card, kwargs, serial, channel, candidate))
+        return answer
+
+    parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)]
+    for name, info in card.params_model.model_fields.items():
+        annotation = Annotated[info.annotation, info]  # keeps the field's description and bounds
+        default = inspect.Parameter.empty if info.is_required() else info.get_default(call_default_factory=True)
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default))
+    if card.name in ("click_text", "long_press", "click_icon"):
+        parameters.append(inspect.Parameter(
+            "candidate", inspect.Parameter.KEYWORD_ONLY, default=None,
+            annotation=Annotated[int | None, Field(ge=1, description="when several places match: the one to use "
+                                                  "(1-based, reading order, as find_text/find_icon number them)")],
+        ))
+    parameters.append(inspect.Parameter("serial", inspect.Parameter.KEYWORD_ONLY, annotation=Serial, default=None))
+    tool.__signature__ = inspect.Signature(parameters, return_annotation=dict[str, Any])  # type: ignore[attr-defined]
+    tool.__name__ = card.name
+    tool.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": dict[str, Any]}
+    return tool
+
+
+def build_server(settings: Settings, service: PhoneService | None = None) -> MCPServer[Any]:
+    service = service or PhoneService(settings)
+    server: MCPServer[Any] = MCPServer(
+        "mobile-agent",
+        instructions="Drive an Android phone: look (screenshot, find_text, find_icon), act (one tool per "
+        "operation), or hand a whole instruction to the agent (run_instruction). Points and boxes are in "
+        "screen pixels.",
+    )
+
+    @server.tool(description="The phones adb sees: serial, state (device, offline, unauthorized), model.")
+    async def list_devices() -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = await _in_thread(service.list_devices)
+        return rows
+
+    @server.tool(description="A screenshot of the phone, downscaled so that its longer side is at most max_side "
+                 "pixels (the image's size and the screen's are in the text block: scale points by their ratio).")
+    async def screenshot(
+        serial: Serial = None,
+        max_side: Annotated[int, Field(ge=64, le=4096, description="longest side of the returned image")] = 1024,
+    ) -> list[Any]:
+        shot = await _in_thread(lambda: service.screenshot(serial, max_side))
+        info = {"image": [shot.width, shot.height], "screen": [shot.screen_width, shot.screen_height]}
+        return [Image(data=shot.png, format="png"), json.dumps(info)]
+
+    @server.tool(description="Find a text on the screen (OCR, fuzzy match): status, the point to tap, its box "
+                 "and every candidate with its box, in screen pixels.")
+    async def find_text(
+        text: Annotated[str, Field(min_length=1, max_length=500, description="the text to look for")],
+        serial: Serial = None,
+    ) -> dict[str, Any]:
+        found: dict[str, Any] = await _in_thread(lambda: service.find(serial, text=text))
+        return found
+
+    @server.tool(description="Find an icon on the screen by a description (detector + CLIP when the ml extra is "
+                 "installed): status, point, box and candidates in screen pixels.")
+    async def find_icon(
+        icon: Annotated[str, Field(min_length=1, max_length=200, description="what the icon shows, e.g. 'gear'")],
+        position: Annotated[str | None, Field(description="where on the screen, e.g. 'top right'")] = None,
+        serial: Serial = None,
+    ) -> dict[str, Any]:
+        found: dict[str, Any] = await _in_thread(lambda: service.find(serial, icon=icon, position=position))
+        return found
+
+    for card in operation_cards():
+        server.add_tool(_card_tool(service, card), name=card.name, title=card.syntax, description=_card_description(card))
+
+    @server.tool(description="Carry out a whole instruction with the agent (planner model, the server's settings). "
+                 "Long-running: one progress notification per step; cancelling the call cancels the run. "
+                 "Answers the run's result (status, reason, steps, trajectory folder, report).")
+    async def run_instruction(
+        ctx: Context[Any, Any],
+        instruction: Annotated[str, Field(min_length=1, max_length=2000, description="what to do, e.g. 'Turn on dark mode'")],
+        max_steps: Annotated[int | None, Field(ge=1, le=200, description="step budget (default agent.max_steps)")] = None,
+        serial: Serial = None,
+    ) -> dict[str, Any]:
+        cancel = threading.Event()
+        total = float(max_steps or settings.agent.max_steps)
+        channel = _channel(ctx)
+
+        def on_event(event: Any) -> None:  # the run's thread: back to the loop to notify
+            if event.kind != "step_finished":
+                return
+            data = event.data
+            message = f"step {event.step}: {data.get('action') or '(no action)'} -> {'ok' if data.get('ok') else 'failed'}"
+            try:
+                anyio.from_thread.run(ctx.report_progress, float(event.step or 0), total, message)
+            except Exception:  # a cancelled call or a closed session: the run goes on to its end
+                pass
+
+        try:
+            result = await _in_thread(
+                lambda: service.run_instruction(instruction, serial, cancel=cancel, on_event=on_event,
+                                                channel=channel, max_steps=max_steps)
+            )
+        finally:
+            cancel.set()  # a cancelled call (the client's notifications/cancelled): stop the run too
+        return run_answer(settings, result)
+
+    @server.tool(description="Read a run's trajectory (this server's runs, or any under agent.output_dir): the "
+                 "run header, every step (action, feedback, tap point, timings) and the result.")
+    async def read_trajectory(
+        run_id: Annotated[str, Field(min_length=1, max_length=200, description="the run's id")],
+        max_steps: Annotated[int, Field(ge=1, le=1000, description="the last this many steps")] = 50,
+    ) -> dict[str, Any]:
+        data: dict[str, Any] = await _in_thread(lambda: service.trajectory(run_id))
+        data["steps"] = data["steps"][-max_steps:]
+        return data
+
+    @server.resource("phone://devices", name="devices", mime_type="application/json",
+                     description="The phones adb sees (as list_devices).")
+    async def devices_resource() -> str:
+        return json.dumps(await _resource(service.list_devices))
+
+    @server.resource("phone://devices/{serial}/screenshot", name="last_screenshot", mime_type="image/png",
+                     description="The last screenshot the screenshot tool took of this phone (PNG).")
+    async def screenshot_resource(serial: str) -> bytes:
+        shot = service.last_screenshot(serial)
+        if shot is None:
+            raise ResourceError(f"no screenshot of {serial!r} yet: call the screenshot tool first")
+        return shot.png
+
+    @server.resource("run://{run_id}/report", name="run_report", mime_type="text/html",
+                     description="A run's HTML report.")
+    async def report_resource(run_id: str) -> str:
+        report: str = await _resource(lambda: service.report(run_id))
+        return report
+
+    return server
+
+
+async def _resource(call: Callable[[], Any]) -> Any:
+    try:
+        return await anyio.to_thread.run_sync(call)
+    except (MobileAgentError, ToolFailure) as exc:
+        raise ResourceError(describe_error(exc)) from exc
