@@ -149,12 +149,13 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
     )
 
     @server.tool(description="The phones adb sees: serial, state (device, offline, unauthorized), model.")
-    async def list_devices() -> list[dict[str, Any]]:
+    async def list_devices() -> dict[str, Any]:
         rows: list[dict[str, Any]] = await _in_thread(service.list_devices)
-        return rows
+        return {"devices": rows}
 
     @server.tool(description="A screenshot of the phone, downscaled so that its longer side is at most max_side "
-                 "pixels (the image's size and the screen's are in the text block: scale points by their ratio).")
+                 "pixels (the image's size and the screen's are in the text block: scale points by their ratio).",
+                 structured_output=False)
     async def screenshot(
         serial: Serial = None,
         max_side: Annotated[int, Field(ge=64, le=4096, description="longest side of the returned image")] = 1024,
