@@ -176,3 +176,98 @@ def test_app_policy_and_confirmations_apply_to_mcp_tools(adb_server, sim_phone, 
             assert "confirmed" not in approved["feedback"]  # it went on to look for the text
 
     _run(main)
+
+
+def _serve_http(env: dict[str, str], port: int, *args: str, log: Path) -> subprocess.Popen[bytes]:
+    out = log.open("ab")
+    proc = subprocess.Popen([sys.executable, "-m", "mobile_agent.cli", "mcp", "--transport", "http",
+                             "--port", str(port), *args], cwd=ROOT, env=env, stdout=out, stderr=out)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"mobile-agent mcp exited {proc.returncode}: {log.read_text()}")
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=1)
+            return proc
+        except httpx.TransportError:
+            time.sleep(0.2)
+    proc.kill()
+    raise AssertionError("the MCP HTTP server did not start")
+
+
+def test_streamable_http_needs_the_bearer_token(adb_server, sim_phone, tmp_path):
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    token = "mcp-test-token-7f3a"
+    env = _env(adb_server.port)
+    no_token = subprocess.run([sys.executable, "-m", "mobile_agent.cli", "mcp", "--transport", "http"],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert no_token.returncode == 2 and "bearer token" in no_token.stderr  # never an open endpoint
+
+    port = free_port()
+    proc = _serve_http(dict(env, MOBILE_AGENT_SERVER__API_TOKEN=token), port, "--serial", sim_phone.serial,
+                       log=tmp_path / "server.log")
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": token}):
+            refused = httpx.post(url, json=hello, headers=headers, timeout=10)
+            assert refused.status_code == 401, refused.text
+
+        async def main() -> None:
+            async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as client:
+                async with streamable_http_client(url, http_client=client) as (read, write, *_):
+                    async with ClientSession(read, write) as session:
+                        await session.initialize()
+                        devices = _json(await session.call_tool("list_devices", {}))
+                        assert sim_phone.serial in [d["serial"] for d in devices["devices"]]
+                        bad = await session.call_tool("swipe_points", {"x1": 1})
+                        assert bad.is_error
+                        back = _json(await session.call_tool("back", {}))
+                        assert back["ok"], back
+
+        _run(main)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_run_instruction_reports_progress_and_a_cancel_stops_the_run(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+    env = _env(adb_server.port, MCP_TEST_LOG=str(tmp_path / "server.log"),
+               MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url, MOBILE_AGENT_PLANNER__API_KEY="k-mcp-123",
+               MOBILE_AGENT_PLANNER__MODEL="scripted-vlm")
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    async def main() -> None:
+        async with _stdio(env, "--serial", sim_phone.serial, "--runs-dir", str(tmp_path / "runs")) as session:
+            llm_server.script([plan_reply("Open App (Settings)"), plan_reply("Home"), plan_reply("Stop"), DONE])
+            result = _json(await session.call_tool("run_instruction", {"instruction": "Open Settings, then go home"},
+                                                   progress_callback=on_progress))
+            assert result["status"] == "completed" and result["steps"] == 3, result
+            assert [p[0] for p in progress] == [1.0, 2.0, 3.0]
+            assert "Open App (Settings)" in (progress[0][2] or "")
+            assert Path(result["report"]).is_file()
+            record = _json(await session.call_tool("read_trajectory", {"run_id": result["run_id"]}))
+            assert [s["action_text"] for s in record["steps"]][:2] == ["Open App (Settings)", "Home"]
+
+            # a slow model and a client that gives up: the call is cancelled, so is the run
+            moves = [plan_reply("Open App (Settings)"), plan_reply("Home")] * 25  # never the same twice in a row
+            llm_server.script([Reply(text=m, delay_s=0.5) for m in moves], default=Reply(text=plan_reply("Home"), delay_s=0.5))
+            requests_before = len(llm_server.chat_requests)
+            with anyio.move_on_after(2.0):
+                await session.call_tool("run_instruction", {"instruction": "Keep going back", "max_steps": 50})
+            await anyio.sleep(2.0)  # the run stops at once while it waits for the model
+            settled = len(llm_server.chat_requests)
+            await anyio.sleep(1.5)
+            assert len(llm_server.chat_requests) == settled, "the run went on after the client cancelled"
+            assert settled - requests_before < 10
+            runs = sorted((tmp_path / "runs").glob("*/trajectory.jsonl"), key=lambda p: p.stat().st_mtime)
+            final = json.loads(runs[-1].read_text(encoding="utf-8").splitlines()[-1])
+            assert final["status"] == "cancelled", final
+            assert _json(await session.call_tool("list_devices", {}))  # and the server serves on
+
+    _run(main)

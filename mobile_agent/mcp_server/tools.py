@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import anyio
 import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -37,11 +39,19 @@ from pydantic import BaseModel, Field, ValidationError
 
 from mobile_agent.agent.people import NoPersonChannel, UserChannel, UserReply, UserRequest
 from mobile_agent.errors import MobileAgentError
-from mobile_agent.mcp_server.phone import PhoneService, ToolFailure, describe_error, operation_cards, run_answer
+from mobile_agent.mcp_server.phone import (
+    PhoneService,
+    ToolFailure,
+    describe_error,
+    operation_cards,
+    run_answer,
+)
 from mobile_agent.operations.registry import OperationCard
 from mobile_agent.settings import Settings
 
 __all__ = ["build_server"]
+
+log = logging.getLogger(__name__)
 
 NO_ELICITATION = (
     "this MCP client cannot be asked (it offers no elicitation); a sensitive operation is refused. "
@@ -68,11 +78,12 @@ class ElicitChannel:
 
     def __init__(self, ctx: Context[Any, Any]) -> None:
         self.ctx = ctx
+        self.loop = anyio.lowlevel.current_token()  # the run may ask from a thread anyio did not start
 
     def ask(self, request: UserRequest, cancel: threading.Event) -> UserReply | None:
         schema: type[BaseModel] = Confirmation if request.kind == "confirm" else Answer
         try:
-            result = anyio.from_thread.run(self.ctx.elicit, request.question, schema)
+            result = anyio.from_thread.run(self.ctx.elicit, request.question, schema, token=self.loop)
         except Exception:  # the client went away, or the tool call was cancelled
             return None
         if result.action != "accept":
@@ -92,11 +103,18 @@ def _channel(ctx: Context[Any, Any]) -> UserChannel:
     return NoPersonChannel(NO_ELICITATION)
 
 
-async def _in_thread(call: Callable[[], Any]) -> Any:
+async def _in_thread(call: Callable[[], Any], *, cancel: threading.Event | None = None) -> Any:
     """``call()`` in a worker thread; this project's errors become tool errors (the client
-    reads them and the server goes on)."""
+    reads them and the server goes on). With ``cancel``, a cancelled call (the client's
+    ``notifications/cancelled``) sets it and returns at once; the run ends on its own."""
     try:
-        return await anyio.to_thread.run_sync(call)
+        if cancel is None:
+            return await anyio.to_thread.run_sync(call)
+        try:
+            return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            cancel.set()
+            raise
     except (MobileAgentError, ToolFailure) as exc:
         raise ToolError(describe_error(exc)) from exc
     except ValidationError as exc:
@@ -123,7 +141,7 @@ def _card_tool(service: PhoneService, card: OperationCard) -> Callable[..., Awai
 
     parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)]
     for name, info in card.params_model.model_fields.items():
-        annotation = Annotated[info.annotation, info]  # keeps the field's description and bounds
+        annotation = cast(Any, Annotated)[info.annotation, info]  # keeps the field's description and bounds
         default = inspect.Parameter.empty if info.is_required() else info.get_default(call_default_factory=True)
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default))
     if card.name in ("click_text", "long_press", "click_icon"):
@@ -198,6 +216,7 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
         cancel = threading.Event()
         total = float(max_steps or settings.agent.max_steps)
         channel = _channel(ctx)
+        loop = anyio.lowlevel.current_token()  # events come from the run's own threads
 
         def on_event(event: Any) -> None:  # the run's thread: back to the loop to notify
             if event.kind != "step_finished":
@@ -205,17 +224,15 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
             data = event.data
             message = f"step {event.step}: {data.get('action') or '(no action)'} -> {'ok' if data.get('ok') else 'failed'}"
             try:
-                anyio.from_thread.run(ctx.report_progress, float(event.step or 0), total, message)
+                anyio.from_thread.run(ctx.report_progress, float(event.step or 0), total, message, token=loop)
             except Exception:  # a cancelled call or a closed session: the run goes on to its end
-                pass
+                log.debug("progress of step %s not sent", event.step, exc_info=True)
 
-        try:
-            result = await _in_thread(
-                lambda: service.run_instruction(instruction, serial, cancel=cancel, on_event=on_event,
-                                                channel=channel, max_steps=max_steps)
-            )
-        finally:
-            cancel.set()  # a cancelled call (the client's notifications/cancelled): stop the run too
+        result = await _in_thread(
+            lambda: service.run_instruction(instruction, serial, cancel=cancel, on_event=on_event,
+                                            channel=channel, max_steps=max_steps),
+            cancel=cancel,
+        )
         return run_answer(settings, result)
 
     @server.tool(description="Read a run's trajectory (this server's runs, or any under agent.output_dir): the "
