@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mobile_agent.agent.clearance import clear_operation
 from mobile_agent.agent.guard import Guard, screen_reader
 from mobile_agent.agent.parts import elapsed_ms, open_run_device, run_locator
 from mobile_agent.agent.people import UserChannel, UserRequest, run_channel
@@ -264,32 +265,12 @@ class PlannedRun:
         """The safety check before an operation (``agent.guard``): False, with the reason
         in the draft for the model, when the app policy refuses it or the person does not
         confirm it."""
-        verdict = self.guard().check(action, draft.frame.pixels)
-        if verdict.refusal is not None:
-            draft.ok, draft.feedback = False, verdict.refusal
-            return False
-        if verdict.confirm is None:
+        refusal = clear_operation(session, draft, self.guard(), action, timeout_s=self.settings.agent.user_timeout_s)
+        if refusal is None:
             return True
-        request = UserRequest(
-            "confirm",
-            verdict.confirm,
-            run_id=session.run_id,
-            step=draft.index,
-            reason=f"{verdict.category}: {verdict.matched}",
-            operation=action.text,
-            timeout_s=self.settings.agent.user_timeout_s,
-        )
-        reply = session.ask_user(request)
-        draft.asked_user = {"kind": "confirm", "question": request.question, "reason": request.reason,
-                            "reply": reply.to_dict() if reply is not None else None}
-        if reply is not None and reply.kind == "approve":
-            return True
-        if reply is None:
-            why = f"nobody confirmed it ({session.nobody_reason()})"
-        else:
-            why = "the user refused it" + (f": {reply.text}" if reply.text else "")
         draft.ok = False
-        draft.feedback = f"{action.text} was not done: {why}. Find another way, or stop if there is none."
+        draft.feedback = (f"{action.text} was not done: {refusal}. Find another way, or stop if there is none."
+                          if refusal.asked else str(refusal))
         return False
 
     def _hand_over(self, session: RunSession, draft: StepDraft, outcome: Outcome) -> StepEnd:

@@ -11,8 +11,8 @@ May import: ``mobile_agent`` (agent, operations, settings).
 
 from __future__ import annotations
 
+from mobile_agent.agent.clearance import clear_operation
 from mobile_agent.agent.guard import Guard, screen_reader
-from mobile_agent.agent.people import UserRequest
 from mobile_agent.agent.records import RunStatus
 from mobile_agent.agent.script import ScriptedRun
 from mobile_agent.agent.session import RunSession
@@ -33,25 +33,8 @@ class GuardedOperation(ScriptedRun):
             current_app=getattr(device, "current_app", None),
             app_package=getattr(device, "resolve_app_label", None),
         )
-        verdict = guard.check(line.action, draft.frame.pixels)
-        refusal = verdict.refusal
-        if refusal is None and verdict.confirm is not None:
-            request = UserRequest(
-                "confirm",
-                verdict.confirm,
-                run_id=session.run_id,
-                step=draft.index,
-                reason=f"{verdict.category}: {verdict.matched}",
-                operation=line.action.text,
-                timeout_s=self.settings.agent.user_timeout_s,
-            )
-            reply = session.ask_user(request)
-            draft.asked_user = {"kind": "confirm", "question": request.question, "reason": request.reason,
-                                "reply": reply.to_dict() if reply is not None else None}
-            if reply is None:
-                refusal = f"{line.action.text} was not done: nobody confirmed it ({session.nobody_reason()})"
-            elif reply.kind != "approve":
-                refusal = f"{line.action.text} was not done: the user refused it" + (f": {reply.text}" if reply.text else "")
+        refused = clear_operation(session, draft, guard, line.action, timeout_s=self.settings.agent.user_timeout_s)
+        refusal = None if refused is None else (f"{line.action.text} was not done: {refused}" if refused.asked else str(refused))
         if refusal is None:
             return super().step(session, draft)
         draft.action_text = line.text
