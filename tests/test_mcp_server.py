@@ -271,3 +271,37 @@ def test_run_instruction_reports_progress_and_a_cancel_stops_the_run(adb_server,
             assert _json(await session.call_tool("list_devices", {}))  # and the server serves on
 
     _run(main)
+
+
+def test_run_instruction_hands_over_to_the_clients_user_by_elicitation(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+    """The model asks the person (paper dialect's Ask user): the question reaches the MCP
+    client as an elicitation; its answer goes back to the model in the next request, and
+    "done" (the person acted on the phone) makes the run look again and go on."""
+    env = _env(adb_server.port, MCP_TEST_LOG=str(tmp_path / "server.log"),
+               MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url, MOBILE_AGENT_PLANNER__API_KEY="k-mcp-123",
+               MOBILE_AGENT_PLANNER__MODEL="scripted-vlm")
+    replies: list[dict[str, Any]] = [{"answer": "Shopping list", "done": False}, {"answer": "", "done": True}]
+    asked: list[str] = []
+
+    async def answer(context: Any, params: Any) -> Any:
+        from mcp_types import ElicitResult
+
+        asked.append(params.message)
+        return ElicitResult(action="accept", content=replies[len(asked) - 1])
+
+    async def main() -> None:
+        args = ("--serial", sim_phone.serial, "--runs-dir", str(tmp_path / "runs"))
+        async with _stdio(env, *args, elicitation_callback=answer) as session:
+            llm_server.script([plan_reply("Ask user (Which note title do you want?)"),
+                               plan_reply("Ask user (Please open the Notes app for me)"), plan_reply("Stop"), DONE])
+            result = _json(await session.call_tool("run_instruction", {"instruction": "Write a note"}))
+            assert asked == ["Which note title do you want?", "Please open the Notes app for me"], asked
+            prompts = [r.body.decode("utf-8", "replace") for r in llm_server.chat_requests]
+            assert any("Shopping list" in p for p in prompts[1:]), "the answer did not reach the model"
+            assert any("took over" in p for p in prompts[2:]), "the model was not told the user acted"
+            assert result["status"] == "completed", result
+            record = _json(await session.call_tool("read_trajectory", {"run_id": result["run_id"]}))
+            kinds = [(s.get("asked_user") or {}).get("kind") for s in record["steps"]]
+            assert kinds[:2] == ["question", "question"], kinds
+
+    _run(main)

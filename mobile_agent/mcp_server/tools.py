@@ -70,7 +70,8 @@ class Confirmation(BaseModel):
 
 
 class Answer(BaseModel):
-    answer: str = Field(description="your answer to the agent's question")
+    answer: str = Field(default="", description="your answer to the agent's question")
+    done: bool = Field(default=False, description="yes: you did what was asked on the phone yourself; the agent looks again")
 
 
 class ElicitChannel:
@@ -92,6 +93,10 @@ class ElicitChannel:
         if isinstance(data, Confirmation):
             return UserReply("approve" if data.approve else "deny", text=data.note, by="mcp")
         if isinstance(data, Answer):
+            if data.done:
+                return UserReply("done", text=data.answer, by="mcp")
+            if not data.answer.strip():
+                return UserReply("deny", text="the MCP client gave no answer", by="mcp")
             return UserReply("answer", text=data.answer, by="mcp")
         return None
 
