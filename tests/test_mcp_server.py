@@ -204,16 +204,23 @@ def test_streamable_http_needs_the_bearer_token(adb_server, sim_phone, tmp_path)
     no_token = subprocess.run([sys.executable, "-m", "mobile_agent.cli", "mcp", "--transport", "http"],
                               cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert no_token.returncode == 2 and "bearer token" in no_token.stderr  # never an open endpoint
+    only_named = subprocess.run([sys.executable, "-m", "mobile_agent.cli", "mcp", "--transport", "http", "--port", "1"],
+                                cwd=ROOT, env=dict(env, MOBILE_AGENT_SERVER__TOKENS='{"bob": ""}'),
+                                capture_output=True, text=True, timeout=60)
+    assert only_named.returncode == 2 and "bearer token" in only_named.stderr  # an empty token is no token
 
     port = free_port()
-    proc = _serve_http(dict(env, MOBILE_AGENT_SERVER__API_TOKEN=token), port, "--serial", sim_phone.serial,
-                       log=tmp_path / "server.log")
+    proc = _serve_http(dict(env, MOBILE_AGENT_SERVER__API_TOKEN=token,
+                            MOBILE_AGENT_SERVER__TOKENS='{"alice": "alice-token-91c2"}'),
+                       port, "--serial", sim_phone.serial, log=tmp_path / "server.log")
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
         for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": token}):
             refused = httpx.post(url, json=hello, headers=headers, timeout=10)
             assert refused.status_code == 401, refused.text
+        named = httpx.post(url, json=hello, headers={"Authorization": "Bearer alice-token-91c2"}, timeout=10)
+        assert named.status_code != 401, named.text  # a named token of server.tokens is let in too
 
         async def main() -> None:
             async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as client:

@@ -82,28 +82,31 @@ def run(args: argparse.Namespace) -> int:
     if args.transport == "stdio":
         server.run("stdio")
         return 0
-    token = settings.server.api_token.get_secret_value() if settings.server.api_token else ""
-    if not token:
+    tokens = [secret.get_secret_value() for secret in (settings.server.api_token, *settings.server.tokens.values())
+              if secret is not None and secret.get_secret_value()]
+    if not tokens:
         print("mobile-agent mcp: HTTP needs a bearer token: set server.api_token "
-              "(MOBILE_AGENT_SERVER__API_TOKEN) or pass --token-file", file=sys.stderr)
+              "(MOBILE_AGENT_SERVER__API_TOKEN), server.tokens, or pass --token-file", file=sys.stderr)
         return EXIT_USAGE
     import uvicorn
 
-    app = bearer_protected(server.streamable_http_app(host=settings.server.host), token)
+    app = bearer_protected(server.streamable_http_app(host=settings.server.host), tokens)
     uvicorn.run(app, host=settings.server.host, port=settings.server.port, log_level="warning")
     return 0
 
 
-def bearer_protected(app: Any, token: str) -> Any:
-    """``app`` (ASGI) behind ``Authorization: Bearer <token>``: 401 otherwise, before the
-    MCP transport sees the request. Lifespan events pass (the SDK's session manager
+def bearer_protected(app: Any, tokens: list[str]) -> Any:
+    """``app`` (ASGI) behind ``Authorization: Bearer <token>``, any one of ``tokens`` (the
+    service's ``server.api_token`` and its named ``server.tokens``): 401 otherwise, before
+    the MCP transport sees the request. Lifespan events pass (the SDK's session manager
     starts there)."""
-    expected = f"Bearer {token}".encode()
+    expected = [f"Bearer {token}".encode() for token in tokens]
 
     async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, expected):
+            matches = [hmac.compare_digest(given, one) for one in expected]  # all compared: no timing hint
+            if not any(matches):
                 body = b'{"error": "a bearer token is required (Authorization: Bearer <server.api_token>)"}'
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
