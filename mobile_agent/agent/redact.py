@@ -10,11 +10,14 @@ May import: the standard library, ``mobile_agent.settings``.
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from mobile_agent.settings import Settings
 
-__all__ = ["REDACTED", "Redactor"]
+__all__ = ["REDACTED", "Redactor", "redacted_logs"]
 
 log = logging.getLogger(__name__)
 
@@ -65,3 +68,52 @@ class Redactor:
         if isinstance(value, (list, tuple)):
             return [self(v) for v in value]
         return value
+
+
+# Log records are redacted where they are made (a record factory), so that every handler
+# and formatter, the ones a host program adds later included, sees the redacted text.
+_live: dict[int, Redactor] = {}
+_live_lock = threading.Lock()
+_plain_factory: Any = None
+
+
+def _redacting_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+    record: logging.LogRecord = _plain_factory(*args, **kwargs)
+    redactors = list(_live.values())
+    if not redactors:
+        return record
+    try:
+        message = record.getMessage()
+    except Exception:  # a bad format string: leave it to logging to report
+        return record
+    for redactor in redactors:
+        message = redactor.text(message)
+    record.msg, record.args = message, None
+    if record.exc_info and record.exc_info[0] is not None:
+        text = logging.Formatter().formatException(record.exc_info)
+        for redactor in redactors:
+            text = redactor.text(text)
+        record.exc_text = text  # formatters use it instead of formatting the exception again
+    return record
+
+
+@contextmanager
+def redacted_logs(redactor: Redactor) -> Iterator[None]:
+    """While the block runs, every log record of the process has ``redactor``'s secrets
+    replaced (message, arguments and traceback). Runs nest and overlap in threads: each
+    adds its own secrets and takes them away when it ends."""
+    global _plain_factory
+    if not redactor.active:
+        yield
+        return
+    key = id(redactor)
+    with _live_lock:
+        if _plain_factory is None:
+            _plain_factory = logging.getLogRecordFactory()
+            logging.setLogRecordFactory(_redacting_factory)
+        _live[key] = redactor
+    try:
+        yield
+    finally:
+        with _live_lock:
+            _live.pop(key, None)

@@ -38,7 +38,7 @@ from mobile_agent.agent.records import (
     StepRecord,
     jsonable,
 )
-from mobile_agent.agent.redact import Redactor
+from mobile_agent.agent.redact import Redactor, redacted_logs
 from mobile_agent.agent.screen_diff import screen_changed
 from mobile_agent.agent.step import RunBody, Settled, StepDraft
 from mobile_agent.agent.trajectory import TrajectoryWriter, run_header
@@ -100,15 +100,16 @@ def carry_out(
         locator=locator.untimed,
         channel=channel,
     )
-    if opening_error is not None or device is None:
-        return session.finish_from_exception(opening_error or RuntimeError("the run has no device"))
-    try:
-        return session.run_steps(body, device)
-    except BaseException as exc:
-        if not isinstance(exc, Exception):  # KeyboardInterrupt & co.: write, then let it go
-            session.finish_from_exception(exc)
-            raise
-        return session.finish_from_exception(exc)
+    with redacted_logs(session.redact):  # the run's secrets never reach a log line either
+        if opening_error is not None or device is None:
+            return session.finish_from_exception(opening_error or RuntimeError("the run has no device"))
+        try:
+            return session.run_steps(body, device)
+        except BaseException as exc:
+            if not isinstance(exc, Exception):  # KeyboardInterrupt & co.: write, then let it go
+                session.finish_from_exception(exc)
+                raise
+            return session.finish_from_exception(exc)
 
 
 class RunSession:
