@@ -26,7 +26,7 @@ from mobile_agent.planner.dialects.mobile_use import MobileUseDialect
 from mobile_agent.planner.dialects.paper import PaperDialect
 from mobile_agent.planner.dialects.ui_tars import UiTarsDialect
 from mobile_agent.planner.geometry import GRID_1000, IMAGE, QWEN25_FACTOR, ImageRule
-from mobile_agent.planner.models import PAPER, ModelProfile, profile_for
+from mobile_agent.planner.models import PAPER, PROFILES, ModelProfile, profile_for
 
 __all__ = [
     "DIALECTS",
@@ -38,6 +38,8 @@ __all__ = [
     "PaperDialect",
     "UiTarsDialect",
     "dialect_for",
+    "make_dialect",
+    "profile_named",
 ]
 
 DIALECTS = ("paper", "function_calling", "ui_tars", "mobile_use", "autoglm")
@@ -73,6 +75,19 @@ def dialect_for(settings: Any) -> tuple[Any, ModelProfile]:
         )
         profile = dataclasses.replace(profile, image=image)
     return make_dialect(profile), profile
+
+
+def profile_named(name: str) -> ModelProfile:
+    """A dialect's default profile (``ui_tars``: UI-TARS-1.5's pixels) or a model profile by
+    its key (``ui-tars-1.0``: its 0-1000 grid; ``qwen3-vl``; ``gui-owl``…): the data
+    engine writes one set of targets per name."""
+    if name in _DEFAULTS:
+        return _DEFAULTS[name]
+    for profile in PROFILES:
+        if profile.key == name:
+            return profile
+    known = ", ".join([*DIALECTS, *(p.key for p in PROFILES)])
+    raise ValueError(f"unknown dialect or model profile {name!r}; one of {known}")
 
 
 def make_dialect(profile: ModelProfile) -> Any:

@@ -25,6 +25,7 @@ May import: the standard library, planner.dialects.base, planner.geometry, mobil
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -32,16 +33,20 @@ from typing import Any
 
 from mobile_agent.errors import UnknownOperationError
 from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
+from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.planner.dialects.base import (
     DialectReply,
     ImagePart,
+    UnwritableAction,
     build_action,
     history_text,
     no_action,
+    number_text,
     numbers_in,
     point_of,
     screen_point,
     tag_text,
+    written_point,
 )
 from mobile_agent.planner.geometry import GRID_1000, CoordinateSpace, ImageRule, Viewport
 
@@ -191,6 +196,40 @@ class AutoGlmDialect:
             # handler.py's _handle_tap: "if 'message' in action" -> confirmation_callback(message)
             action = replace(action, sensitive=str(kwargs["message"]))
         return DialectReply(action=action, thought=thought, model_points=tuple(points), raw=raw)
+
+    def write(self, action: ParsedAction, viewport: Viewport, thought: str = "") -> str:
+        """``<think>…</think>`` then ``<answer>do(action=…)</answer>``, the reply format of
+        Open-AutoGLM's ``prompts_en.py``; points on its 0–999 grid."""
+        return f"<think>{thought.strip()}</think>\n<answer>{self._code(action, viewport)}</answer>"
+
+    def _element(self, viewport: Viewport, x: int, y: int) -> str:
+        mx, my = written_point(viewport, x, y)
+        return f"[{number_text(mx)},{number_text(my)}]"
+
+    def _code(self, action: ParsedAction, viewport: Viewport) -> str:
+        p = action.params.model_dump()
+        name = action.name
+        taps = {"tap_point": "Tap", "long_press_point": "Long Press", "double_tap_point": "Double Tap"}
+        if name in taps:
+            sensitive = f", message={json.dumps(action.sensitive, ensure_ascii=False)}" if action.sensitive else ""
+            return f'do(action="{taps[name]}", element={self._element(viewport, p["x"], p["y"])}{sensitive})'
+        if name == "swipe_points":
+            return (f'do(action="Swipe", start={self._element(viewport, p["x1"], p["y1"])}, '
+                    f'end={self._element(viewport, p["x2"], p["y2"])})')  # fmt: skip
+        if name == "type":  # the handler takes the text whole: quotes as they are, \n as a new line
+            return f'do(action="Type", text="{p["text"].replace(chr(10), chr(92) + "n")}")'
+        if name == "open_app":
+            return f'do(action="Launch", app={json.dumps(p["app"], ensure_ascii=False)})'
+        if name == "press_key" and p["key"] in ("back", "home"):
+            return f'do(action="{p["key"].title()}")'
+        if name == "wait":
+            return f'do(action="Wait", duration="{number_text(float(p["seconds"]))} seconds")'
+        if name == "hand_over" and p["message"]:
+            return f'do(action="Take_over", message={json.dumps(p["message"], ensure_ascii=False)})'
+        if name == "finished":
+            return f'finish(message="{p["answer"]}")'
+        what = f"press_key ({p['key']})" if name == "press_key" else name
+        raise UnwritableAction(self.name, what, "not in AutoGLM-Phone's action space")
 
     def _map(
         self, name: str, kwargs: dict[str, Any], viewport: Viewport, raw: str

@@ -33,12 +33,15 @@ __all__ = [
     "Dialect",
     "DialectReply",
     "ImagePart",
+    "UnwritableAction",
     "build_action",
     "first_json_object",
     "history_text",
+    "number_text",
     "numbers_in",
     "point_of",
     "tag_text",
+    "written_point",
 ]
 
 # Makes the image content part of a message for a frame (the planner encodes and caches it).
@@ -92,6 +95,47 @@ class Dialect(Protocol):
     ) -> DialectReply:
         """Read one reply (its text and, for function calling, its tool calls)."""
         ...
+
+    def write(self, action: ParsedAction, viewport: Viewport, thought: str = "") -> str:
+        """The reply this dialect's model gives for ``action`` (points in screen pixels),
+        as its real replies look: ``parse(write(a)).action`` is ``a`` again. Raises
+        ``UnwritableAction`` for an operation outside the model's action space."""
+        ...
+
+
+class UnwritableAction(ValueError):
+    """A dialect has no way to write this operation (its model's action space lacks it):
+    the data engine skips the step for that dialect and counts it."""
+
+    def __init__(self, dialect: str, operation: str, why: str = "") -> None:
+        super().__init__(f"the {dialect} dialect cannot write {operation}" + (f": {why}" if why else ""))
+        self.dialect, self.operation = dialect, operation
+
+
+# --- writing helpers (the targets of training samples: ``write`` on each dialect) ------
+
+
+def written_point(viewport: Viewport, x: int, y: int) -> tuple[float, float]:
+    """The point a model of this space writes for screen pixel (x, y): the value nearest
+    the pixel's centre whose ``to_screen`` is (x, y) again, when the space can name that
+    pixel (a space coarser than the screen cannot name every pixel: then the nearest).
+    Integers, except 0–1 fractions (4 decimals), as ``Viewport.model_point``."""
+    mx, my = viewport.model_point(x, y)
+    unit = 0.0001 if viewport.space.kind == "normalized" else 1.0
+
+    def fit(value: float, axis: int, target: int) -> float:
+        for candidate in (value, value + unit, value - unit):
+            point = (candidate, my) if axis == 0 else (mx, candidate)
+            if viewport.to_screen(*point)[axis] == target:
+                return round(candidate, 4) if unit < 1 else candidate
+        return value
+
+    return fit(mx, 0, x), fit(my, 1, y)
+
+
+def number_text(value: float) -> str:
+    """``12.0`` → ``12``; fractions as written (``0.4531``)."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 # --- reading helpers ----------------------------------------------------------------------

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mobile_agent.errors import OperationError
+from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import REGISTRY, OperationRegistry
 from mobile_agent.planner.dialects.base import (
     DialectReply,
@@ -104,3 +105,11 @@ class FunctionCallingDialect:
             return DialectReply(action=action, thought=thought, observation=observation, raw=raw)
         action = build_action(self.registry, name, args if isinstance(args, Mapping) else {}, shown)
         return DialectReply(action=action, thought=thought, observation=observation, raw=raw or shown)
+
+    def write(self, action: ParsedAction, viewport: Viewport, thought: str = "") -> str:
+        """The Thought as text, then the call as Qwen's chat template renders an assistant
+        tool call (Hermes ``<tool_call>{"name", "arguments"}</tool_call>``): what a
+        trainer of an open model learns; an API model returns the same as ``tool_calls``."""
+        arguments = {k: v for k, v in action.params.model_dump().items() if v is not None}
+        call = json.dumps({"name": action.name, "arguments": arguments}, ensure_ascii=False)
+        return (f"Thought: {thought.strip()}\n" if thought.strip() else "") + f"<tool_call>\n{call}\n</tool_call>"

@@ -28,9 +28,11 @@ from typing import Any
 
 from mobile_agent.errors import UnknownOperationError
 from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
+from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.planner.dialects.base import (
     DialectReply,
     ImagePart,
+    UnwritableAction,
     build_action,
     first_json_object,
     history_text,
@@ -38,6 +40,7 @@ from mobile_agent.planner.dialects.base import (
     point_of,
     screen_point,
     tag_text,
+    written_point,
 )
 from mobile_agent.planner.geometry import IMAGE, CoordinateSpace, ImageRule, Viewport
 
@@ -204,6 +207,43 @@ class MobileUseDialect:
         return DialectReply(
             action=action, thought=thought, observation=summary, model_points=tuple(points), raw=raw
         )
+
+    def write(self, action: ParsedAction, viewport: Viewport, thought: str = "") -> str:
+        """``<thinking>…</thinking>`` (when there is a thought) and the Hermes-style
+        ``<tool_call>{"name": "mobile_use", "arguments": {…}}</tool_call>`` of Qwen2.5-VL's
+        ``cookbooks/mobile_agent.ipynb``; points in the model's space (resized-image
+        pixels, or 0–999 for Qwen3-VL)."""
+        call = json.dumps({"name": "mobile_use", "arguments": self._arguments_of(action, viewport)}, ensure_ascii=False)
+        head = f"<thinking>\n{thought.strip()}\n</thinking>\n" if thought.strip() else ""
+        return f"{head}<tool_call>\n{call}\n</tool_call>"
+
+    def _coordinate(self, viewport: Viewport, x: int, y: int) -> list[float | int]:
+        return [int(v) if float(v).is_integer() else v for v in written_point(viewport, x, y)]
+
+    def _arguments_of(self, action: ParsedAction, viewport: Viewport) -> dict[str, Any]:
+        p = action.params.model_dump()
+        name = action.name
+        if name in ("tap_point", "long_press_point"):
+            verb = "click" if name == "tap_point" else "long_press"
+            return {"action": verb, "coordinate": self._coordinate(viewport, p["x"], p["y"])}
+        if name == "swipe_points":
+            return {"action": "swipe", "coordinate": self._coordinate(viewport, p["x1"], p["y1"]),
+                    "coordinate2": self._coordinate(viewport, p["x2"], p["y2"])}  # fmt: skip
+        if name == "type":
+            return {"action": "type", "text": p["text"]}
+        if name == "press_key":
+            buttons = {"back": "Back", "home": "Home", "menu": "Menu", "enter": "Enter"}
+            if p["key"] in buttons:
+                return {"action": "system_button", "button": buttons[p["key"]]}
+            return {"action": "key", "text": p["key"]}
+        if name == "open_app":
+            return {"action": "open", "text": p["app"]}
+        if name == "wait":
+            seconds = float(p["seconds"])
+            return {"action": "wait", "time": int(seconds) if seconds.is_integer() else seconds}
+        if name == "finished":  # an answer is its own action; a plain end is terminate
+            return {"action": "answer", "text": p["answer"]} if p["answer"] else {"action": "terminate", "status": "success"}
+        raise UnwritableAction(self.name, name, "not in Qwen's mobile_use action space")
 
     @staticmethod
     def _arguments(raw: str, tool_calls: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:

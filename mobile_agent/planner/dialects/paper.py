@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import REGISTRY
-from mobile_agent.planner.dialects.base import DialectReply
+from mobile_agent.planner.dialects.base import DialectReply, UnwritableAction
 from mobile_agent.planner.geometry import SCREEN, CoordinateSpace, ImageRule, Viewport
 from mobile_agent.planner.replies import split_plan_reply
 
@@ -43,3 +44,11 @@ class PaperDialect:
         observation, thought, action_text = split_plan_reply(text or "")
         action = self.registry.parse(text or action_text)
         return DialectReply(action=action, thought=thought, observation=observation, raw=text or "")
+
+    def write(self, action: ParsedAction, viewport: Viewport, thought: str = "") -> str:
+        """``Thought: …`` / ``Action: Click text (Compose)``: the card's canonical text, the
+        form the paper's prompt asks for (points are perception's job, not the model's)."""
+        if any(isinstance(v, str) and "\n" in v for v in action.params.model_dump().values()):
+            raise UnwritableAction(self.name, action.name, "its action is one line: no line break in a parameter")
+        text = self.registry.get(action.name).render(action.params)
+        return (f"Thought: {thought.strip()}\n" if thought.strip() else "") + f"Action: {text}"

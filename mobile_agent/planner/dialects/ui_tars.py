@@ -26,14 +26,18 @@ from typing import Any
 
 from mobile_agent.errors import UnknownOperationError
 from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
+from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.planner.dialects.base import (
     DialectReply,
     ImagePart,
+    UnwritableAction,
     build_action,
     history_text,
     no_action,
+    number_text,
     point_of,
     screen_point,
+    written_point,
 )
 from mobile_agent.planner.geometry import IMAGE, CoordinateSpace, ImageRule, Viewport
 
@@ -100,6 +104,11 @@ def parse_call(action: str) -> tuple[str, dict[str, str]]:
 
 def _unescape(text: str) -> str:
     return text.replace("\\n", "\n").replace("\\'", "'").replace('\\"', '"')
+
+
+def _escape(text: str) -> str:
+    """What ``_unescape`` reads back: the model writes a quote as \\' and a new line as \\n."""
+    return text.replace("'", "\\'").replace("\n", "\\n")
 
 
 @dataclass
@@ -172,6 +181,42 @@ class UiTarsDialect:
         name, params, points = self._map(func, kwargs, viewport, action_text)
         action = build_action(self.registry, name, params, action_text)
         return DialectReply(action=action, thought=thought, model_points=tuple(points), raw=raw)
+
+    def write(self, action: ParsedAction, viewport: Viewport, thought: str = "") -> str:
+        """``Thought: …`` / ``Action: click(start_box='<|box_start|>(x,y)<|box_end|>')`` as in
+        the MOBILE_USE prompt of ``codes/ui_tars/prompt.py`` (the Thought line is left out
+        when there is none)."""
+        call = self._call(action, viewport)
+        return (f"Thought: {thought.strip()}\n" if thought.strip() else "") + f"Action: {call}"
+
+    def _box(self, viewport: Viewport, x: int, y: int) -> str:
+        mx, my = written_point(viewport, x, y)
+        return f"'<|box_start|>({number_text(mx)},{number_text(my)})<|box_end|>'"
+
+    def _call(self, action: ParsedAction, viewport: Viewport) -> str:
+        p = action.params.model_dump()
+        name = action.name
+        if name in ("tap_point", "long_press_point"):
+            func = "click" if name == "tap_point" else "long_press"
+            return f"{func}(start_box={self._box(viewport, p['x'], p['y'])})"
+        if name == "drag":
+            return (f"drag(start_box={self._box(viewport, p['x1'], p['y1'])}, "
+                    f"end_box={self._box(viewport, p['x2'], p['y2'])})")  # fmt: skip
+        if name == "scroll":
+            where = f"start_box={self._box(viewport, p['x'], p['y'])}, " if p.get("x") is not None else ""
+            return f"scroll({where}direction='{p['direction']}')"
+        if name == "type":
+            return f"type(content='{_escape(p['text'])}')"
+        if name == "open_app":
+            return f"open_app(app_name='{p['app']}')"
+        if name == "press_key" and p["key"] in ("back", "home"):
+            return f"press_{p['key']}()"
+        if name == "wait" and float(p["seconds"]) == 5:  # UI-TARS's wait() is always 5 s
+            return "wait()"
+        if name == "finished":
+            return f"finished(content='{_escape(p['answer'])}')"
+        what = f"{name} ({p.get('key') or p.get('seconds')})" if name in ("press_key", "wait") else name
+        raise UnwritableAction(self.name, what, "not in UI-TARS's mobile action space")
 
     def _map(
         self, func: str, kwargs: dict[str, str], viewport: Viewport, raw: str
