@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from mobile_agent.agent import jsonable
 from mobile_agent.locate import LazyLocator
 from mobile_agent.settings import Settings
-from server.webhooks import WebhookSender
+from server.webhooks import WebhookSender, task_finished
 
 __all__ = ["AgentTaskRunner", "Emit", "TaskOutcome", "TaskRunner", "TaskSpec", "task_settings"]
 
@@ -122,13 +122,12 @@ class AgentTaskRunner:
             outcome = self._run(spec, cancel=cancel, emit=emit)
             return outcome
         finally:  # the end is told even when the run raised (the scheduler stores it as an error)
-            self.webhooks.send(callback_url, "task_finished", {
-                "task_id": spec.task_id,
-                "status": outcome.status if outcome is not None else "error",
-                "result": outcome.extra if outcome is not None else None,
-                "error": outcome.error if outcome is not None else {"message": "the run raised an error"},
-                "links": {"task": f"/v1/tasks/{spec.task_id}"},
-            })  # fmt: skip
+            self.webhooks.send(callback_url, "task_finished", task_finished(
+                spec.task_id,
+                outcome.status if outcome is not None else "error",
+                result=outcome.extra if outcome is not None else None,
+                error=outcome.error if outcome is not None else {"message": "the run raised an error"},
+            ))
 
     def _run(self, spec: TaskSpec, *, cancel: threading.Event, emit: Emit) -> TaskOutcome:
         from mobile_agent.agent import Agent

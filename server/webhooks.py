@@ -97,3 +97,10 @@ class WebhookSender:
                 delay *= 2
             else:
                 log.warning("webhook %s to %s failed %d times, giving up: %s", event, url, attempt, problem)
+
+
+def task_finished(task_id: int, status: str, *, result: Any = None, error: Any = None) -> dict[str, Any]:
+    """The payload of the ``task_finished`` webhook, the same whether the run ended or the
+    task was cancelled before it ran."""
+    return {"task_id": task_id, "status": status, "result": result, "error": error,
+            "links": {"task": f"/v1/tasks/{task_id}"}}

@@ -188,3 +188,27 @@ def test_a_waiting_task_can_be_cancelled_and_times_out_not_completed(service, si
     assert done["status"] == "not_completed" and "no reply within" in done["result"]["reason"]
     statuses = [e.data["status"] for e in live.state.store.events_after(task["id"]) if e.kind == "status"]
     assert statuses == ["queued", "running", "waiting_for_user", "running", "not_completed"]
+
+
+def test_a_task_cancelled_while_queued_still_tells_its_callback_url(service, sim_phones) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    planner = TaggedPlanner(plans={"t-a": ["Ask user (What is the code?)"], "t-q": ["Home"]})
+    live = service([phone], planner=planner, **{"server.webhook_secret": SECRET})
+    hook = Receiver()
+    try:
+        first = live.submit("[t-a] log in")
+        live.wait_task(first["id"], statuses={"waiting_for_user"})  # the only phone is taken
+        queued = live.submit("[t-q] go home", callback_url=hook.url)
+        assert live.client.get(f"/v1/tasks/{queued['id']}").json()["status"] == "queued"
+        assert live.client.post(f"/v1/tasks/{queued['id']}/cancel").status_code == 202
+        hook.wait_for("task_finished")
+        headers, body = hook.deliveries[-1]
+        assert verify_signature(SECRET, headers, body)
+        data = json.loads(body)
+        assert data["task_id"] == queued["id"] and data["status"] == "cancelled", data
+        assert live.client.post(f"/v1/tasks/{queued['id']}/cancel").status_code == 409  # over: no second webhook
+        assert live.client.post(f"/v1/tasks/{first['id']}/cancel").status_code == 202
+        assert live.wait_task(first["id"], timeout=20)["status"] == "cancelled"
+        assert hook.events() == ["task_finished"]  # the first task had no callback_url
+    finally:
+        hook.server.shutdown()

@@ -29,6 +29,7 @@ from server.deps import Authorized, Service, token_owner
 from server.schemas import MAX_ID, EventPublic, TaskCreate, TaskListPublic, TaskPublic, TaskStatus
 from server.state import ServiceState
 from server.store import EventRow, TaskRow
+from server.webhooks import WebhookSender, task_finished
 
 __all__ = ["checked_task", "router", "task_public"]
 
@@ -207,7 +208,11 @@ def cancel_task(task_id: TaskId, service: Service) -> TaskPublic:
         task = _get_task(service, task_id)
         if task.terminal:
             raise HTTPException(status.HTTP_409_CONFLICT, f"task {task_id} already ended: {task.status}")
-    return task_public(_get_task(service, task_id))
+    after = _get_task(service, task_id)
+    if after.status == "cancelled" and after.started_at is None:  # never ran: no runner tells its end
+        WebhookSender(service.settings).send(after.options.get("callback_url"), "task_finished",
+                                             task_finished(task_id, "cancelled", result={"reason": "cancelled while queued"}))
+    return task_public(after)
 
 
 def event_public(event: EventRow, base: Path | None) -> EventPublic:
