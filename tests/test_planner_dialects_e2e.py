@@ -34,8 +34,8 @@ def _task(task_id: str):
     ("model", "setting", "dialect", "space"), MODELS, ids=[f"{m[2]}-{m[3]}" for m in MODELS]
 )
 def test_dark_mode_through_each_dialect(
-    adb_server, sim_phone, llm_server, tmp_path, model, setting, dialect, space
-):  # noqa: F811
+    adb_server, sim_phone, llm_server, tmp_path, model, setting, dialect, space  # noqa: F811
+):
     phone = sim_phone.phone
     task = _task("settings-1")
     llm_server.model = model
@@ -96,8 +96,8 @@ def test_drift_is_snapped_onto_the_meant_element(adb_server, sim_phone, llm_serv
     [("qwen3-vl:8b", "mobile_use", "grid"), ("autoglm-phone-9b", "autoglm", "grid")],
 )
 def test_a_note_typed_through_a_grounded_dialect(
-    adb_server, sim_phone, llm_server, tmp_path, model, dialect, space
-):  # noqa: F811
+    adb_server, sim_phone, llm_server, tmp_path, model, dialect, space  # noqa: F811
+):
     """Mobile-Eval notes-1: an icon without text, typing, Back twice to save."""
     phone = sim_phone.phone
     task = _task("notes-1")
