@@ -1,7 +1,13 @@
 """`mobile-agent data`: collect verified runs of the task families and export them.
 
-    mobile-agent data collect [eval families options] -o runs/data        # run, then export to runs/data/dataset
-    mobile-agent data export RUN_DIR [-o OUT]                             # export a finished families run
+    mobile-agent data collect [eval families options] [--judges ...] -o runs/data   # run, verify, export to runs/data/dataset
+    mobile-agent data verify RUN_DIR [--judges ...] [--again]                      # verify a finished families run
+    mobile-agent data export RUN_DIR [-o OUT]                                      # export a finished families run
+
+Every run is verified by the phone's state validator and the rule pre-check (loops,
+pointless actions); ``--judges`` adds T3-Agent's MLLM query and trajectory judges, asked
+at the planner's endpoint (config file, MOBILE_AGENT_PLANNER__*) or at the one the
+``--judge-*`` flags name. The state validator overrides the judges; both are recorded.
 
 Registered through the ``mobile_agent.commands`` entry point (the core never imports eval/).
 """
@@ -11,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 __all__ = ["register"]
 
@@ -23,6 +30,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="an `eval families` / `data collect` output")
     export.add_argument("--output", "-o", type=Path, metavar="OUT", help="default: RUN_DIR/dataset")
     export.set_defaults(func=export_command)
+    verify = commands.add_parser("verify", help="verify the runs of a families run folder (verification.json per run)")
+    verify.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="an `eval families` / `data collect` output")
+    verify.add_argument("--again", action="store_true", help="verify runs verified before too")
+    verify.add_argument("--device", "-s", action="append", metavar="SERIAL",
+                        help="a phone whose installed apps the query judge is told (default: none, it reads the screen)")
+    _add_judge_flags(verify)
+    verify.set_defaults(func=verify_command)
 
     # collect: `eval families`' parser, then the export
     from eval.families.cli import add_families_parser
@@ -36,13 +50,86 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     def collect(args: argparse.Namespace) -> int:
         if not getattr(args, "model", None) and not getattr(args, "base_url", None):
             args.script_reference = True  # expert data: the reference solutions
+        judges = _judges(args)  # a judge set up wrong is said before the runs, not after
+        if isinstance(judges, int):
+            return judges
         code = int(mobile_eval_command(args))
         if code != 0:
             return code
+        _verify(args.output, judges, again=False)
         return export_command(argparse.Namespace(run_dir=args.output, output=None))
 
     add_families_parser(commands, run_like, collect, name="collect",
-                        help="run family instances (reference solutions unless --model) and export the verified runs")
+                        help="run family instances (reference solutions unless --model), verify and export them")
+    _add_judge_flags(commands.choices["collect"])
+
+
+def _add_judge_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("MLLM verifiers (T3-Agent's query and trajectory judges)")
+    group.add_argument("--judges", action="store_true",
+                       help="ask the query and trajectory judges too (default endpoint: the planner settings)")
+    group.add_argument("--judge-model", metavar="MODEL", help="judge model (implies --judges; default: planner.model)")
+    group.add_argument("--judge-base-url", metavar="URL", help="judges' OpenAI-compatible endpoint (implies --judges)")
+    group.add_argument("--judge-api-key", metavar="KEY", help="judges' API key (prefer MOBILE_AGENT_PLANNER__API_KEY)")
+
+
+def _judges(args: argparse.Namespace) -> Any:
+    """The judges the flags ask for (None: none asked), or the exit code of a usage error."""
+    from eval.data_engine.judges import JudgeEndpoint, QueryJudge, TrajectoryJudge
+    from eval.data_engine.verify import Judges
+    from mobile_agent.settings import load_settings
+
+    if not (args.judges or args.judge_model or args.judge_base_url):
+        return None
+    settings = load_settings(getattr(args, "config", None), {
+        "planner.model": args.judge_model, "planner.base_url": args.judge_base_url,
+        "planner.api_key": args.judge_api_key})
+    if not settings.planner.configured:
+        print("mobile-agent data: --judges needs a model endpoint: --judge-base-url URL (and --judge-api-key, or "
+              "MOBILE_AGENT_PLANNER__API_KEY), or the planner settings", file=sys.stderr)
+        return 2
+    endpoint = JudgeEndpoint(settings.planner)
+    return Judges(QueryJudge(endpoint), TrajectoryJudge(endpoint), installed_apps=_installed_apps(settings, args))
+
+
+def _installed_apps(settings: Any, args: argparse.Namespace) -> list[str] | None:
+    """The launcher labels of the first phone named (what the query judge is told is
+    installed); None when no phone answers (the judge then reads the first screen)."""
+    from mobile_agent.device import open_device
+    from mobile_agent.errors import MobileAgentError
+
+    if args.data_command == "verify" and not args.device:
+        return None
+    try:
+        device = open_device(settings.adb, (getattr(args, "device", None) or [None])[0])
+        return sorted({app.label for app in device.launcher_apps() if app.label})
+    except MobileAgentError:
+        return None
+
+
+def _verify(run_dir: Path, judges: Any, *, again: bool) -> list[Any]:
+    from eval.data_engine.verify import verify_results
+
+    def show(v: Any) -> None:
+        mark = "✓" if v.passed else "×"
+        differ = f"  [disagreement: {v.disagreements[0][:80]}]" if v.disagreements else ""
+        print(f"{mark} verified {v.task_id:<34} {v.reason[:90]}{differ}", flush=True)
+
+    return verify_results(run_dir, judges, again=again, on_run=show)
+
+
+def verify_command(args: argparse.Namespace) -> int:
+    if not (args.run_dir / "results.jsonl").is_file():
+        print(f"mobile-agent data verify: no {args.run_dir / 'results.jsonl'}", file=sys.stderr)
+        return 2
+    judges = _judges(args)
+    if isinstance(judges, int):
+        return judges
+    verifications = _verify(args.run_dir, judges, again=args.again)
+    passed = sum(v.passed for v in verifications)
+    disagree = sum(bool(v.disagreements) for v in verifications)
+    print(f"{passed} of {len(verifications)} run(s) passed; {disagree} with a judge disagreeing with the validator")
+    return 0
 
 
 def export_command(args: argparse.Namespace) -> int:

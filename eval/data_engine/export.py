@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from eval.data_engine.verify import verification_for
 from eval.mobile_eval.records import TaskResult
 from eval.mobile_eval.schema import EvalTask
 from mobile_agent.agent.trajectory import load_trajectory
@@ -98,6 +99,9 @@ def export_runs(records: Iterable[TaskResult], tasks: Mapping[str, EvalTask], ou
             task = tasks.get(record.task_id)
             if why is None and task is None:
                 why = "unknown task"
+            verification = verification_for(record) if why is None else None
+            if verification is not None and not verification.passed:
+                why = verification.rejected_by  # the validator passed it; the rules (or judges, without state) did not
             if why is not None:
                 summary.rejected[why] = summary.rejected.get(why, 0) + 1
                 continue
@@ -129,6 +133,7 @@ def export_runs(records: Iterable[TaskResult], tasks: Mapping[str, EvalTask], ou
                 "observations": [s.get("feedback", "") for s in steps],
                 "answer": (result or {}).get("answer") or (result or {}).get("reason") or "",
                 "verified_by": "state_validator", "verdict": record.reasons, "device": record.device,
+                "verifiers": verification.for_record() if verification is not None else None,
             }, ensure_ascii=False) + "\n")
             history: list[str] = []
             for s, image in zip(steps, files, strict=True):

@@ -1,0 +1,1 @@
+"""Prompts of the data engine's MLLM verifiers, loaded with ``importlib.resources``."""
