@@ -3,6 +3,7 @@
     mobile-agent data collect [eval families options] [--judges ...] -o runs/data   # run, verify, export to runs/data/dataset
     mobile-agent data verify RUN_DIR [--judges ...] [--again]                      # verify a finished families run
     mobile-agent data export RUN_DIR [-o OUT]                                      # export a finished families run
+        [--dialect NAME[,NAME]] [--format llava,sharegpt]      # (collect takes them too, for its export)
 
 Every run is verified by the phone's state validator and the rule pre-check (loops,
 pointless actions); ``--judges`` adds T3-Agent's MLLM query and trajectory judges, asked
@@ -22,6 +23,25 @@ from typing import Any
 __all__ = ["register"]
 
 
+def _names(values: list[str] | None) -> list[str] | None:
+    """``--dialect a,b --dialect c`` → [a, b, c]; None when not given."""
+    if not values:
+        return None
+    return [n.strip() for v in values for n in v.split(",") if n.strip()]
+
+
+def _add_export_options(parser: argparse.ArgumentParser) -> None:
+    from eval.data_engine.formats import FORMATS
+    from eval.data_engine.targets import DEFAULT_DIALECTS
+
+    group = parser.add_argument_group("training samples")
+    group.add_argument("--dialect", action="append", metavar="NAME[,NAME]",
+                       help=f"targets in these planner dialects or model profiles (default: {','.join(DEFAULT_DIALECTS)}; "
+                            "also e.g. ui-tars-1.0, qwen3-vl, gui-owl)")
+    group.add_argument("--format", action="append", metavar="FORMAT[,FORMAT]",
+                       help=f"sample files: {', '.join(FORMATS)} (default: both)")
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("data", help="data engine: verified runs of the task families -> training data")
     commands = parser.add_subparsers(dest="data_command", metavar="COMMAND")
@@ -29,6 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export = commands.add_parser("export", help="export the verified runs of a families run folder")
     export.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="an `eval families` / `data collect` output")
     export.add_argument("--output", "-o", type=Path, metavar="OUT", help="default: RUN_DIR/dataset")
+    _add_export_options(export)
     export.set_defaults(func=export_command)
     verify = commands.add_parser("verify", help="verify the runs of a families run folder (verification.json per run)")
     verify.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="an `eval families` / `data collect` output")
@@ -57,11 +78,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         if code != 0:
             return code
         _verify(args.output, judges, again=False)
-        return export_command(argparse.Namespace(run_dir=args.output, output=None))
+        return export_command(argparse.Namespace(run_dir=args.output, output=None, dialect=args.dialect,
+                                                 format=args.format))
 
     add_families_parser(commands, run_like, collect, name="collect",
                         help="run family instances (reference solutions unless --model), verify and export them")
     _add_judge_flags(commands.choices["collect"])
+    _add_export_options(commands.choices["collect"])
 
 
 def _add_judge_flags(parser: argparse.ArgumentParser) -> None:
@@ -134,6 +157,8 @@ def verify_command(args: argparse.Namespace) -> int:
 
 def export_command(args: argparse.Namespace) -> int:
     from eval.data_engine.export import export_runs
+    from eval.data_engine.formats import FORMATS
+    from eval.data_engine.targets import DEFAULT_DIALECTS
     from eval.families.catalog import instance_by_id
     from eval.mobile_eval.records import load_results
 
@@ -144,7 +169,13 @@ def export_command(args: argparse.Namespace) -> int:
     records = load_results(results)
     tasks = {r.task_id: t for r in records if (t := instance_by_id(r.task_id)) is not None}
     out = args.output or args.run_dir / "dataset"
-    summary = export_runs(records, tasks, out)
+    dialects = _names(getattr(args, "dialect", None)) or list(DEFAULT_DIALECTS)
+    formats = _names(getattr(args, "format", None)) or list(FORMATS)
+    try:
+        summary = export_runs(records, tasks, out, dialects=dialects, formats=formats)
+    except ValueError as exc:  # an unknown dialect or format: nothing was written
+        print(f"mobile-agent data export: {exc}", file=sys.stderr)
+        return 2
     print(summary.card())
     print(f"dataset: {out}")
     return 0

@@ -20,7 +20,7 @@ __all__ = ["add_families_parser"]
 
 
 def add_families_parser(commands: Any, run_like: argparse.ArgumentParser, command: Any, *, name: str = "families",
-                        help: str = "run seeded instances of the task families") -> None:
+                        help: str = "run seeded instances of the task families") -> argparse.ArgumentParser:
     """``run_like`` is `eval mobile-eval`'s parser: its options are copied, so both stay alike."""
     parser = commands.add_parser(name, help=help,
                                  description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -37,6 +37,7 @@ def add_families_parser(commands: Any, run_like: argparse.ArgumentParser, comman
     parser.add_argument("--list", action="store_true", help="list the families and their instance counts")
     parser.add_argument("--output", "-o", type=Path, default=Path("runs/families"), metavar="DIR")
     parser.set_defaults(func=lambda args: families_command(args, command), seed=0, param=None, task=None)
+    return parser
 
 
 def _seeds(text: str) -> range:
