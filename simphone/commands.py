@@ -1,8 +1,9 @@
 """Android shell commands of the simulated phone: one handler per program name.
 
-Here: the registry (`command`, `run_command`), basics (echo, getprop, wm, screencap),
+Here: the registry (`command`, `run_command`), basics (echo, getprop, screencap),
 `input` and the activity manager (am, monkey, ADB Keyboard broadcasts);
-`simphone.system_commands` holds packages, ime, settings, svc, cmd and dumpsys. Each
+`simphone.system_commands` holds packages, ime, settings, svc, cmd and dumpsys, `simphone.wm` the
+window manager's `wm size` / `wm density`. Each
 handler gets the `Phone` and the arguments (already split by the shell grammar; nothing
 here is ever interpreted by a shell) and returns a `CommandResult` whose text imitates
 Android 13's. Unknown programs exit 127 with `/system/bin/sh: X: not found`.
@@ -117,10 +118,10 @@ def template_values(phone: Phone, **extra: object) -> dict[str, object]:
         "interactive_state": "INTERACTIVE_STATE_AWAKE" if on else "INTERACTIVE_STATE_SLEEP",
         "rotation": phone.rotation, "rotation_name": ROTATION_NAMES[phone.rotation],
         "width": phone.width, "height": phone.height, "density": phone.density,
-        "natural_width": phone.profile.natural_width if not phone._sized_by_caller else phone.natural_width,
-        "natural_height": phone.profile.natural_height if not phone._sized_by_caller else phone.natural_height,
+        "natural_width": phone.profile.natural_width if not phone._sized_by_caller else phone._boot_display[0],
+        "natural_height": phone.profile.natural_height if not phone._sized_by_caller else phone._boot_display[1],
         # a density given to Phone() replaces the profile's (as `wm density N` would, minus the Override line)
-        "natural_density": phone.profile.density if phone.profile.override_density else phone.density,
+        "natural_density": phone.profile.density if phone.profile.override_density else phone._boot_display[2],
         "override_width": override[0] if override else phone.natural_width,
         "override_height": override[1] if override else phone.natural_height,
         "override_density": phone.profile.override_density or phone.density,
@@ -171,15 +172,6 @@ def _getprop(phone: Phone, args: list[str]) -> CommandResult:
     if args:
         return ok(props.get(args[0], args[1] if len(args) > 1 else "") + "\n")
     return ok("".join(f"[{k}]: [{v}]\n" for k, v in sorted(props.items())))
-
-
-@command("wm")
-def _wm(phone: Phone, args: list[str]) -> CommandResult:
-    if args[:1] == ["size"]:
-        return profile_output(phone, "wm_size")
-    if args[:1] == ["density"]:
-        return profile_output(phone, "wm_density")
-    raise Usage(f"Error: unknown command '{' '.join(args)}'", 255)
 
 
 @command("screencap")

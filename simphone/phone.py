@@ -63,6 +63,10 @@ class PhoneModel:
         self.natural_width, self.natural_height = natural_w, natural_h
         self._sized_by_caller = width is not None or height is not None
         self.density = density or self.profile.override_density or self.profile.density
+        # what `wm size WxH` / `wm density N` force until `reset` (None: nothing forced)
+        self._boot_display = (natural_w, natural_h, self.density)
+        self.forced_size: tuple[int, int] | None = None
+        self.forced_density: int | None = None
         self.number = number
         # identity: phones started together differ by serial and, where the profile says
         # so (the default SimPhone), by model; real models repeat ("Pixel 7" twice)
@@ -104,6 +108,22 @@ class PhoneModel:
     def height(self) -> int:
         return self.natural_width if self.rotation % 2 else self.natural_height
 
+    def force_size(self, size: tuple[int, int] | None) -> None:
+        """`wm size WxH` (natural orientation) or, with None, `wm size reset`: the phone
+        draws, captures and takes touches at the forced size, as a real display does."""
+        width, height = size or self._boot_display[:2]
+        if not (320 <= width <= 4096 and 320 <= height <= 8192 and max(width, height) >= 480):
+            raise ValueError(f"unsupported screen size {width}x{height} (320x480 to 4096x8192)")
+        with self.lock:
+            self.natural_width, self.natural_height = width, height
+            self.forced_size = size
+
+    def force_density(self, density: int | None) -> None:
+        """`wm density N` or, with None, `wm density reset`."""
+        with self.lock:
+            self.density = density or self._boot_display[2]
+            self.forced_density = density
+
     # -- state --------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> None:
         """Back to the freshly set-up phone of `seed` (default: the seed it was made with).
@@ -113,6 +133,8 @@ class PhoneModel:
         with self.lock:
             self.seed = self._initial_seed if seed is None else seed
             self.clock = self._initial_clock
+            self.force_size(None)  # a freshly set-up phone has no `wm size` / `wm density` override
+            self.force_density(None)
             installed = [p for p, app in self.apps.items() if app.preinstalled]
             if self.adb_keyboard:
                 installed.append(ADB_KEYBOARD_PACKAGE)
