@@ -1,6 +1,7 @@
 """`mobile-agent data`: collect verified runs of the task families and export them.
 
     mobile-agent data collect [eval families options] [--judges ...] -o runs/data   # run, verify, export to runs/data/dataset
+        [--augment themes,sizes,profiles] [--sizes WxH[,WxH]]   # each instance on each variant
     mobile-agent data verify RUN_DIR [--judges ...] [--again]                      # verify a finished families run
     mobile-agent data export RUN_DIR [-o OUT]                                      # export a finished families run
         [--dialect NAME[,NAME]] [--format llava,sharegpt]      # (collect takes them too, for its export)
@@ -71,6 +72,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     def collect(args: argparse.Namespace) -> int:
         if not getattr(args, "model", None) and not getattr(args, "base_url", None):
             args.script_reference = True  # expert data: the reference solutions
+        if args.augment:
+            code = _augment(args)
+            if code:
+                return code
         judges = _judges(args)  # a judge set up wrong is said before the runs, not after
         if isinstance(judges, int):
             return judges
@@ -85,6 +90,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="run family instances (reference solutions unless --model), verify and export them")
     _add_judge_flags(commands.choices["collect"])
     _add_export_options(commands.choices["collect"])
+    group = commands.choices["collect"].add_argument_group("augmentation (each instance on each variant)")
+    group.add_argument("--augment", metavar="AXIS[,AXIS]",
+                       help="themes (light, dark), sizes (the phone's and each --sizes, by wm size), profiles "
+                            "(every --device phone runs every instance)")
+    group.add_argument("--sizes", default="720x1600", metavar="WxH[,WxH]",
+                       help="screen sizes of the sizes axis besides the phone's own (default 720x1600)")
+
+
+def _augment(args: argparse.Namespace) -> int:
+    """Replace the sampled instances with their variants (and pin per-phone ones)."""
+    from eval.data_engine.variants import expand, parse_sizes
+
+    axes = [a.strip() for a in args.augment.split(",") if a.strip()]
+    phones: list[tuple[str, str]] = []
+    try:
+        sizes = parse_sizes(args.sizes)
+        if "profiles" in axes:
+            phones = _phone_models(args)
+        args.selected_tasks, args.pinned_devices = expand(args.selected_tasks, axes, sizes=sizes, phones=phones)
+    except ValueError as exc:
+        print(f"mobile-agent data collect: {exc}", file=sys.stderr)
+        return 2
+    print(f"augmented: {len(args.selected_tasks)} runs ({', '.join(axes)})", flush=True)
+    return 0
+
+
+def _phone_models(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(serial, ro.product.model) of every --device phone: the profiles axis needs two or more."""
+    from mobile_agent.device import open_device
+    from mobile_agent.settings import load_settings
+
+    if not args.device or len(args.device) < 2:
+        raise ValueError("--augment profiles runs every instance on every phone: give two or more --device")
+    settings = load_settings(args.config, {"adb.connect": args.connect})
+    return [(serial, open_device(settings.adb, serial).shell(["getprop", "ro.product.model"]).strip() or serial)
+            for serial in args.device]
 
 
 def _add_judge_flags(parser: argparse.ArgumentParser) -> None:
@@ -159,7 +200,7 @@ def export_command(args: argparse.Namespace) -> int:
     from eval.data_engine.export import export_runs
     from eval.data_engine.formats import FORMATS
     from eval.data_engine.targets import DEFAULT_DIALECTS
-    from eval.families.catalog import instance_by_id
+    from eval.data_engine.variants import task_for_id
     from eval.mobile_eval.records import load_results
 
     results = args.run_dir / "results.jsonl"
@@ -167,7 +208,7 @@ def export_command(args: argparse.Namespace) -> int:
         print(f"mobile-agent data export: no {results}", file=sys.stderr)
         return 2
     records = load_results(results)
-    tasks = {r.task_id: t for r in records if (t := instance_by_id(r.task_id)) is not None}
+    tasks = {r.task_id: t for r in records if (t := task_for_id(r.task_id)) is not None}
     out = args.output or args.run_dir / "dataset"
     dialects = _names(getattr(args, "dialect", None)) or list(DEFAULT_DIALECTS)
     formats = _names(getattr(args, "format", None)) or list(FORMATS)

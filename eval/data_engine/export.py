@@ -34,6 +34,7 @@ from PIL import Image
 
 from eval.data_engine.formats import FORMATS, dataset_info, file_name, sample_line, to_llava_list
 from eval.data_engine.targets import DEFAULT_DIALECTS, SUBMITTED, TargetWriter
+from eval.data_engine.variants import variant_of
 from eval.data_engine.verdicts import RunVerification
 from eval.data_engine.verify import verification_for
 from eval.mobile_eval.records import TaskResult
@@ -51,11 +52,6 @@ def split_of(family: str, validation_share: int = 5) -> str:
     """Every ``validation_share``-th family (by a stable hash) is held out for validation."""
     digest = int(hashlib.sha256(family.encode()).hexdigest()[:8], 16)
     return "validation" if digest % validation_share == 0 else "train"
-
-
-def variant_of(task_id: str) -> str:
-    """``notes-create-s3-1@dark`` → ``dark``; ``""`` for the phone as it is."""
-    return task_id.partition("@")[2]
 
 
 @dataclass

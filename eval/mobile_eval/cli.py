@@ -157,7 +157,7 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
         print(f"resuming: {len(done)} task(s) already in {runner.results.path}{forced}", flush=True)
     write_manifest(args.output, manifest)
     try:
-        records = runner.run(tasks)
+        records = runner.run(tasks, pinned=getattr(args, "pinned_devices", None))  # data collect --augment profiles
     except KeyboardInterrupt:
         runner.cancel.set()
         print("interrupted; rerun the same command to resume", file=sys.stderr)

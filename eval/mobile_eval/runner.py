@@ -20,7 +20,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -112,14 +112,22 @@ class SuiteRunner:
     def trajectories_dir(self) -> Path:
         return Path(self.config.output_dir) / "trajectories"
 
-    def run(self, tasks: Sequence[EvalTask]) -> list[TaskResult]:
-        """Run the tasks not yet in the results file; returns every record of the file."""
+    def run(self, tasks: Sequence[EvalTask], pinned: Mapping[str, str] | None = None) -> list[TaskResult]:
+        """Run the tasks not yet in the results file; returns every record of the file.
+        ``pinned`` (task id -> serial) keeps a task to one phone (the data engine's
+        per-phone variants); the others go to whichever phone is free."""
         done = self.results.done_ids()
-        todo: queue.Queue[EvalTask] = queue.Queue()
+        shared: queue.Queue[EvalTask] = queue.Queue()
+        own: dict[str, queue.Queue[EvalTask]] = {d.serial: queue.Queue() for d in self.devices}
         for task in tasks:
-            if task.id not in done:
-                todo.put(task)
-        workers = [threading.Thread(target=self._work, args=(device, todo), name=f"eval-{device.serial}", daemon=True)
+            if task.id in done:
+                continue
+            serial = (pinned or {}).get(task.id)
+            if serial is not None and serial not in own:
+                raise ValueError(f"task {task.id} is pinned to {serial}, which is not one of the suite's phones")
+            (own[serial] if serial is not None else shared).put(task)
+        workers = [threading.Thread(target=self._work, args=(device, own[device.serial], shared),
+                                    name=f"eval-{device.serial}", daemon=True)  # fmt: skip
                    for device in self.devices]
         for worker in workers:
             worker.start()
@@ -135,11 +143,11 @@ class SuiteRunner:
             raise
         return self.results.records()
 
-    def _work(self, device: Any, todo: queue.Queue[EvalTask]) -> None:
+    def _work(self, device: Any, own: queue.Queue[EvalTask], todo: queue.Queue[EvalTask]) -> None:
         environment = PhoneEnvironment(device)
         while not self.cancel.is_set():
             try:
-                task = todo.get_nowait()
+                task = own.get_nowait() if not own.empty() else todo.get_nowait()
             except queue.Empty:
                 return
             record, device_gone = self.run_task(task, environment)
