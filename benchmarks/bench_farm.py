@@ -7,13 +7,18 @@ process with its phones ``adb connect``ed to it, and a ``mobile-agent worker``; 
 (tests/llm_server.py) answering every planner call after ``--llm-delay`` seconds. The embedded
 phase is one ``mobile-agent serve`` with its own SQLite file, driving 4 phones itself.
 
-Each phase submits its tasks at once (instructions planned as two short waits, then Stop:
-three model calls each) while ``--clients`` threads poll ``GET /v1/tasks/{id}`` as fast as they
-get answers, and one event stream per task records when its first event from a phone (the
-``running`` status) arrives after the submission's POST began.
+Each phase submits two batches of tasks, each batch at once (instructions planned as two short
+waits, then Stop: three model calls each), with one event stream per task that records when its
+first event and its ``running`` status arrive after the submission's POST began. The first batch
+runs with no other client: its tasks/min is the throughput, and its CPU per task (farm processes
+by role, PostgreSQL's backends apart) says where the CPU goes. The second batch runs while
+``--clients`` threads poll ``GET /v1/tasks/{id}`` as fast as they get answers: its GET p50/p99,
+and its tasks/min under that load. On 2 cores the pollers (about 130 requests/s) take a core
+of their own, so the two are measured apart.
 
-Prints per phase: tasks/min, GET p50/p99, submit -> first event p50/p99; the farm's scaling,
-12 phones vs 1 (goal >= 10x); the load average before and after.
+Prints per phase: tasks/min, GET p50/p99, submit -> first event p50/p99, CPU per task by
+process; the farm's scaling, 12 phones vs 1 (goal >= 10x), for both batches; the load average
+before and after.
 
 Run: ``python benchmarks/bench_farm.py [--tasks 48] [--clients 50]`` or ``python -m benchmarks farm``.
 """
@@ -90,27 +95,42 @@ def _wait(process: subprocess.Popen[bytes], condition: Any, what: str, log: Path
         time.sleep(0.2)
 
 
-_PIDS: set[int] = set()  # the farm's processes (simphone, workers, API): their CPU time is read
+_PIDS: dict[int, str] = {}  # the farm's processes (simphone, worker, api) by role: their CPU time is read
+_POSTMASTER: list[int] = []  # PostgreSQL's backends (its children) are counted as "postgres"
+_PROFILE_DIR: list[Path] = []  # --profile: each farm process runs under benchmarks/profile_process.py
 
 
-def _cpu_s(pids: set[int]) -> float:
-    """User + system CPU seconds of the live processes among ``pids`` (/proc/PID/stat, man 5 proc)."""
+def _cpu_s() -> dict[str, float]:
+    """User + system CPU seconds of the farm's live processes by role, PostgreSQL's backends
+    included (/proc/PID/stat, man 5 proc: ppid is field 4, utime and stime 14 and 15)."""
     tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
-    return total
+    roles = dict(_PIDS)
+    stats: dict[int, list[str]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stats[int(entry)] = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+    for pid, fields in stats.items():
+        if _POSTMASTER and (pid == _POSTMASTER[0] or int(fields[1]) == _POSTMASTER[0]):
+            roles[pid] = "postgres"
+    totals: dict[str, float] = {}
+    for pid, role in roles.items():
+        if pid in stats:
+            fields = stats[pid]
+            totals[role] = totals.get(role, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return totals
 
 
 @contextmanager
-def _process(args: list[str], log: Path, env: dict[str, str] | None = None):
+def _process(args: list[str], log: Path, env: dict[str, str] | None = None, role: str = ""):
+    if _PROFILE_DIR and args[1] == "-m":
+        args = [args[0], str(REPO / "benchmarks" / "profile_process.py"), str(_PROFILE_DIR[0] / f"{log.stem}.prof"),
+                *args[2:]]
     process = subprocess.Popen(args, cwd=REPO, stdout=log.open("ab"), stderr=subprocess.STDOUT,
                                stdin=subprocess.DEVNULL, env=env or ENV)
-    _PIDS.add(process.pid)
+    _PIDS[process.pid] = role or log.stem.split("-")[0]
     try:
         yield process
     finally:
@@ -136,6 +156,13 @@ def _host(workdir: Path, name: str, n_phones: int, *, database: str, runs: Path,
     home.mkdir()
     env = dict(ENV, HOME=str(home), TMPDIR=str(home))
     subprocess.run([adb, "-P", str(port), "start-server"], env=env, check=True, capture_output=True, timeout=60)
+    for entry in os.listdir("/proc"):  # the daemon it forked: its CPU counts as the host's ("adb")
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"fork-server" in cmdline and f"tcp:{port}".encode() in cmdline:
+            _PIDS[int(entry)] = "adb"
     try:
         with ExitStack() as stack:
             log = workdir / f"simphone-{name}.log"
@@ -163,13 +190,30 @@ def _serve(config: Path, log: Path, *extra: str):
 
 
 def _load(url: str, n_phones: int, args: argparse.Namespace, label: str) -> dict[str, Any]:
+    """Two batches of the same tasks: the first with an event stream per task and no poller
+    (throughput, event delivery, CPU per task), the second with ``--clients`` threads polling
+    ``GET /v1/tasks/{id}`` as fast as they are answered (its latency, and the throughput
+    under that load)."""
     with httpx.Client(base_url=url, timeout=30) as http:
         deadline = time.monotonic() + 120
         while sum(d["state"] in ("free", "device") for d in http.get("/v1/devices").json()["data"]) < n_phones:
             if time.monotonic() > deadline:
                 raise SystemExit(f"{label}: {n_phones} phones not ready: {http.get('/v1/devices').text}")
             time.sleep(0.3)
-        n_tasks = args.tasks if n_phones > 1 else max(4, args.tasks // 6)
+    n_tasks = args.tasks if n_phones > 1 else max(4, args.tasks // 6)
+    idle_before = _cpu_s()  # the farm with nothing to do: what its polling and heartbeats cost
+    time.sleep(5.0)
+    idle = {role: (cpu - idle_before.get(role, 0.0)) / 5.0 for role, cpu in _cpu_s().items()}
+    alone = _batch(url, n_phones, n_tasks, label, "a", 0)
+    polled = _batch(url, n_phones, n_tasks, label, "b", args.clients)
+    return {**alone, **{k: polled[k] for k in ("polls", "p50_ms", "p99_ms")},
+            "polled_tasks_per_min": polled["tasks_per_min"], "polled_cpu_per_task_s": polled["cpu_per_task_s"],
+            "polled_first_p50_ms": polled["first_p50_ms"], "polled_first_p99_ms": polled["first_p99_ms"],
+            "idle_cpu": idle}
+
+
+def _batch(url: str, n_phones: int, n_tasks: int, label: str, batch: str, clients: int) -> dict[str, Any]:
+    with httpx.Client(base_url=url, timeout=30) as http:
         latencies: list[float] = []
         first_event: list[float] = []
         started_at: list[float] = []
@@ -201,11 +245,12 @@ def _load(url: str, n_phones: int, args: argparse.Namespace, label: str) -> dict
                             return
 
         followers = []
-        cpu_before = _cpu_s(_PIDS)
+        print(f"{label}: {n_phones} phones ready, submitting {n_tasks} tasks, {clients} polling", flush=True)
+        cpu_before = _cpu_s()
         started = time.perf_counter()
         for i in range(n_tasks):
             t0 = time.perf_counter()
-            tag = f"t-{label.split()[0]}{n_phones}-{i}"  # the planner's plan is per tag: new ones per phase
+            tag = f"t-{label.split()[0]}{n_phones}{batch}-{i}"  # the planner's plan is per tag: new ones per phase
             answer = http.post("/v1/tasks", json={"instruction": f"[{tag}] farm bench task {i}", "max_steps": 4})
             if answer.status_code != 202:
                 raise SystemExit(f"submit failed: {answer.status_code} {answer.text}")
@@ -227,7 +272,7 @@ def _load(url: str, n_phones: int, args: argparse.Namespace, label: str) -> dict
                         latencies.append(elapsed)
                     i += 1
 
-        pollers = [threading.Thread(target=poll, args=(k,), daemon=True) for k in range(args.clients)]
+        pollers = [threading.Thread(target=poll, args=(k,), daemon=True) for k in range(clients)]
         for thread in pollers:
             thread.start()
         tasks = []
@@ -237,24 +282,29 @@ def _load(url: str, n_phones: int, args: argparse.Namespace, label: str) -> dict
                     raise SystemExit(f"{label}: task {task_id} still {task['status']}")
                 time.sleep(0.5)
             tasks.append(task)
-        cpu_used = _cpu_s(_PIDS) - cpu_before
+        cpu_after = _cpu_s()
+        cpu_roles = {role: (cpu_after.get(role, 0.0) - cpu_before.get(role, 0.0)) / n_tasks for role in cpu_after}
         done.set()
         for thread in pollers + followers:
             thread.join(30)
+    if os.environ.get("BENCH_FARM_DUMP"):  # the task records, to look at a phase's timeline
+        with open(os.environ["BENCH_FARM_DUMP"], "a") as dump:
+            dump.write(json.dumps({"label": label, "batch": batch, "tasks": tasks}) + "\n")
     bad = [(t["id"], t["status"], t["error"]) for t in tasks if t["status"] != "completed"]
     if bad:
         raise SystemExit(f"{label}: tasks did not complete: {bad[:3]}")
     span = max(t["finished_at"] for t in tasks) - min(t["created_at"] for t in tasks)
     return {
         "label": label, "phones": n_phones, "tasks": n_tasks, "tasks_per_min": n_tasks / span * 60, "span_s": span,
-        "polls": len(latencies), "p50_ms": statistics.median(latencies) * 1000,
-        "p99_ms": percentile(latencies, 99) * 1000,
+        "polls": len(latencies), "p50_ms": statistics.median(latencies) * 1000 if latencies else 0.0,
+        "p99_ms": percentile(latencies, 99) * 1000 if latencies else 0.0,
         "first_p50_ms": statistics.median(first_event) * 1000, "first_p99_ms": percentile(first_event, 99) * 1000,
         "start_p50_ms": statistics.median(started_at) * 1000, "start_p99_ms": percentile(started_at, 99) * 1000,
         "delivery_p50_ms": statistics.median(delivery) * 1000, "delivery_p99_ms": percentile(delivery, 99) * 1000,
         "devices": len({t["device"] for t in tasks}),
         "run_p50_s": statistics.median(t["run_s"] for t in tasks),
-        "cpu_per_task_s": cpu_used / n_tasks,
+        "cpu_per_task_s": sum(v for k, v in cpu_roles.items() if k != "postgres"),
+        "cpu_roles": cpu_roles,
     }
 
 
@@ -331,18 +381,29 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=50, help="threads polling GET /v1/tasks/{id}")
     parser.add_argument("--llm-delay", type=float, default=0.5, help="seconds per model reply")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (logs)")
+    parser.add_argument("--phases", default="farm12,farm1,embedded", help="which phases, comma-separated")
+    parser.add_argument("--profile", type=Path, help="write a cProfile file per farm process into this folder")
     args = parser.parse_args()
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+        _PROFILE_DIR.append(args.profile.resolve())
+    phases = set(args.phases.split(","))
 
     llm = _llm_process(args.llm_delay)
     workdir = Path(tempfile.mkdtemp(prefix="bench-farm-"))
     load_before = os.getloadavg()
     pg = start_postgres()
+    _POSTMASTER.append(int((pg.data / "postmaster.pid").read_text().split()[0]))
     try:
         print(f"{args.clients} polling clients, model latency {args.llm_delay:g} s, 3 model calls per task, "
               f"phones 540x1200, {os.cpu_count()} CPU(s), load average before {load_before[0]:.2f}", flush=True)
-        results = [farm_phase(workdir, pg, 3, 4, args, llm.base_url)]
-        results.append(farm_phase(workdir, pg, 1, 1, args, llm.base_url))
-        results.append(sqlite_phase(workdir, 4, args, llm.base_url))
+        results = []
+        if "farm12" in phases:
+            results.append(farm_phase(workdir, pg, 3, 4, args, llm.base_url))
+        if "farm1" in phases:
+            results.append(farm_phase(workdir, pg, 1, 1, args, llm.base_url))
+        if "embedded" in phases:
+            results.append(sqlite_phase(workdir, 4, args, llm.base_url))
     finally:
         pg.shutdown()
         llm.terminate()
@@ -357,9 +418,17 @@ def main() -> int:
               f"p99 {r['first_p99_ms']:.0f} ms; submit -> running event p50 {r['start_p50_ms']:.0f} ms, "
               f"p99 {r['start_p99_ms']:.0f} ms (queue wait included); running event written -> received "
               f"p50 {r['delivery_p50_ms']:.0f} ms, p99 {r['delivery_p99_ms']:.0f} ms; a run's median length {r['run_p50_s']:.2f} s; "
-              f"CPU of the farm's processes per task {r['cpu_per_task_s']:.2f} s")
+              f"CPU of the farm's processes per task {r['cpu_per_task_s']:.2f} s ("
+              + ", ".join(f"{k} {v:.3f}" for k, v in sorted(r["cpu_roles"].items())) + "); "
+              f"with the pollers: {r['polled_tasks_per_min']:.1f} tasks/min, submit -> first event p50 "
+              f"{r['polled_first_p50_ms']:.0f} ms, p99 {r['polled_first_p99_ms']:.0f} ms, "
+              f"CPU per task {r['polled_cpu_per_task_s']:.2f} s; idle, CPU s per s: "
+              + ", ".join(f"{k} {v:.3f}" for k, v in sorted(r["idle_cpu"].items())))
+    if len(results) < 2 or results[0]["phones"] != 12 or results[1]["phones"] != 1:
+        return 0
     ratio = results[0]["tasks_per_min"] / results[1]["tasks_per_min"]
-    print(f"farm scaling, 12 phones vs 1: {ratio:.2f}x (ideal 12x; goal >= 10x)")
+    print(f"farm scaling, 12 phones vs 1: {ratio:.2f}x (ideal 12x; goal >= 10x); with the pollers "
+          f"{results[0]['polled_tasks_per_min'] / results[1]['polled_tasks_per_min']:.2f}x")
     cores = os.cpu_count() or 1
     ceiling = cores / results[0]["cpu_per_task_s"] * 60
     print(f"CPU ceiling of this machine: {cores} cores / {results[0]['cpu_per_task_s']:.2f} CPU s per task = "

@@ -92,7 +92,12 @@ class AgentTaskRunner:
 
     def prepare(self) -> None:
         """Load the perception models now (the app's lifespan calls this): one OCR pass
-        over a blank frame makes the lazy backends load their weights."""
+        over a blank frame makes the lazy backends load their weights. The planner's client
+        (openai and its HTTP stack, a second or more of imports) is loaded here too, so that
+        the first task of a fresh worker does not pay for it."""
+        import importlib
+
+        importlib.import_module("mobile_agent.planner.client")
         locator = self._get_locator()
         ocr = getattr(locator, "ocr", None)
         if callable(ocr):
