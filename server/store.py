@@ -10,14 +10,16 @@ event stream replays rows (so a client that reconnects loses nothing).
 A URL the store cannot serve (malformed, an unknown or missing driver, an in-memory SQLite
 database, a database that cannot be opened) is a ``ConfigError`` naming it, password hidden.
 
-May import: sqlalchemy, the standard library, ``server.schemas``, ``mobile_agent.errors``.
+May import: sqlalchemy, the standard library, ``server.schemas``, ``server.quota``, ``mobile_agent.errors``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from mobile_agent.errors import ConfigError
+from server.quota import admit
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -147,9 +150,15 @@ class TaskStore:
 
     # --- tasks ---------------------------------------------------------------------
 
-    def create_task(self, instruction: str, device_request: str, options: dict[str, Any]) -> TaskRow:
+    def create_task(
+        self, instruction: str, device_request: str, options: dict[str, Any], *, owner_limit: int = 0
+    ) -> TaskRow:
+        """Store a queued task. With ``owner_limit``, ``options["owner"]`` may have at most that
+        many tasks active, decided in this transaction (``server.quota``: raises ``QuotaExceeded``)."""
         now = time.time()
-        with self._write_lock, self.engine.begin() as conn:
+        with self._write_lock, self._immediate() as conn:
+            if owner_limit:
+                admit(conn, tasks_table, str(options.get("owner")), owner_limit, ACTIVE_STATUSES)
             result = conn.execute(
                 tasks_table.insert().values(
                     instruction=instruction,
@@ -168,6 +177,19 @@ class TaskStore:
             self._insert_event(conn, task_id, "status", {"status": "queued"}, now)
             row = conn.execute(sa.select(tasks_table).where(tasks_table.c.id == task_id)).one()
         return _task(row)
+
+    @contextlib.contextmanager
+    def _immediate(self) -> Iterator[sa.Connection]:
+        """A write transaction; on SQLite ``BEGIN IMMEDIATE`` (the write lock from the start,
+        so what it reads cannot change before it commits), elsewhere the usual ``BEGIN``."""
+        if self.engine.dialect.name != "sqlite":
+            with self.engine.begin() as conn:
+                yield conn
+            return
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")  # pysqlite then issues no BEGIN of its own
+            yield conn
+            conn.commit()  # an exception above leaves it uncommitted: connect() rolls it back
 
     def get_task(self, task_id: int) -> TaskRow | None:
         with self.engine.connect() as conn:

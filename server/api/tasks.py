@@ -26,6 +26,7 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from server.deps import Authorized, Service, token_owner
+from server.quota import QuotaExceeded
 from server.schemas import MAX_ID, EventPublic, TaskCreate, TaskListPublic, TaskPublic, TaskStatus
 from server.state import ServiceState
 from server.store import EventRow, TaskRow
@@ -88,16 +89,16 @@ def create_task(body: TaskCreate, service: Service, response: Response, request:
     instruction = checked_task(body, service)
     owner = token_owner(service, request)
     options = {**body.options(), "owner": owner}
-    limit = service.settings.server.max_active_per_token
-    if limit:
-        active = service.store.count_active_of(owner)
-        if active >= limit:
-            raise HTTPException(
-                status.HTTP_429_TOO_MANY_REQUESTS,
-                f"the token {owner!r} has {active} tasks queued or running, its limit "
-                f"(server.max_active_per_token): submit again when one has ended",
-            )
-    task = service.store.create_task(instruction, body.device, options)
+    try:
+        task = service.store.create_task(
+            instruction, body.device, options, owner_limit=service.settings.server.max_active_per_token
+        )
+    except QuotaExceeded as exc:
+        raise HTTPException(
+            status.HTTP_429_TOO_MANY_REQUESTS,
+            f"the token {owner!r} has {exc.active} tasks queued or running, its limit "
+            f"(server.max_active_per_token): submit again when one has ended",
+        ) from exc
     service.scheduler.submit(task)
     response.headers["Location"] = f"/v1/tasks/{task.id}"
     return task_public(task)
