@@ -12,6 +12,7 @@ import random
 from collections.abc import Iterable
 from typing import Any
 
+from eval.families.events import event_families
 from eval.families.family import Family, Params
 from eval.mobile_eval.schema import EvalTask
 
@@ -296,6 +297,11 @@ MULTI += [
                {"name": "note_created", "params": {"words": ["Installed {name}"]}}]}},
            changes=("installed", NOTES)),
 ]
+
+# starting from calendar events written through the content provider (eval/families/events.py); no
+# restaurant: a search for one lists several, and the reference's "Directions" takes the first
+MULTI += event_families(places=[p for p in PLACES if "Restaurant" not in p], address=_address, new_note=NEW_NOTE, mail_send=MAIL_SEND, notes_path=NOTES,
+                        mail_path=GM)
 
 FAMILIES: dict[str, Family] = {f.name: f for f in SETTINGS + SEARCHES + ONE_APP + MULTI}
 

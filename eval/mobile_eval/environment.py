@@ -97,7 +97,9 @@ class PhoneEnvironment:
         (``settings put``, ``cmd uimode night``, ``cmd simphone clock``); any failure stops the task."""
         for argv in commands:
             result = self.device.run(list(argv))
-            if result.exit_code not in (0, None):
-                output = (result.stderr or result.stdout or b"").decode("utf-8", "replace").strip()
+            output = (result.stderr or result.stdout or b"").decode("utf-8", "replace").strip()
+            # `content` exits 0 whatever happens (AOSP cmds/content): its failure is in what it prints
+            refused = argv[:1] == ["content"] and ("Error while accessing provider" in output or "[ERROR]" in output)
+            if result.exit_code not in (0, None) or refused:
                 raise DeviceStateError(f"{self.serial}: setup `{' '.join(argv)}` failed (exit {result.exit_code}): "
                                        f"{output[:200]}", serial=self.serial)

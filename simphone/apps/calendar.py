@@ -1,5 +1,7 @@
 """Calendar (com.google.android.calendar): today's date (from the phone clock) shown
-prominently above the month grid, today circled.
+prominently above the month grid, today circled, and today's events below it (time, title,
+place): the events of CalendarContract.Events, written with `content insert --uri
+content://com.android.calendar/events` (`simphone.content`).
 
 May import: the standard library, `simphone.apps`, `simphone.ui`.
 """
@@ -7,6 +9,9 @@ May import: the standard library, `simphone.apps`, `simphone.ui`.
 from __future__ import annotations
 
 import calendar as pycalendar
+from datetime import date, datetime, timezone
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from simphone.apps import App, AppContext, register
 from simphone.ui.canvas import Canvas
@@ -20,6 +25,9 @@ class Calendar(App):
     activity = "com.android.calendar.AllInOneActivity"
     icon = "calendar"
     color = "blue"
+
+    def initial_data(self, seed: int) -> dict[str, Any]:
+        return {"events": [], "next_id": 1}
 
     def render(self, ctx: AppContext, c: Canvas) -> None:
         today = ctx.clock.date()
@@ -47,5 +55,27 @@ class Calendar(App):
                 else:
                     c.text((cx, cy), str(day), size=44, anchor="mm")
             y += cell
-        c.text((70, y + 40), "No events today", size=40, color=th.text_secondary)
+        events = sorted(_events_on(ctx.data.get("events", []), today), key=lambda e: e[0])
+        if not events:
+            c.text((70, y + 40), "No events today", size=40, color=th.text_secondary)
+        for start, event in events:
+            c.text((70, y + 40), start.strftime("%H:%M"), size=40, color=th.text_secondary)
+            c.text((240, y + 40), str(event.get("title") or "(No title)"), size=44, bold=True)
+            if event.get("eventLocation"):
+                c.text((240, y + 100), str(event["eventLocation"]), size=36, color=th.text_secondary)
+            y += 150
         title_bar(c, ctx, "Calendar", back=False, actions=[("magnifier", "search events", lambda: None)])
+
+
+def _events_on(events: list[dict[str, Any]], day: date) -> list[tuple[datetime, dict[str, Any]]]:
+    """(start in the event's own time zone, event) of the events that start on ``day``."""
+    out = []
+    for event in events:
+        try:
+            zone: Any = ZoneInfo(str(event.get("eventTimezone") or "UTC"))
+        except (ZoneInfoNotFoundError, ValueError):
+            zone = timezone.utc
+        start = datetime.fromtimestamp(int(event.get("dtstart") or 0) / 1000, zone)
+        if start.date() == day:
+            out.append((start, event))
+    return out
