@@ -5,7 +5,9 @@
     mobile-agent eval families --list
 
 Same options, resume rules, reports and step metrics as `eval mobile-eval`; the instances
-come from the families instead of the 33 fixed tasks.
+come from the families instead of the 33 fixed tasks. Beside Mobile-Eval's reports,
+families.md / families.json give Su and GPT4Tools' SR_act / SR_args / SR per level and
+per family.
 """
 
 from __future__ import annotations
@@ -64,4 +66,13 @@ def families_command(args: argparse.Namespace, command: Any) -> int:
     if args.count is not None:
         tasks = random.Random(args.sample_seed).sample(tasks, min(args.count, len(tasks)))
     args.selected_tasks, args.app, args.level = tasks, None, None
-    return int(command(args))
+    code = int(command(args))
+    results = args.output / "results.jsonl"
+    if code == 0 and results.is_file():  # GPT4Tools' step rates per level and family, beside Table 2
+        from eval.families.report import write_family_reports
+        from eval.mobile_eval.records import load_results
+
+        paths = write_family_reports(load_results(results), args.output, ids={t.id for t in tasks},
+                                     label=args.label or ("reference" if args.script_reference else args.model or ""))
+        print(paths["markdown"].read_text(encoding="utf-8") + f"families report: {paths['json']}")
+    return code

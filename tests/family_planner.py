@@ -1,0 +1,90 @@
+"""A scripted planner for family instances, served by the scripted LLM server: it answers
+each planning request in the paper's Observation / Thought / Action format with a step of
+the instance's reference solution — played as is, perturbed, or taken from another seed —
+so that GPT4Tools' step rates can be measured against the references without a model.
+
+- ``reference``: the reference steps (the first of ``A || B`` alternatives), then Stop;
+- ``perturbed``: the same, but with probability ``typo`` an argument loses one character
+  (an OCR-like misspelling: ``Click text (Dispay & brightness)``), and with probability
+  ``detour`` a needless ``Page down`` comes before a step;
+- ``other-seed``: the reference of the same family at the nearest later seed whose
+  parameters differ (a plausible plan for another task: right operations, wrong arguments).
+
+Which instance a request is about: the instruction in its system message; which step:
+the number of lines in its operation history. The completion check is answered "done"
+and a candidate choice "1". Deterministic: its random draws are seeded by the task id.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from eval.mobile_eval.schema import EvalTask
+
+__all__ = ["FamilyPlanner", "Mode", "planned_lines"]
+
+Mode = Literal["reference", "perturbed", "other-seed"]
+DONE = "Verdict: done\nReason: the screen shows the instruction carried out."
+_ARGS = re.compile(r"^(?P<name>[^()]+?)\s*\((?P<args>.*)\)\s*$")
+
+
+def _typo(line: str, rng: random.Random) -> str:
+    match = _ARGS.match(line)
+    if match is None or len(match["args"]) < 4:
+        return line
+    args = match["args"]
+    cut = rng.randrange(1, len(args) - 1)  # never the first character, never the last
+    return f"{match['name']} ({args[:cut]}{args[cut + 1:]})"
+
+
+def planned_lines(task: EvalTask, mode: Mode, *, typo: float = 0.3, detour: float = 0.15) -> list[str]:
+    """The action lines the planner plays for ``task`` in ``mode``."""
+    from eval.families import family_by_name
+
+    source = task
+    if mode == "other-seed":
+        family = family_by_name(task.notes.removeprefix("family "))
+        seed = task.seed or 0
+        source = next((other for s in range(seed + 1, seed + 200)
+                       if (other := family.instance(s)).params != task.params), task)
+    lines = [line.split(" || ")[0].strip() for line in source.reference_lines()]
+    if mode != "perturbed":
+        return lines
+    rng = random.Random(task.id)
+    out: list[str] = []
+    for line in lines:
+        if rng.random() < detour:
+            out.append("Page down")
+        out.append(_typo(line, rng) if rng.random() < typo else line)
+    return out
+
+
+class FamilyPlanner:
+    """A callable for ``ScriptedLLMServer``: the planner's answers for these instances."""
+
+    def __init__(self, tasks: Sequence[EvalTask], mode: Mode = "reference", **perturbation: float) -> None:
+        self.mode = mode
+        self.lines = {task.render(): planned_lines(task, mode, **perturbation) for task in tasks}
+
+    def __call__(self, request_json: dict[str, Any]) -> str:
+        messages = request_json.get("messages", [])
+        texts = ["\n".join(p.get("text", "") for p in m["content"]) if isinstance(m.get("content"), list)
+                 else str(m.get("content") or "") for m in messages]
+        everything = "\n".join(texts)
+        if "Verdict" in everything and "Reason" in everything:
+            return DONE
+        if "Answer with its number only" in everything:
+            return "1"
+        system = texts[0] if texts else ""
+        instruction = max((i for i in self.lines if i in system), key=len, default=None)
+        if instruction is None:
+            raise AssertionError(f"no instance's instruction in the request: {system[:200]!r}")
+        user = texts[-1]
+        history = user.split("## Operation history", 1)[-1].split("##", 1)[0]
+        index = 0 if "None yet" in history else len(re.findall(r"(?m)^\d+\. ", history))
+        lines = self.lines[instruction]
+        action = lines[index] if index < len(lines) else "Stop"
+        return f"Observation: a phone screen.\nThought: step {index + 1} of the plan.\nAction: {action}"
