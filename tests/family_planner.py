@@ -13,13 +13,15 @@ so that GPT4Tools' step rates can be measured against the references without a m
 Which instance a request is about: the instruction in its system message; which step:
 the number of lines in its operation history. The completion check is answered "done"
 and a candidate choice "1". Deterministic: its random draws are seeded by the task id.
+Values a family derives from the phone at run time (today's date, the forecast) are read
+from the phone's state (``read_state``) at the instance's first step, as the runner does.
 """
 
 from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from eval.mobile_eval.schema import EvalTask
@@ -40,8 +42,10 @@ def _typo(line: str, rng: random.Random) -> str:
     return f"{match['name']} ({args[:cut]}{args[cut + 1:]})"
 
 
-def planned_lines(task: EvalTask, mode: Mode, *, typo: float = 0.3, detour: float = 0.15) -> list[str]:
-    """The action lines the planner plays for ``task`` in ``mode``."""
+def planned_lines(task: EvalTask, mode: Mode, *, derived: dict[str, str] | None = None,
+                  typo: float = 0.3, detour: float = 0.15) -> list[str]:
+    """The action lines the planner plays for ``task`` in ``mode`` (``derived``: the
+    run-time values of a family that needs some)."""
     from eval.families import family_by_name
 
     source = task
@@ -50,7 +54,7 @@ def planned_lines(task: EvalTask, mode: Mode, *, typo: float = 0.3, detour: floa
         seed = task.seed or 0
         source = next((other for s in range(seed + 1, seed + 200)
                        if (other := family.instance(s)).params != task.params), task)
-    lines = [line.split(" || ")[0].strip() for line in source.reference_lines()]
+    lines = [line.split(" || ")[0].strip() for line in source.reference_lines(derived)]
     if mode != "perturbed":
         return lines
     rng = random.Random(task.id)
@@ -65,9 +69,26 @@ def planned_lines(task: EvalTask, mode: Mode, *, typo: float = 0.3, detour: floa
 class FamilyPlanner:
     """A callable for ``ScriptedLLMServer``: the planner's answers for these instances."""
 
-    def __init__(self, tasks: Sequence[EvalTask], mode: Mode = "reference", **perturbation: float) -> None:
+    def __init__(self, tasks: Sequence[EvalTask], mode: Mode = "reference", *,
+                 read_state: Callable[[], dict[str, Any]] | None = None, **perturbation: float) -> None:
         self.mode = mode
-        self.lines = {task.render(): planned_lines(task, mode, **perturbation) for task in tasks}
+        self.read_state = read_state
+        self.perturbation = perturbation
+        # by instruction (derived values are not in the families' instructions: "?" stands in)
+        self.tasks = {task.render(dict.fromkeys(task.derived, "?")): task for task in tasks}
+        self.lines = {text: planned_lines(task, mode, **perturbation)
+                      for text, task in self.tasks.items() if not task.derived}
+
+    def _lines(self, instruction: str, first_step: bool) -> list[str]:
+        task = self.tasks[instruction]
+        if task.derived and (first_step or instruction not in self.lines):
+            from eval.mobile_eval.app_validators import derive
+
+            if self.read_state is None:
+                raise AssertionError(f"{task.id} derives {task.derived} from the phone: give read_state")
+            values = derive(list(task.derived), self.read_state())
+            self.lines[instruction] = planned_lines(task, self.mode, derived=values, **self.perturbation)
+        return self.lines[instruction]
 
     def __call__(self, request_json: dict[str, Any]) -> str:
         messages = request_json.get("messages", [])
@@ -79,12 +100,12 @@ class FamilyPlanner:
         if "Answer with its number only" in everything:
             return "1"
         system = texts[0] if texts else ""
-        instruction = max((i for i in self.lines if i in system), key=len, default=None)
+        instruction = max((i for i in self.tasks if i in system), key=len, default=None)
         if instruction is None:
             raise AssertionError(f"no instance's instruction in the request: {system[:200]!r}")
         user = texts[-1]
         history = user.split("## Operation history", 1)[-1].split("##", 1)[0]
         index = 0 if "None yet" in history else len(re.findall(r"(?m)^\d+\. ", history))
-        lines = self.lines[instruction]
+        lines = self._lines(instruction, index == 0)
         action = lines[index] if index < len(lines) else "Stop"
         return f"Observation: a phone screen.\nThought: step {index + 1} of the plan.\nAction: {action}"

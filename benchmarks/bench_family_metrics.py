@@ -1,0 +1,91 @@
+"""GPT4Tools' step rates (SR_act / SR_args / SR) of planners against the task families'
+reference actions, per level, with Su from the phone's state validator.
+
+No real model is reachable here: the planners are scripted (tests/family_planner.py),
+served by the scripted OpenAI-compatible server and asked through the real planner client,
+each instance run in agent mode by ``SuiteRunner`` on a simulated phone over a private adb
+server (the same path as ``mobile-agent eval families --model``):
+
+- ``reference``: plays each instance's reference solution (a sanity check: ~1.00);
+- ``perturbed``: the reference with 30% of the arguments misspelt by one character and a
+  needless ``Page down`` before 15% of the steps;
+- ``other-seed``: the reference of the same family for other parameters.
+
+    .venv/bin/python -m benchmarks.bench_family_metrics [--per-family 1] [--first-seed 300] [--planners reference,perturbed,other-seed]
+
+Accuracy only (no timing figure); prints a Markdown table per planner and the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.rig import ADB_PORT, private_adb_server, served_phones  # noqa: E402  (sets the adb port first)
+from eval.families import sample_instances  # noqa: E402
+from eval.families.report import family_step_metrics  # noqa: E402
+from eval.mobile_eval.environment import PhoneEnvironment  # noqa: E402
+from eval.mobile_eval.runner import EvalConfig, SuiteRunner  # noqa: E402
+from mobile_agent.device import open_device  # noqa: E402
+from mobile_agent.settings import AdbSettings, AgentSettings, PerceptionSettings, Settings  # noqa: E402
+from tests.family_planner import FamilyPlanner  # noqa: E402
+from tests.llm_server import ScriptedLLMServer  # noqa: E402
+
+
+def _row(name: str, row: dict) -> str:
+    cells = ["–" if row[k] is None else f"{row[k]:.2f}" for k in ("su", "sr_act", "sr_args", "sr")]
+    return f"| {name} | {row['n']} | " + " | ".join(cells) + " |"
+
+
+def run(planners: list[str], per_family: int, first_seed: int) -> None:
+    logging.getLogger("mobile_agent.planner.client").setLevel(logging.ERROR)
+    tasks = sample_instances(seeds=range(first_seed, first_seed + per_family))
+    print(f"{len(tasks)} instances (every family, seeds {first_seed}..{first_seed + per_family - 1}); "
+          f"load average at start {os.getloadavg()}", flush=True)
+    results = {}
+    with private_adb_server(), served_phones(1) as (serials, _phones), ScriptedLLMServer() as llm:
+        device = open_device(AdbSettings(server_port=ADB_PORT), serials[0])
+        for mode in planners:
+            folder = Path(tempfile.mkdtemp(prefix=f"bench-family-metrics-{mode}-"))
+            settings = Settings(
+                adb=AdbSettings(server_port=ADB_PORT, serial=serials[0]),
+                agent=AgentSettings(output_dir=folder, settle_timeout_s=1.5, settle_interval_s=0.1),
+                perception=PerceptionSettings(detector="proposals", ranker="heuristic"),
+                planner=llm.planner_settings(model="scripted-planner"),
+            )
+            environment = PhoneEnvironment(device)
+            llm.script([], default=FamilyPlanner(tasks, mode, read_state=environment.read_state))  # type: ignore[arg-type]
+            started = time.perf_counter()
+            records = SuiteRunner(settings, [device], EvalConfig(output_dir=folder, label=mode)).run(tasks)
+            metrics = family_step_metrics(records)
+            results[mode] = metrics
+            print(f"  {mode}: {len(records)} runs in {time.perf_counter() - started:.0f} s; "
+                  f"load average {os.getloadavg()[0]:.2f}", flush=True)
+    for mode, metrics in results.items():
+        print(f"\n### {mode}\n\n| level | n | Su | SR_act | SR_args | SR |\n|---|---|---|---|---|---|")
+        for level, row in metrics["levels"].items():
+            print(_row(f"L{level}", row))
+        print(_row("all", metrics["overall"]))
+    print(f"\nload average at the end {os.getloadavg()}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--per-family", type=int, default=1, help="instances per family (seeds from --first-seed)")
+    parser.add_argument("--first-seed", type=int, default=300, help="first instance seed (no test uses 300+)")
+    parser.add_argument("--planners", default="reference,perturbed,other-seed")
+    args = parser.parse_args(argv)
+    run([p.strip() for p in args.planners.split(",") if p.strip()], args.per_family, args.first_seed)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
