@@ -234,10 +234,9 @@ class Scheduler:
 
         def emit(kind: str, data: dict[str, Any]) -> None:
             nonlocal steps
-            self.store.add_event(task.id, kind, data)
             if kind == "step_finished":
                 steps += 1
-                self.store.set_steps(task.id, steps)
+            self.store.add_event(task.id, kind, data, steps=steps if kind == "step_finished" else None)
             self._notify_listeners(task.id)
 
         spec = TaskSpec(task.id, task.instruction, serial, dict(task.options), output_dir)

@@ -388,8 +388,11 @@ class TaskStore:
 
     # --- events --------------------------------------------------------------------
 
-    def add_event(self, task_id: int, kind: str, data: dict[str, Any]) -> int:
+    def add_event(self, task_id: int, kind: str, data: dict[str, Any], *, steps: int | None = None) -> int:
+        """Store an event; with ``steps``, the task's step count in the same transaction."""
         with self._write_lock, self.engine.begin() as conn:
+            if steps is not None:
+                conn.execute(tasks_table.update().where(tasks_table.c.id == task_id).values(steps=steps))
             return self._insert_event(conn, task_id, kind, data, time.time())
 
     def events_after(self, task_id: int, after_id: int = 0, limit: int = 500) -> list[EventRow]:

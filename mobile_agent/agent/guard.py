@@ -22,6 +22,7 @@ May import: the standard library, numpy, ``mobile_agent`` (settings, errors, ope
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import sys
@@ -79,8 +80,7 @@ class SensitiveRules:
 
     @classmethod
     def load(cls, extra: Path | None = None) -> SensitiveRules:
-        text = resources.files("mobile_agent.agent").joinpath("data/sensitive.toml").read_text(encoding="utf-8")
-        categories = _categories(tomllib.loads(text), "sensitive.toml")
+        categories = dict(_packaged_categories())
         if extra is not None:
             try:
                 categories.update(_categories(tomllib.loads(extra.read_text(encoding="utf-8")), str(extra)))
@@ -117,6 +117,14 @@ def _pattern(word: str) -> re.Pattern[str]:
     if _CJK.search(word):
         return re.compile(folded)
     return re.compile(rf"(?<!\w){folded}(?!\w)")
+
+
+@functools.cache
+def _packaged_categories() -> dict[str, tuple[str, list[str]]]:
+    """The rules shipped in the package, read once per process (every run builds a guard;
+    parsing the file each time cost a farm host several ms of CPU per task). Callers copy it."""
+    text = resources.files("mobile_agent.agent").joinpath("data/sensitive.toml").read_text(encoding="utf-8")
+    return _categories(tomllib.loads(text), "sensitive.toml")
 
 
 def _categories(data: dict[str, Any], source: str) -> dict[str, tuple[str, list[str]]]:
