@@ -227,6 +227,11 @@ class ServerSettings(BaseModel):
     max_active_per_token: int = Field(
         0, ge=0, description="tasks one token may have queued or running at once (0 = no limit)"
     )
+    over_quota: Literal["refuse", "wait"] = Field(
+        "refuse",
+        description="refuse: a submission over max_active_per_token is a 429; wait: it is queued, and the "
+        "limit counts running tasks (the others wait, saying why)",
+    )
 
 
 class FarmSettings(BaseModel):

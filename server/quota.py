@@ -11,7 +11,13 @@ another submission of the same token, on any instance sharing the database:
   write lock at once (https://www.sqlite.org/lang_transaction.html), so a second writer waits
   until the first has committed and then counts its task.
 
-May import: sqlalchemy, the standard library.
+Two ways to treat a token at its limit (``server.over_quota``): ``refuse`` (the default) counts
+its queued and running tasks and answers a submission over the limit with a 429; ``wait``
+accepts every submission and counts running tasks only: the claim that would start one more
+is refused in the database the same way, and the task stays queued, its ``waiting_reason``
+saying so (``quota_reason``).
+
+May import: sqlalchemy, the standard library, ``mobile_agent.settings``.
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ from collections.abc import Collection
 
 import sqlalchemy as sa
 
-__all__ = ["QUOTA_LOCK_CLASS", "QuotaExceeded", "admit"]
+from mobile_agent.settings import ServerSettings
+
+__all__ = ["QUOTA_LOCK_CLASS", "QuotaExceeded", "admit", "quota_reason", "running_limit", "submit_limit"]
 
 # the first key of the two-key advisory lock: "quota" among this database's advisory locks
 QUOTA_LOCK_CLASS = 7_272_014
@@ -48,3 +56,21 @@ def admit(conn: sa.Connection, tasks: sa.Table, owner: str, limit: int, active_s
     ).scalar_one()
     if int(active) >= limit:
         raise QuotaExceeded(owner, int(active), limit)
+
+
+def submit_limit(server: ServerSettings) -> int:
+    """The limit a submission is checked against (0: none)."""
+    return server.max_active_per_token if server.over_quota == "refuse" else 0
+
+
+def running_limit(server: ServerSettings) -> int:
+    """The limit a claim is checked against (0: none)."""
+    return server.max_active_per_token if server.over_quota == "wait" else 0
+
+
+def quota_reason(owner: str, running: int, limit: int) -> str | None:
+    """Why a queued task of ``owner`` waits, when its quota is what holds it."""
+    if not limit or running < limit:
+        return None
+    return (f"waits for its token's quota: {owner!r} has {running} task{'s' if running != 1 else ''} running, "
+            f"its limit (server.max_active_per_token); it starts when one of them ends")

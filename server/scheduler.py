@@ -8,7 +8,10 @@ thread through the ``TaskRunner``; its events go to the store, then to live list
 Cancel: a queued task is cancelled in the store; a running one gets its cancel event
 set, and the agent stops at the next step boundary, keeping its trajectory.
 
-May import: ``server.store``, ``server.devices``, ``server.runner``, ``mobile_agent``.
+A token over its quota (``server.over_quota = "wait"``): the claim refuses its task in the
+database (``server.quota``), the phone is given back, and the task stays queued for a later pass.
+
+May import: ``server.store``, ``server.quota``, ``server.devices``, ``server.runner``, ``mobile_agent``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 from mobile_agent.errors import MobileAgentError
 from server.devices import LOST_ERROR_TYPES, DevicePool
 from server.metrics import Metrics
+from server.quota import QuotaExceeded
 from server.runner import TaskOutcome, TaskRunner, TaskSpec
 from server.store import TaskRow, TaskStore
 
@@ -54,8 +58,11 @@ class Scheduler:
         refresh_interval_s: float = 5.0,
         notify: Callable[[int], None] | None = None,
         metrics: Metrics | None = None,
+        owner_running_limit: int = 0,
     ) -> None:
         self.store = store
+        # server.over_quota = "wait": a token's tasks beyond this many running stay queued
+        self.owner_running_limit = owner_running_limit
         self.pool = pool
         self.runner = runner
         self.runs_dir = Path(runs_dir)
@@ -174,6 +181,7 @@ class Scheduler:
     def _dispatch(self) -> None:
         if self._held.is_set():
             return
+        over_quota: set[str] = set()  # owners found at their limit in this pass: their other tasks wait too
         for task in self.store.queued_tasks():
             if self._stopping.is_set() or self._held.is_set():
                 return
@@ -181,10 +189,16 @@ class Scheduler:
                 return
             if not self.pool.any_free():
                 return
+            owner = str(task.options.get("owner") or "")
+            if owner in over_quota:
+                continue
             serial = self.pool.lease(task.device_request, task.id)
             if serial is None:
                 continue
-            self._start(task, serial)
+            try:
+                self._start(task, serial)
+            except QuotaExceeded:
+                over_quota.add(owner)
 
     def _start(self, task: TaskRow, serial: str) -> None:
         """Claim the leased task and start its worker; on any failure the lease is given back.
@@ -203,7 +217,8 @@ class Scheduler:
             self._running[task.id] = _Running(task.id, serial, cancel, thread)
         claimed = started = False
         try:
-            claimed = self.store.claim(task.id, serial, output_dir)  # False: another instance or a cancel won
+            # False: another instance or a cancel won; QuotaExceeded: its owner has enough running
+            claimed = self.store.claim(task.id, serial, output_dir, owner_limit=self.owner_running_limit)
             if claimed:
                 self._notify_listeners(task.id)
                 thread.start()

@@ -32,6 +32,7 @@ from server.quota import admit
 
 __all__ = [
     "ACTIVE_STATUSES",
+    "RUNNING_STATUSES",
     "TERMINAL_STATUSES",
     "EventRow",
     "TaskRow",
@@ -45,6 +46,7 @@ TERMINAL_STATUSES = frozenset(
 )
 # waiting_for_user: a running task paused for its person (server/people.py); it keeps its phone
 ACTIVE_STATUSES = frozenset({"queued", "running", "waiting_for_user"})
+RUNNING_STATUSES = frozenset({"running", "waiting_for_user"})  # a phone is taken
 _STARTED = ("running", "waiting_for_user")
 
 metadata = sa.MetaData()
@@ -230,10 +232,10 @@ class TaskStore:
         with self.engine.connect() as conn:
             return [_task(r) for r in conn.execute(query)]
 
-    def count_active_of(self, owner: str) -> int:
-        """Queued or running tasks submitted with ``owner``'s token (the per-token quota)."""
+    def count_active_of(self, owner: str, statuses: frozenset[str] = ACTIVE_STATUSES) -> int:
+        """Tasks submitted with ``owner``'s token in ``statuses`` (the per-token quota)."""
         query = sa.select(sa.func.count()).select_from(tasks_table).where(
-            tasks_table.c.status.in_(sorted(ACTIVE_STATUSES)), tasks_table.c.options["owner"].as_string() == owner
+            tasks_table.c.status.in_(sorted(statuses)), tasks_table.c.options["owner"].as_string() == owner
         )
         with self.engine.connect() as conn:
             return int(conn.execute(query).scalar_one())
@@ -243,10 +245,18 @@ class TaskStore:
         with self.engine.connect() as conn:
             return {status: int(n) for status, n in conn.execute(query)}
 
-    def claim(self, task_id: int, serial: str, trajectory_dir: Path) -> bool:
-        """queued -> running on ``serial``; False when someone else got there first."""
+    def claim(self, task_id: int, serial: str, trajectory_dir: Path, *, owner_limit: int = 0) -> bool:
+        """queued -> running on ``serial``; False when someone else got there first. With
+        ``owner_limit`` (``server.over_quota = "wait"``), the task's owner may have at most that
+        many tasks running, decided in this transaction (raises ``QuotaExceeded``)."""
         now = time.time()
-        with self._write_lock, self.engine.begin() as conn:
+        with self._write_lock, self._immediate() as conn:
+            if owner_limit:
+                owner = conn.execute(
+                    sa.select(tasks_table.c.options["owner"].as_string()).where(tasks_table.c.id == task_id)
+                ).scalar()
+                if owner:
+                    admit(conn, tasks_table, owner, owner_limit, RUNNING_STATUSES)
             result = conn.execute(
                 tasks_table.update()
                 .where(tasks_table.c.id == task_id, tasks_table.c.status == "queued")

@@ -26,10 +26,10 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from server.deps import Authorized, Service, token_owner
-from server.quota import QuotaExceeded
+from server.quota import QuotaExceeded, quota_reason, running_limit, submit_limit
 from server.schemas import MAX_ID, EventPublic, TaskCreate, TaskListPublic, TaskPublic, TaskStatus
 from server.state import ServiceState
-from server.store import EventRow, TaskRow
+from server.store import RUNNING_STATUSES, EventRow, TaskRow
 from server.webhooks import WebhookSender, task_finished
 
 __all__ = ["checked_task", "router", "task_public"]
@@ -77,6 +77,14 @@ def task_public(task: TaskRow) -> TaskPublic:
     return TaskPublic.model_validate({**vars(task), "queued_s": queued_s, "run_s": run_s, "links": links})
 
 
+def _quota_wait(service: ServiceState, task: TaskRow) -> str | None:
+    """Why a queued task waits when its token is at its quota (``server.over_quota = "wait"``)."""
+    limit, owner = running_limit(service.settings.server), task.options.get("owner")
+    if not limit or not owner:
+        return None
+    return quota_reason(str(owner), service.store.count_active_of(str(owner), RUNNING_STATUSES), limit)
+
+
 def _get_task(service: ServiceState, task_id: int) -> TaskRow:
     task = service.store.get_task(task_id)
     if task is None:
@@ -91,7 +99,7 @@ def create_task(body: TaskCreate, service: Service, response: Response, request:
     options = {**body.options(), "owner": owner}
     try:
         task = service.store.create_task(
-            instruction, body.device, options, owner_limit=service.settings.server.max_active_per_token
+            instruction, body.device, options, owner_limit=submit_limit(service.settings.server)
         )
     except QuotaExceeded as exc:
         raise HTTPException(
@@ -190,10 +198,11 @@ def list_tasks(
 
 @router.get("/{task_id}", response_model=TaskPublic)
 def get_task(task_id: TaskId, service: Service) -> TaskPublic:
-    task = task_public(_get_task(service, task_id))
+    row = _get_task(service, task_id)
+    task = task_public(row)
     waiting = getattr(service.scheduler, "waiting_reason", None)  # the farm's
-    if task.status == "queued" and callable(waiting):
-        task.waiting_reason = waiting(_get_task(service, task_id))
+    if task.status == "queued":
+        task.waiting_reason = _quota_wait(service, row) or (waiting(row) if callable(waiting) else None)
     if task.status == "waiting_for_user":
         event = service.store.last_event(task_id, "waiting_for_user")
         task.asking = dict(event.data) if event is not None else None

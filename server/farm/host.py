@@ -41,6 +41,7 @@ from server.farm.queue import (
 )
 from server.farm.registry import FarmRegistry
 from server.farm.routing import ANY_QUEUE, Route, phone_profile, queue_for
+from server.quota import QuotaExceeded, running_limit
 from server.runner import AgentTaskRunner, TaskRunner
 from server.scheduler import Scheduler
 from server.store import TaskRow, TaskStore
@@ -56,6 +57,10 @@ _PROPS = {
     "sdk": "ro.build.version.sdk",
     "density": "ro.sf.lcd_density",
 }
+
+
+# how long a task held back by its token's quota waits before a phone looks at it again
+QUOTA_RETRY_S = 2.0
 
 
 def host_name(settings: Settings) -> str:
@@ -113,6 +118,7 @@ class FarmHost:
         self.scheduler = HostScheduler(
             self.store, self.pool, self.runner, runs_dir=Path(settings.agent.output_dir).resolve(),
             refresh_interval_s=settings.server.device_refresh_s, notify=self.notifier.notify,
+            owner_running_limit=running_limit(settings.server),
         )
         self.jobs_app = build_jobs_app(url, max_connections=4 + 3 * max(4, len(settings.server.devices)))
         self.maintenance_app = build_maintenance_app(url, every_s=max(1, int(self.farm.heartbeat_s)))
@@ -149,6 +155,13 @@ class FarmHost:
             phone.busy = True
         try:
             await asyncio.to_thread(self._run_sync, serial, task_id)
+        except QuotaExceeded:
+            # its token has enough tasks running (server.over_quota = "wait"): this job ends and a
+            # new one is taken later, so the phone serves others meanwhile and procrastinate's
+            # attempts (the count behind a task's `retries` after a host died) stay untouched
+            task = await asyncio.to_thread(self.store.get_task, task_id)
+            if task is not None and task.status == "queued":
+                await defer_task(self.jobs_app, self.registry, task, after_s=QUOTA_RETRY_S)
         finally:
             if phone is not None:
                 phone.busy = False

@@ -180,14 +180,16 @@ def job_args(task_id: int) -> dict[str, Any]:
     return {"task_id": task_id}
 
 
-async def defer_task(app: procrastinate.App, registry: Any, task: Any) -> str:
-    """The job of a queued task, in its route's queue; a second defer of the same task while
-    its job waits is a no-op (procrastinate's queueing lock). Returns the queue."""
+async def defer_task(app: procrastinate.App, registry: Any, task: Any, *, after_s: float = 0.0) -> str:
+    """The job of a queued task, in its route's queue (to be taken ``after_s`` from now); a
+    second defer of the same task while its job waits is a no-op (procrastinate's queueing
+    lock). Returns the queue."""
     from server.farm.routing import Route
 
     route = Route.from_options(task.device_request, task.options)
     queue = await asyncio.to_thread(registry.route_queue, route)
-    deferrer = app.configure_task(name=RUN_TASK, queue=queue, queueing_lock=f"task-{task.id}")
+    later: dict[str, Any] = {"schedule_in": {"seconds": after_s}} if after_s > 0 else {}
+    deferrer = app.configure_task(name=RUN_TASK, queue=queue, queueing_lock=f"task-{task.id}", **later)
     try:
         await deferrer.defer_async(**job_args(task.id))
     except procrastinate.exceptions.AlreadyEnqueued:
