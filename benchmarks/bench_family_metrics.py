@@ -12,6 +12,7 @@ server (the same path as ``mobile-agent eval families --model``):
 - ``other-seed``: the reference of the same family for other parameters.
 
     .venv/bin/python -m benchmarks.bench_family_metrics [--per-family 1] [--first-seed 300] [--planners reference,perturbed,other-seed]
+        [--families settings-theme,notes-create]
 
 Accuracy only (no timing figure); prints a Markdown table per planner and the load average.
 """
@@ -45,10 +46,10 @@ def _row(name: str, row: dict) -> str:
     return f"| {name} | {row['n']} | " + " | ".join(cells) + " |"
 
 
-def run(planners: list[str], per_family: int, first_seed: int) -> None:
+def run(planners: list[str], per_family: int, first_seed: int, families: list[str] | None = None) -> None:
     logging.getLogger("mobile_agent.planner.client").setLevel(logging.ERROR)
-    tasks = sample_instances(seeds=range(first_seed, first_seed + per_family))
-    print(f"{len(tasks)} instances (every family, seeds {first_seed}..{first_seed + per_family - 1}); "
+    tasks = sample_instances(families=families, seeds=range(first_seed, first_seed + per_family))
+    print(f"{len(tasks)} instances ({', '.join(families) if families else 'every family'}, seeds {first_seed}..{first_seed + per_family - 1}); "
           f"load average at start {os.getloadavg()}", flush=True)
     results = {}
     with private_adb_server(), served_phones(1) as (serials, _phones), ScriptedLLMServer() as llm:
@@ -82,8 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-family", type=int, default=1, help="instances per family (seeds from --first-seed)")
     parser.add_argument("--first-seed", type=int, default=300, help="first instance seed (no test uses 300+)")
     parser.add_argument("--planners", default="reference,perturbed,other-seed")
+    parser.add_argument("--families", default="", help="only these families (comma-separated; default: all)")
     args = parser.parse_args(argv)
-    run([p.strip() for p in args.planners.split(",") if p.strip()], args.per_family, args.first_seed)
+    families = [f.strip() for f in args.families.split(",") if f.strip()] or None
+    run([p.strip() for p in args.planners.split(",") if p.strip()], args.per_family, args.first_seed, families)
     return 0
 
 
