@@ -71,6 +71,23 @@ def test_the_prompts_are_package_files():
         assert '"verdict"' in text and "$instruction" in text
 
 
+def test_a_failing_endpoint_or_garbage_is_a_verdict_that_says_so(llm_server):  # noqa: F811
+    import numpy as np
+
+    screen = np.full((2400, 1080, 3), 200, dtype=np.uint8)
+    judge = QueryJudge(JudgeEndpoint(llm_server.planner_settings(model="judge-vlm")))
+    llm_server.script([Reply(ACCEPT, usage=(900, 12))])
+    accepted = judge.judge("Turn on dark mode.", ["Settings"], screen)
+    assert (accepted.passed, accepted.prompt_tokens, accepted.completion_tokens) == (True, 900, 12)
+    assert llm_server.chat_requests[-1].image_sizes() == [(576, 1280)]  # downscaled to image_long_side
+    llm_server.script([], default=Reply("overloaded", status=500))
+    down = judge.judge("Turn on dark mode.", ["Settings"], screen)
+    assert down.passed is None and "endpoint failed" in down.reason and "500" in down.reason
+    llm_server.script([Reply(body=b"<html>not a completion</html>", content_type="text/html")])
+    garbage = judge.judge("Turn on dark mode.", None, None)
+    assert garbage.passed is None and "endpoint failed" in garbage.reason and garbage.model == "judge-vlm"
+
+
 # -- the decision ---------------------------------------------------------------------------
 
 

@@ -192,7 +192,9 @@ def verify_command(args: argparse.Namespace) -> int:
     verifications = _verify(args.run_dir, judges, again=args.again)
     passed = sum(v.passed for v in verifications)
     disagree = sum(bool(v.disagreements) for v in verifications)
-    print(f"{passed} of {len(verifications)} run(s) passed; {disagree} with a judge disagreeing with the validator")
+    tokens = sum(v.prompt_tokens + v.completion_tokens for r in verifications for v in r.verdicts)
+    print(f"{passed} of {len(verifications)} run(s) passed; {disagree} with a judge disagreeing with the validator; "
+          f"judges' tokens: {tokens}")
     return 0
 
 

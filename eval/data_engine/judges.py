@@ -77,7 +77,8 @@ class JudgeEndpoint:
         except VerdictReplyError as exc:
             return Verdict(verifier=verifier, passed=None, model=self.model,
                            reason=f"unusable reply: {exc.message}"[:500])
-        return Verdict(verifier=verifier, passed=accepted, reason=reason, model=self.model)
+        return Verdict(verifier=verifier, passed=accepted, reason=reason, model=self.model,
+                       prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens)
 
 
 def read_screen(path: Path) -> np.ndarray | None:

@@ -69,6 +69,8 @@ class Verdict(BaseModel):
     reason: str = ""
     model: str = ""  # the judge model; "" for the validator and the rules
     details: dict[str, list[int]] = Field(default_factory=dict)  # rules: step indices per finding
+    prompt_tokens: int = 0  # what asking a judge cost, as its endpoint counted it
+    completion_tokens: int = 0
 
 
 class RunVerification(BaseModel):
