@@ -24,6 +24,7 @@ FAMILY_NAMES = ["settings-theme", "notes-create"]
 def test_family_of_an_instance_id():
     task = FAMILIES["gmail-send-empty"].instance(12)
     assert family_of(task.id) == "gmail-send-empty" and family_of("notes-1") is None
+    assert family_of("settings-theme-s4-v-dark-720x1600-1") == "settings-theme"  # a data collect --augment variant
     assert family_step_metrics([]) == {"levels": {}, "overall": None, "families": {}}
 
 

@@ -72,7 +72,8 @@ def families_command(args: argparse.Namespace, command: Any) -> int:
         from eval.families.report import write_family_reports
         from eval.mobile_eval.records import load_results
 
-        paths = write_family_reports(load_results(results), args.output, ids={t.id for t in tasks},
+        ran = {t.id for t in args.selected_tasks}  # data collect --augment ran variants of the instances
+        paths = write_family_reports(load_results(results), args.output, ids=ran,
                                      label=args.label or ("reference" if args.script_reference else args.model or ""))
         print(paths["markdown"].read_text(encoding="utf-8") + f"families report: {paths['json']}")
     return code

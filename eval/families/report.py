@@ -27,11 +27,13 @@ from eval.mobile_eval.records import TaskResult
 
 __all__ = ["family_of", "family_step_metrics", "render_family_metrics", "write_family_reports"]
 
-_ID = re.compile(r"(?P<family>.+)-s(?P<seed>\d+)-[123]")
+# an instance ``<family>-s<seed>-<level>``, or its variant ``<family>-s<seed>-v-<variant>-<level>``
+# (eval.data_engine.variants: the same instance on another theme, size or phone)
+_ID = re.compile(r"(?P<family>.+?)-s(?P<seed>\d+)(?:-v-.+)?-[123]")
 
 
 def family_of(task_id: str) -> str | None:
-    """The family of an instance id (``<family>-s<seed>-<level>``), None for another id."""
+    """The family of an instance (or instance variant) id, None for another id."""
     match = _ID.fullmatch(task_id)
     return match["family"] if match else None
 
