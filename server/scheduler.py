@@ -115,6 +115,11 @@ class Scheduler:
         with self._lock:
             return len(self._running)
 
+    def running_serials(self) -> dict[int, str]:
+        """task id -> serial of the runs of this instance."""
+        with self._lock:
+            return {task_id: run.serial for task_id, run in self._running.items()}
+
     def running_task(self, task_id: int) -> bool:
         with self._lock:
             return task_id in self._running

@@ -8,6 +8,8 @@ on the phone during a takeover, and watch it live.
   (``server.people``), wherever it runs.
 - ``GET /v1/tasks/{id}/live``: the phone's screen as a multipart JPEG stream (a few
   downscaled frames a second) while the task is running or waiting; an ``<img>`` shows it.
+  A phone of a farm worker is captured by its worker and relayed through the shared folder
+  (``server.farm.live``).
 
 May import: fastapi, starlette, ``server.*``, ``mobile_agent.errors``.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, status
@@ -26,6 +29,7 @@ from starlette.concurrency import run_in_threadpool
 from mobile_agent.errors import DeviceError
 from server.api.tasks import TaskId, _get_task, task_public
 from server.deps import Authorized, Service
+from server.farm.live import read_frame, want_frames
 from server.people import reply_refusal
 from server.schemas import ReplyCreate, TaskPublic
 from server.state import ServiceState
@@ -80,15 +84,26 @@ async def live_view(
         raise HTTPException(status.HTTP_409_CONFLICT, f"task {task_id} has no phone now: {task.status}")
     serial = task.device
     source = service.pool.source
-    if not hasattr(source, "screenshot") or not service.pool.knows(serial):
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"the phone {serial} is not attached to this server")
+    relayed: list[int] = [0]  # the mtime of the last relayed frame sent
+    runs_dir = Path(service.settings.agent.output_dir).resolve()
+    if service.settings.farm.enabled:  # the API holds no phone: the worker's frames come through the shared folder
 
-    def frame() -> bytes | None:
-        try:
-            image: bytes = source.screenshot(serial, "jpeg")
+        def frame() -> bytes | None:
+            want_frames(runs_dir, task_id)
+            image, relayed[0] = read_frame(runs_dir, task_id, relayed[0])
             return image
-        except DeviceError:
-            return None
+
+    elif hasattr(source, "screenshot") and service.pool.knows(serial):
+
+        def frame() -> bytes | None:
+            try:
+                image: bytes = source.screenshot(serial, "jpeg")
+                return image
+            except DeviceError:
+                return None
+
+    else:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"the phone {serial} is not attached to this server")
 
     async def stream() -> AsyncIterator[bytes]:
         started = time.monotonic()

@@ -28,6 +28,7 @@ from procrastinate.worker import Worker
 
 from mobile_agent.settings import Settings
 from server.devices import AdbDeviceSource, DevicePool, DeviceSlot, DeviceSource
+from server.farm.live import LiveRelay
 from server.farm.maintenance import FarmMaintenance
 from server.farm.notify import PgNotifier
 from server.farm.queue import (
@@ -120,6 +121,8 @@ class FarmHost:
             refresh_interval_s=settings.server.device_refresh_s, notify=self.notifier.notify,
             owner_running_limit=running_limit(settings.server),
         )
+        source = self.pool.source
+        self.live = LiveRelay(Path(settings.agent.output_dir).resolve(), lambda serial: source.screenshot(serial, "jpeg"))
         self.jobs_app = build_jobs_app(url, max_connections=4 + 3 * max(4, len(settings.server.devices)))
         self.maintenance_app = build_maintenance_app(url, every_s=max(1, int(self.farm.heartbeat_s)))
         self._stop = asyncio.Event()
@@ -231,6 +234,7 @@ class FarmHost:
 
     async def _tick(self) -> None:
         await asyncio.to_thread(self.registry.heartbeat, self.name, self.farm.labels, os.getpid())
+        await asyncio.to_thread(self.live.update, self.scheduler.running_serials())  # someone watching a run?
         slots = self.pool.slots()
         for slot in slots:
             if slot.available and slot.serial not in self.properties:
@@ -296,6 +300,7 @@ class FarmHost:
 
     async def _shutdown(self, maintenance: asyncio.Task[None]) -> None:
         self.scheduler.hold()
+        await asyncio.to_thread(self.live.stop)
         await asyncio.to_thread(self.scheduler.stop)  # running tasks stop at their next step: interrupted
         for phone in list(self.phones.values()):
             phone.stopping = True
