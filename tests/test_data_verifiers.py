@@ -222,3 +222,33 @@ def test_cli_collect_with_judges(adb_server, sim_phone, tmp_path, monkeypatch, l
     query = next(v for v in saved["verdicts"] if v["verifier"] == "query_judge")
     assert query["passed"] is None and "too long" in query["reason"] and saved["passed"]
     assert main(["data", "verify", str(tmp_path / "nothing")]) == 2
+
+
+@pytest.mark.slow
+def test_self_collected_data_judged_at_the_run_endpoint(adb_server, sim_phone, tmp_path, monkeypatch, llm_server):  # noqa: F811
+    """data collect --model/--base-url: a model's runs (the scripted planner), judged by the same
+    endpoint when no --judge-* flag names another."""
+    from mobile_agent.cli import main
+    from tests.family_planner import FamilyPlanner
+
+    monkeypatch.setenv("MOBILE_AGENT_ADB__SERVER_PORT", str(adb_server.port))
+    for name in ("BASE_URL", "API_KEY", "MODEL"):
+        monkeypatch.delenv(f"MOBILE_AGENT_PLANNER__{name}", raising=False)
+    planner = FamilyPlanner([FAMILIES["settings-theme"].instance(1)])
+
+    def serve(request_json: dict) -> str:
+        text = "\n".join(p.get("text", "") for m in request_json["messages"]
+                         for p in (m["content"] if isinstance(m["content"], list) else [{"text": m["content"]}]))
+        return ACCEPT if '"verdict"' in text else planner(request_json)
+
+    llm_server.script([], default=serve)
+    out = tmp_path / "self"
+    assert main(["data", "collect", "--family", "settings-theme", "--seeds", "1:2", "--device", sim_phone.serial,
+                 "--model", "self-vlm", "--base-url", llm_server.base_url, "--api-key", "k-run", "--judges",
+                 "--output", str(out)]) == 0
+    judged = [r for r in llm_server.chat_requests if '"verdict"' in r.text()]
+    assert len(judged) == 2 and {r.json["model"] for r in judged} == {"self-vlm"}
+    assert {r.headers.get("authorization") for r in judged} == {"Bearer k-run"}
+    (run,) = _lines(out / "dataset" / "runs.jsonl")
+    verdicts = {v["verifier"]: v["passed"] for v in run["verifiers"]["verdicts"]}
+    assert verdicts == {"state_validator": True, "rules": True, "query_judge": True, "trajectory_judge": True}

@@ -131,7 +131,8 @@ def _phone_models(args: argparse.Namespace) -> list[tuple[str, str]]:
 def _add_judge_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("MLLM verifiers (T3-Agent's query and trajectory judges)")
     group.add_argument("--judges", action="store_true",
-                       help="ask the query and trajectory judges too (default endpoint: the planner settings)")
+                       help="ask the query and trajectory judges too (default endpoint: the run's --model/--base-url, "
+                            "else the planner settings)")
     group.add_argument("--judge-model", metavar="MODEL", help="judge model (implies --judges; default: planner.model)")
     group.add_argument("--judge-base-url", metavar="URL", help="judges' OpenAI-compatible endpoint (implies --judges)")
     group.add_argument("--judge-api-key", metavar="KEY", help="judges' API key (prefer MOBILE_AGENT_PLANNER__API_KEY)")
@@ -145,9 +146,13 @@ def _judges(args: argparse.Namespace) -> Any:
 
     if not (args.judges or args.judge_model or args.judge_base_url):
         return None
+    # the judges' own flags, else the run's planner flags (data collect --model/--base-url/--api-key),
+    # else the settings; a key given for the run's endpoint never goes to another judge endpoint
+    run_endpoint = args.judge_base_url is None
     settings = load_settings(getattr(args, "config", None), {
-        "planner.model": args.judge_model, "planner.base_url": args.judge_base_url,
-        "planner.api_key": args.judge_api_key})
+        "planner.model": args.judge_model or getattr(args, "model", None),
+        "planner.base_url": args.judge_base_url or getattr(args, "base_url", None),
+        "planner.api_key": args.judge_api_key or (getattr(args, "api_key", None) if run_endpoint else None)})
     if not settings.planner.configured:
         print("mobile-agent data: --judges needs a model endpoint: --judge-base-url URL (and --judge-api-key, or "
               "MOBILE_AGENT_PLANNER__API_KEY), or the planner settings", file=sys.stderr)
