@@ -90,24 +90,71 @@ class ReferencePlanner:
         return Usage()
 
 
-def _overheads(records: list[Any]) -> tuple[list[float], list[float]]:
-    every, perceiving = [], []
+def _steps(records: list[Any]) -> list[tuple[dict[str, Any], float]]:
+    """Every step line of the pass's trajectories, with its wall time in ms: from its
+    start to the next step's (or the run's end), so that nothing between the phases the
+    step times itself (the safety check, recording) escapes."""
+    steps = []
+    for record in records:
+        path = Path(record.trajectory_dir or "") / "trajectory.jsonl"
+        if not path.is_file():
+            continue
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        run_steps = [d for d in lines if d.get("type") == "step" and isinstance(d.get("timings"), dict)]
+        end = next((float(d["finished_at"]) for d in lines if d.get("type") == "result"), None)
+        for i, data in enumerate(run_steps):
+            following = run_steps[i + 1]["started_at"] if i + 1 < len(run_steps) else end
+            wall = (float(following) - float(data["started_at"])) * 1000.0 if following else 0.0
+            steps.append((data, wall))
+    return steps
+
+
+def _overheads(records: list[Any]) -> dict[str, list[float]]:
+    """Per-step time outside the model, ms: ``phases`` sums the step's own timings,
+    ``wall`` its wall time less the model's; both count a replayed step's check of the
+    screen (recorded as its ``model_ms``: no model ran). ``*_perception``: the steps that
+    ran perception (OCR or icons) or located a target."""
+    out: dict[str, list[float]] = {"phases": [], "wall": [], "phases_perception": [], "wall_perception": []}
+    for data, wall in _steps(records):
+        timings = data["timings"]
+        model = 0.0 if data.get("by") == "replay" else float(timings.get("model_ms", 0.0))
+        phases = sum(v for k, v in timings.items() if k != "model_ms") + (timings.get("model_ms", 0.0) - model)
+        perceiving = timings.get("perception_ms", 0) > 0 or (data.get("operation") or {}).get("name") in (
+            "click_text", "click_icon", "long_press"
+        )
+        for kind, value in (("phases", phases), ("wall", max(0.0, wall - model))):
+            out[kind].append(value)
+            if perceiving:
+                out[f"{kind}_perception"].append(value)
+    return out
+
+
+_PHASES = ("capture_ms", "perception_ms", "model_ms", "action_ms", "settle_ms")
+
+
+def _breakdown(records: list[Any], wall: float) -> dict[str, float]:
+    """Where a pass's wall time went, in seconds: each step phase summed over the pass
+    (``model_ms`` of a replayed step is the replay's own check of the screen), the rest
+    of the runs (opening, trajectory, the end), and the harness around them (the phone's
+    reset between tasks, reading its state, the validators)."""
+    sums = dict.fromkeys(_PHASES, 0.0)
+    runs = 0.0
     for record in records:
         path = Path(record.trajectory_dir or "") / "trajectory.jsonl"
         if not path.is_file():
             continue
         for line in path.read_text(encoding="utf-8").splitlines():
             data = json.loads(line)
-            timings = data.get("timings")
-            if data.get("type") != "step" or not isinstance(timings, dict):
-                continue
-            overhead = sum(v for k, v in timings.items() if k != "model_ms")
-            every.append(overhead)
-            if timings.get("perception_ms", 0) > 0 or (data.get("operation") or {}).get("name") in (
-                "click_text", "click_icon", "long_press"
-            ):
-                perceiving.append(overhead)
-    return every, perceiving
+            if data.get("type") == "step" and isinstance(data.get("timings"), dict):
+                for phase in _PHASES:
+                    sums[phase] += float(data["timings"].get(phase, 0.0)) / 1000.0
+            elif data.get("type") == "result":
+                runs += float(data.get("finished_at", 0.0)) - float(data.get("started_at", 0.0))
+    steps = sum(sums.values())
+    out = {k.removesuffix("_ms"): round(v, 1) for k, v in sums.items()}
+    out["run_rest"] = round(runs - steps, 1)
+    out["harness"] = round(wall - runs, 1)
+    return out
 
 
 def _pass(name: str, settings: Any, serial: str, tasks: list[Any], solutions: dict[str, list[str]],
@@ -125,7 +172,7 @@ def _pass(name: str, settings: Any, serial: str, tasks: list[Any], solutions: di
     started = time.perf_counter()
     records = runner.run(tasks)
     wall = time.perf_counter() - started
-    every, perceiving = _overheads(records)
+    overheads = _overheads(records)
     replayed = 0
     for record in records:
         path = Path(record.trajectory_dir or "") / "trajectory.jsonl"
@@ -135,10 +182,14 @@ def _pass(name: str, settings: Any, serial: str, tasks: list[Any], solutions: di
         "pass": name, "tasks": len(records), "success": sum(1 for r in records if r.success),
         "model_calls": counter[0], "wall_s": round(wall, 1), "replayed_steps": replayed,
         "steps": sum(r.agent_steps for r in records),
-        "overhead_ms_median": round(statistics.median(every), 1) if every else None,
-        "overhead_ms_median_perception": round(statistics.median(perceiving), 1) if perceiving else None,
+        **{f"overhead_ms_median_{kind}": _median(values) for kind, values in overheads.items()},
         "failed": [r.task_id for r in records if not r.success],
+        "seconds": _breakdown(records, wall),
     }
+
+
+def _median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 1) if values else None
 
 
 def _start_elsewhere(device: Any) -> None:

@@ -54,6 +54,7 @@ class TimedLocator:
         self._elapsed = 0.0
         self._lock = threading.Lock()
         self._prefetches: list[threading.Timer] = []
+        self._offered: tuple[np.ndarray, str, Location] | None = None
 
     def untimed(self) -> Locator:
         """The locator itself (for work outside the steps' timings, such as masking)."""
@@ -66,7 +67,18 @@ class TimedLocator:
         finally:
             self._elapsed += time.perf_counter() - start
 
+    def offer(self, image: np.ndarray, text: str, location: Location) -> None:
+        """Where ``text`` is on ``image``, found already (a replayed step's target, re-read
+        in its recorded band): the next ``find_text`` of that very frame and text answers
+        it without reading the screen again; any other lookup drops it."""
+        with self._lock:
+            self._offered = (image, text, location)
+
     def find_text(self, image: np.ndarray, text: str, hierarchy: str | None = None) -> Location:
+        with self._lock:
+            offered, self._offered = self._offered, None
+        if offered is not None and offered[0] is image and offered[1] == text:
+            return offered[2]
         if hierarchy is None:  # a bare Locator takes two arguments
             return self._timed(lambda: self.locator.find_text(image, text))
         return self._timed(lambda: self.locator.find_text(image, text, hierarchy))  # type: ignore[call-arg]

@@ -58,15 +58,20 @@ class ScreenFingerprint:
         return layout if texts_agree else layout * 0.5
 
     def to_dict(self) -> dict[str, Any]:
-        thumb = np.clip(np.round(np.asarray(self.thumb) * 32), -127, 127).astype(np.int8)
-        return {"texts": sorted(self.texts), "thumb": base64.b64encode(thumb.tobytes()).decode("ascii")}
+        # float16, not a coarser int8 scale: a mostly blank page has pixels many standard
+        # deviations out, and clipping them made a screen unlike itself at a glance (0.9)
+        thumb = np.asarray(self.thumb, dtype="<f2")
+        return {"texts": sorted(self.texts), "thumb16": base64.b64encode(thumb.tobytes()).decode("ascii")}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScreenFingerprint:
-        raw = np.frombuffer(base64.b64decode(str(data.get("thumb", ""))), dtype=np.int8)
+        if "thumb16" in data:
+            values = np.frombuffer(base64.b64decode(str(data["thumb16"])), dtype="<f2").astype(np.float64)
+        else:  # plans stored before: int8 at 1/32 of a standard deviation
+            values = np.frombuffer(base64.b64decode(str(data.get("thumb", ""))), dtype=np.int8) / 32.0
         return cls(
             texts=frozenset(str(t) for t in data.get("texts", ())),
-            thumb=tuple(float(v) / 32.0 for v in raw),
+            thumb=tuple(float(v) for v in values),
         )
 
 

@@ -6,7 +6,9 @@ with the one the cached step acted on (``ScreenFingerprint``) and, for a text ta
 checks that perception finds the target on the current screen; while both hold it
 answers the cached operation with no model call. The operation then runs as any other:
 its target is located again by perception (never a recorded point), so another screen
-size, theme or scroll position still works.
+size, theme or scroll position still works. A screen with the recorded layout at a
+glance needs no OCR to match; its target is read in the band around the recorded tap
+first (``relocate.TargetFinder``), the whole screen only when it is not there.
 
 The first divergence hands over to the real planner for good: a screen unlike the
 recorded one, a target not found, a replayed step that failed or changed nothing (the
@@ -38,17 +40,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mobile_agent.errors import ConfigError, UnknownOperationError
+from mobile_agent.errors import ConfigError
 from mobile_agent.operations.context import Locator, ScreenshotLike
-from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
 from mobile_agent.operations.parser import ParsedAction
-from mobile_agent.operations.registry import parse_action
 from mobile_agent.planner.protocol import PlannerLike
 from mobile_agent.planner.types import CompletionVerdict, PlanReply, PlanRequest, Usage
 from mobile_agent.replay.fingerprint import ScreenFingerprint, fingerprint, layout_similarity, thumbnail
 from mobile_agent.replay.plans import CachedPlan, CachedStep, InstructionTemplate, fill_slots, to_slots
+from mobile_agent.replay.relocate import TargetFinder, parse_cached
 from mobile_agent.replay.store import PlanStore
-from perception.types import LocateStatus, Location, TextLine
+from perception.types import Location, TextLine
 
 if TYPE_CHECKING:  # the agent package imports this one: records only for the types
     from mobile_agent.agent.records import RunResult, StepRecord
@@ -95,15 +96,6 @@ def _pixels(screenshot: object) -> np.ndarray:
     return pixels
 
 
-def parse_cached(action: str) -> ParsedAction:
-    """A cached step's canonical text: one of the paper's operations, or of the coordinate
-    operations a grounded dialect answered with (a key, Finished…)."""
-    try:
-        return parse_action(action)
-    except UnknownOperationError:
-        return parse_action(action, COORDINATE_REGISTRY)
-
-
 def _replayable(operation: dict[str, Any]) -> bool:
     params = operation.get("params") or {}
     return not (_POINT_PARAMS & set(params))
@@ -129,8 +121,8 @@ class ReplayingPlanner:
         self.min_similarity = min_similarity
         self._inner_factory = inner_factory
         self._inner: PlannerLike | None = None
-        self._locator = locator
         self._ocr = ocr
+        self._finder = TargetFinder(locator, ocr)
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="replay-fingerprint")
         self._seen: list[_Seen] = []
@@ -253,7 +245,7 @@ class ReplayingPlanner:
         if action is None:
             return self._diverge(f"cached step {self._cursor + 1} needs a value the instruction does not give")
         if step.operation in _TEXT_TARGET_OPERATIONS:
-            missing = self._target_missing(action, pixels)
+            missing = self._finder.missing(action, pixels, step.point, read=seen.full is not None)
             if missing:
                 return self._diverge(missing)
         self._cursor += 1
@@ -297,19 +289,6 @@ class ReplayingPlanner:
         self.divergence = reason
         log.info("replay of %r hands over to the planner: %s", self.instruction, reason)
         return None
-
-    def _target_missing(self, action: str, pixels: np.ndarray) -> str | None:
-        try:
-            parsed = parse_cached(action)
-            text = str(parsed.params.model_dump().get("text") or "")
-        except Exception as exc:  # a cached action that no longer parses: the model decides
-            return f"the cached action {action!r} does not parse any more: {exc}"
-        if not text:
-            return None
-        location = self._locator.find_text(pixels, text)
-        if location.status in (LocateStatus.FOUND, LocateStatus.CANDIDATES):
-            return None
-        return f"the cached step's target {text!r} is not on the current screen"
 
     @staticmethod
     def _nearest_candidate(location: Location, point: tuple[float, float], size: tuple[int, int]) -> int | None:

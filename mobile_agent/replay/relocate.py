@@ -1,0 +1,124 @@
+"""Finding a cached step's text target again on the current screen: ``TargetFinder``.
+
+A replayed ``Click text`` never taps a recorded point: perception reads the current
+frame and the operation taps where the text is now. Reading the whole screen costs a
+full OCR (0.3–1 s on 2 cores), yet most replayed screens are the recorded layout at a
+glance with the target where it was. So the band of rows around the recorded tap is
+read first (a strip of the screen: a few lines, a fraction of the work). When the
+target is found there exactly once and no farther from the recorded point than the
+band's half height, it is the candidate the full read would lead the replay to as
+well (every other copy on the screen lies outside the band, so farther away), and it
+is handed to the operation through the run's locator (``TimedLocator.offer``).
+Otherwise — moved, scrolled, covered, several copies, nothing read — the whole screen
+is read and decides, as before.
+
+May import: the standard library, numpy, ``mobile_agent`` (operations, errors) and
+``perception`` (its types, its config and ``text_match.locate_text``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import numpy as np
+
+from mobile_agent.errors import UnknownOperationError
+from mobile_agent.operations.context import Locator
+from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
+from mobile_agent.operations.parser import ParsedAction
+from mobile_agent.operations.registry import parse_action
+from perception.config import PerceptionConfig
+from perception.text_match import locate_text
+from perception.types import Box, LocateStatus, Location, TextLine
+
+__all__ = ["BAND_HALF_SHARE", "TargetFinder", "parse_cached"]
+
+log = logging.getLogger(__name__)
+
+BAND_HALF_SHARE = 0.04  # half the band's height, as a share of the screen's height
+_BAND_HALF_MIN_PX = 48
+
+
+def parse_cached(action: str) -> ParsedAction:
+    """A cached step's canonical text: one of the paper's operations, or of the coordinate
+    operations a grounded dialect answered with (a key, Finished…)."""
+    try:
+        return parse_action(action)
+    except UnknownOperationError:
+        return parse_action(action, COORDINATE_REGISTRY)
+
+
+class TargetFinder:
+    """Checks that a replayed step's text target is on the screen, reading the recorded
+    band first. ``locator`` is the run's (its ``find_text`` for the full read, its
+    ``offer`` for handing a band hit to the operation); ``ocr`` reads any image."""
+
+    def __init__(self, locator: Locator, ocr: Callable[[np.ndarray], list[TextLine]]) -> None:
+        self._locator = locator
+        self._ocr = ocr
+        self._config: PerceptionConfig | None = None
+        self.band_hits = 0  # targets found in their band (no full read), for logs and benchmarks
+
+    def missing(self, action: str, pixels: np.ndarray, point: tuple[float, float] | None, *, read: bool) -> str | None:
+        """None when the target of ``action`` is on ``pixels``; else why not. ``point``:
+        the recorded tap as shares of the screen; ``read``: the whole frame is already
+        read (or being read), so the full lookup costs nothing more."""
+        try:
+            parsed = parse_cached(action)
+            text = str(parsed.params.model_dump().get("text") or "")
+        except Exception as exc:  # a cached action that no longer parses: the model decides
+            return f"the cached action {action!r} does not parse any more: {exc}"
+        if not text:
+            return None
+        if point is not None and not read:
+            found = self._in_band(pixels, text, point)
+            offer = getattr(self._locator, "offer", None)
+            if found is not None and callable(offer):
+                self.band_hits += 1
+                offer(pixels, text, found)
+                return None
+        location = self._locator.find_text(pixels, text)
+        if location.status in (LocateStatus.FOUND, LocateStatus.CANDIDATES):
+            return None
+        return f"the cached step's target {text!r} is not on the current screen"
+
+    def _in_band(self, pixels: np.ndarray, text: str, point: tuple[float, float]) -> Location | None:
+        height, width = pixels.shape[:2]
+        x, y = point[0] * width, point[1] * height
+        half = max(_BAND_HALF_MIN_PX, int(height * BAND_HALF_SHARE))
+        top, bottom = max(0, int(y - half)), min(height, int(y + half))
+        if bottom - top < 16:
+            return None
+        try:
+            read = self._ocr(np.ascontiguousarray(pixels[top:bottom]))
+        except Exception as exc:  # noqa: BLE001 - the full read that follows reports a real failure
+            log.debug("reading the recorded band failed: %s", exc)
+            return None
+        lines = [
+            TextLine(line.text, Box(line.box.left, line.box.top + top, line.box.right, line.box.bottom + top), line.score)
+            for line in read
+        ]
+        config = self._perception_config()
+        location = locate_text(
+            pixels,
+            lines,
+            text,
+            max_candidates=config.max_text_candidates,
+            max_box_fraction=config.max_box_fraction,
+            crop_margin=config.crop_margin,
+            backend="ocr of the recorded band",
+        )
+        if location.status is not LocateStatus.FOUND or location.point is None:
+            return None
+        if float(np.hypot(location.point[0] - x, location.point[1] - y)) > half:
+            return None  # another copy outside the band could be nearer: the full read decides
+        return location
+
+    def _perception_config(self) -> PerceptionConfig:
+        if self._config is None:
+            untimed = getattr(self._locator, "untimed", None)
+            owner = untimed() if callable(untimed) else self._locator
+            config = getattr(owner, "config", None)
+            self._config = config if isinstance(config, PerceptionConfig) else PerceptionConfig()
+        return self._config
