@@ -25,12 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.rig import private_adb_server, served_phones  # noqa: E402
 
+_INEFFECTIVE = re.compile(r"-> (failed|invalid|stop rejected|done, but the screen did not change)")
 GOALS = {"calls": 10.0, "wall": 5.0, "other_wall": 3.0, "overhead_ms": 300.0}
 
 
@@ -65,7 +68,9 @@ class ReferencePlanner:
 
         usage = self._call()
         lines = self.solutions[request.instruction]
-        step = len(request.history)
+        # a step that did nothing (failed, or left the screen as it was) does not advance
+        # the reference: the model sees that in the history and answers that step again
+        step = sum(1 for line in request.history if not _INEFFECTIVE.search(line))
         action = lines[step] if step < len(lines) else "Stop"
         return PlanReply("A phone screen.", "The reference's next step.", action, f"Action: {action}", usage)
 
@@ -158,26 +163,21 @@ def _breakdown(records: list[Any], wall: float) -> dict[str, float]:
 
 
 def _pass(name: str, settings: Any, serial: str, tasks: list[Any], solutions: dict[str, list[str]],
-          latency: float, out: Path, perturb: bool = False) -> dict[str, Any]:
+          latency: float, out: Path, perturbation: Any = None) -> dict[str, Any]:
     from eval.mobile_eval.runner import EvalConfig, SuiteRunner
     from mobile_agent.device import open_device
 
     counter = [0]
     device = open_device(settings.adb, serial)
-    if perturb:
-        _start_elsewhere(device)
     config = EvalConfig(output_dir=out / name, label=name, mode="agent")
     runner = SuiteRunner(settings, [device], config,
                          planner_factory=lambda: ReferencePlanner(solutions, latency, counter))
-    started = time.perf_counter()
-    records = runner.run(tasks)
-    wall = time.perf_counter() - started
+    with _perturbed(perturbation):
+        started = time.perf_counter()
+        records = runner.run(tasks)
+        wall = time.perf_counter() - started
     overheads = _overheads(records)
-    replayed = 0
-    for record in records:
-        path = Path(record.trajectory_dir or "") / "trajectory.jsonl"
-        if path.is_file():
-            replayed += sum(1 for line in path.read_text(encoding="utf-8").splitlines() if '"by": "replay"' in line)
+    replayed = sum(1 for data, _ in _steps(records) if data.get("by") == "replay")
     return {
         "pass": name, "tasks": len(records), "success": sum(1 for r in records if r.success),
         "model_calls": counter[0], "wall_s": round(wall, 1), "replayed_steps": replayed,
@@ -192,20 +192,28 @@ def _median(values: list[float]) -> float | None:
     return round(statistics.median(values), 1) if values else None
 
 
-def _start_elsewhere(device: Any) -> None:
-    """Every task of the perturbed pass starts in Chrome: the environment's reset is
-    wrapped so that Chrome is opened after it."""
+@contextmanager
+def _perturbed(perturbation: Any) -> Iterator[None]:
+    """While a perturbed pass runs, the environment's reset is followed by the
+    perturbation, made over adb (``eval.mobile_eval.perturb``)."""
+    if perturbation is None:
+        yield
+        return
     from eval.mobile_eval import environment
 
     original = environment.PhoneEnvironment.reset
 
     def reset(self: Any, *args: Any, **kwargs: Any) -> Any:
         result = original(self, *args, **kwargs)
-        self.device.launch_app("com.android.chrome")
+        perturbation.apply(lambda argv: self.device.run(argv).stdout.decode("utf-8", "replace"))
         self.device.wait_settled(3.0, 0.15, 0.002)
         return result
 
     environment.PhoneEnvironment.reset = reset  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        environment.PhoneEnvironment.reset = original  # type: ignore[method-assign]
 
 
 def _solutions(tasks: list[Any], adb: Any, serial: str) -> dict[str, list[str]]:
@@ -226,61 +234,87 @@ def _solutions(tasks: list[Any], adb: Any, serial: str) -> dict[str, list[str]]:
     return solutions
 
 
+def _summary(results: list[dict[str, Any]], latency: float) -> None:
+    load = os.getloadavg()
+    print(f"\nload average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; latency {latency:g} s per model call")
+    print(f"{'pass':<28} {'tasks':>5} {'ok':>3} {'calls':>5} {'wall s':>7} {'replayed':>8} "
+          f"{'outside model ms, median: all / perception (phases; wall)':>58}")
+    for r in results:
+        print(f"{r['pass']:<28} {r['tasks']:>5} {r['success']:>3} {r['model_calls']:>5} {r['wall_s']:>7} "
+              f"{r['replayed_steps']:>8}   {r['overhead_ms_median_phases']} / {r['overhead_ms_median_phases_perception']}"
+              f" ; {r['overhead_ms_median_wall']} / {r['overhead_ms_median_wall_perception']}")
+    by_name = {r["pass"]: r for r in results}
+    cold, warm, other = (by_name.get(k) for k in ("cold", "warm", "other phone"))
+    if cold and warm and other:
+        print(f"warm vs cold: {cold['model_calls'] / max(1, warm['model_calls']):.1f}x fewer model calls "
+              f"(goal >= {GOALS['calls']:g}x), {cold['wall_s'] / max(1e-9, warm['wall_s']):.2f}x less wall time "
+              f"(goal >= {GOALS['wall']:g}x), success {warm['success']} vs {cold['success']}")
+        print(f"other phone vs cold: {cold['wall_s'] / max(1e-9, other['wall_s']):.2f}x less wall time "
+              f"(goal >= {GOALS['other_wall']:g}x), success {other['success']} vs {cold['success']}")
+        print(f"per-step time outside the model, cold pass, steps with perception: median "
+              f"{cold['overhead_ms_median_wall_perception']} ms wall ({cold['overhead_ms_median_phases_perception']} ms "
+              f"in the step's phases; goal <= {GOALS['overhead_ms']:g} ms)")
+    for name, r in by_name.items():
+        if name.startswith("perturbed "):
+            plain = by_name.get(name.replace("perturbed ", "uncached "))
+            print(f"{name}: {r['success']}/{r['tasks']} with the cache ({r['model_calls']} calls, {r['replayed_steps']} "
+                  f"steps replayed), {plain['success'] if plain else '?'}/{r['tasks']} uncached")
+
+
 def main(argv: list[str] | None = None) -> int:
+    from eval.mobile_eval.perturb import PERTURBATIONS
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latency", type=float, default=2.0, help="seconds per model call (default 2)")
-    parser.add_argument("--limit", type=int, default=0, help="only the first N tasks (default: all 33)")
-    parser.add_argument("--perturbed", type=int, default=8, help="tasks in the perturbed pass (default 8)")
+    parser.add_argument("--offset", type=int, default=0, help="skip the first N tasks (to run the suite in chunks)")
+    parser.add_argument("--limit", type=int, default=0, help="only N tasks from the offset (default: all 33)")
+    parser.add_argument("--perturbed", default=",".join(PERTURBATIONS),
+                        help=f"perturbations to run, comma-separated, or 'none' (default: all: {', '.join(PERTURBATIONS)})")
+    parser.add_argument("--no-main", action="store_true", help="only the perturbed passes")
     args = parser.parse_args(argv)
+    chosen = [] if args.perturbed == "none" else [PERTURBATIONS[n.strip()] for n in args.perturbed.split(",") if n.strip()]
 
     from eval.mobile_eval.schema import load_tasks
     from mobile_agent.settings import AdbSettings, AgentSettings, PerceptionSettings, Settings
 
-    tasks = load_tasks()
-    if args.limit:
-        tasks = tasks[: args.limit]
+    every = load_tasks()
+    tasks = every[args.offset:][: args.limit or None]
     out = Path(tempfile.mkdtemp(prefix="bench-replay-"))
     results: list[dict[str, Any]] = []
     with private_adb_server() as rig, served_phones(1) as (serials, _), \
             served_phones(1, width=720, height=1600, density=320) as (other_serials, _):
-        solutions = _solutions(tasks, AdbSettings(server_port=rig.port), serials[0])
-        def settings_for(serial: str) -> Settings:
+        solutions = _solutions(every, AdbSettings(server_port=rig.port), serials[0])
+
+        def settings_for(serial: str, cache: bool = True) -> Settings:
             return Settings(
                 adb=AdbSettings(server_port=rig.port, serial=serial),
                 agent=AgentSettings(output_dir=out / "runs", settle_timeout_s=1.5, settle_interval_s=0.1),
                 perception=PerceptionSettings(detector="proposals", ranker="heuristic"),
-            ).with_overrides({"cache.enabled": True, "cache.database_url": f"sqlite:///{out / 'plans.sqlite3'}"})
+            ).with_overrides({"cache.enabled": cache, "cache.database_url": f"sqlite:///{out / 'plans.sqlite3'}"})
 
-        for name, serial, chosen, perturb in (
-            ("cold", serials[0], tasks, False),
-            ("warm", serials[0], tasks, False),
-            ("other phone", other_serials[0], tasks, False),
-            ("perturbed", serials[0], tasks[: args.perturbed], True),
-        ):
-            result = _pass(name, settings_for(serial), serial, chosen, solutions, args.latency, out, perturb)
+        def run(name: str, serial: str, chosen_tasks: list[Any], cache: bool = True, perturbation: Any = None) -> None:
+            answers = solutions if perturbation is None else {
+                k: perturbation.reference(v[:-1]) + ["Stop"] for k, v in solutions.items()}
+            result = _pass(name, settings_for(serial, cache), serial, chosen_tasks, answers, args.latency, out,
+                           perturbation)
             results.append(result)
             print(json.dumps(result), flush=True)
 
-    cold, warm, other, perturbed = results
-    load = os.getloadavg()
-    print(f"\nload average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; latency {args.latency:g} s per model call")
-    print(f"{'pass':<12} {'tasks':>5} {'success':>7} {'calls':>6} {'wall s':>7} {'replayed':>8} "
-          f"{'overhead ms (all / perception)':>31}")
-    for r in results:
-        print(f"{r['pass']:<12} {r['tasks']:>5} {r['success']:>7} {r['model_calls']:>6} {r['wall_s']:>7} "
-              f"{r['replayed_steps']:>8} {str(r['overhead_ms_median']):>14} / {r['overhead_ms_median_perception']}")
-    calls_ratio = cold["model_calls"] / max(1, warm["model_calls"])
-    wall_ratio = cold["wall_s"] / max(1e-9, warm["wall_s"])
-    other_ratio = cold["wall_s"] / max(1e-9, other["wall_s"])
-    print(f"warm vs cold: {calls_ratio:.1f}x fewer model calls (goal >= {GOALS['calls']:g}x), "
-          f"{wall_ratio:.1f}x less wall time (goal >= {GOALS['wall']:g}x), success {warm['success']} vs {cold['success']}")
-    print(f"other phone vs cold: {other_ratio:.1f}x less wall time (goal >= {GOALS['other_wall']:g}x), "
-          f"success {other['success']} vs {cold['success']}")
-    cold_subset = cold["success"] if not perturbed["tasks"] else None
-    print(f"perturbed: {perturbed['success']}/{perturbed['tasks']} succeeded with {perturbed['model_calls']} model calls "
-          f"({perturbed['replayed_steps']} steps replayed){'' if cold_subset is None else ''}")
-    print(f"per-step time outside the model, cold pass: median {cold['overhead_ms_median']} ms, "
-          f"steps with perception {cold['overhead_ms_median_perception']} ms (goal <= {GOALS['overhead_ms']:g} ms)")
+        print(f"load average at start {' '.join(f'{v:.2f}' for v in os.getloadavg())}", flush=True)
+        if not args.no_main:
+            run("cold", serials[0], tasks)
+            run("warm", serials[0], tasks)
+            run("other phone", other_serials[0], tasks)
+        recorded = {t.id for t in tasks} if not args.no_main else set()
+        for perturbation in chosen:
+            subset = [t for t in every if t.app in perturbation.apps]
+            unrecorded = [t for t in subset if t.id not in recorded]
+            if unrecorded:  # plans of these tasks first, on the unperturbed phone
+                run(f"record for {perturbation.name}", serials[0], unrecorded)
+                recorded |= {t.id for t in unrecorded}
+            run(f"uncached {perturbation.name}", serials[0], subset, cache=False, perturbation=perturbation)
+            run(f"perturbed {perturbation.name}", serials[0], subset, perturbation=perturbation)
+    _summary(results, args.latency)
     return 0
 
 

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
+from simphone import permissions
 from simphone.fs import VirtualFS
 from simphone.profiles import DEFAULT_PROFILE, Profile, load_profile
 from simphone.types import CommandResult
@@ -161,6 +162,8 @@ class PhoneModel:
                 "recents": [],
                 "focus": None,
                 "shade_open": False,
+                "revoked": {},
+                "permission_request": None,
                 "screen_on": True,
                 "keyguard": self.profile.lock_screen,
                 "rotation": self.profile.rotation,
@@ -330,6 +333,7 @@ class PhoneModel:
         recents.insert(0, package)
         self._state["focus"] = None
         self._state["shade_open"] = False
+        permissions.on_front(self._state, package)
 
     def go_home(self) -> None:
         page = 0
@@ -339,6 +343,7 @@ class PhoneModel:
         self._state["foreground"] = LAUNCHER
         self._state["focus"] = None
         self._state["shade_open"] = False
+        self._state["permission_request"] = None
 
     def show_recents(self) -> None:
         self._state["tasks"][LAUNCHER] = [self.task(LAUNCHER)[0], {"view": "recents"}]
@@ -369,6 +374,19 @@ class PhoneModel:
             self.go_home()  # Android 12+: BACK on a task's root moves the task to the back
 
     @property
+    def permission_request(self) -> dict[str, Any] | None:
+        """The runtime permission the system's dialog asks for now (`simphone.permissions`)."""
+        return permissions.request(self._state)
+
+    def answer_permission(self, allow: bool) -> None:
+        permissions.settle_request(self._state, allow)
+
+    def change_permission(self, verb: str, package: str, permission: str) -> str | None:
+        """`pm grant` / `pm revoke`: None, or the error text."""
+        change = permissions.grant if verb == "grant" else permissions.revoke
+        return change(self._state, package, permission)
+
+    @property
     def shade_open(self) -> bool:
         """The notification shade (quick settings) is pulled down over the app."""
         return bool(self._state["shade_open"])
@@ -379,6 +397,9 @@ class PhoneModel:
     def press_back(self) -> None:
         if self._state["shade_open"]:
             self._state["shade_open"] = False
+            return
+        if self._state.get("permission_request"):  # BACK answers the permission dialog: not allowed
+            permissions.settle_request(self._state, allow=False)
             return
         if self._state["focus"] is not None:  # the first BACK only hides the keyboard
             self._state["focus"] = None

@@ -18,7 +18,7 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from simphone.apps import AppContext
-from simphone.ui import chrome, keyguard
+from simphone.ui import chrome, keyguard, permission_dialog
 from simphone.ui.canvas import Canvas
 from simphone.ui.theme import theme_for
 
@@ -103,6 +103,7 @@ class ScreenMixin(_Base):
             if not self.shade_open:  # the pulled-down shade covers the whole screen
                 with canvas.clip(ctx.content):
                     self.apps[package].render(ctx, canvas)
+                permission_dialog.draw_dialog(self, canvas)  # a permission request over the app, if one shows
             chrome.draw_system_ui(self, canvas)
             canvas.finish()
             self._canvas, self._frame_key, self._png, self._raw = canvas, key, None, None

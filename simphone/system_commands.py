@@ -38,6 +38,9 @@ def _pm(phone: Phone, args: list[str]) -> CommandResult:
         if filters:
             packages = [p for p in packages if filters[0] in p]
         return ok("".join(f"package:{p}\n" for p in packages))
+    if args[:1] in (["grant"], ["revoke"]) and len(args) >= 3:
+        error = phone.change_permission(args[0], args[-2], args[-1])
+        return fail(error, 255) if error else ok()
     if args[:1] == ["path"] and len(args) > 1:
         if args[1] in phone.installed:
             return ok(f"package:/data/app/{args[1]}-1/base.apk\n")

@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
+from simphone import permissions
 from simphone.commands import command, ok
 from simphone.types import CommandResult
 
@@ -86,6 +87,8 @@ def _element_node(index: int, element: dict[str, Any], package: str) -> str:
 def window_dump(phone: Phone) -> str:
     """The window_dump.xml of the current screen."""
     package = "com.android.systemui" if phone.keyguard_showing or phone.shade_open else phone.foreground
+    if package == phone.foreground and phone.permission_request is not None:
+        package = permissions.CONTROLLER_PACKAGE  # the permission dialog's window has the focus
     root = _node({
         "index": 0, "text": "", "resource-id": "", "class": "android.widget.FrameLayout", "package": package,
         "content-desc": "", "checkable": "false", "checked": "false", "clickable": "false", "enabled": "true",

@@ -89,9 +89,11 @@ def test_simphone_has_no_import_cycle() -> None:
 
 def test_the_state_model_imports_no_shell_apps_or_renderer() -> None:
     edges = graph()
-    allowed = {"simphone.types", "simphone.fs", "simphone.profiles"}
+    # permissions: the runtime-permission part of the state, functions over the state dict
+    allowed = {"simphone.types", "simphone.fs", "simphone.profiles", "simphone.permissions"}
     assert edges["simphone.phone"] <= allowed, edges["simphone.phone"] - allowed
     assert edges["simphone.profiles"] == set()
+    assert edges["simphone.permissions"] == set()
 
 
 def test_the_scan_finds_a_cycle_and_type_only_imports(tmp_path: Path) -> None:
