@@ -31,7 +31,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="keep the run and the dataset here (default: a temporary folder)")
     args = parser.parse_args()
     from eval.data_engine.export import export_runs
-    from eval.data_engine.variants import expand, parse_sizes, task_for_id, variant_of
+    from eval.data_engine.variants import expand, parse_sizes, phone_variants, task_for_id, variant_of
     from eval.families import sample_instances
     from eval.mobile_eval.records import load_results
     from eval.mobile_eval.runner import EvalConfig, SuiteRunner
@@ -46,6 +46,7 @@ def main() -> None:
         phones = [(s, d.shell(["getprop", "ro.product.model"]).strip()) for s, d in zip(serials, devices, strict=True)]
         tasks, pinned = expand(sample_instances(seeds=range(100, 100 + args.per_family)),
                                ["themes", "sizes", "profiles"], sizes=parse_sizes(args.sizes), phones=phones)
+        phone_names = [(v.device, v.name) for v in phone_variants(phones)]
         settings = Settings(adb=AdbSettings(server_port=ADB_PORT, serial=serials[0]),
                             agent=AgentSettings(output_dir=folder / "runs", settle_timeout_s=1.5, settle_interval_s=0.1),
                             perception=PerceptionSettings(detector="proposals", ranker="heuristic"))
@@ -53,17 +54,22 @@ def main() -> None:
         records = SuiteRunner(settings, devices, EvalConfig(output_dir=folder, mode="reference")).run(tasks, pinned)
         elapsed = time.perf_counter() - started
         load = os.getloadavg()
+        names = [n for _, n in phone_names]
         runs: Counter[str] = Counter()
         verified: Counter[str] = Counter()
         for r in records:
-            for part in (variant_of(r.task_id).split("-") or [""]):
+            variant = variant_of(r.task_id)
+            theme = next((t for t in ("light", "dark") if variant.startswith(t)), "own theme")
+            size = next((s for s in args.sizes.split(",") if s in variant), "own size")
+            phone = next((n for n in names if variant.endswith(n)), "?")
+            for part in (theme, size, phone):
                 runs[part] += 1
                 verified[part] += r.success
             if not r.success:
                 print(f"  not verified: {r.task_id}: {[x for x in r.reasons if x.startswith('✗')][:1]}")
         print(f"{len(records)} runs on {len(devices)} phones in {elapsed:.0f} s, {sum(r.success for r in records)} "
               f"verified; load average after {load[0]:.2f}")
-        print("verified per variant part: " + ", ".join(f"{k} {verified[k]}/{runs[k]}" for k in sorted(runs)))
+        print("verified per theme, size and phone: " + ", ".join(f"{k} {verified[k]}/{runs[k]}" for k in sorted(runs)))
         results = load_results(folder / "results.jsonl")
         summary = export_runs(results, {r.task_id: t for r in results if (t := task_for_id(r.task_id))}, folder / "ds")
         print(summary.card())
