@@ -106,3 +106,17 @@ def test_collect_on_two_phone_profiles(adb_server, sim_phones, tmp_path, monkeyp
     for run in runs:
         with Image.open(out / "dataset" / run["files"][0]) as first:
             assert first.size == ((1080, 2400) if run["variant"] == "pixel-7" else (1080, 2316))
+
+
+def test_a_task_pinned_to_a_phone_outside_the_suite_is_refused(sim_phone, adb_server, tmp_path):
+    from eval.mobile_eval.runner import EvalConfig, SuiteRunner
+    from mobile_agent.device import open_device
+    from mobile_agent.settings import AdbSettings, Settings
+
+    device = open_device(AdbSettings(server_port=adb_server.port), sim_phone.serial)
+    runner = SuiteRunner(Settings(adb=AdbSettings(server_port=adb_server.port)), [device],
+                         EvalConfig(output_dir=tmp_path, mode="reference"))  # fmt: skip
+    (task,) = sample_instances(families=["settings-theme"], seeds=[0])
+    with pytest.raises(ValueError, match="not one of the suite's phones"):
+        runner.run([task], {task.id: "emulator-5554"})
+    assert not (tmp_path / "results.jsonl").exists() or not (tmp_path / "results.jsonl").read_text()
