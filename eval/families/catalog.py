@@ -298,9 +298,8 @@ MULTI += [
            changes=("installed", NOTES)),
 ]
 
-# starting from calendar events written through the content provider (eval/families/events.py); no
-# restaurant: a search for one lists several, and the reference's "Directions" takes the first
-MULTI += event_families(places=[p for p in PLACES if "Restaurant" not in p], address=_address, new_note=NEW_NOTE, mail_send=MAIL_SEND, notes_path=NOTES,
+# starting from calendar events written through the content provider (eval/families/events.py)
+MULTI += event_families(places=PLACES, address=_address, new_note=NEW_NOTE, mail_send=MAIL_SEND, notes_path=NOTES,
                         mail_path=GM)
 
 FAMILIES: dict[str, Family] = {f.name: f for f in SETTINGS + SEARCHES + ONE_APP + MULTI}

@@ -85,7 +85,12 @@ def name_score(query: str, place_id: str) -> int:
 
 
 def find(seed: int, query: str) -> tuple[str | None, list[str]]:
-    """(category or None, place ids): a category's places nearest first, or the places the query names."""
+    """(category or None, place ids): the place a query names in full, else a category's places
+    nearest first, else the places the query names ("Green Tea Restaurant" is that place, not
+    the nearest restaurant, as in Maps)."""
+    exact = [p[0] for p in PLACES if p[1].casefold() == query.casefold().strip()]
+    if exact:
+        return None, exact
     category = category_of(query)
     if category is not None:
         ids = [p[0] for p in PLACES if p[2] == category]
