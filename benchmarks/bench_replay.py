@@ -9,15 +9,21 @@ server (the real protocol):
 1. ``cold``: cache on and empty: every step asks the model; completed runs become plans.
 2. ``warm``: the same tasks on the same phone: plans replay while screens match.
 3. ``other phone``: the same tasks on a 720x1600 phone (another size and density).
-4. ``perturbed``: each task starts in another app (Chrome) instead of the home screen,
-   so the recorded first screen is not there: the replay must hand over to the model.
+4. perturbed repeats (``eval.mobile_eval.perturb``, made over adb after each reset): the
+   Settings list scrolled, one more note in Notes, Maps' location permission dialog, the
+   task starting in Chrome; each run ``uncached`` (cache off) and ``perturbed`` (from the
+   plans recorded unperturbed), to compare success.
 
-Reported per pass: model calls, wall time, success, and the per-step time outside the
-model (median, all steps and steps that ran perception) — the goal there is <= 300 ms,
-with OCR running while the model thinks (``agent.prefetch_perception``).
+Reported per pass: model calls, wall time, success, where the time went, and the per-step
+time outside the model (median, all steps and steps that ran perception), both as the
+step's own phases and as its wall time less the model's (``ReplayingPlanner``'s own check
+of a replayed step counts as outside the model) — the goal is <= 300 ms, with OCR running
+while the model thinks (``agent.prefetch_perception``).
 
-Run: ``python benchmarks/bench_replay.py [--latency 2.0] [--limit N]`` or
-``python -m benchmarks replay``.
+Run: ``python benchmarks/bench_replay.py [--latency 2.0] [--offset K --limit N]
+[--perturbed scrolled,extra_note,location_dialog,elsewhere | none] [--no-main]
+[--cache FILE]`` or ``python -m benchmarks replay``. In chunks: main passes with
+``--offset/--limit --perturbed none --cache FILE``, then ``--no-main --cache FILE``.
 """
 
 from __future__ import annotations
@@ -231,6 +237,7 @@ def _solutions(tasks: list[Any], adb: Any, serial: str) -> dict[str, list[str]]:
             environment.reset(seed=0, apps=task.apps)
             values = derive(task.derived, environment.read_state())
         solutions[task.render(values)] = [*task.reference_script(values).splitlines(), "Stop"]
+        _INSTRUCTIONS[task.id] = task.render(values)
     return solutions
 
 
@@ -261,6 +268,27 @@ def _summary(results: list[dict[str, Any]], latency: float) -> None:
                   f"steps replayed), {plain['success'] if plain else '?'}/{r['tasks']} uncached")
 
 
+def _warm_up(settings: Any, serial: str) -> None:
+    """The OCR models loaded and run once, so that no pass pays the process's start."""
+    from mobile_agent.device import open_device
+    from mobile_agent.locate import build_locator
+
+    build_locator(settings).ocr(open_device(settings.adb, serial).screenshot().pixels)
+
+
+_INSTRUCTIONS: dict[str, str] = {}  # task id -> its instruction as rendered by _solutions
+
+
+def _recorded(cache_file: Path, tasks: list[Any]) -> set[str]:
+    """The tasks whose instruction has a plan in the cache file already."""
+    from mobile_agent.replay import InstructionTemplate, PlanStore
+
+    if not cache_file.is_file():
+        return set()
+    templates = {p.template for p in PlanStore(f"sqlite:///{cache_file}").list(limit=10_000)}
+    return {t.id for t in tasks if InstructionTemplate.of(_INSTRUCTIONS[t.id]).template in templates}
+
+
 def main(argv: list[str] | None = None) -> int:
     from eval.mobile_eval.perturb import PERTURBATIONS
 
@@ -271,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--perturbed", default=",".join(PERTURBATIONS),
                         help=f"perturbations to run, comma-separated, or 'none' (default: all: {', '.join(PERTURBATIONS)})")
     parser.add_argument("--no-main", action="store_true", help="only the perturbed passes")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="the plan cache's SQLite file, kept between runs (default: a new one): chunks of the "
+                             "main passes record there the plans a --no-main run's perturbed passes then use")
     args = parser.parse_args(argv)
     chosen = [] if args.perturbed == "none" else [PERTURBATIONS[n.strip()] for n in args.perturbed.split(",") if n.strip()]
 
@@ -280,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     every = load_tasks()
     tasks = every[args.offset:][: args.limit or None]
     out = Path(tempfile.mkdtemp(prefix="bench-replay-"))
+    cache_file = (args.cache or out / "plans.sqlite3").resolve()
     results: list[dict[str, Any]] = []
     with private_adb_server() as rig, served_phones(1) as (serials, _), \
             served_phones(1, width=720, height=1600, density=320) as (other_serials, _):
@@ -290,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
                 adb=AdbSettings(server_port=rig.port, serial=serial),
                 agent=AgentSettings(output_dir=out / "runs", settle_timeout_s=1.5, settle_interval_s=0.1),
                 perception=PerceptionSettings(detector="proposals", ranker="heuristic"),
-            ).with_overrides({"cache.enabled": cache, "cache.database_url": f"sqlite:///{out / 'plans.sqlite3'}"})
+            ).with_overrides({"cache.enabled": cache, "cache.database_url": f"sqlite:///{cache_file}"})
 
         def run(name: str, serial: str, chosen_tasks: list[Any], cache: bool = True, perturbation: Any = None) -> None:
             answers = solutions if perturbation is None else {
@@ -300,12 +332,13 @@ def main(argv: list[str] | None = None) -> int:
             results.append(result)
             print(json.dumps(result), flush=True)
 
+        _warm_up(settings_for(serials[0]), serials[0])  # models loaded before any timed pass, not in the first
         print(f"load average at start {' '.join(f'{v:.2f}' for v in os.getloadavg())}", flush=True)
         if not args.no_main:
             run("cold", serials[0], tasks)
             run("warm", serials[0], tasks)
             run("other phone", other_serials[0], tasks)
-        recorded = {t.id for t in tasks} if not args.no_main else set()
+        recorded = {t.id for t in tasks} if not args.no_main else _recorded(cache_file, every)
         for perturbation in chosen:
             subset = [t for t in every if t.app in perturbation.apps]
             unrecorded = [t for t in subset if t.id not in recorded]

@@ -204,8 +204,8 @@ class ReplayingPlanner:
                 self.store.note_use(self.cached.id, succeeded=completed and self.divergence is None)
             if not completed or (used_plan and self.divergence is None):
                 return None
-            if any(s.by == "person" or s.asked_user for s in result.steps):
-                return None  # what a person did or decided cannot be replayed without them
+            if any(_persons_part(s) for s in result.steps):
+                return None  # what a person did or answered cannot be replayed without them
             plan = self._plan_from(result)
             return self.store.save(plan) if plan is not None else None
         finally:
@@ -372,6 +372,14 @@ class ReplayingPlanner:
     @staticmethod
     def _worth_keeping(record: StepRecord, seen: _Seen) -> bool:
         return record.ok and record.operation is not None and seen.action is not None and record.screen_changed is not False
+
+
+def _persons_part(record: StepRecord) -> bool:
+    """A step the plan could not replay without the person: their own touches and replies,
+    and the model's questions to them. A confirmation the person gave is not one: a
+    replayed step passes the safety check again, which asks them again."""
+    asked = record.asked_user or {}
+    return record.by == "person" or (bool(asked) and asked.get("kind") != "confirm")
 
 
 def _share(record: StepRecord, size: tuple[int, int]) -> tuple[float, float] | None:
