@@ -91,6 +91,6 @@ PERTURBATIONS: dict[str, Perturbation] = {
         Perturbation("location_dialog", "Maps' location permission revoked: the system dialog shows",
                      ("Google Maps",), _revoke_location, after_open="Click text (While using the app)"),
         Perturbation("elsewhere", "the task starts in Chrome, not on the home screen",
-                     ("Alibaba.com", "Amazon Music", "Gmail", "YouTube"), _start_in_chrome),
+                     ("Amazon Music", "Gmail"), _start_in_chrome),
     )
 }
