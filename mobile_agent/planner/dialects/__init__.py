@@ -11,6 +11,10 @@ One module per dialect, each naming its sources at the top:
 ``dialect_for(planner_settings)`` picks one from ``planner.dialect`` (``auto``: from the
 model's name, ``planner.models``) and returns it with the model's profile.
 
+Each dialect also ``write``s the reply its model gives for an action (``parse(write(a))``
+is ``a``): the data engine's per-step training targets; ``profile_named`` gives the profile
+of a dialect or model name for it.
+
 May import: mobile_agent.errors/operations/settings, planner.geometry/models/replies.
 """
 

@@ -5,6 +5,9 @@ A dialect is: the messages a model is given (``messages``), the parser of its re
 ``REGISTRY`` or the grounded ``COORDINATE_REGISTRY``) and its coordinate space
 (``space``, mapped through ``planner.geometry.Viewport``).
 
+``write`` is ``parse``'s inverse: the reply the model gives for an action, points in its
+own space (``written_point``), or ``UnwritableAction`` outside its action space.
+
 ``parse`` returns a ``DialectReply``: the thought, the action as a ``ParsedAction`` of
 ``registry`` with its points already in **screen pixels**, and the points as the model
 wrote them. A reply it cannot read raises the operations' errors
