@@ -6,6 +6,7 @@ are kept once, and train and validation never share a family."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,15 @@ def test_only_verified_runs_are_exported(sim_phone, adb_server, tmp_path):
     task = instance_by_id(base.task_id)
     again = export_runs([base, base], {base.task_id: task}, tmp_path / "dup")
     assert (again.exported, again.duplicates) == (1, 1)
+    # a run whose screenshot went missing is refused; the export goes on with the others
+    broken = tmp_path / "broken"
+    shutil.copytree(base.trajectory_dir, broken)
+    (broken / "step-002.png").unlink()
+    lost = base.model_copy(update={"trajectory_dir": str(broken), "task_id": records[1].task_id})
+    other = next(r for r in records if r.task_id not in (base.task_id, records[1].task_id) and r.success)
+    kept = export_runs([lost, other], {lost.task_id: instance_by_id(lost.task_id), other.task_id: instance_by_id(
+        other.task_id)}, tmp_path / "lost")  # fmt: skip
+    assert kept.exported == 1 and kept.rejected == {"screenshot missing": 1}
 
 
 def _samples(folder: Path, prefix: str, dialect: str) -> list[dict]:

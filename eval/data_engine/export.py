@@ -159,12 +159,16 @@ def export_runs(records: Iterable[TaskResult], tasks: Mapping[str, EvalTask], ou
     return summary
 
 
-def _export_run(record: TaskResult, task: EvalTask, verification: RunVerification | None, out: Path, writers: Sequence[TargetWriter],
-                formats: Sequence[str], files: _Files, runs_file: IO[str], summary: ExportSummary,
-                seen: set[tuple[str, ...]]) -> bool:  # fmt: skip
+def _export_run(record: TaskResult, task: EvalTask, verification: RunVerification | None, out: Path,
+                writers: Sequence[TargetWriter], formats: Sequence[str], files: _Files, runs_file: IO[str],
+                summary: ExportSummary, seen: set[tuple[str, ...]]) -> bool:  # fmt: skip
+    """One verified run: its record and its samples; False when it is a duplicate or lost a screenshot."""
     folder = Path(str(record.trajectory_dir))
     _, steps, result = load_trajectory(folder)
     steps = [s for s in steps if s.get("ok") and s.get("action_text") and s.get("operation")]
+    if not all((folder / str(s.get("screenshot") or "?")).is_file() for s in steps):
+        summary.rejected["screenshot missing"] = summary.rejected.get("screenshot missing", 0) + 1
+        return False  # a sample without its screen teaches nothing; the other runs go on
     family = task.notes.removeprefix("family ") if task.notes.startswith("family ") else task.app
     variant = variant_of(record.task_id)
     actions = [s["action_text"] for s in steps]
@@ -179,8 +183,7 @@ def _export_run(record: TaskResult, task: EvalTask, verification: RunVerificatio
     files_out = []
     for index, src in enumerate(shots, 1):
         name = f"{record.task_id}-{index:03d}{src.suffix}"
-        if src.is_file():
-            shutil.copyfile(src, out / "images" / name)
+        shutil.copyfile(src, out / "images" / name)
         files_out.append(f"images/{name}")
     instruction = record.instruction or task.instruction
     answer = str((result or {}).get("answer") or "")
