@@ -43,9 +43,11 @@ def _typo(line: str, rng: random.Random) -> str:
 
 
 def planned_lines(task: EvalTask, mode: Mode, *, derived: dict[str, str] | None = None,
-                  typo: float = 0.3, detour: float = 0.15) -> list[str]:
+                  typo: float = 0.3, detour: float = 0.15, offline: bool = False) -> list[str]:
     """The action lines the planner plays for ``task`` in ``mode`` (``derived``: the
-    run-time values of a family that needs some)."""
+    run-time values of a family that needs some). ``offline``: asked step by step with the
+    gold history, a detour takes the place of its step (inserted, it would shift every
+    later answer by one)."""
     from eval.families import family_by_name
 
     source = task
@@ -62,6 +64,8 @@ def planned_lines(task: EvalTask, mode: Mode, *, derived: dict[str, str] | None 
     for line in lines:
         if rng.random() < detour:
             out.append("Page down")
+            if offline:
+                continue
         out.append(_typo(line, rng) if rng.random() < typo else line)
     return out
 
@@ -70,7 +74,7 @@ class FamilyPlanner:
     """A callable for ``ScriptedLLMServer``: the planner's answers for these instances."""
 
     def __init__(self, tasks: Sequence[EvalTask], mode: Mode = "reference", *,
-                 read_state: Callable[[], dict[str, Any]] | None = None, **perturbation: float) -> None:
+                 read_state: Callable[[], dict[str, Any]] | None = None, **perturbation: Any) -> None:
         self.mode = mode
         self.read_state = read_state
         self.perturbation = perturbation

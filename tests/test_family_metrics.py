@@ -69,3 +69,37 @@ def test_eval_families_reports_step_rates(adb_server, sim_phone, tmp_path, monke
     mean = sum(Fraction(str(r.sr_args)) for r in records.values()) / len(records)
     assert report["overall"]["sr_args"] == round_half_up(mean, 2) < 1.0
     assert "SR_args" in (out / "families.md").read_text()
+
+
+@pytest.mark.slow
+def test_data_score_asks_each_step_with_the_gold_history(adb_server, sim_phone, tmp_path, monkeypatch, capsys,
+                                                         llm_server):  # noqa: F811
+    """GPT4Tools' offline protocol on an exported dataset: the reference planner scores 1, a
+    misspelling one keeps SR_act and loses SR_args; every step is asked once, with its screen."""
+    from mobile_agent.cli import main
+
+    monkeypatch.setenv("MOBILE_AGENT_ADB__SERVER_PORT", str(adb_server.port))
+    for name in ("BASE_URL", "API_KEY", "MODEL"):
+        monkeypatch.delenv(f"MOBILE_AGENT_PLANNER__{name}", raising=False)
+    out = tmp_path / "data"
+    assert main(["data", "collect", *(a for n in FAMILY_NAMES for a in ("--family", n)), "--seeds", "0:2",
+                 "--device", sim_phone.serial, "--output", str(out)]) == 0
+    dataset = out / "dataset"
+    runs = [json.loads(line) for line in (dataset / "runs.jsonl").read_text().splitlines()]
+    steps = sum(len([a for a in r["actions"] if a != "Stop"]) for r in runs)
+    tasks = [FAMILIES[n].instance(s) for n in FAMILY_NAMES for s in (0, 1)]
+    score = ["data", "score", str(dataset), "--split", "all", "--base-url", llm_server.base_url, "--api-key", "k",
+             "--model", "scripted-vlm"]
+
+    llm_server.script([], default=FamilyPlanner(tasks, "reference"))
+    assert main([*score, "-o", str(tmp_path / "ref.json")]) == 0
+    assert len(llm_server.chat_requests) == steps and all(len(r.images()) == 1 for r in llm_server.chat_requests)
+    reference = json.loads((tmp_path / "ref.json").read_text())
+    assert reference["overall"] == {"n": len(runs), "sr_act": 1.0, "sr_args": 1.0, "sr": 1.0}
+
+    llm_server.script([], default=FamilyPlanner(tasks, "perturbed", typo=1.0, detour=0.0))
+    assert main([*score, "-o", str(tmp_path / "typos.json")]) == 0
+    typos = json.loads((tmp_path / "typos.json").read_text())
+    assert typos["overall"]["sr_act"] == 1.0 and typos["overall"]["sr_args"] < 1.0
+    assert "| all |" in capsys.readouterr().out
+    assert main(["data", "score", str(tmp_path / "none")]) == 2

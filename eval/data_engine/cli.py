@@ -4,6 +4,7 @@
         [--augment themes,sizes,profiles] [--sizes WxH[,WxH]]   # each instance on each variant
     mobile-agent data verify RUN_DIR [--judges ...] [--again]                      # verify a finished families run
     mobile-agent data export RUN_DIR [-o OUT]                                      # export a finished families run
+    mobile-agent data score DATASET [--split validation] [--model ...]             # a planner's step rates, gold history
         [--dialect NAME[,NAME]] [--format llava,sharegpt]      # (collect takes them too, for its export)
 
 Every run is verified by the phone's state validator and the rule pre-check (loops,
@@ -17,6 +18,7 @@ Registered through the ``mobile_agent.commands`` entry point (the core never imp
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -59,6 +61,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="a phone whose installed apps the query judge is told (default: none, it reads the screen)")
     _add_judge_flags(verify)
     verify.set_defaults(func=verify_command)
+
+    score = commands.add_parser("score", help="GPT4Tools' step rates of a planner on a dataset (gold history, no phone)")
+    score.add_argument("dataset", type=Path, metavar="DATASET", help="an exported dataset (its runs.jsonl)")
+    score.add_argument("--split", default="validation", choices=("validation", "train", "all"))
+    score.add_argument("--limit", type=int, metavar="N", help="the first N runs of the split only")
+    score.add_argument("--model", help="planner model (default: settings)")
+    score.add_argument("--base-url", help="OpenAI-compatible endpoint")
+    score.add_argument("--api-key", help="API key (prefer MOBILE_AGENT_PLANNER__API_KEY)")
+    score.add_argument("--output", "-o", type=Path, metavar="FILE", help="default: DATASET/score-<split>.json")
+    score.set_defaults(func=score_command)
 
     # collect: `eval families`' parser, then the export
     from eval.families.cli import add_families_parser
@@ -226,4 +238,37 @@ def export_command(args: argparse.Namespace) -> int:
         return 2
     print(summary.card())
     print(f"dataset: {out}")
+    return 0
+
+
+def score_command(args: argparse.Namespace) -> int:
+    from eval.data_engine.score import load_runs, score_runs
+    from mobile_agent.planner import Planner
+    from mobile_agent.settings import load_settings
+
+    if not (args.dataset / "runs.jsonl").is_file():
+        print(f"mobile-agent data score: no {args.dataset / 'runs.jsonl'}", file=sys.stderr)
+        return 2
+    settings = load_settings(getattr(args, "config", None), {
+        "planner.model": args.model, "planner.base_url": args.base_url, "planner.api_key": args.api_key})
+    if not settings.planner.configured:
+        print("mobile-agent data score: no planner endpoint (--base-url / MOBILE_AGENT_PLANNER__BASE_URL)", file=sys.stderr)
+        return 2
+    runs = load_runs(args.dataset, None if args.split == "all" else args.split)[: args.limit]
+    if not runs:
+        print(f"mobile-agent data score: no run in the {args.split} split of {args.dataset}", file=sys.stderr)
+        return 2
+
+    def show(run_id: str, scores: list[tuple[bool, float]]) -> None:
+        print(f"  {run_id:<40} " + " ".join("✓" if a and e > 0.5 else ("~" if a else "×") for a, e in scores), flush=True)
+
+    result = score_runs(runs, args.dataset, Planner(settings.planner), on_run=show)
+    out = args.output or args.dataset / f"score-{args.split}.json"
+    out.write_text(json.dumps({"model": settings.planner.model, "split": args.split, **result}, indent=2) + "\n",
+                   encoding="utf-8")
+    print("| level | runs | SR_act | SR_args | SR |\n|---|---|---|---|---|")
+    rows = [*result["levels"].items(), ("all", result["overall"])]
+    for level, row in rows:
+        print(f"| {level} | {row['n']} | {row['sr_act']:.2f} | {row['sr_args']:.2f} | {row['sr']:.2f} |")
+    print(f"scores: {out}")
     return 0
