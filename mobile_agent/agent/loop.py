@@ -207,8 +207,8 @@ class PlannedRun:
         return self._device
 
     def finish(self, result: RunResult) -> None:
-        """After the run: no OCR left running, and the plan cache keeps what worked (when on)."""
-        self.locator.join_prefetches()
+        """After the run: no speculative OCR left to start, and the plan cache keeps what worked (when on)."""
+        self.locator.cancel_prefetches()
         if self._replay is not None:
             plan_id = self._replay.learn(result)
             if plan_id is not None:

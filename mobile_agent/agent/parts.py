@@ -128,6 +128,16 @@ class TimedLocator:
             self._prefetches = [t for t in self._prefetches if t.is_alive()] + [timer]
         return timer
 
+    def cancel_prefetches(self) -> None:
+        """At the end of a run: cancel the OCR not started yet; one already running finishes on
+        its own thread (not a daemon, so an exiting interpreter still waits for it) and only
+        fills the cache. The run does not wait for it: that OCR cannot change its outcome, and
+        on a busy host the wait kept the phone from its next task for seconds."""
+        with self._lock:
+            pending, self._prefetches = self._prefetches, []
+        for timer in pending:
+            timer.cancel()
+
     def join_prefetches(self) -> None:
         """Wait for the OCR started by ``prefetch`` (at the end of a run, so that none
         outlives it)."""
