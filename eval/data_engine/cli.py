@@ -45,10 +45,16 @@ def _add_export_options(parser: argparse.ArgumentParser) -> None:
                        help=f"sample files: {', '.join(FORMATS)} (default: both)")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def _usage(parser: argparse.ArgumentParser) -> int:
+    """``data`` without its command: the help, and the usage exit status."""
+    parser.print_help()
+    return 2
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("data", help="data engine: verified runs of the task families -> training data")
     commands = parser.add_subparsers(dest="data_command", metavar="COMMAND")
-    parser.set_defaults(func=lambda args: parser.print_help() or 2)
+    parser.set_defaults(func=lambda args: _usage(parser))
     export = commands.add_parser("export", help="export the verified runs of a families run folder")
     export.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="an `eval families` / `data collect` output")
     export.add_argument("--output", "-o", type=Path, metavar="OUT", help="default: RUN_DIR/dataset")
@@ -79,7 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     scratch = argparse.ArgumentParser().add_subparsers()
     register_eval(scratch)
-    run_like = scratch.choices["eval"]._subparsers._group_actions[0].choices["mobile-eval"]  # type: ignore[union-attr]
+    run_like = scratch.choices["eval"]._subparsers._group_actions[0].choices["mobile-eval"]  # type: ignore[union-attr, index]
 
     def collect(args: argparse.Namespace) -> int:
         if not getattr(args, "model", None) and not getattr(args, "base_url", None):

@@ -244,4 +244,5 @@ def _reply(writer: TargetWriter, action: ParsedAction | str, width: int, height:
 def _size(path: Path) -> tuple[int, int]:
     """The screenshot's size (the screen's, in the orientation of that step)."""
     with Image.open(path) as image:
-        return image.size
+        width, height = image.size
+        return int(width), int(height)

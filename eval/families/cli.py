@@ -24,7 +24,7 @@ __all__ = ["add_families_parser"]
 def add_families_parser(commands: Any, run_like: argparse.ArgumentParser, command: Any, *, name: str = "families",
                         help: str = "run seeded instances of the task families") -> argparse.ArgumentParser:
     """``run_like`` is `eval mobile-eval`'s parser: its options are copied, so both stay alike."""
-    parser = commands.add_parser(name, help=help,
+    parser: argparse.ArgumentParser = commands.add_parser(name, help=help,
                                  description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     skip = {"help", "app", "task", "seed", "output", "param"}
     for action in run_like._actions:

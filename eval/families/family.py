@@ -55,7 +55,7 @@ class Family:
         spec = self.validator(values)
         guards = [g for g in GUARDS if g not in self.changes]
         return EvalTask(
-            id=f"{self.name}-s{seed}-{self.level}", app=self.app, apps=list(self.apps), level=self.level,  # type: ignore[arg-type]
+            id=f"{self.name}-s{seed}-{self.level}", app=self.app, apps=list(self.apps), level=self.level,
             instruction=phrasing, params=values, derived=list(self.derived),
             human_steps=self.human_steps(values) if self.human_steps else len(reference),
             reference=reference,

@@ -20,11 +20,17 @@ from typing import Any
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3  # 3: as `mobile-agent` for other errors
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def _usage(parser: argparse.ArgumentParser) -> int:
+    """A command group called without its command: its help, and the usage exit status."""
+    parser.print_help()
+    return EXIT_USAGE
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("eval", help="benchmarks: Mobile-Eval (the paper's 33 instructions)",
                                    description="Evaluate the agent on Mobile-Eval.")
     commands = parser.add_subparsers(dest="eval_command", metavar="BENCHMARK")
-    parser.set_defaults(func=lambda args: parser.print_help() or EXIT_USAGE)
+    parser.set_defaults(func=lambda args: _usage(parser))
 
     run = commands.add_parser("mobile-eval", help="run the Mobile-Eval tasks on one or more phones")
     run.add_argument("--device", "-s", action="append", metavar="SERIAL",
@@ -95,7 +101,7 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
     from eval.mobile_eval.manifest import check_resume, run_manifest, write_manifest
     from eval.mobile_eval.records import ResultsFile, load_paper_results
     from eval.mobile_eval.report import write_reports
-    from eval.mobile_eval.runner import EvalConfig, SuiteRunner
+    from eval.mobile_eval.runner import EvalConfig, Mode, SuiteRunner
     from eval.mobile_eval.schema import load_tasks, select_tasks
     from mobile_agent.errors import DeviceNotFoundError, MultipleDevicesError
     from mobile_agent.settings import load_settings
@@ -124,7 +130,7 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
         print("mobile-agent eval: no task matches the filters", file=sys.stderr)
         return EXIT_USAGE
     label = args.label or ("reference" if args.script_reference else settings.planner.model)
-    mode = "reference" if args.script_reference else "agent"
+    mode: Mode = "reference" if args.script_reference else "agent"
     manifest = run_manifest(settings, mode=mode, label=label, seed=args.seed, params=params, judge=args.judge,
                             max_steps=args.max_steps, tasks=tasks)
     if args.new:

@@ -238,8 +238,8 @@ def _last_screen(folder: Path, steps: list[dict[str, Any]], result: dict[str, An
     own screenshot is taken before its action), else the last step's screenshot."""
     names = [(result or {}).get("final_screenshot")] + [s.get("screenshot") for s in reversed(steps)]
     for name in names:
-        if name and (folder / name).is_file():
-            return folder / name
+        if name and (folder / str(name)).is_file():
+            return folder / str(name)
     return None
 
 

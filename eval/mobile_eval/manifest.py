@@ -111,7 +111,8 @@ def check_resume(folder: Path, current: dict[str, Any], done_ids: set[str]) -> R
     for key in sorted(set(before) | set(now)):
         if before.get(key) != now.get(key):
             reasons.append(f"{key}: {before.get(key)!r} there, {now.get(key)!r} now")
-    old_tasks = earlier.get("tasks") if isinstance(earlier.get("tasks"), dict) else {}
+    recorded = earlier.get("tasks")
+    old_tasks: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
     changed = sorted(t for t in done_ids & set(current["tasks"]) if old_tasks.get(t) != current["tasks"][t])
     if changed:
         reasons.append(f"task definitions changed since those records: {', '.join(changed)}")

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from eval.mobile_eval.app_validators import derive
 from eval.mobile_eval.environment import PhoneEnvironment
@@ -35,6 +35,9 @@ from eval.mobile_eval.records import ResultsFile, TaskResult
 from eval.mobile_eval.schema import EvalTask
 from eval.mobile_eval.validators import MissingPath, validate
 from mobile_agent.errors import DeviceError, MobileAgentError
+
+if TYPE_CHECKING:
+    from mobile_agent.operations.context import AgentDevice
 from mobile_agent.settings import Settings
 
 __all__ = ["EvalConfig", "SuiteRunner", "parse_action_ref", "step_action_ref"]
@@ -45,7 +48,11 @@ Mode = Literal["agent", "reference"]
 
 
 def _subclass_names(cls: type) -> set[str]:
-    return {cls.__name__}.union(*(_subclass_names(sub) for sub in cls.__subclasses__()))
+    names = {cls.__name__}
+    subclass: type
+    for subclass in cls.__subclasses__():
+        names |= _subclass_names(subclass)
+    return names
 
 
 # A run that ended on one of these lost its phone: the worker stops taking tasks.
@@ -207,13 +214,13 @@ class SuiteRunner:
         if self.config.mode == "reference":
             from mobile_agent.agent import run_script
 
-            run = run_script(settings, task.reference_script(values), device=environment.device,
+            run = run_script(settings, task.reference_script(values), device=cast("AgentDevice", environment.device),
                              locator=self.locator, output_dir=output_dir, instruction=instruction, cancel=self.cancel)
         else:
             from mobile_agent.agent import Agent
 
             planner = self.planner_factory() if self.planner_factory is not None else None
-            agent = Agent(settings, device=environment.device, planner=planner, locator=self.locator)
+            agent = Agent(settings, device=cast("AgentDevice", environment.device), planner=planner, locator=self.locator)
             run = agent.run(instruction, cancel=self.cancel, output_dir=output_dir)
         if run.status.value == "error" and run.error and run.error.get("type") in _DEVICE_ERRORS:
             raise DeviceError(f"device failed during {task.id}: {run.error.get('message', '')}",
@@ -227,6 +234,7 @@ class SuiteRunner:
         if not stateful:
             return self._judge_without_state(task, run, instruction, extra)
         after = environment.read_state()
+        assert before is not None  # read above whenever the phone keeps state
         verdict = validate(task.validator.filled(task.resolved_params(values)), before, after)
         reference = parse_reference(task.reference_lines(values), parse_action_ref)
         scores = judge_steps([step_action_ref(s) for s in run.steps], reference, [s.ok for s in run.steps])

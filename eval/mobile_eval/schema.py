@@ -161,7 +161,7 @@ def select_tasks(
     tasks = list(tasks)
     chosen = tasks
     if apps:
-        by_key = {}
+        by_key: dict[str, str] = {}
         for task in tasks:
             by_key.setdefault(_slug(task.app), task.app)
             by_key.setdefault(_slug(task.id.rsplit("-", 1)[0]), task.app)
