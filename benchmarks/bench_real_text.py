@@ -285,6 +285,17 @@ def _child(tree: Path, limit: int | None, save_lines: str | None = None) -> dict
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _cpu_model() -> str:
+    """The CPU's name: per-screen seconds differ ~2x between the machines this ran on."""
+    try:
+        for row in Path("/proc/cpuinfo").read_text().splitlines():
+            if row.startswith("model name"):
+                return row.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
 def _share(n: int, total: int) -> str:
     return f"{n}/{total} = {n / max(1, total):.1%}"
 
@@ -335,6 +346,7 @@ def main(argv: list[str]) -> int:
     if not (RICO / "targets.json").is_file():
         print("no Rico targets under", RICO, "(set MOBILE_AGENT_REFERENCE)")
         return 0
+    print(f"machine: {_cpu_model()}, {os.cpu_count()} cores", flush=True)
     figures = {}
     with tempfile.TemporaryDirectory() as tmp:
         order = [("new (this tree)", ROOT)]
@@ -350,6 +362,7 @@ def main(argv: list[str]) -> int:
     new = figures["new (this tree)"]
     if args.part == "all":
         print_speed()
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
     print("new tree, Rico failures:")
     for line in new["failures"]:
         print("  ", line)

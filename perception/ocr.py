@@ -110,6 +110,8 @@ def rapidocr_params(config: PerceptionConfig, *, tuned: bool = True, use_cuda: b
                 "Det.limit_type": "max",
                 "Det.limit_side_len": config.ocr_limit_side_len,
                 "Rec.rec_img_shape": [3, 48, config.ocr_rec_min_width],
+                "Rec.rec_batch_num": config.ocr_rec_batch,
+                "EngineConfig.onnxruntime.enable_cpu_mem_arena": config.ocr_memory_arena,
             }
         )
     if config.ocr_threads > 0:

@@ -175,3 +175,17 @@ def test_short_target_gets_a_zoomed_second_look() -> None:
     zoomed = Perception(PerceptionConfig(compute_device="cpu"))
     where = zoomed.find_text(pixels, "1")
     assert where.status is LocateStatus.FOUND and 800 <= where.point[0] <= 880 and 1000 <= where.point[1] <= 1060
+
+
+@pytest.mark.parametrize(("batch", "arena"), [(1, True), (6, False)])
+def test_recognition_settings_reach_the_engine(batch: int, arena: bool) -> None:
+    """Crops one at a time (no padding to a batch's widest crop) and ONNX Runtime's memory
+    arena are the speed settings of issue 11: a rapidocr that renamed its keys would drop
+    them silently and OCR would be slower with no error."""
+    backend = RapidOcrBackend(PerceptionConfig(compute_device="cpu", ocr_rec_batch=batch, ocr_memory_arena=arena))
+    lines = backend.read(_screen(SETTINGS[:2]))
+    assert sorted(ln.text for ln in lines) == sorted(s[0] for s in SETTINGS[:2])
+    engine = backend._load()
+    for model in (engine.text_det, engine.text_rec):
+        assert model.session.session.get_session_options().enable_cpu_mem_arena == arena
+    assert engine.text_rec.rec_batch_num == batch

@@ -74,6 +74,7 @@ def test_frame_cache_is_a_small_lru() -> None:
         {"max_box_fraction": 1.5},
         {"ocr_limit_side_len": 10},
         {"ocr_rec_min_width": 8},
+        {"ocr_rec_batch": 0},
         {"cache_size": -1},
         {"nms_iou": 2.0},
     ],
