@@ -20,7 +20,10 @@ after the other; figures are printed side by side with the load average.
 4. Speed of the next frame after a small change (simulated phone): OCR reusing the
    unchanged rows vs a full read, in one process.
 
-Run: ``python benchmarks/bench_real_text.py [--baseline REV|none] [--limit N] [--part all|accuracy|speed]`` or
+5. Old OCR settings vs the new defaults (``--part settings``): the Rico screens in one
+   process, the two interleaved screen by screen, time per screen and position accuracy.
+
+Run: ``python benchmarks/bench_real_text.py [--baseline REV|none] [--limit N] [--part all|accuracy|speed|settings]`` or
 ``python -m benchmarks real_text``. Data: ``../shared/reference`` from the repo root,
 or ``MOBILE_AGENT_REFERENCE=/path/to/reference``. Prints figures; exits 0.
 """
@@ -252,6 +255,67 @@ def frame_sequence_speed(repeat: int = 3) -> dict:
     return {"reuse": statistics.median(out["reuse"]), "full": statistics.median(out["full"]), "changed_rows": changed}
 
 
+# The OCR settings main shipped before the speed work of issue 11 (commit b87e7df).
+OLD_SETTINGS = {"ocr_limit_side_len": 1280, "ocr_rec_batch": 6, "ocr_memory_arena": False}
+
+
+def settings_timing(limit: int | None, repeat: int = 3) -> dict[str, dict]:
+    """Old OCR settings vs the new defaults in one process, interleaved screen by screen
+    (so both see the same load): per Rico screen, every target's ``find_text`` from an
+    empty cache, the best of ``repeat`` rounds; and each target's result classified."""
+    import numpy as np
+    from PIL import Image
+
+    from perception import LocateStatus, Perception, PerceptionConfig
+
+    engines = {"old settings": Perception(PerceptionConfig(compute_device="cpu", ocr_reuse_unchanged=False, **OLD_SETTINGS)),
+               "new settings": Perception(PerceptionConfig(compute_device="cpu", ocr_reuse_unchanged=False))}  # fmt: skip
+    screens = rico_items()
+    if limit:
+        screens = dict(list(screens.items())[:limit])
+    out = {name: {"screen": [], "ocr": [], "kinds": defaultdict(int)} for name in engines}
+    warm = np.asarray(Image.open(_image_path(next(iter(screens.values()))[0])).convert("RGB"))
+    for perception in engines.values():
+        perception.find_text(warm, "warm up")
+    for items in screens.values():
+        image = np.asarray(Image.open(_image_path(items[0])).convert("RGB"))
+        for name, perception in engines.items():
+            best, ocr = float("inf"), float("inf")
+            for _ in range(repeat):
+                perception.cache.clear()
+                started = time.perf_counter()
+                found = [perception.find_text(image, item["text"]) for item in items]
+                best, ocr = min(best, time.perf_counter() - started), min(ocr, perception.timings["ocr"])
+            out[name]["screen"].append(best)
+            out[name]["ocr"].append(ocr)
+            for item, where in zip(items, found, strict=True):
+                boxes = [item["bbox"], *item.get("duplicates", [])]
+                if where.status is LocateStatus.FOUND:
+                    kind = "right" if any(_inside(where.point, b) for b in boxes) else "wrong"
+                elif where.status is LocateStatus.CANDIDATES:
+                    kind = "candidates" if any(_inside(c.box.center, item["bbox"]) for c in where.candidates) else "wrong"
+                else:
+                    kind = "not_found"
+                out[name]["kinds"][kind] += 1
+    return out
+
+
+def print_settings_timing(limit: int | None) -> None:
+    print(f"machine: {_cpu_model()}, {os.cpu_count()} cores; old settings {OLD_SETTINGS} vs new defaults, "
+          f"one process, interleaved per screen, best of 3 per screen", flush=True)  # fmt: skip
+    load = os.getloadavg()[0]
+    figures = settings_timing(limit)
+    for name, fig in figures.items():
+        kinds = fig["kinds"]
+        total = sum(kinds.values())
+        print(f"{name}: Rico right or among candidates {_share(kinds['right'] + kinds['candidates'], total)} "
+              f"(single tap right {kinds['right']}, candidates {kinds['candidates']}, WRONG {kinds['wrong']}, "
+              f"not found {kinds['not_found']}); per screen median {statistics.median(fig['screen']):.3f} s "
+              f"(OCR {statistics.median(fig['ocr']):.3f} s), mean {statistics.mean(fig['screen']):.3f} s")  # fmt: skip
+    old, new = (statistics.median(f["screen"]) for f in figures.values())
+    print(f"new/old per-screen median: {new / old:.2f}; load average at start {load:.2f}, at end {os.getloadavg()[0]:.2f}")
+
+
 def print_speed() -> None:
     load = os.getloadavg()[0]
     seq = frame_sequence_speed()
@@ -333,7 +397,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--baseline", default=BASELINE, help="git revision to compare with, or 'none'")
     parser.add_argument("--limit", type=int, default=None, help="first N screens / steps only (a quick look)")
     parser.add_argument("--save-lines", help="pickle the new tree's OCR lines per screenshot to this file")
-    parser.add_argument("--part", choices=["all", "accuracy", "speed"], default="all")
+    parser.add_argument("--part", choices=["all", "accuracy", "speed", "settings"], default="all")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -342,6 +406,9 @@ def main(argv: list[str]) -> int:
         return 0
     if args.part == "speed":
         print_speed()
+        return 0
+    if args.part == "settings":
+        print_settings_timing(args.limit)
         return 0
     if not (RICO / "targets.json").is_file():
         print("no Rico targets under", RICO, "(set MOBILE_AGENT_REFERENCE)")

@@ -117,7 +117,7 @@ class PerceptionSettings(BaseModel):
     ocr_backend: Literal["rapidocr", "paddleocr"] = "rapidocr"
     paddle_det_dir: Path | None = None
     paddle_rec_dir: Path | None = None
-    ocr_limit_side_len: int = Field(1088, ge=320, le=4096)
+    ocr_limit_side_len: int = Field(1280, ge=320, le=4096)
     detector: Literal["auto", "grounding-dino", "groundingdino-py", "proposals"] = "auto"
     ranker: Literal["auto", "clip", "heuristic"] = "auto"
     grounding_dino_path: str = "IDEA-Research/grounding-dino-tiny"

@@ -22,7 +22,7 @@ from perception.config import PerceptionConfig
 from perception.errors import BackendUnavailableError, PerceptionFailure, WeightsMissingError
 from perception.types import Box, TextLine
 
-__all__ = ["OcrBackend", "PaddleOcrBackend", "RapidOcrBackend", "make_ocr_backend", "rapidocr_params"]
+__all__ = ["OcrBackend", "PaddleOcrBackend", "RapidOcrBackend", "detector_side", "make_ocr_backend", "rapidocr_params"]
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +88,23 @@ def _pad_thin_strip(bgr: np.ndarray) -> np.ndarray:
         return bgr
     bottom, right = (short - height, 0) if height < width else (0, short - width)
     return cv2.copyMakeBorder(bgr, 0, bottom, 0, right, cv2.BORDER_REPLICATE)
+
+
+# Longer than this many times its short side, an image is a strip (a band of changed rows,
+# a banner), not a screen: its short side says nothing of the text's size.
+_STRIP_ASPECT = 4
+
+
+def detector_side(height: int, width: int, config: PerceptionConfig) -> int:
+    """The longest side the text detector sees for a ``height`` x ``width`` image (RapidOCR
+    does not enlarge under ``Det.limit_type=max``): a screen at most
+    ``ocr_screen_side_len``, unless its short side would go under ``ocr_min_short_side``;
+    a strip, and anything, at most ``ocr_limit_side_len``."""
+    long, short = max(height, width), min(height, width)
+    if long > _STRIP_ASPECT * short:
+        return config.ocr_limit_side_len
+    floor = min(long, -(-long * config.ocr_min_short_side // short))
+    return min(config.ocr_limit_side_len, max(config.ocr_screen_side_len, floor))
 
 
 def _cuda_in_onnxruntime() -> bool:
@@ -156,6 +173,9 @@ class RapidOcrBackend:
                     raise PerceptionFailure(
                         f"rapidocr failed to start: {exc}", backend=self.name, hint="reinstall rapidocr"
                     ) from exc
+                if self._tuned:
+                    # loaded now, so that read() can set the detector's side for each frame
+                    self._engine._load_det_model()
                 self._device = "cuda" if use_cuda else "cpu"
                 log.info("OCR backend rapidocr loaded on %s (tuned=%s)", self._device, self._tuned)
             return self._engine
@@ -165,6 +185,9 @@ class RapidOcrBackend:
         bgr = _pad_thin_strip(np.ascontiguousarray(image[:, :, ::-1]))  # rapidocr takes numpy arrays as BGR
         # One call at a time: rapidocr keeps per-call flags on the engine.
         with self._lock:
+            if self._tuned:
+                height, width = bgr.shape[:2]
+                engine.text_det.limit_side_len = detector_side(height, width, self._config)
             result = engine(bgr)
         if result.boxes is None or result.txts is None:
             return []

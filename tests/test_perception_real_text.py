@@ -9,7 +9,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from perception import Box, LocateStatus, Perception, PerceptionConfig, TextLine
-from perception.ocr import RapidOcrBackend, ReusingReader
+from perception.ocr import RapidOcrBackend, ReusingReader, detector_side
 from perception.text_layout import merge_tile_pairs, status_bar_bottom
 from perception.text_match import TIER_FUZZY, TIER_PARTIAL, locate_text, match_text
 
@@ -189,3 +189,30 @@ def test_recognition_settings_reach_the_engine(batch: int, arena: bool) -> None:
     for model in (engine.text_det, engine.text_rec):
         assert model.session.session.get_session_options().enable_cpu_mem_arena == arena
     assert engine.text_rec.rec_batch_num == batch
+
+
+@pytest.mark.parametrize(
+    ("size", "side"),
+    [
+        ((1920, 1080), 1088),  # Rico 1080x1920: shrunk to the screen side, 612 px across
+        ((2400, 1080), 1200),  # 1088 would leave 490 px across: held at 540
+        ((1170, 540), 1170),  # Mobile-Agent's 540x1170: not shrunk at all
+        ((960, 540), 1088),  # under the screen side: RapidOCR leaves it as it is
+        ((1080, 1920), 1088),  # landscape: the short side is the height
+        ((3120, 1440), 1170),  # a 1440x3120 phone: 540 across
+        ((120, 1440), 1280),  # a strip of changed rows: its short side is not a screen's width
+        ((24, 3000), 1280),
+    ],
+)
+def test_detector_side_keeps_text_readable(size: tuple[int, int], side: int) -> None:
+    assert detector_side(*size, PerceptionConfig()) == side
+    assert detector_side(*size, PerceptionConfig(ocr_limit_side_len=960)) == 960  # the limit caps all
+
+
+def test_each_frame_gets_its_own_detector_side() -> None:
+    backend = RapidOcrBackend(PerceptionConfig(compute_device="cpu"))
+    backend.read(_screen(SETTINGS[:1]))  # 1080x2400
+    assert backend._load().text_det.limit_side_len == 1200
+    small = np.asarray(Image.fromarray(_screen(SETTINGS[:2])).resize((540, 1170)))
+    assert {ln.text for ln in backend.read(small)} == {"Network & internet", "Connected devices"}
+    assert backend._load().text_det.limit_side_len == 1170

@@ -75,6 +75,8 @@ def test_frame_cache_is_a_small_lru() -> None:
         {"ocr_limit_side_len": 10},
         {"ocr_rec_min_width": 8},
         {"ocr_rec_batch": 0},
+        {"ocr_min_short_side": 0},
+        {"ocr_screen_side_len": 16},
         {"cache_size": -1},
         {"nms_iou": 2.0},
     ],
