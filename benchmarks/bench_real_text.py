@@ -256,7 +256,7 @@ def frame_sequence_speed(repeat: int = 3) -> dict:
 
 
 # The OCR settings main shipped before the speed work of issue 11 (commit b87e7df).
-OLD_SETTINGS = {"ocr_limit_side_len": 1280, "ocr_rec_batch": 6, "ocr_memory_arena": False}
+OLD_SETTINGS = {"ocr_limit_side_len": 1280, "ocr_screen_side_len": 1280, "ocr_rec_batch": 6, "ocr_memory_arena": False}
 
 
 def settings_timing(limit: int | None, repeat: int = 3) -> dict[str, dict]:
