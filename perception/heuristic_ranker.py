@@ -73,6 +73,8 @@ _SHAPE_SYNONYMS = {
     "bubble": "bubble", "speech": "bubble", "comment": "bubble", "comments": "bubble", "chat": "bubble",
     "message": "bubble", "share": "share", "battery": "battery",
 }
+# words that name two looks: "send" is an arrow, or (Material, Gmail, Telegram) a paper plane
+_SHAPE_ALSO = {"send": ("plane",)}
 # Prototypes: feature -> (ideal value, tolerance); a shape's score is the product of
 # exp(-((value - ideal) / tolerance)^2) over its features. "pieces" counts the separate
 # blobs of the glyph (a sun's rays, a Wi-Fi symbol's arcs).
@@ -103,7 +105,11 @@ _PROTOTYPES: dict[str, dict[str, tuple[float, float]]] = {
     "magnifier": {"pieces": (2, 0.8), "circularity": (0.88, 0.12), "aspect": (1.0, 0.2)},
     # a lens whose handle touches the ring: one piece, a ring with a tail
     "magnifier/joined": {"solidity": (0.72, 0.12), "defects": (1.5, 1.0), "aspect": (1.0, 0.15), "extent": (0.5, 0.15)},
+    # a paper plane drawn with its fold: the fold splits it, the largest half is a thin triangle
     "plane": {"vertices": (3.5, 1.0), "solidity": (0.9, 0.08), "extent": (0.35, 0.15)},
+    # the same plane in one piece (the fold has the glyph's own colour, as in a dark theme,
+    # or there is none, as in Material's filled "send"): a dart with a notch at its tail
+    "plane/whole": {"vertices": (4.5, 1.5), "solidity": (0.8, 0.08), "extent": (0.37, 0.1), "defects": (1, 0.7)},
     "thumb": {"solidity": (0.86, 0.06), "defects": (1, 0.8), "aspect": (0.75, 0.15), "extent": (0.66, 0.1)},
     "bubble": {"solidity": (0.9, 0.06), "extent": (0.72, 0.1), "aspect": (1.05, 0.2), "defects": (2, 1.2)},
     "share": {"solidity": (0.42, 0.12), "defects": (3, 1.0), "aspect": (0.9, 0.2)},
@@ -240,8 +246,9 @@ def _words(description: str) -> tuple[list[str], list[str], str | None]:
         if word in VOCABULARY_WORDS:  # "dots" is three dots, not a circle
             continue
         shape = _SHAPE_SYNONYMS.get(word.rstrip("s"), _SHAPE_SYNONYMS.get(word))
-        if shape and shape not in shapes:
-            shapes.append(shape)
+        for named in (shape, *_SHAPE_ALSO.get(word, ())):
+            if named and named not in shapes:
+                shapes.append(named)
     return colours, shapes, vocabulary.direction
 
 

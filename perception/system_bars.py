@@ -13,7 +13,8 @@ wide):
   leave the median alone) between 20 and 52 dp; weak or absent (a black status bar over a
   black toolbar) -> 24 dp;
 - navigation bar: a uniform band of 40-60 dp at the bottom whose colour differs from the
-  content above it, with no text line in it (an app's bottom tabs have labels); absent ->
+  content above it (by 15 levels, or 8 where both sides are dark: a dark theme's bar over
+  black content), with no text line in it (an app's bottom tabs have labels); absent ->
   the content reaches the bottom edge.
 
 Descriptions that name a system control ("back", "home", "recents", "battery", "Wi-Fi",
@@ -98,6 +99,9 @@ def app_area(image: np.ndarray, text_boxes: Sequence[Box] = ()) -> AppArea:
         uniform = len(band) > 0 and float(np.percentile(np.abs(band - np.median(band, axis=0)).max(axis=1), 90)) <= 12
         boundary = start + y + 1
         texted = any(t.bottom > boundary + 4 and t.top < height for t in text_boxes)
-        if change[y] >= 15 and uniform and not texted:
+        # a dark theme's bar over black content differs by ~10 levels only: between two dark
+        # colours a smaller step is as visible as 15 levels between two light ones
+        dark = float(max(medians[y].max(), medians[min(len(medians) - 1, y + 2)].max())) < 64
+        if change[y] >= (8 if dark else 15) and uniform and not texted:
             bottom = float(boundary)
     return AppArea(float(top), bottom)
