@@ -3,7 +3,7 @@
 validator and exported in every planner dialect; prints verified runs per variant and the
 dataset's samples per dialect, variant and split (the card), with the load average.
 
-    .venv/bin/python -m benchmarks.bench_data_augment [--per-family 1] [--sizes 720x1600] [--out DIR]
+    .venv/bin/python -m benchmarks.bench_data_augment [--per-family 1] [--sizes 720x1600] [--family A,B] [--out DIR]
 
 Two simulated phones: ``pixel7-14`` (1080x2400) and ``galaxy-s22-13`` (1080x2316 by its One UI
 resolution override), each instance pinned to each. Seeds 100.. (no test's seed).
@@ -27,6 +27,7 @@ PROFILES = ("pixel7-14", "galaxy-s22-13")
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--per-family", type=int, default=1)
+    parser.add_argument("--family", default="", help="comma-separated family names (default: all)")
     parser.add_argument("--sizes", default="720x1600")
     parser.add_argument("--out", type=Path, help="keep the run and the dataset here (default: a temporary folder)")
     args = parser.parse_args()
@@ -44,7 +45,8 @@ def main() -> None:
         serials = [stack.enter_context(served_phones(1, profile=p))[0][0] for p in PROFILES]
         devices = [open_device(AdbSettings(server_port=ADB_PORT), s) for s in serials]
         phones = [(s, d.shell(["getprop", "ro.product.model"]).strip()) for s, d in zip(serials, devices, strict=True)]
-        tasks, pinned = expand(sample_instances(seeds=range(100, 100 + args.per_family)),
+        tasks, pinned = expand(sample_instances(families=[f for f in args.family.split(",") if f] or None,
+                                            seeds=range(100, 100 + args.per_family)),
                                ["themes", "sizes", "profiles"], sizes=parse_sizes(args.sizes), phones=phones)
         phone_names = [(v.device, v.name) for v in phone_variants(phones)]
         settings = Settings(adb=AdbSettings(server_port=ADB_PORT, serial=serials[0]),
