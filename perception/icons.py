@@ -70,7 +70,16 @@ def _one_per_place(indices: list[int], boxes: list[Box]) -> list[int]:
     """Proposals keep nested boxes; among the ones the ranker could not tell apart, the
     pieces of one icon are one place: keep the whole icon, in rank order."""
     chosen = [i for i in indices if not any(j != i and _nested(boxes[i], boxes[j]) for j in indices)]
+    # a box far larger than a glyph inside it that came as close (a labelled button, a card:
+    # its glyph is what it was judged by) is that glyph's place: the glyph stays
+    chosen = [j for j in chosen if not any(i != j and _holds_small(boxes[j], boxes[i]) for i in chosen)]
     return chosen or indices[:1]
+
+
+def _holds_small(outer: Box, inner: Box) -> bool:
+    ix = max(0.0, min(inner.right, outer.right) - max(inner.left, outer.left))
+    iy = max(0.0, min(inner.bottom, outer.bottom) - max(inner.top, outer.top))
+    return inner.area > 0 and ix * iy >= 0.9 * inner.area and outer.area > 12 * inner.area
 
 
 class Ranker(Protocol):

@@ -5,7 +5,8 @@ the element's box as ``cmd simphone ground-truth`` reports it over adb.
 Found by the data engine's augmentation: in the dark theme the paper plane's fold has the
 glyph's own colour, so the glyph is one piece, which the ranker did not know, and Gmail's
 send icon came back as candidates beside the overflow menu. A dark navigation bar over
-black content was also missed, so its glyphs competed with the app's own icons."""
+black content was also missed, so its glyphs competed with the app's own icons, and a
+labelled button seen only in the dark theme tied with the glyph on it."""
 
 from __future__ import annotations
 
@@ -71,6 +72,8 @@ def test_gmail_send_icon_is_one_right_tap_in_both_themes(sim_phone, perception, 
     ("package", "description", "position", "truth"),
     [
         (GMAIL, "magnifier", "top right", "search in mail, magnifier"),
+        # the dark theme's tonal Compose button has contrast: the pencil, not the labelled button
+        (GMAIL, "pencil", "bottom right", "pencil"),
         ("com.amazon.mp3", "gear", "top right", "settings, gear"),
         ("com.zhiliaoapp.musically", "white magnifier", "top right", "search, white magnifier"),
         # the app's own glyph at the bottom left, not the dark navigation bar's back triangle
