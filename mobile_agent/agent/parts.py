@@ -123,6 +123,7 @@ class TimedLocator:
         # not a daemon: an interpreter that exits while onnxruntime runs aborts the process
         timer = threading.Timer(delay_s, run)
         timer.name = "perception-prefetch"
+        timer.daemon = False  # set, not inherited: a run on a daemon thread (the CLI's) would pass its flag on
         timer.start()
         with self._lock:
             self._prefetches = [t for t in self._prefetches if t.is_alive()] + [timer]
