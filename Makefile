@@ -62,11 +62,11 @@ demo: install
 	$(BIN)/python scripts/quickstart.py
 
 # Sets up and passes the tests.
-test: install-dev browser fonts postgres typecheck
+test: install-dev browser fonts postgres typecheck lint
 	@echo "==> running the test suite"
 	$(BIN)/python -m pytest -q
 
-# The type checker over mobile_agent/ and perception/ ([tool.mypy] in pyproject.toml).
+# The type checker over mobile_agent/, perception/ and eval/ ([tool.mypy] in pyproject.toml).
 typecheck: install-dev
 	$(BIN)/python -m mypy
 
