@@ -65,7 +65,7 @@ def test_api_and_dashboard_need_the_token(service, sim_phones) -> None:
         assert TOKEN not in cookie and "Max-Age=" in cookie
         session = anonymous.cookies["mobile_agent_session"]
         assert session.count(".") == 2
-        forged = httpx.Client(base_url=live.url, timeout=10, cookies={"mobile_agent_session": session[:-1] + "0"})
+        forged = httpx.Client(base_url=live.url, timeout=10, cookies={"mobile_agent_session": session[:-1] + ("1" if session.endswith("0") else "0")})
         assert forged.get("/v1/devices").status_code == 401  # a changed signature
         forged.cookies.set("mobile_agent_session", TOKEN)  # the raw token, as the old cookie held it
         assert forged.get("/v1/devices").status_code == 401
