@@ -103,9 +103,9 @@ class FarmRegistry:
 
     def create_tables(self) -> None:
         if not self._created:
-            from server.store import _create_all
+            from server.db import create_tables
 
-            _create_all(farm_metadata, self.engine)
+            create_tables(farm_metadata, self.engine)
             self._created = True
 
     # --- hosts --------------------------------------------------------------------
