@@ -37,7 +37,6 @@ from mobile_agent.errors import ConfigError
 from mobile_agent.settings import Settings, load_settings
 from server.devices import AdbDeviceSource, DevicePool, DeviceSource
 from server.metrics import Metrics
-from server.quota import running_limit
 from server.runner import AgentTaskRunner, TaskRunner
 from server.scheduler import Scheduler
 from server.state import EventHub, ServiceState
@@ -335,7 +334,6 @@ def _build_state(
             refresh_interval_s=settings.server.device_refresh_s,
             notify=hub.notify,
             metrics=metrics,
-            owner_running_limit=running_limit(settings.server),
         )
     from server.farm.recurring import Schedules
 

@@ -17,21 +17,42 @@ accepts every submission and counts running tasks only: the claim that would sta
 is refused in the database the same way, and the task stays queued, its ``waiting_reason``
 saying so (``quota_reason``).
 
-May import: sqlalchemy, the standard library, ``mobile_agent.settings``.
+Under ``wait`` the limit is decided at submission and kept with the task (``options`` key
+``RUNNING_LIMIT_OPTION``): whoever claims it later (the embedded scheduler, or a farm worker
+that was given no quota settings at all) reads the limit from the row it claims, so the API
+server's configuration is the only one, and a worker cannot hold a token to another limit.
+
+May import: sqlalchemy, the standard library, ``mobile_agent.settings``, ``server.tables``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import sqlalchemy as sa
 
 from mobile_agent.settings import ServerSettings
+from server.tables import ACTIVE_STATUSES, RUNNING_STATUSES
 
-__all__ = ["QUOTA_LOCK_CLASS", "QuotaExceeded", "admit", "quota_reason", "running_limit", "submit_limit"]
+__all__ = [
+    "NO_QUOTA",
+    "QUOTA_LOCK_CLASS",
+    "RUNNING_LIMIT_OPTION",
+    "Quota",
+    "QuotaExceeded",
+    "admit",
+    "admit_claim",
+    "admit_submission",
+    "quota_reason",
+    "stored_running_limit",
+]
 
 # the first key of the two-key advisory lock: "quota" among this database's advisory locks
 QUOTA_LOCK_CLASS = 7_272_014
+# the key of a task's options that keeps its token's running limit (server.over_quota = "wait")
+RUNNING_LIMIT_OPTION = "quota_running_limit"
 
 
 class QuotaExceeded(Exception):
@@ -58,14 +79,50 @@ def admit(conn: sa.Connection, tasks: sa.Table, owner: str, limit: int, active_s
         raise QuotaExceeded(owner, int(active), limit)
 
 
-def submit_limit(server: ServerSettings) -> int:
-    """The limit a submission is checked against (0: none)."""
-    return server.max_active_per_token if server.over_quota == "refuse" else 0
+@dataclass(frozen=True)
+class Quota:
+    """What a token's submission is held to: ``server.max_active_per_token`` (0: no limit) and
+    ``server.over_quota``."""
+
+    limit: int = 0
+    over: Literal["refuse", "wait"] = "refuse"
+
+    @classmethod
+    def of(cls, server: ServerSettings) -> Quota:
+        return cls(server.max_active_per_token, server.over_quota)
 
 
-def running_limit(server: ServerSettings) -> int:
-    """The limit a claim is checked against (0: none)."""
-    return server.max_active_per_token if server.over_quota == "wait" else 0
+NO_QUOTA = Quota()
+
+
+def admit_submission(conn: sa.Connection, tasks: sa.Table, quota: Quota, options: dict[str, Any]) -> dict[str, Any]:
+    """The options to store a new task with, decided in ``conn``'s transaction: under ``refuse``
+    ``QuotaExceeded`` when its owner has ``quota.limit`` tasks queued or running; under ``wait``
+    the options with the limit its claim will be held to."""
+    owner = options.get("owner")
+    if not quota.limit or not owner:
+        return options
+    if quota.over == "wait":
+        return {**options, RUNNING_LIMIT_OPTION: quota.limit}
+    admit(conn, tasks, str(owner), quota.limit, ACTIVE_STATUSES)
+    return options
+
+
+def stored_running_limit(options: dict[str, Any]) -> int:
+    """The running limit a task was submitted under (0: none)."""
+    limit = options.get(RUNNING_LIMIT_OPTION)
+    return limit if isinstance(limit, int) and limit > 0 else 0
+
+
+def admit_claim(conn: sa.Connection, tasks: sa.Table, task_id: int) -> None:
+    """Raise ``QuotaExceeded`` when starting task ``task_id`` would run more of its owner's tasks
+    than the limit stored with it; decided in ``conn``'s transaction, like a submission."""
+    options = conn.execute(sa.select(tasks.c.options).where(tasks.c.id == task_id)).scalar()
+    if not isinstance(options, dict) or not options.get("owner"):
+        return
+    limit = stored_running_limit(options)
+    if limit:
+        admit(conn, tasks, str(options["owner"]), limit, RUNNING_STATUSES)
 
 
 def quota_reason(owner: str, running: int, limit: int) -> str | None:

@@ -9,7 +9,8 @@ Cancel: a queued task is cancelled in the store; a running one gets its cancel e
 set, and the agent stops at the next step boundary, keeping its trajectory.
 
 A token over its quota (``server.over_quota = "wait"``): the claim refuses its task in the
-database (``server.quota``), the phone is given back, and the task stays queued for a later pass.
+database against the limit stored with the task (``server.quota``), the phone is given back,
+and the task stays queued for a later pass.
 
 May import: ``server.store``, ``server.quota``, ``server.devices``, ``server.runner``, ``mobile_agent``.
 """
@@ -58,11 +59,8 @@ class Scheduler:
         refresh_interval_s: float = 5.0,
         notify: Callable[[int], None] | None = None,
         metrics: Metrics | None = None,
-        owner_running_limit: int = 0,
     ) -> None:
         self.store = store
-        # server.over_quota = "wait": a token's tasks beyond this many running stay queued
-        self.owner_running_limit = owner_running_limit
         self.pool = pool
         self.runner = runner
         self.runs_dir = Path(runs_dir)
@@ -223,7 +221,7 @@ class Scheduler:
         claimed = started = False
         try:
             # False: another instance or a cancel won; QuotaExceeded: its owner has enough running
-            claimed = self.store.claim(task.id, serial, output_dir, owner_limit=self.owner_running_limit)
+            claimed = self.store.claim(task.id, serial, output_dir)
             if claimed:
                 self._notify_listeners(task.id)
                 thread.start()

@@ -26,7 +26,7 @@ import sqlalchemy as sa
 
 from mobile_agent.errors import ConfigError
 from server.db import check_database_url, create_tables, make_engine, shown_url
-from server.quota import admit
+from server.quota import NO_QUOTA, Quota, admit_claim, admit_submission
 from server.tables import (
     ACTIVE_STATUSES,
     MAX_EVENT_TEXT,
@@ -83,32 +83,44 @@ class TaskStore:
     # --- tasks ---------------------------------------------------------------------
 
     def create_task(
-        self, instruction: str, device_request: str, options: dict[str, Any], *, owner_limit: int = 0
+        self, instruction: str, device_request: str, options: dict[str, Any], *, quota: Quota = NO_QUOTA
     ) -> TaskRow:
-        """Store a queued task. With ``owner_limit``, ``options["owner"]`` may have at most that
-        many tasks active, decided in this transaction (``server.quota``: raises ``QuotaExceeded``)."""
-        now = time.time()
+        """Store a queued task, held to ``options["owner"]``'s ``quota`` in this transaction
+        (``server.quota``: raises ``QuotaExceeded`` under ``refuse``)."""
+        with self.write() as conn:
+            return self.insert_task(conn, instruction, device_request, options, quota=quota)
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sa.Connection]:
+        """One write transaction of this store, for a caller that stores a task together with
+        rows of its own (a schedule's occurrence, ``server.farm.recurring``)."""
         with self._write_lock, self._immediate() as conn:
-            if owner_limit:
-                admit(conn, tasks_table, str(options.get("owner")), owner_limit, ACTIVE_STATUSES)
-            result = conn.execute(
-                tasks_table.insert().values(
-                    instruction=instruction,
-                    device_request=device_request,
-                    status="queued",
-                    options=options,
-                    steps=0,
-                    prompt_tokens=0,
-                    completion_tokens=0,
-                    cost_usd=0.0,
-                    cancel_requested=False,
-                    created_at=now,
-                )
+            yield conn
+
+    def insert_task(
+        self, conn: sa.Connection, instruction: str, device_request: str, options: dict[str, Any], *,
+        quota: Quota = NO_QUOTA,
+    ) -> TaskRow:
+        """``create_task`` inside ``conn``, a transaction from ``write()``."""
+        now = time.time()
+        options = admit_submission(conn, tasks_table, quota, options)
+        result = conn.execute(
+            tasks_table.insert().values(
+                instruction=instruction,
+                device_request=device_request,
+                status="queued",
+                options=options,
+                steps=0,
+                prompt_tokens=0,
+                completion_tokens=0,
+                cost_usd=0.0,
+                cancel_requested=False,
+                created_at=now,
             )
-            task_id = int(result.inserted_primary_key[0])
-            self._insert_event(conn, task_id, "status", {"status": "queued"}, now)
-            row = conn.execute(sa.select(tasks_table).where(tasks_table.c.id == task_id)).one()
-        return task_row(row)
+        )
+        task_id = int(result.inserted_primary_key[0])
+        self._insert_event(conn, task_id, "status", {"status": "queued"}, now)
+        return task_row(conn.execute(sa.select(tasks_table).where(tasks_table.c.id == task_id)).one())
 
     @contextlib.contextmanager
     def _immediate(self) -> Iterator[sa.Connection]:
@@ -175,18 +187,14 @@ class TaskStore:
         with self.engine.connect() as conn:
             return {status: int(n) for status, n in conn.execute(query)}
 
-    def claim(self, task_id: int, serial: str, trajectory_dir: Path, *, owner_limit: int = 0) -> bool:
-        """queued -> running on ``serial``; False when someone else got there first. With
-        ``owner_limit`` (``server.over_quota = "wait"``), the task's owner may have at most that
-        many tasks running, decided in this transaction (raises ``QuotaExceeded``)."""
+    def claim(self, task_id: int, serial: str, trajectory_dir: Path) -> bool:
+        """queued -> running on ``serial``; False when someone else got there first. A task
+        submitted under ``server.over_quota = "wait"`` starts only while its owner has fewer
+        tasks running than the limit stored with it, decided in this transaction (raises
+        ``QuotaExceeded``), whatever quota settings the claiming process has."""
         now = time.time()
         with self._write_lock, self._immediate() as conn:
-            if owner_limit:
-                owner = conn.execute(
-                    sa.select(tasks_table.c.options["owner"].as_string()).where(tasks_table.c.id == task_id)
-                ).scalar()
-                if owner:
-                    admit(conn, tasks_table, owner, owner_limit, RUNNING_STATUSES)
+            admit_claim(conn, tasks_table, task_id)
             result = conn.execute(
                 tasks_table.update()
                 .where(tasks_table.c.id == task_id, tasks_table.c.status == "queued")

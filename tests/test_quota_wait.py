@@ -2,7 +2,8 @@
 its extra tasks stay queued, saying why in ``waiting_reason``, and start as its running ones
 end, never more than the limit at once (the claim decides it in the database: server/quota.py),
 while another token's tasks go on. On the embedded default (SQLite, real uvicorn) and on the
-farm (PostgreSQL, a real ``mobile-agent worker`` process with its own simulated phones)."""
+farm (PostgreSQL, a real ``mobile-agent worker`` process with its own simulated phones, and no
+quota settings of its own: the limit is stored with each task at submission)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
+from server.quota import RUNNING_LIMIT_OPTION, Quota, QuotaExceeded
+from server.store import TaskStore
 from tests.farm_fixtures import start_farm_api, start_worker, until, wait_done, wait_free
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
@@ -56,8 +59,9 @@ def test_over_quota_tasks_wait_their_turn_on_the_farm(pg_database: str, tmp_path
                                                        sim_phones) -> None:
     quota = {"max_active_per_token": 1, "over_quota": "wait"}
     pair = sim_phones(2, width=540, height=1200)
+    # the worker is given no quota settings: the limit comes with each task, from the API server
     worker = start_worker(tmp_path, "h1", database=pg_database, adb_port=adb_server.port,
-                          serials=[p.serial for p in pair], server=quota)
+                          serials=[p.serial for p in pair])
     api = start_farm_api(tmp_path, pg_database, **TOKENS, **{f"server.{k}": v for k, v in quota.items()})
     try:
         wait_free(api, [p.serial for p in pair], workers=[worker])
@@ -65,3 +69,35 @@ def test_over_quota_tasks_wait_their_turn_on_the_farm(pg_database: str, tmp_path
     finally:
         api.stop()
         worker.stop()
+
+
+def _claims_follow_the_stored_limit(url: str, tmp_path: Path) -> None:
+    """Tasks stored by an API server under ``wait`` are claimed by another process that knows
+    no quota (a worker with default settings): the limit stored with each task holds anyway."""
+    api, worker = TaskStore(url, instance="api"), TaskStore(url, instance="worker")
+    try:
+        first, second = (api.create_task(f"alice {k}", "any", {"owner": "alice"}, quota=Quota(1, "wait"))
+                         for k in range(2))
+        free = api.create_task("no limit", "any", {"owner": "alice"})  # as under refuse, or with no quota
+        assert first.options[RUNNING_LIMIT_OPTION] == 1 and RUNNING_LIMIT_OPTION not in free.options
+        assert worker.claim(first.id, "phone-1", tmp_path / "1")
+        with pytest.raises(QuotaExceeded) as refused:
+            worker.claim(second.id, "phone-2", tmp_path / "2")
+        assert (refused.value.owner, refused.value.active, refused.value.limit) == ("alice", 1, 1)
+        assert worker.get_task(second.id).status == "queued"  # refused, not lost
+        assert worker.claim(free.id, "phone-2", tmp_path / "3")  # stored with no limit: none applies
+        worker.finish(first.id, "completed")
+        worker.finish(free.id, "completed")
+        assert worker.claim(second.id, "phone-1", tmp_path / "4")  # its turn once alice's run ended
+    finally:
+        api.close()
+        worker.close()
+
+
+def test_a_claim_reads_the_limit_stored_with_the_task_on_sqlite(tmp_path: Path) -> None:
+    _claims_follow_the_stored_limit(f"sqlite:///{tmp_path / 'tasks.sqlite3'}", tmp_path)
+
+
+@pytest.mark.postgres
+def test_a_claim_reads_the_limit_stored_with_the_task_on_postgres(pg_database: str, tmp_path: Path) -> None:  # noqa: F811
+    _claims_follow_the_stored_limit(pg_database, tmp_path)

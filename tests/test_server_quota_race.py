@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server.quota import QuotaExceeded
+from server.quota import Quota, QuotaExceeded
 from server.store import TaskStore
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
@@ -45,7 +45,7 @@ def _one_race(stores: list[TaskStore], owner: str, other: str) -> None:
         store = stores[k % len(stores)]
         barrier.wait()
         try:
-            task = store.create_task(f"task {k}", "any", {"owner": owner}, owner_limit=LIMIT)
+            task = store.create_task(f"task {k}", "any", {"owner": owner}, quota=Quota(LIMIT))
         except QuotaExceeded as exc:
             with lock:
                 refused.append(exc)
@@ -55,7 +55,7 @@ def _one_race(stores: list[TaskStore], owner: str, other: str) -> None:
 
     def submit_other() -> None:
         barrier.wait()
-        others.append(stores[1].create_task("another token's", "any", {"owner": other}, owner_limit=LIMIT).id)
+        others.append(stores[1].create_task("another token's", "any", {"owner": other}, quota=Quota(LIMIT)).id)
 
     threads = [threading.Thread(target=submit, args=(k,)) for k in range(RACERS)]
     threads.append(threading.Thread(target=submit_other))
@@ -70,9 +70,9 @@ def _one_race(stores: list[TaskStore], owner: str, other: str) -> None:
     assert stores[0].count_active_of(owner) == LIMIT and stores[0].count_active_of(other) == 1
     # a task that ended makes room again, and the limit still holds after it
     stores[0].cancel_queued(admitted[0])
-    stores[1].create_task("again", "any", {"owner": owner}, owner_limit=LIMIT)
+    stores[1].create_task("again", "any", {"owner": owner}, quota=Quota(LIMIT))
     with pytest.raises(QuotaExceeded):
-        stores[0].create_task("over", "any", {"owner": owner}, owner_limit=LIMIT)
+        stores[0].create_task("over", "any", {"owner": owner}, quota=Quota(LIMIT))
 
 
 def test_racing_submissions_keep_the_quota_on_sqlite(tmp_path: Path) -> None:

@@ -48,10 +48,10 @@ class FlakyStore(TaskStore):
     claim_failures: list[Exception]
     after_claim: Any = None
 
-    def claim(self, task_id: int, serial: str, trajectory_dir: Path, *, owner_limit: int = 0) -> bool:
+    def claim(self, task_id: int, serial: str, trajectory_dir: Path) -> bool:
         if self.claim_failures:
             raise self.claim_failures.pop(0)
-        won = super().claim(task_id, serial, trajectory_dir, owner_limit=owner_limit)
+        won = super().claim(task_id, serial, trajectory_dir)
         if won and self.after_claim is not None:
             self.after_claim(task_id)
         return won

@@ -26,7 +26,7 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from server.deps import Authorized, Service, token_owner
-from server.quota import QuotaExceeded, quota_reason, running_limit, submit_limit
+from server.quota import Quota, QuotaExceeded, quota_reason, stored_running_limit
 from server.schemas import MAX_ID, EventPublic, TaskCreate, TaskListPublic, TaskPublic, TaskStatus
 from server.state import ServiceState
 from server.store import RUNNING_STATUSES, EventRow, TaskRow
@@ -78,8 +78,9 @@ def task_public(task: TaskRow) -> TaskPublic:
 
 
 def _quota_wait(service: ServiceState, task: TaskRow) -> str | None:
-    """Why a queued task waits when its token is at its quota (``server.over_quota = "wait"``)."""
-    limit, owner = running_limit(service.settings.server), task.options.get("owner")
+    """Why a queued task waits when its token is at the quota it was submitted under
+    (``server.over_quota = "wait"``)."""
+    limit, owner = stored_running_limit(task.options), task.options.get("owner")
     if not limit or not owner:
         return None
     return quota_reason(str(owner), service.store.count_active_of(str(owner), RUNNING_STATUSES), limit)
@@ -99,7 +100,7 @@ def create_task(body: TaskCreate, service: Service, response: Response, request:
     options = {**body.options(), "owner": owner}
     try:
         task = service.store.create_task(
-            instruction, body.device, options, owner_limit=submit_limit(service.settings.server)
+            instruction, body.device, options, quota=Quota.of(service.settings.server)
         )
     except QuotaExceeded as exc:
         raise HTTPException(

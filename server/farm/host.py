@@ -42,7 +42,7 @@ from server.farm.queue import (
 )
 from server.farm.registry import FarmRegistry
 from server.farm.routing import ANY_QUEUE, Route, phone_profile, queue_for
-from server.quota import QuotaExceeded, running_limit
+from server.quota import QuotaExceeded
 from server.runner import AgentTaskRunner, TaskRunner
 from server.scheduler import Scheduler
 from server.store import TaskRow, TaskStore
@@ -119,7 +119,6 @@ class FarmHost:
         self.scheduler = HostScheduler(
             self.store, self.pool, self.runner, runs_dir=Path(settings.agent.output_dir).resolve(),
             refresh_interval_s=settings.server.device_refresh_s, notify=self.notifier.notify,
-            owner_running_limit=running_limit(settings.server),
         )
         source = self.pool.source
         self.live = LiveRelay(Path(settings.agent.output_dir).resolve(), lambda serial: source.screenshot(serial, "jpeg"))
