@@ -37,6 +37,7 @@ from mobile_agent.errors import ConfigError
 from mobile_agent.settings import Settings, load_settings
 from server.devices import AdbDeviceSource, DevicePool, DeviceSource
 from server.metrics import Metrics
+from server.quota import Quota
 from server.runner import AgentTaskRunner, TaskRunner
 from server.scheduler import Scheduler
 from server.state import EventHub, ServiceState
@@ -243,7 +244,8 @@ def create_app(
         state.scheduler.start()
         from server.farm.recurring import ScheduleTicker
 
-        ticker = ScheduleTicker(state.schedules, state.store, state.scheduler.submit)
+        ticker = ScheduleTicker(state.schedules, state.store, state.scheduler.submit,
+                                quota=Quota.of(settings.server))
         ticker.start()
         state.ready.set()
         try:

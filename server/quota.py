@@ -47,6 +47,7 @@ __all__ = [
     "admit_submission",
     "quota_reason",
     "stored_running_limit",
+    "waiting_reason",
 ]
 
 # the first key of the two-key advisory lock: "quota" among this database's advisory locks
@@ -70,13 +71,17 @@ def admit(conn: sa.Connection, tasks: sa.Table, owner: str, limit: int, active_s
     the decision true until ``conn``'s transaction ends (see the module docstring)."""
     if conn.dialect.name == "postgresql":
         conn.execute(sa.select(sa.func.pg_advisory_xact_lock(QUOTA_LOCK_CLASS, sa.func.hashtext(owner))))
-    active = conn.execute(
+    active = _count(conn, tasks, owner, active_statuses)
+    if active >= limit:
+        raise QuotaExceeded(owner, active, limit)
+
+
+def _count(conn: sa.Connection, tasks: sa.Table, owner: str, statuses: Collection[str]) -> int:
+    return int(conn.execute(
         sa.select(sa.func.count())
         .select_from(tasks)
-        .where(tasks.c.status.in_(sorted(active_statuses)), tasks.c.options["owner"].as_string() == owner)
-    ).scalar_one()
-    if int(active) >= limit:
-        raise QuotaExceeded(owner, int(active), limit)
+        .where(tasks.c.status.in_(sorted(statuses)), tasks.c.options["owner"].as_string() == owner)
+    ).scalar_one())
 
 
 @dataclass(frozen=True)
@@ -131,3 +136,12 @@ def quota_reason(owner: str, running: int, limit: int) -> str | None:
         return None
     return (f"waits for its token's quota: {owner!r} has {running} task{'s' if running != 1 else ''} running, "
             f"its limit (server.max_active_per_token); it starts when one of them ends")
+
+
+def waiting_reason(conn: sa.Connection, tasks: sa.Table, options: dict[str, Any]) -> str | None:
+    """Why a queued task stored with ``options`` waits, when the running limit stored with it
+    (``server.over_quota = "wait"``) is what holds it; None otherwise."""
+    limit, owner = stored_running_limit(options), options.get("owner")
+    if not limit or not owner:
+        return None
+    return quota_reason(str(owner), _count(conn, tasks, str(owner), RUNNING_STATUSES), limit)

@@ -26,7 +26,7 @@ import sqlalchemy as sa
 
 from mobile_agent.errors import ConfigError
 from server.db import check_database_url, create_tables, make_engine, shown_url
-from server.quota import NO_QUOTA, Quota, admit_claim, admit_submission
+from server.quota import NO_QUOTA, Quota, admit_claim, admit_submission, waiting_reason
 from server.tables import (
     ACTIVE_STATUSES,
     MAX_EVENT_TEXT,
@@ -181,6 +181,11 @@ class TaskStore:
         )
         with self.engine.connect() as conn:
             return int(conn.execute(query).scalar_one())
+
+    def quota_waiting_reason(self, task: TaskRow) -> str | None:
+        """Why ``task``, queued, waits for its token's quota (``server.quota.waiting_reason``)."""
+        with self.engine.connect() as conn:
+            return waiting_reason(conn, tasks_table, task.options)
 
     def count_by_status(self) -> dict[str, int]:
         query = sa.select(tasks_table.c.status, sa.func.count()).group_by(tasks_table.c.status)

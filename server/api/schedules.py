@@ -2,7 +2,9 @@
 ordinary task, with ``options.schedule_id`` naming its schedule.
 
 The task body gets every check a submission gets (``checked_task``) when the schedule is made,
-so a schedule that could never run is refused now, not at each occurrence.
+so a schedule that could never run is refused now, not at each occurrence. An occurrence over
+its token's quota is skipped (``server.over_quota = "refuse"``) or waits (``"wait"``):
+``skipped``/``last_skipped`` and ``/v1/schedules/{id}/history`` show which, and why.
 
 May import: fastapi, pydantic, ``server.*``.
 """
@@ -12,13 +14,13 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Request, Response, status
+from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from fastapi import Path as PathParam
 from pydantic import BaseModel, ConfigDict, Field
 
 from server.api.tasks import checked_task
 from server.deps import Authorized, Service, token_owner
-from server.farm.recurring import ScheduleError, ScheduleRow
+from server.farm.recurring import HISTORY_KEPT, OccurrenceRow, ScheduleError, ScheduleRow, Schedules
 from server.schemas import MAX_ID, TaskCreate
 
 __all__ = ["router"]
@@ -37,6 +39,19 @@ class ScheduleCreate(BaseModel):
     task: TaskCreate
 
 
+class OccurrencePublic(BaseModel):
+    due_at: float
+    at: float
+    outcome: str = Field(..., description="queued (task_id is its task) or skipped (over its token's quota)")
+    task_id: int | None
+    reason: str | None = Field(None, description="why it was skipped, or why its task waited for its token's quota")
+
+
+class OccurrenceListPublic(BaseModel):
+    data: list[OccurrencePublic]
+    count: int
+
+
 class SchedulePublic(BaseModel):
     id: int
     name: str
@@ -46,7 +61,9 @@ class SchedulePublic(BaseModel):
     enabled: bool
     next_at: float
     next_in_s: float
-    runs: int
+    runs: int = Field(..., description="occurrences that made a task")
+    skipped: int = Field(..., description=f"occurrences skipped over the token's quota, among the last {HISTORY_KEPT}")
+    last_skipped: OccurrencePublic | None
     last_task_id: int | None
     created_at: float
     links: dict[str, str]
@@ -57,18 +74,24 @@ class ScheduleListPublic(BaseModel):
     count: int
 
 
-def _public(row: ScheduleRow) -> SchedulePublic:
-    links = {"self": f"/v1/schedules/{row.id}"}
+def _occurrence(row: OccurrenceRow) -> OccurrencePublic:
+    return OccurrencePublic(due_at=row.due_at, at=row.at, outcome=row.outcome, task_id=row.task_id, reason=row.reason)
+
+
+def _public(row: ScheduleRow, schedules: Schedules) -> SchedulePublic:
+    skipped, last_skipped = schedules.skipped(row.id)
+    links = {"self": f"/v1/schedules/{row.id}", "history": f"/v1/schedules/{row.id}/history"}
     if row.last_task_id:
         links["last_task"] = f"/v1/tasks/{row.last_task_id}"
     return SchedulePublic(
         id=row.id, name=row.name, cron=row.cron, every_s=row.interval_s, task=row.task, enabled=row.enabled,
         next_at=row.next_at, next_in_s=round(max(0.0, row.next_at - time.time()), 3), runs=row.runs,
+        skipped=skipped, last_skipped=_occurrence(last_skipped) if last_skipped is not None else None,
         last_task_id=row.last_task_id, created_at=row.created_at, links=links,
     )
 
 
-def _schedules(service: Any) -> Any:
+def _schedules(service: Any) -> Schedules:
     schedules = getattr(service, "schedules", None)
     if schedules is None:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "schedules are not available on this server")
@@ -80,27 +103,41 @@ def create_schedule(body: ScheduleCreate, service: Service, request: Request, re
     instruction = checked_task(body.task, service)
     owner = token_owner(service, request)
     task = {"instruction": instruction, "device": body.task.device, "options": {**body.task.options(), "owner": owner}}
+    schedules = _schedules(service)
     try:
-        row = _schedules(service).create(body.name, body.cron, body.every_s, task, owner=owner)
+        row = schedules.create(body.name, body.cron, body.every_s, task, owner=owner)
     except ScheduleError as exc:
         raise HTTPException(422, [{"loc": ["body", "cron" if body.cron else "every_s"], "msg": str(exc),
                                    "type": "schedule_invalid"}]) from exc
     response.headers["Location"] = f"/v1/schedules/{row.id}"
-    return _public(row)
+    return _public(row, schedules)
 
 
 @router.get("", response_model=ScheduleListPublic)
 def list_schedules(service: Service) -> ScheduleListPublic:
-    rows = _schedules(service).list()
-    return ScheduleListPublic(data=[_public(r) for r in rows], count=len(rows))
+    schedules = _schedules(service)
+    rows = schedules.list()
+    return ScheduleListPublic(data=[_public(r, schedules) for r in rows], count=len(rows))
 
 
 @router.get("/{schedule_id}", response_model=SchedulePublic)
 def get_schedule(schedule_id: ScheduleId, service: Service) -> SchedulePublic:
-    row = _schedules(service).get(schedule_id)
+    schedules = _schedules(service)
+    row = schedules.get(schedule_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no schedule {schedule_id}")
-    return _public(row)
+    return _public(row, schedules)
+
+
+@router.get("/{schedule_id}/history", response_model=OccurrenceListPublic)
+def schedule_history(schedule_id: ScheduleId, service: Service,
+                     limit: Annotated[int, Query(ge=1, le=HISTORY_KEPT)] = HISTORY_KEPT) -> OccurrenceListPublic:
+    """The schedule's last occurrences, newest first: each one's task, or why it was skipped."""
+    schedules = _schedules(service)
+    if schedules.get(schedule_id) is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no schedule {schedule_id}")
+    rows = schedules.history(schedule_id, limit)
+    return OccurrenceListPublic(data=[_occurrence(r) for r in rows], count=len(rows))
 
 
 @router.delete("/{schedule_id}", status_code=status.HTTP_204_NO_CONTENT)

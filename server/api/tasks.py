@@ -26,10 +26,10 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from server.deps import Authorized, Service, token_owner
-from server.quota import Quota, QuotaExceeded, quota_reason, stored_running_limit
+from server.quota import Quota, QuotaExceeded
 from server.schemas import MAX_ID, EventPublic, TaskCreate, TaskListPublic, TaskPublic, TaskStatus
 from server.state import ServiceState
-from server.store import RUNNING_STATUSES, EventRow, TaskRow
+from server.store import EventRow, TaskRow
 from server.webhooks import WebhookSender, task_finished
 
 __all__ = ["checked_task", "router", "task_public"]
@@ -75,15 +75,6 @@ def task_public(task: TaskRow) -> TaskPublic:
     # the row's other columns (trajectory_dir, instance, cancel_requested) stay inside:
     # TaskPublic ignores fields it does not declare
     return TaskPublic.model_validate({**vars(task), "queued_s": queued_s, "run_s": run_s, "links": links})
-
-
-def _quota_wait(service: ServiceState, task: TaskRow) -> str | None:
-    """Why a queued task waits when its token is at the quota it was submitted under
-    (``server.over_quota = "wait"``)."""
-    limit, owner = stored_running_limit(task.options), task.options.get("owner")
-    if not limit or not owner:
-        return None
-    return quota_reason(str(owner), service.store.count_active_of(str(owner), RUNNING_STATUSES), limit)
 
 
 def _get_task(service: ServiceState, task_id: int) -> TaskRow:
@@ -203,7 +194,7 @@ def get_task(task_id: TaskId, service: Service) -> TaskPublic:
     task = task_public(row)
     waiting = getattr(service.scheduler, "waiting_reason", None)  # the farm's
     if task.status == "queued":
-        task.waiting_reason = _quota_wait(service, row) or (waiting(row) if callable(waiting) else None)
+        task.waiting_reason = service.store.quota_waiting_reason(row) or (waiting(row) if callable(waiting) else None)
     if task.status == "waiting_for_user":
         event = service.store.last_event(task_id, "waiting_for_user")
         task.asking = dict(event.data) if event is not None else None

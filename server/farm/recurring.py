@@ -7,10 +7,18 @@ occurrence missed while no server ran is not made up for (the next one is comput
 which is what cron does too. Cron is croniter's five-field syntax (minute hour day month
 weekday), the one procrastinate's periodic jobs use as well.
 
+An occurrence is held to its token's quota like a submission (``server.quota``), in the one
+transaction that moves ``next_at`` on and stores the task: over a ``refuse`` quota it is skipped
+(no task; the schedule goes on to its next time, as cron does with a job it may not start) and
+recorded as such with the reason; under ``wait`` it is queued like any task of that token,
+and waits for its turn. Each occurrence leaves a row in ``farm_schedule_runs`` (the schedule's
+history: queued with its task, or skipped, and why), the last ``HISTORY_KEPT`` of each schedule.
+
 ``ScheduleTicker`` is the thread of the API server that turns due schedules into tasks and hands
 them to the scheduler (the embedded one wakes; the farm's defers a job): the same for both.
 
-May import: sqlalchemy, croniter, ``server.store``, ``server.farm.registry``, the standard library.
+May import: sqlalchemy, croniter, ``server.store``, ``server.quota``, ``server.farm.registry``,
+the standard library.
 """
 
 from __future__ import annotations
@@ -24,14 +32,16 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from server.farm.registry import schedules_table
-from server.store import TaskRow, TaskStore
+from server.farm.registry import schedule_runs_table, schedules_table
+from server.quota import NO_QUOTA, Quota, QuotaExceeded, waiting_reason
+from server.store import TaskRow, TaskStore, tasks_table
 
-__all__ = ["ScheduleError", "ScheduleRow", "ScheduleTicker", "Schedules", "next_time"]
+__all__ = ["HISTORY_KEPT", "OccurrenceRow", "ScheduleError", "ScheduleRow", "ScheduleTicker", "Schedules", "next_time"]
 
 log = logging.getLogger(__name__)
 
 MIN_INTERVAL_S = 1.0
+HISTORY_KEPT = 100  # occurrences kept per schedule in farm_schedule_runs
 
 
 class ScheduleError(ValueError):
@@ -74,6 +84,19 @@ class ScheduleRow:
     created_at: float
 
 
+@dataclass(frozen=True)
+class OccurrenceRow:
+    """One occurrence of a schedule: ``queued`` (``task_id``) or ``skipped``, and why."""
+
+    id: int
+    schedule_id: int
+    due_at: float
+    at: float
+    outcome: str
+    task_id: int | None
+    reason: str | None
+
+
 class Schedules:
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
@@ -81,6 +104,7 @@ class Schedules:
         for attempt in range(3):
             try:
                 schedules_table.create(engine, checkfirst=True)
+                schedule_runs_table.create(engine, checkfirst=True)
                 return
             except (sa.exc.IntegrityError, sa.exc.ProgrammingError):  # another process made it meanwhile
                 if attempt == 2:
@@ -113,43 +137,88 @@ class Schedules:
 
     def delete(self, schedule_id: int) -> bool:
         with self.engine.begin() as conn:
+            conn.execute(schedule_runs_table.delete().where(schedule_runs_table.c.schedule_id == schedule_id))
             return conn.execute(schedules_table.delete().where(schedules_table.c.id == schedule_id)).rowcount == 1
 
-    def due_tasks(self, store: TaskStore, now: float | None = None) -> list[TaskRow]:
-        """Create the task of every due schedule (once, whoever else is ticking)."""
+    def history(self, schedule_id: int, limit: int = HISTORY_KEPT) -> list[OccurrenceRow]:
+        """The schedule's last occurrences, newest first."""
+        query = (sa.select(schedule_runs_table).where(schedule_runs_table.c.schedule_id == schedule_id)
+                 .order_by(schedule_runs_table.c.id.desc()).limit(limit))
+        with self.engine.connect() as conn:
+            return [OccurrenceRow(**r._asdict()) for r in conn.execute(query)]
+
+    def skipped(self, schedule_id: int) -> tuple[int, OccurrenceRow | None]:
+        """How many of the kept occurrences were skipped, and the last one."""
+        runs = schedule_runs_table.c
+        where = (runs.schedule_id == schedule_id, runs.outcome == "skipped")
+        with self.engine.connect() as conn:
+            count = int(conn.execute(sa.select(sa.func.count()).select_from(schedule_runs_table).where(*where)).scalar_one())
+            last = conn.execute(sa.select(schedule_runs_table).where(*where).order_by(runs.id.desc()).limit(1)).one_or_none()
+        return count, OccurrenceRow(**last._asdict()) if last is not None else None
+
+    def due_tasks(self, store: TaskStore, now: float | None = None, quota: Quota = NO_QUOTA) -> list[TaskRow]:
+        """Create the task of every due schedule (once, whoever else is ticking), each held to its
+        token's ``quota`` as a submission is; a skipped occurrence makes no task."""
         now = time.time() if now is None else now
-        created = []
         with self.engine.connect() as conn:
             due = [ScheduleRow(**r._asdict()) for r in conn.execute(
                 sa.select(schedules_table).where(schedules_table.c.enabled.is_(True), schedules_table.c.next_at <= now))]
+        created = []
         for schedule in due:
-            following = next_time(schedule.cron, schedule.interval_s, max(now, schedule.next_at))
-            with self.engine.begin() as conn:
-                won = conn.execute(
-                    schedules_table.update()
-                    .where(schedules_table.c.id == schedule.id, schedules_table.c.next_at == schedule.next_at)
-                    .values(next_at=following, runs=schedules_table.c.runs + 1)
-                ).rowcount == 1
-            if not won:
-                continue
-            body = dict(schedule.task)
-            options = {**body.get("options", {}), "schedule_id": schedule.id}
-            task = store.create_task(body["instruction"], body.get("device", "any"), options)
-            with self.engine.begin() as conn:
-                conn.execute(schedules_table.update().where(schedules_table.c.id == schedule.id)
-                             .values(last_task_id=task.id))
-            created.append(task)
+            task = self._occur(store, schedule, now, quota)
+            if task is not None:
+                created.append(task)
         return created
+
+    def _occur(self, store: TaskStore, schedule: ScheduleRow, now: float, quota: Quota) -> TaskRow | None:
+        """One occurrence, in one transaction of the store's: ``next_at`` moved on (only by the
+        instance whose conditional update wins), the quota decided, the task or the skip stored."""
+        following = next_time(schedule.cron, schedule.interval_s, max(now, schedule.next_at))
+        body = dict(schedule.task)
+        options = {**body.get("options", {}), "schedule_id": schedule.id}
+        with store.write() as conn:
+            won = conn.execute(
+                schedules_table.update()
+                .where(schedules_table.c.id == schedule.id, schedules_table.c.next_at == schedule.next_at)
+                .values(next_at=following)
+            ).rowcount == 1
+            if not won:
+                return None
+            try:
+                task = store.insert_task(conn, body["instruction"], body.get("device", "any"), options, quota=quota)
+            except QuotaExceeded as exc:
+                reason = (f"skipped: the token {exc.owner!r} had {exc.active} tasks queued or running, its limit "
+                          f"(server.max_active_per_token); the schedule goes on")
+                log.warning("schedule %s: occurrence %s", schedule.id, reason)
+                self._record(conn, schedule, now, "skipped", None, reason)
+                return None
+            conn.execute(schedules_table.update().where(schedules_table.c.id == schedule.id)
+                         .values(last_task_id=task.id, runs=schedules_table.c.runs + 1))
+            self._record(conn, schedule, now, "queued", task.id, waiting_reason(conn, tasks_table, task.options))
+        return task
+
+    @staticmethod
+    def _record(conn: sa.Connection, schedule: ScheduleRow, now: float, outcome: str, task_id: int | None,
+                reason: str | None) -> None:
+        """The occurrence in the schedule's history; older ones beyond ``HISTORY_KEPT`` go."""
+        runs = schedule_runs_table.c
+        conn.execute(schedule_runs_table.insert().values(
+            schedule_id=schedule.id, due_at=schedule.next_at, at=now, outcome=outcome, task_id=task_id, reason=reason))
+        oldest_kept = conn.execute(sa.select(runs.id).where(runs.schedule_id == schedule.id)
+                                   .order_by(runs.id.desc()).offset(HISTORY_KEPT - 1).limit(1)).scalar()
+        if oldest_kept is not None:
+            conn.execute(schedule_runs_table.delete().where(runs.schedule_id == schedule.id, runs.id < oldest_kept))
 
 
 class ScheduleTicker:
     """A thread: every ``interval_s``, due schedules become tasks given to ``submit``."""
 
     def __init__(self, schedules: Schedules, store: TaskStore, submit: Callable[[TaskRow], None],
-                 interval_s: float = 1.0) -> None:
+                 interval_s: float = 1.0, quota: Quota = NO_QUOTA) -> None:
         self.schedules = schedules
         self.store = store
         self.submit = submit
+        self.quota = quota  # the API server's: an occurrence is held to it as a submission is
         self.interval_s = interval_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -164,7 +233,7 @@ class ScheduleTicker:
             self._thread.join(5)
 
     def tick(self) -> list[TaskRow]:
-        tasks = self.schedules.due_tasks(self.store)
+        tasks = self.schedules.due_tasks(self.store, quota=self.quota)
         for task in tasks:
             log.info("schedule %s: task %s", task.options.get("schedule_id"), task.id)
             self.submit(task)

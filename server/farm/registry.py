@@ -1,5 +1,5 @@
 """The farm's own tables: hosts with their heartbeat, phones with their properties and owner,
-the route queues that tasks asked for, recurring schedules. Beside the store's tasks/events
+the route queues that tasks asked for, recurring schedules and what became of their occurrences. Beside the store's tasks/events
 in the same database (SQLAlchemy Core; the job rows themselves belong to procrastinate).
 
 A phone belongs to one host. ``claim_phones`` takes a phone only if nobody has it or its
@@ -68,6 +68,22 @@ schedules_table = sa.Table(
     sa.Column("last_task_id", sa.Integer, nullable=True),
     sa.Column("runs", sa.Integer, nullable=False, default=0),
     sa.Column("created_at", sa.Float, nullable=False),
+)
+
+# What became of each occurrence of a schedule: "queued" (``task_id`` its task) or "skipped"
+# (over its token's quota under server.over_quota = "refuse"); ``reason`` says why, for a skip
+# or a task that waits for its token's quota. A table of its own, so an existing database
+# gets it with CREATE TABLE IF NOT EXISTS (no column is added to farm_schedules).
+schedule_runs_table = sa.Table(
+    "farm_schedule_runs",
+    farm_metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("schedule_id", sa.Integer, nullable=False, index=True),
+    sa.Column("due_at", sa.Float, nullable=False),
+    sa.Column("at", sa.Float, nullable=False),
+    sa.Column("outcome", sa.String(16), nullable=False),
+    sa.Column("task_id", sa.Integer, nullable=True),
+    sa.Column("reason", sa.Text, nullable=True),
 )
 
 

@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         for row in response.json()["data"]:
             when = f"cron {row['cron']}" if row["cron"] else f"every {row['every_s']:g} s"
             print(f"{row['id']}\t{row['name']}\t{when}\truns={row['runs']}\tnext in {row['next_in_s']:.0f} s\t"
-                  f"last task={row['last_task_id'] or '-'}")
+                  f"last task={row['last_task_id'] or '-'}\tskipped={row['skipped']}")
     elif args.verb == "add":
         print(json.dumps(response.json(), indent=2))
     else:

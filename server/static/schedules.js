@@ -18,6 +18,10 @@ async function refreshSchedules() {
     const when = s.cron ? `cron ${s.cron}` : `every ${s.every_s} s`;
     row.append(el("td", null, s.id), el("td", null, s.name), el("td", null, when), el("td", null, s.runs),
       el("td", null, `${Math.round(s.next_in_s)} s`), el("td", null, s.last_task_id || "-"));
+    // occurrences skipped over the token's quota; the last one's reason on hover
+    const skipped = el("td", null, s.skipped);
+    if (s.last_skipped) skipped.title = s.last_skipped.reason;
+    row.append(skipped);
     const remove = el("button", "secondary", "Delete");
     remove.type = "button";
     remove.addEventListener("click", async () => {
