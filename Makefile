@@ -66,7 +66,7 @@ test: install-dev browser fonts postgres typecheck lint
 	@echo "==> running the test suite"
 	$(BIN)/python -m pytest -q
 
-# The type checker over mobile_agent/, perception/ and eval/ ([tool.mypy] in pyproject.toml).
+# The type checker over mobile_agent/, perception/, eval/ and server/ ([tool.mypy] in pyproject.toml).
 typecheck: install-dev
 	$(BIN)/python -m mypy
 

@@ -40,7 +40,7 @@ from server.metrics import Metrics
 from server.quota import Quota
 from server.runner import AgentTaskRunner, TaskRunner
 from server.scheduler import Scheduler
-from server.state import EventHub, ServiceState
+from server.state import Dispatcher, EventHub, Phones, ServiceState
 from server.store import TaskStore, check_database_url
 
 __all__ = ["app_from_env", "check_exposure", "create_app"]
@@ -321,15 +321,18 @@ def _build_state(
     runner = runner or AgentTaskRunner(settings, store=store)
     hub = EventHub()
     runs_dir = Path(settings.agent.output_dir).resolve()
+    pool: Phones
+    scheduler: Dispatcher
     if settings.farm.enabled:  # the phones are the worker hosts' (server/farm, docs/farm.md)
         from server.farm.service import build_farm
 
         pool, scheduler = build_farm(settings, store, hub.notify, metrics)
     else:
-        pool = DevicePool(device_source or AdbDeviceSource(settings), allow=settings.server.devices)
+        local = DevicePool(device_source or AdbDeviceSource(settings), allow=settings.server.devices)
+        pool = local
         scheduler = Scheduler(
             store,
-            pool,
+            local,
             runner,
             runs_dir=runs_dir,
             max_workers=settings.server.workers,

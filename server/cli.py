@@ -16,7 +16,7 @@ from mobile_agent.errors import ConfigError
 from mobile_agent.settings import load_settings
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "serve",
         help="run the REST task API and the dashboard",

@@ -20,7 +20,16 @@ from sqlalchemy.engine import Engine
 
 from mobile_agent.errors import ConfigError
 
-__all__ = ["check_database_url", "create_tables", "make_engine", "shown_url"]
+__all__ = ["check_database_url", "create_tables", "inserted_id", "make_engine", "shown_url"]
+
+
+def inserted_id(result: sa.CursorResult[Any]) -> int:
+    """The id a one-row INSERT gave its row (SQLAlchemy types the key as optional: it is None
+    only for statements that are no single-row insert)."""
+    key = result.inserted_primary_key
+    if key is None:
+        raise TypeError("not the result of a single-row INSERT")
+    return int(key[0])
 
 
 def create_tables(tables: sa.MetaData, engine: Engine) -> None:

@@ -23,7 +23,8 @@ COOKIE_NAME = SESSION_COOKIE
 
 
 def get_service(request: Request) -> ServiceState:
-    return request.app.state.service
+    service: ServiceState = request.app.state.service  # set by the app's lifespan (server.app)
+    return service
 
 
 Service = Annotated[ServiceState, Depends(get_service)]
@@ -37,7 +38,7 @@ def token_ok(service: ServiceState, request: Request) -> bool:
     if _bearer_owner(service, request) is not None:
         return True
     cookie = request.cookies.get(COOKIE_NAME)
-    return expected is not None and bool(cookie) and session_valid(expected, cookie)
+    return expected is not None and cookie is not None and bool(cookie) and session_valid(expected, cookie)
 
 
 def _bearer_owner(service: ServiceState, request: Request) -> str | None:

@@ -15,10 +15,13 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mobile_agent.errors import DeviceError
 from mobile_agent.settings import Settings
+
+if TYPE_CHECKING:
+    from mobile_agent.device import Device
 
 __all__ = ["AdbDeviceSource", "DevicePool", "DeviceSlot", "DeviceSource", "LOST_ERROR_TYPES"]
 
@@ -104,7 +107,7 @@ class AdbDeviceSource:
             listed = list_devices(self.settings.adb)
         return [(d.serial, d.state, getattr(d, "model", None)) for d in listed]
 
-    def _open(self, serial: str) -> Any:
+    def _open(self, serial: str) -> Device:
         from mobile_agent.device import open_device
 
         return open_device(self.settings.adb, serial=serial)

@@ -12,7 +12,10 @@ import bisect
 import threading
 from collections import defaultdict
 
-__all__ = ["Metrics"]
+__all__ = ["Gauges", "Metrics"]
+
+# name -> (help, {labels: value}); labels are (name, value) pairs
+Gauges = dict[str, tuple[str, dict[tuple[tuple[str, str], ...], float]]]
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 _RUN_BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
@@ -63,7 +66,7 @@ class Metrics:
             if seconds is not None:
                 self._runs.observe(seconds)
 
-    def render(self, gauges: dict[str, tuple[str, dict[tuple[tuple[str, str], ...], float]]]) -> str:
+    def render(self, gauges: Gauges) -> str:
         """The exposition text; ``gauges`` maps name -> (help, {labels: value})."""
         out: list[str] = []
         with self._lock:

@@ -276,7 +276,7 @@ class Scheduler:
             if status == "cancelled" and run is not None and not run.user_cancelled and self._stopping.is_set():
                 status = "interrupted"
             error = outcome.error
-            lost = bool(error) and error.get("type") in LOST_ERROR_TYPES
+            lost = error is not None and error.get("type") in LOST_ERROR_TYPES
             if lost and error is not None:
                 error = {**error, "reason": "device lost"}
             self.store.finish(

@@ -14,16 +14,67 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mobile_agent.settings import Settings
-from server.devices import DevicePool
+from server.devices import DeviceSlot
 from server.metrics import Metrics
 from server.runner import TaskRunner
-from server.scheduler import Scheduler
-from server.store import TaskStore
+from server.store import TaskRow, TaskStore
 
-__all__ = ["EventHub", "ServiceState"]
+if TYPE_CHECKING:
+    from server.farm.recurring import Schedules
+
+__all__ = ["Dispatcher", "EventHub", "PhoneAccess", "Phones", "ServiceState"]
+
+
+class PhoneAccess(Protocol):
+    """What the API asks of a phone directly: a screenshot, ``adb connect``."""
+
+    def screenshot(self, serial: str, fmt: str) -> bytes: ...
+
+    def connect(self, address: str) -> str: ...
+
+
+class Phones(Protocol):
+    """The phones as the API sees them: the embedded ``server.devices.DevicePool``, or the
+    farm's ``server.farm.service.FarmPhones`` (every host's, read from the database)."""
+
+    @property
+    def allow(self) -> frozenset[str]: ...
+
+    @property
+    def source(self) -> PhoneAccess: ...
+
+    def refresh(self) -> None: ...
+
+    def slots(self) -> list[DeviceSlot]: ...
+
+    def get(self, serial: str) -> DeviceSlot | None: ...
+
+    def knows(self, serial: str) -> bool: ...
+
+
+class Dispatcher(Protocol):
+    """The queue as the API sees it: the embedded ``server.scheduler.Scheduler``, or the farm's
+    ``server.farm.service.FarmDispatcher`` (procrastinate jobs for the worker hosts)."""
+
+    @property
+    def running_count(self) -> int: ...
+
+    def start(self) -> None: ...
+
+    def stop(self, timeout_s: float = 10.0) -> None: ...
+
+    def hold(self) -> None: ...
+
+    def wake(self) -> None: ...
+
+    def submit(self, task: TaskRow) -> None: ...
+
+    def cancel(self, task_id: int) -> bool: ...
+
+    def route_refusal(self, device: str, options: dict[str, Any]) -> str | None: ...
 
 
 class EventHub:
@@ -72,17 +123,17 @@ class EventHub:
 class ServiceState:
     settings: Settings
     store: TaskStore
-    pool: DevicePool
-    scheduler: Scheduler
+    pool: Phones
+    scheduler: Dispatcher
     hub: EventHub
     metrics: Metrics
     runner: TaskRunner
     runs_dir: Path
     api_token: str | None
+    schedules: Schedules  # recurring tasks
     ready: threading.Event = field(default_factory=threading.Event)
     closing: threading.Event = field(default_factory=threading.Event)
     started_at: float = field(default_factory=time.time)
-    schedules: Any = None  # server.farm.recurring.Schedules: recurring tasks
 
     def drain(self) -> None:
         """The server is stopping: start no more tasks and end the event streams (clients

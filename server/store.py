@@ -25,7 +25,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from mobile_agent.errors import ConfigError
-from server.db import check_database_url, create_tables, make_engine, shown_url
+from server.db import check_database_url, create_tables, inserted_id, make_engine, shown_url
 from server.quota import NO_QUOTA, Quota, admit_claim, admit_submission, waiting_reason
 from server.tables import (
     ACTIVE_STATUSES,
@@ -118,7 +118,7 @@ class TaskStore:
                 created_at=now,
             )
         )
-        task_id = int(result.inserted_primary_key[0])
+        task_id = inserted_id(result)
         self._insert_event(conn, task_id, "status", {"status": "queued"}, now)
         return task_row(conn.execute(sa.select(tasks_table).where(tasks_table.c.id == task_id)).one())
 
@@ -381,7 +381,7 @@ class TaskStore:
         result = conn.execute(
             events_table.insert().values(task_id=task_id, kind=kind, data=data, created_at=now)
         )
-        return int(result.inserted_primary_key[0])
+        return inserted_id(result)
 
     def ping(self) -> None:
         with self.engine.connect() as conn:

@@ -107,11 +107,11 @@ class EventRow:
     created_at: float = 0.0
 
 
-def task_row(row: sa.Row) -> TaskRow:
+def task_row(row: sa.Row[Any]) -> TaskRow:
     return TaskRow(**row._asdict())
 
 
-def event_row(row: sa.Row) -> EventRow:
+def event_row(row: sa.Row[Any]) -> EventRow:
     return EventRow(**row._asdict())
 
 

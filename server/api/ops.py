@@ -10,6 +10,7 @@ from fastapi import APIRouter, Response, status
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from server.deps import Authorized, Service
+from server.metrics import Gauges
 
 __all__ = ["router"]
 
@@ -43,7 +44,7 @@ def readyz(service: Service) -> Response:
 def metrics(service: Service) -> PlainTextResponse:
     counts = service.store.count_by_status()
     slots = service.pool.slots()
-    gauges = {
+    gauges: Gauges = {
         "mobile_agent_tasks": (
             "Tasks in the database by status.",
             {(("status", s),): float(n) for s, n in counts.items()},

@@ -91,19 +91,12 @@ def _public(row: ScheduleRow, schedules: Schedules) -> SchedulePublic:
     )
 
 
-def _schedules(service: Any) -> Schedules:
-    schedules = getattr(service, "schedules", None)
-    if schedules is None:
-        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "schedules are not available on this server")
-    return schedules
-
-
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=SchedulePublic)
 def create_schedule(body: ScheduleCreate, service: Service, request: Request, response: Response) -> SchedulePublic:
     instruction = checked_task(body.task, service)
     owner = token_owner(service, request)
     task = {"instruction": instruction, "device": body.task.device, "options": {**body.task.options(), "owner": owner}}
-    schedules = _schedules(service)
+    schedules = service.schedules
     try:
         row = schedules.create(body.name, body.cron, body.every_s, task, owner=owner)
     except ScheduleError as exc:
@@ -115,14 +108,14 @@ def create_schedule(body: ScheduleCreate, service: Service, request: Request, re
 
 @router.get("", response_model=ScheduleListPublic)
 def list_schedules(service: Service) -> ScheduleListPublic:
-    schedules = _schedules(service)
-    rows = schedules.list()
+    schedules = service.schedules
+    rows = schedules.all()
     return ScheduleListPublic(data=[_public(r, schedules) for r in rows], count=len(rows))
 
 
 @router.get("/{schedule_id}", response_model=SchedulePublic)
 def get_schedule(schedule_id: ScheduleId, service: Service) -> SchedulePublic:
-    schedules = _schedules(service)
+    schedules = service.schedules
     row = schedules.get(schedule_id)
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no schedule {schedule_id}")
@@ -133,7 +126,7 @@ def get_schedule(schedule_id: ScheduleId, service: Service) -> SchedulePublic:
 def schedule_history(schedule_id: ScheduleId, service: Service,
                      limit: Annotated[int, Query(ge=1, le=HISTORY_KEPT)] = HISTORY_KEPT) -> OccurrenceListPublic:
     """The schedule's last occurrences, newest first: each one's task, or why it was skipped."""
-    schedules = _schedules(service)
+    schedules = service.schedules
     if schedules.get(schedule_id) is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no schedule {schedule_id}")
     rows = schedules.history(schedule_id, limit)
@@ -143,6 +136,6 @@ def schedule_history(schedule_id: ScheduleId, service: Service,
 @router.delete("/{schedule_id}", status_code=status.HTTP_204_NO_CONTENT)
 def delete_schedule(schedule_id: ScheduleId, service: Service) -> Response:
     """No more occurrences; the tasks it made stay."""
-    if not _schedules(service).delete(schedule_id):
+    if not service.schedules.delete(schedule_id):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no schedule {schedule_id}")
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -146,10 +146,10 @@ def checked_task(body: TaskCreate, service: ServiceState) -> str:
     if body.device != "any" and not service.pool.knows(body.device):
         service.pool.refresh()
         if not service.pool.knows(body.device):
-            allowed = sorted(service.pool.allow)
+            phones = sorted(service.pool.allow)
             message = (
-                f"device {body.device!r} is not one of this server's phones (server.devices: {', '.join(allowed)})"
-                if allowed and body.device not in service.pool.allow
+                f"device {body.device!r} is not one of this server's phones (server.devices: {', '.join(phones)})"
+                if phones and body.device not in service.pool.allow
                 else f"no device {body.device!r} is attached"
             )
             raise _unprocessable("device", message, "unknown_device")
@@ -337,7 +337,7 @@ def step_screenshot(task_id: TaskId, step: Annotated[int, PathParam(ge=1, le=MAX
     task = _get_task(service, task_id)
     base = _trajectory_base(task)
     event = service.store.step_event(task_id, step) if base is not None else None
-    if event is None:
+    if base is None or event is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"task {task_id} has no step {step}")
     for key, value in event.data.items():
         if isinstance(value, str) and Path(value).suffix.lower() in _IMAGE_SUFFIXES and "screenshot" in key:

@@ -24,7 +24,7 @@ def _label(text: str) -> tuple[str, str]:
     return match.group(1), match.group(2)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "worker",
         help="drive this host's phones for a farm's shared queue (PostgreSQL)",

@@ -22,14 +22,17 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import procrastinate
 import sqlalchemy as sa
 from procrastinate import jobs as pjobs
 from procrastinate.retry import BaseRetryStrategy, RetryDecision
 
-from server.store import TaskStore, tasks_table
+from server.store import TaskRow, TaskStore, tasks_table
+
+if TYPE_CHECKING:
+    from server.farm.registry import FarmRegistry
 
 __all__ = [
     "MAINTENANCE_QUEUE",
@@ -81,7 +84,7 @@ def install_schema(url: str) -> None:
         try:
             row = conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
             if row is None or row[0] is None:
-                conn.execute(SchemaManager.get_schema())  # type: ignore[arg-type]
+                conn.execute(SchemaManager.get_schema())
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (_SCHEMA_LOCK,))
 
@@ -150,7 +153,8 @@ async def recover_stalled(
     manager = app.job_manager
     done: list[tuple[int, str]] = []
     for job in await manager.get_stalled_jobs(task_name=RUN_TASK, seconds_since_heartbeat=heartbeat_timeout_s):
-        task_id = int(job.task_kwargs.get("task_id", 0))
+        given = job.task_kwargs.get("task_id", 0)
+        task_id = int(given) if isinstance(given, (int, float, str)) else 0
         task = await asyncio.to_thread(store.get_task, task_id)
         if task is None or task.terminal:
             await manager.finish_job(job, pjobs.Status.FAILED, delete_job=False)
@@ -180,7 +184,7 @@ def job_args(task_id: int) -> dict[str, Any]:
     return {"task_id": task_id}
 
 
-async def defer_task(app: procrastinate.App, registry: Any, task: Any, *, after_s: float = 0.0) -> str:
+async def defer_task(app: procrastinate.App, registry: FarmRegistry, task: TaskRow, *, after_s: float = 0.0) -> str:
     """The job of a queued task, in its route's queue (to be taken ``after_s`` from now); a
     second defer of the same task while its job waits is a no-op (procrastinate's queueing
     lock). Returns the queue."""

@@ -17,8 +17,8 @@ history: queued with its task, or skipped, and why), the last ``HISTORY_KEPT`` o
 ``ScheduleTicker`` is the thread of the API server that turns due schedules into tasks and hands
 them to the scheduler (the embedded one wakes; the farm's defers a job): the same for both.
 
-May import: sqlalchemy, croniter, ``server.store``, ``server.quota``, ``server.farm.registry``,
-the standard library.
+May import: sqlalchemy, croniter, ``server.store``, ``server.db``, ``server.quota``,
+``server.farm.registry``, the standard library.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from server.db import inserted_id
 from server.farm.registry import schedule_runs_table, schedules_table
 from server.quota import NO_QUOTA, Quota, QuotaExceeded, waiting_reason
 from server.store import TaskRow, TaskStore, tasks_table
@@ -120,7 +121,7 @@ class Schedules:
                 name=name, cron=cron, interval_s=interval_s, task=task, owner=owner, enabled=True,
                 next_at=next_time(cron, interval_s, now), runs=0, created_at=now,
             ))
-            schedule_id = int(result.inserted_primary_key[0])
+            schedule_id = inserted_id(result)
         found = self.get(schedule_id)
         assert found is not None
         return found
@@ -130,7 +131,7 @@ class Schedules:
             row = conn.execute(sa.select(schedules_table).where(schedules_table.c.id == schedule_id)).one_or_none()
         return ScheduleRow(**row._asdict()) if row is not None else None
 
-    def list(self) -> list[ScheduleRow]:
+    def all(self) -> list[ScheduleRow]:
         with self.engine.connect() as conn:
             rows = conn.execute(sa.select(schedules_table).order_by(schedules_table.c.id))
             return [ScheduleRow(**r._asdict()) for r in rows]

@@ -171,15 +171,15 @@ class FarmRegistry:
                            hosts_table.c.stopped.is_(False))
                     .exists()
                 )
-                stmt = pg_insert(phones_table).values(
+                insert = pg_insert(phones_table).values(
                     serial=serial, host=host, state=state, properties=properties, task_id=None, updated_at=now
                 )
-                stmt = stmt.on_conflict_do_update(
+                upsert = insert.on_conflict_do_update(
                     index_elements=["serial"],
                     set_={"host": host, "state": state, "properties": properties, "updated_at": now},
                     where=sa.or_(phones_table.c.host == host, ~owner_alive),
                 ).returning(phones_table.c.serial)
-                if conn.execute(stmt).first() is None:
+                if conn.execute(upsert).first() is None:
                     owner = conn.execute(sa.select(phones_table.c.host).where(phones_table.c.serial == serial)).scalar()
                     refused[serial] = f"phone {serial} is already driven by host {owner!r}"
         return refused

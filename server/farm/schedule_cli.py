@@ -17,7 +17,7 @@ from typing import Any
 from mobile_agent.errors import ConfigError
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("schedule", help="recurring tasks on a running service (cron or interval)",
                                    description="Add, list and delete recurring tasks through the service's REST API.")
     parser.add_argument("--url", default="http://127.0.0.1:8000", help="the service (default: %(default)s)")
@@ -45,7 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _token(args: argparse.Namespace) -> str | None:
     if args.token_file is not None:
         try:
-            return args.token_file.read_text(encoding="utf-8").splitlines()[0].strip()
+            token: str = args.token_file.read_text(encoding="utf-8").splitlines()[0].strip()
+            return token
         except (OSError, IndexError) as exc:
             raise ConfigError(f"cannot read a token from {args.token_file}: {exc}", path=str(args.token_file)) from exc
     return os.environ.get("MOBILE_AGENT_SERVER__API_TOKEN") or None
