@@ -3,12 +3,14 @@ decided in the transaction that moves the schedule on: under ``server.over_quota
 an occurrence over the limit makes no task and is recorded as skipped with the reason, and
 the schedule goes on; under ``"wait"`` it is queued and waits for its turn, saying why. On a
 real SQLite file and a real PostgreSQL server (two stores ticking at once, as two API
-servers), and through a real uvicorn server with a simulated phone."""
+servers), through a real uvicorn server with a simulated phone, and on the farm: its API
+server ticks, a real ``mobile-agent worker`` process with no quota settings runs them."""
 
 from __future__ import annotations
 
 import threading
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ import pytest
 from server.farm.recurring import Schedules
 from server.quota import RUNNING_LIMIT_OPTION, Quota, QuotaExceeded
 from server.store import TaskStore
+from tests.farm_fixtures import start_farm_api, start_worker, until, wait_done, wait_free
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
 from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
@@ -147,3 +150,41 @@ def test_an_occurrence_over_the_quota_is_skipped_and_shown(service, sim_phones) 
                    if t["options"].get("schedule_id") == schedule["id"]]
     assert occurrences and all(t["options"]["owner"] == "alice" for t in occurrences)
     assert live.wait_task(long.json()["id"])["status"] == "completed"
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_on_the_farm_occurrences_over_a_wait_quota_take_turns(pg_database: str, tmp_path: Path, adb_server,  # noqa: F811
+                                                               sim_phones) -> None:
+    pair = sim_phones(2, width=540, height=1200)
+    worker = start_worker(tmp_path, "h1", database=pg_database, adb_port=adb_server.port,
+                          serials=[p.serial for p in pair])  # no quota settings: they come with each task
+    api = start_farm_api(tmp_path, pg_database, **{
+        "server.api_token": "main-token", "server.tokens": {"alice": "alice-token"},
+        "server.max_active_per_token": 1, "server.over_quota": "wait"})
+    try:
+        wait_free(api, [p.serial for p in pair], workers=[worker])
+        script = "\n".join(["Wait (0.4)"] * 4)  # about 1.6 s: longer than the schedule's interval
+        created = api.client.post("/v1/schedules", headers={"Authorization": "Bearer alice-token"},
+                                  json={"name": "busy", "every_s": 1, "task": {"script": script}})
+        assert created.status_code == 201, created.text
+        history = f"/v1/schedules/{created.json()['id']}/history"
+
+        def waited() -> list[dict]:
+            entries = api.client.get(history).json()["data"]
+            return [o for o in entries if "waits for its token's quota: 'alice'" in (o["reason"] or "")]
+
+        behind = until(waited, 60, "an occurrence queued behind alice's running one")
+        assert all(o["outcome"] == "queued" and o["task_id"] for o in behind)  # queued, never skipped
+        assert api.client.delete(f"/v1/schedules/{created.json()['id']}").status_code == 204
+        ids = [t["id"] for t in api.client.get("/v1/tasks", params={"limit": 200}).json()["data"]
+               if t["options"].get("schedule_id") == created.json()["id"]]
+        assert len(ids) >= 2
+        done = [wait_done(api.client, task_id, timeout=120) for task_id in ids]
+        assert {t["status"] for t in done} == {"completed"}
+        runs = sorted((t["started_at"], t["finished_at"]) for t in done)
+        for (_, finished), (started, _) in pairwise(runs):
+            assert started >= finished, f"two of alice's occurrences ran at once on two free phones: {runs}"
+    finally:
+        api.stop()
+        worker.stop()
