@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mobile_agent.errors import ConfigError
+from mobile_agent.cli.token_file import read_token_file
 from mobile_agent.settings import load_settings
 
 
@@ -40,12 +40,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    token = None
-    if args.token_file is not None:
-        try:
-            token = args.token_file.read_text(encoding="utf-8").splitlines()[0].strip()
-        except (OSError, IndexError) as exc:
-            raise ConfigError(f"cannot read a token from {args.token_file}: {exc}", path=str(args.token_file)) from exc
+    token = read_token_file(args.token_file) if args.token_file is not None else None
     settings = load_settings(
         getattr(args, "config", None),
         overrides={

@@ -46,14 +46,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _settings(args: argparse.Namespace) -> Any:
     from mobile_agent.cli.run import read_policy
+    from mobile_agent.cli.token_file import read_token_file
     from mobile_agent.settings import load_settings
 
-    token = None
-    if args.token_file is not None:
-        try:
-            token = args.token_file.read_text(encoding="utf-8").splitlines()[0].strip()
-        except (OSError, IndexError) as exc:
-            raise ConfigError(f"cannot read a token from {args.token_file}: {exc}", path=str(args.token_file)) from exc
+    token = read_token_file(args.token_file) if args.token_file is not None else None
     overrides: dict[str, Any] = {
         "server.host": args.host,
         "server.port": args.port,

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mobile_agent.errors import ConfigError
+from mobile_agent.cli.token_file import read_token_file
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,11 +44,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _token(args: argparse.Namespace) -> str | None:
     if args.token_file is not None:
-        try:
-            token: str = args.token_file.read_text(encoding="utf-8").splitlines()[0].strip()
-            return token
-        except (OSError, IndexError) as exc:
-            raise ConfigError(f"cannot read a token from {args.token_file}: {exc}", path=str(args.token_file)) from exc
+        return read_token_file(args.token_file)
     return os.environ.get("MOBILE_AGENT_SERVER__API_TOKEN") or None
 
 
