@@ -15,7 +15,7 @@ server (the real protocol):
    plans recorded unperturbed), to compare success.
 
 Reported per pass: model calls, wall time, success, where the time went, and the per-step
-time outside the model (median, all steps and steps that ran perception), both as the
+time outside the model (median, all steps, steps that ran perception, and Type steps), both as the
 step's own phases and as its wall time less the model's (``ReplayingPlanner``'s own check
 of a replayed step counts as outside the model) — the goal is <= 300 ms, with OCR running
 while the model thinks (``agent.prefetch_perception``).
@@ -124,8 +124,10 @@ def _overheads(records: list[Any]) -> dict[str, list[float]]:
     """Per-step time outside the model, ms: ``phases`` sums the step's own timings,
     ``wall`` its wall time less the model's; both count a replayed step's check of the
     screen (recorded as its ``model_ms``: no model ran). ``*_perception``: the steps that
-    ran perception (OCR or icons) or located a target."""
-    out: dict[str, list[float]] = {"phases": [], "wall": [], "phases_perception": [], "wall_perception": []}
+    ran perception (OCR or icons) or located a target; ``*_type``: the Type steps (their
+    safety check reads the screen for a password word, outside the step's phases)."""
+    out: dict[str, list[float]] = {"phases": [], "wall": [], "phases_perception": [], "wall_perception": [],
+                                   "phases_type": [], "wall_type": []}
     for data, wall in _steps(records):
         timings = data["timings"]
         model = 0.0 if data.get("by") == "replay" else float(timings.get("model_ms", 0.0))
@@ -133,10 +135,13 @@ def _overheads(records: list[Any]) -> dict[str, list[float]]:
         perceiving = timings.get("perception_ms", 0) > 0 or (data.get("operation") or {}).get("name") in (
             "click_text", "click_icon", "long_press"
         )
+        typing = (data.get("operation") or {}).get("name") == "type"
         for kind, value in (("phases", phases), ("wall", max(0.0, wall - model))):
             out[kind].append(value)
             if perceiving:
                 out[f"{kind}_perception"].append(value)
+            if typing:
+                out[f"{kind}_type"].append(value)
     return out
 
 
@@ -249,7 +254,8 @@ def _summary(results: list[dict[str, Any]], latency: float) -> None:
     for r in results:
         print(f"{r['pass']:<28} {r['tasks']:>5} {r['success']:>3} {r['model_calls']:>5} {r['wall_s']:>7} "
               f"{r['replayed_steps']:>8}   {r['overhead_ms_median_phases']} / {r['overhead_ms_median_phases_perception']}"
-              f" ; {r['overhead_ms_median_wall']} / {r['overhead_ms_median_wall_perception']}")
+              f" ; {r['overhead_ms_median_wall']} / {r['overhead_ms_median_wall_perception']}"
+              f" ; Type steps {r['overhead_ms_median_wall_type']} ({r['overhead_ms_median_phases_type']})")
     by_name = {r["pass"]: r for r in results}
     cold, warm, other = (by_name.get(k) for k in ("cold", "warm", "other phone"))
     if cold and warm and other:
@@ -289,6 +295,18 @@ def _recorded(cache_file: Path, tasks: list[Any]) -> set[str]:
     return {t.id for t in tasks if InstructionTemplate.of(_INSTRUCTIONS[t.id]).template in templates}
 
 
+def _type_steps(folder: Path) -> None:
+    """Per-step time outside the model of the Type steps in the trajectories under
+    ``folder`` (a finished run's ``runs`` folder), by who planned them: for comparing
+    runs made before this figure was printed."""
+    records = [argparse.Namespace(trajectory_dir=str(path.parent)) for path in sorted(folder.rglob("trajectory.jsonl"))]
+    for by in ("replay", "model"):
+        walls = [max(0.0, wall - (0.0 if by == "replay" else float(d["timings"].get("model_ms", 0.0))))
+                 for d, wall in _steps(records)
+                 if d.get("by") == by and (d.get("operation") or {}).get("name") == "type"]
+        print(f"Type steps by {by}: {len(walls)}, outside the model median {_median(walls)} ms wall")
+
+
 def main(argv: list[str] | None = None) -> int:
     from eval.mobile_eval.perturb import PERTURBATIONS
 
@@ -302,7 +320,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=None,
                         help="the plan cache's SQLite file, kept between runs (default: a new one): chunks of the "
                              "main passes record there the plans a --no-main run's perturbed passes then use")
+    parser.add_argument("--type-steps", type=Path, default=None, metavar="RUNS",
+                        help="only print the Type steps' figures of the trajectories under RUNS, and exit")
     args = parser.parse_args(argv)
+    if args.type_steps is not None:
+        _type_steps(args.type_steps)
+        return 0
     chosen = [] if args.perturbed == "none" else [PERTURBATIONS[n.strip()] for n in args.perturbed.split(",") if n.strip()]
 
     from eval.mobile_eval.schema import load_tasks

@@ -20,7 +20,7 @@ import numpy as np
 from mobile_agent.errors import PerceptionError
 from mobile_agent.operations.context import Locator
 from mobile_agent.settings import PerceptionSettings, Settings
-from perception import Location, Perception, PerceptionConfig, PerceptionFailure, TextLine
+from perception import Box, Location, Perception, PerceptionConfig, PerceptionFailure, TextLine
 from perception.snapping import SnapTarget
 
 __all__ = ["LazyLocator", "PerceptionLocator", "build_locator", "call_perception", "perception_config"]
@@ -50,8 +50,8 @@ def call_perception(call: Callable[[], T]) -> T:
 
 
 class PerceptionLocator:
-    """``find_text`` / ``find_icon`` (the operations' ``Locator`` protocol), plus ``ocr``
-    and ``describe_backends``; raises ``PerceptionError`` only."""
+    """``find_text`` / ``find_icon`` (the operations' ``Locator`` protocol), plus ``ocr``,
+    the region reads (``ocr_region``, ``find_text_in_region``) and ``describe_backends``; raises ``PerceptionError`` only."""
 
     def __init__(self, perception: Perception) -> None:
         self.perception = perception
@@ -66,6 +66,14 @@ class PerceptionLocator:
 
     def ocr(self, image: np.ndarray) -> list[TextLine]:
         return call_perception(lambda: self.perception.ocr(image))
+
+    def ocr_region(self, image: np.ndarray, region: Box) -> list[TextLine]:
+        """The text lines of ``region`` alone (image pixels): a strip costs a fraction of a full read."""
+        return call_perception(lambda: self.perception.ocr_region(image, region))
+
+    def find_text_in_region(self, image: np.ndarray, text: str, region: Box, label: str = "region") -> Location:
+        """``text`` among the lines of ``region`` alone, by ``find_text``'s rules and settings."""
+        return call_perception(lambda: self.perception.find_text_in_region(image, text, region, label))
 
     def snap_targets(self, image: np.ndarray) -> list[SnapTarget]:
         """OCR lines and UI-element proposals, for snapping a grounded model's taps."""

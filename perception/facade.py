@@ -1,5 +1,9 @@
 """``Perception``: the library's one entry point (OCR, text and icon localization).
 
+Every text match goes through ``Perception._locate`` with the config's settings, whether the
+lines come from the whole frame (``find_text``) or a region (``find_text_in_region``):
+callers never hold their own copy of those settings.
+
 Thread-safe; models load lazily, once per process (``perception.registry``), and results
 are cached per screenshot (``perception.cache``).
 
@@ -59,6 +63,12 @@ def check_image(image: object) -> np.ndarray:
     return np.ascontiguousarray(image)
 
 
+def _clipped(region: Box, width: int, height: int) -> tuple[int, int, int, int]:
+    if not isinstance(region, Box):
+        raise InvalidInputError(f"region must be a perception.types.Box, got {type(region).__name__}", backend="input")
+    return (max(0, int(region.left)), max(0, int(region.top)), min(width, int(region.right)), min(height, int(region.bottom)))
+
+
 def _check_target(value: object, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError(f"{what} must be a non-empty string, got {value!r}", backend="input")
@@ -111,6 +121,29 @@ class Perception:
             if extra:
                 location = self._locate(image, lines + extra, target, f"{self._ocr.name}+zoom")
         return location
+
+    def ocr_region(self, image: np.ndarray, region: Box) -> list[TextLine]:
+        """The text lines of ``region`` of ``image`` (image pixels), read from that crop
+        alone: a strip of the screen costs a fraction of a full read. Cached per crop."""
+        image = check_image(image)
+        left, top, right, bottom = _clipped(region, image.shape[1], image.shape[0])
+        if right - left < 8 or bottom - top < 8:
+            return []
+        crop = np.ascontiguousarray(image[top:bottom, left:right])
+        read = self._cache.get_or_compute(frame_key(crop), "ocr-region", lambda: self._ocr.read(crop))
+        return [
+            TextLine(line.text, Box(line.box.left + left, line.box.top + top, line.box.right + left,
+                                    line.box.bottom + top), line.score)
+            for line in read
+        ]
+
+    def find_text_in_region(self, image: np.ndarray, text: str, region: Box, label: str = "region") -> Location:
+        """Where ``text`` is among the lines ``ocr_region`` reads in ``region``, matched by
+        the same rules and settings as ``find_text`` (no zoom, no tree); ``label`` names the
+        region in the location's ``backend``."""
+        target = _check_target(text, "text")
+        image = check_image(image)
+        return self._locate(image, self.ocr_region(image, region), target, f"{self._ocr.name} of the {label}")
 
     def _locate(self, image: np.ndarray, lines: list[TextLine], target: str, backend: str) -> Location:
         c = self.config

@@ -95,3 +95,27 @@ def test_half_precision_setting_reaches_the_library() -> None:
     assert perception_config(load_settings().perception).half_precision is None  # on CUDA only
     settings = load_settings(overrides={"perception.half_precision": False})
     assert perception_config(settings.perception).half_precision is False
+
+
+def test_a_region_is_read_alone_and_matched_with_the_facades_settings() -> None:
+    """``find_text_in_region`` (the replay's band reads): lines of the region only, in the
+    frame's coordinates, matched by the same settings as ``find_text`` (one home for them)."""
+    from perception import Box, LocateStatus
+    from simphone import Phone
+
+    phone = Phone()
+    phone.launch("com.android.settings")
+    frame = np.asarray(phone.screenshot().convert("RGB"))
+    (row,) = [e for e in phone.ground_truth() if e["text"] == "Display & brightness"]
+    top = row["box"][1] - 60
+    band = Box(0, top, frame.shape[1], top + 190)
+    locator = build_locator(load_settings(overrides={"perception.detector": "proposals"}))
+    lines = locator.ocr_region(frame, band)
+    assert lines and all(band.top <= line.box.top and line.box.bottom <= band.bottom + 2 for line in lines)
+    found = locator.find_text_in_region(frame, "Display & brightness", band, "recorded band")
+    assert found.status is LocateStatus.FOUND and "recorded band" in found.backend
+    assert abs(found.point[1] - (row["box"][1] + row["box"][3]) / 2) < 30
+    elsewhere = Box(0, 0, frame.shape[1], 100)  # the status bar's strip: not there
+    assert locator.find_text_in_region(frame, "Display & brightness", elsewhere).status is not LocateStatus.FOUND
+    with pytest.raises(PerceptionError):
+        locator.ocr_region(frame, (0, 0, 10, 10))  # type: ignore[arg-type]

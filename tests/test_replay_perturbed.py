@@ -1,7 +1,8 @@
 """The plan cache on a phone that is not the one the plan was recorded on (issue 15's
 perturbed repeats): a list scrolled differently, one more item, a dialog that was not
-there. Each perturbation is made over the real adb server as ``eval.mobile_eval.perturb``
-makes it for the benchmark; the planner is the scripted model server over HTTP; success
+there (seen before the replayed tap: the model has that step at once). Each
+perturbation is made over the real adb server as ``eval.mobile_eval.perturb`` makes it
+for the benchmark; the planner is the scripted model server over HTTP; success
 is read from the phone's state. The replay either finds its targets again where they
 moved to, or hands over to the model, which finishes.
 """
@@ -95,10 +96,9 @@ def test_a_dialog_that_was_not_there_hands_over_to_the_model(adb_server, sim_pho
     assert result.status is RunStatus.COMPLETED, result.reason
     by = [(s.by, s.action_text) for s in result.steps]
     assert by[0] == ("replay", "Open App (Google Maps)")
-    # what the replay did on the dialog's screen did nothing there (the dialog is modal)
-    replayed_there = [s for s in result.steps[1:] if s.by == "replay"]
-    assert all(s.screen_changed is False for s in replayed_there)
-    assert ("model", "Click text (While using the app)") in by and by[-1][0] == "model"
+    # the dialog's scrim was seen before the replayed tap beside it: the model had that step
+    assert by[1] == ("model", "Click text (While using the app)") and by[-1][0] == "model"
+    assert all(s.by == "model" for s in result.steps[1:])
     state = sim_phone.phone.state()
     assert state["revoked"] == {MAPS: []} and state["permission_request"] is None
     assert state["foreground"] == MAPS and state["focus"] == "search"

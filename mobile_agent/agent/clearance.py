@@ -11,9 +11,12 @@ May import: ``mobile_agent`` (agent, operations).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from mobile_agent.agent.guard import Guard
+import numpy as np
+
+from mobile_agent.agent.guard import Guard, ScreenLines
 from mobile_agent.agent.people import UserRequest
 from mobile_agent.agent.session import RunSession
 from mobile_agent.agent.step import StepDraft
@@ -34,14 +37,15 @@ class Refusal:
         return self.reason
 
 
-def clear_operation(session: RunSession, draft: StepDraft, guard: Guard, action: ParsedAction,
-                    *, timeout_s: float) -> Refusal | None:
+def clear_operation(session: RunSession, draft: StepDraft, guard: Guard, action: ParsedAction, *, timeout_s: float,
+                    read_screen: Callable[[np.ndarray], ScreenLines | None] | None = None) -> Refusal | None:
     """None when ``action`` may be carried out now; else the reason it may not.
 
     A confirmation the guard asks for is put to the person (``session.ask_user``) and the
     question with its reply is recorded in ``draft.asked_user``; no reply in time, or any
-    reply but "approve", refuses the operation."""
-    verdict = guard.check(action, draft.frame.pixels)
+    reply but "approve", refuses the operation. ``read_screen``: ``Guard.check``'s narrower
+    reading for a Type's password check, when the caller has one."""
+    verdict = guard.check(action, draft.frame.pixels, read_screen=read_screen)
     if verdict.refusal is not None:
         return Refusal(verdict.refusal, asked=False)
     if verdict.confirm is None:

@@ -53,6 +53,7 @@ _POINT_OPERATIONS = frozenset({"tap_point", "long_press_point", "double_tap_poin
 # ways out of an app: never refused, never asked about
 _WAYS_OUT = frozenset({"press_key", "back", "home", "stop", "finished", "give_up", "hand_over", "wait"})
 _NEAR_PX = 24  # a tap this close to an OCR line is a tap on it
+ScreenLines = list[tuple[str, tuple[int, int, int, int]]]  # a screen's text lines with their boxes (screen pixels)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
@@ -148,7 +149,7 @@ class Guard:
         self,
         settings: SafetySettings,
         *,
-        read_screen: Callable[[np.ndarray], list[tuple[str, tuple[int, int, int, int]]]] | None = None,
+        read_screen: Callable[[np.ndarray], ScreenLines] | None = None,
         current_app: Callable[[], str | None] | None = None,
         app_package: Callable[[str], str | None] | None = None,
     ) -> None:
@@ -174,7 +175,12 @@ class Guard:
             return f"the step ended in {app}, an app the policy denies (agent.safety.deny_apps): leave it (Back or Home)"
         return None
 
-    def check(self, action: ParsedAction, pixels: np.ndarray) -> Verdict:
+    def check(
+        self, action: ParsedAction, pixels: np.ndarray, *, read_screen: Callable[[np.ndarray], ScreenLines | None] | None = None
+    ) -> Verdict:
+        """The verdict on ``action`` planned on ``pixels``. ``read_screen``: a narrower
+        reading for a Type's password check (a replayed Type reads around its recorded
+        field, ``replay.field``); its None means "read the whole screen"."""
         name = action.name
         params = action.params.model_dump()
         if name == "open_app":
@@ -197,7 +203,8 @@ class Guard:
             text = str(params.get("text", ""))
             if SECRET_REFERENCE.fullmatch(text.strip()):
                 return Verdict()  # the person gave this secret for typing
-            word = self.rules.shows_password([t for t, _ in self._lines(pixels)])
+            lines = read_screen(pixels) if read_screen is not None else None
+            word = self.rules.shows_password([t for t, _ in (lines if lines is not None else self._lines(pixels))])
             if word is not None:
                 return self._ask(action, "password", word, f"it {self.rules.why('password')} (the screen shows {word!r})")
             return Verdict()
@@ -233,7 +240,7 @@ class Guard:
                     targets.append(text)
         return targets
 
-    def _lines(self, pixels: np.ndarray) -> list[tuple[str, tuple[int, int, int, int]]]:
+    def _lines(self, pixels: np.ndarray) -> ScreenLines:
         if self.read_screen is None:
             return []
         try:
@@ -250,8 +257,6 @@ def _safe(call: Callable[[], str | None]) -> str | None:
         log.warning("app policy: could not read the app: %s", exc)
         return None
 
-
-ScreenLines = list[tuple[str, tuple[int, int, int, int]]]
 
 
 def screen_reader(locator: object) -> Callable[[np.ndarray], ScreenLines] | None:

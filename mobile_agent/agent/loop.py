@@ -265,7 +265,11 @@ class PlannedRun:
         """The safety check before an operation (``agent.guard``): False, with the reason
         in the draft for the model, when the app policy refuses it or the person does not
         confirm it."""
-        refusal = clear_operation(session, draft, self.guard(), action, timeout_s=self.settings.agent.user_timeout_s)
+        guard = self.guard()
+        # a replayed Type reads around its recorded field for the password check, not the whole screen
+        narrower = self._replay.password_reader(guard.rules.shows_password) if self._replay is not None else None
+        refusal = clear_operation(session, draft, guard, action, timeout_s=self.settings.agent.user_timeout_s,
+                                  read_screen=narrower)
         if refusal is None:
             return True
         draft.ok = False

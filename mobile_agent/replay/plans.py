@@ -8,7 +8,8 @@ used a value, so the plan replays with other values.
 
 A ``CachedStep`` keeps the operation *as described* (``Click text (Display)``, never a
 point), the fingerprint of the screen it acted on, and where it tapped as a share of the
-screen (to choose among candidates again on a screen of another size).
+screen (to choose among candidates again on a screen of another size); a ``Type`` keeps
+where its field was (to read only around it for the password check, ``replay.field``).
 
 May import: the standard library and this package.
 """
@@ -88,23 +89,28 @@ class CachedStep:
     operation: str  # the operation's name: "type"
     fingerprint: ScreenFingerprint
     point: tuple[float, float] | None = None  # where it tapped, as shares of the screen's width and height
+    field_at: tuple[float, float] | None = None  # a Type: where its field was, as shares (``replay.field``)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "action": self.action,
             "operation": self.operation,
             "fingerprint": self.fingerprint.to_dict(),
             "point": list(self.point) if self.point else None,
         }
+        if self.field_at is not None:
+            data["field"] = list(self.field_at)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CachedStep:
-        point = data.get("point")
+        point, at = data.get("point"), data.get("field")
         return cls(
             action=str(data["action"]),
             operation=str(data["operation"]),
             fingerprint=ScreenFingerprint.from_dict(data["fingerprint"]),
             point=(float(point[0]), float(point[1])) if point else None,
+            field_at=(float(at[0]), float(at[1])) if at else None,
         )
 
 

@@ -12,14 +12,19 @@ is handed to the operation through the run's locator (``TimedLocator.offer``).
 Otherwise — moved, scrolled, covered, several copies, nothing read — the whole screen
 is read and decides, as before.
 
+The band is read and matched by perception's facade (``find_text_in_region``: the same
+matching rules and settings as a full ``find_text``); ``band`` gives the band's box, for
+the other reads of a replayed step's surroundings (``replay.field``).
+
 May import: the standard library, numpy, ``mobile_agent`` (operations, errors) and
-``perception`` (its types, its config and ``text_match.locate_text``).
+``perception.types``.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -28,16 +33,41 @@ from mobile_agent.operations.context import Locator
 from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import parse_action
-from perception.config import PerceptionConfig
-from perception.text_match import locate_text
-from perception.types import Box, LocateStatus, Location, TextLine
+from perception.types import Box, LocateStatus, Location
 
-__all__ = ["BAND_HALF_SHARE", "TargetFinder", "parse_cached"]
+__all__ = ["BAND_HALF_SHARE", "TargetFinder", "band", "band_half", "parse_cached", "region_reader"]
 
 log = logging.getLogger(__name__)
 
 BAND_HALF_SHARE = 0.04  # half the band's height, as a share of the screen's height
 _BAND_HALF_MIN_PX = 48
+
+
+def band(point: tuple[float, float], size: tuple[int, int]) -> Box | None:
+    """The full-width band of rows around ``point`` (shares of the screen) on a screen of
+    ``size`` (width, height), in screen pixels; None when too thin to read."""
+    width, height = size
+    y = point[1] * height
+    half = band_half(height)
+    top, bottom = max(0, int(y - half)), min(height, int(y + half))
+    if bottom - top < 16:
+        return None
+    return Box(0, top, width, bottom)
+
+
+def band_half(height: int) -> int:
+    """Half the band's height on a screen ``height`` pixels high."""
+    return max(_BAND_HALF_MIN_PX, int(height * BAND_HALF_SHARE))
+
+
+def region_reader(locator: object, name: str) -> Callable[..., Any] | None:
+    """The untimed locator's region read ``name`` (``ocr_region``, ``find_text_in_region``:
+    perception's facade), looked up on first use (a lazy locator builds then); None when
+    the locator has none."""
+    untimed = getattr(locator, "untimed", None)
+    owner = untimed() if callable(untimed) else locator
+    method = getattr(owner, name, None)
+    return method if callable(method) else None
 
 
 def parse_cached(action: str) -> ParsedAction:
@@ -51,13 +81,12 @@ def parse_cached(action: str) -> ParsedAction:
 
 class TargetFinder:
     """Checks that a replayed step's text target is on the screen, reading the recorded
-    band first. ``locator`` is the run's (its ``find_text`` for the full read, its
-    ``offer`` for handing a band hit to the operation); ``ocr`` reads any image."""
+    band first. ``locator`` is the run's: its ``find_text`` for the full read, its
+    ``offer`` for handing a band hit to the operation, and its untimed locator's
+    ``find_text_in_region`` (perception's facade) for the band."""
 
-    def __init__(self, locator: Locator, ocr: Callable[[np.ndarray], list[TextLine]]) -> None:
+    def __init__(self, locator: Locator) -> None:
         self._locator = locator
-        self._ocr = ocr
-        self._config: PerceptionConfig | None = None
         self.band_hits = 0  # targets found in their band (no full read), for logs and benchmarks
 
     def missing(self, action: str, pixels: np.ndarray, point: tuple[float, float] | None, *, read: bool) -> str | None:
@@ -85,40 +114,18 @@ class TargetFinder:
 
     def _in_band(self, pixels: np.ndarray, text: str, point: tuple[float, float]) -> Location | None:
         height, width = pixels.shape[:2]
-        x, y = point[0] * width, point[1] * height
-        half = max(_BAND_HALF_MIN_PX, int(height * BAND_HALF_SHARE))
-        top, bottom = max(0, int(y - half)), min(height, int(y + half))
-        if bottom - top < 16:
+        box = band(point, (width, height))
+        find_in_region = region_reader(self._locator, "find_text_in_region")
+        if box is None or find_in_region is None:
             return None
         try:
-            read = self._ocr(np.ascontiguousarray(pixels[top:bottom]))
+            location = find_in_region(pixels, text, box, "recorded band")
         except Exception as exc:  # noqa: BLE001 - the full read that follows reports a real failure
             log.debug("reading the recorded band failed: %s", exc)
             return None
-        lines = [
-            TextLine(line.text, Box(line.box.left, line.box.top + top, line.box.right, line.box.bottom + top), line.score)
-            for line in read
-        ]
-        config = self._perception_config()
-        location = locate_text(
-            pixels,
-            lines,
-            text,
-            max_candidates=config.max_text_candidates,
-            max_box_fraction=config.max_box_fraction,
-            crop_margin=config.crop_margin,
-            backend="ocr of the recorded band",
-        )
-        if location.status is not LocateStatus.FOUND or location.point is None:
+        if not isinstance(location, Location) or location.status is not LocateStatus.FOUND or location.point is None:
             return None
-        if float(np.hypot(location.point[0] - x, location.point[1] - y)) > half:
+        x, y = point[0] * width, point[1] * height
+        if float(np.hypot(location.point[0] - x, location.point[1] - y)) > band_half(height):
             return None  # another copy outside the band could be nearer: the full read decides
         return location
-
-    def _perception_config(self) -> PerceptionConfig:
-        if self._config is None:
-            untimed = getattr(self._locator, "untimed", None)
-            owner = untimed() if callable(untimed) else self._locator
-            config = getattr(owner, "config", None)
-            self._config = config if isinstance(config, PerceptionConfig) else PerceptionConfig()
-        return self._config

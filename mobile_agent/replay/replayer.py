@@ -10,9 +10,16 @@ size, theme or scroll position still works. A screen with the recorded layout at
 glance needs no OCR to match; its target is read in the band around the recorded tap
 first (``relocate.TargetFinder``), the whole screen only when it is not there.
 
+Before a replayed step acts, the screen is compared with the recorded one for something
+new on top of it (``overlay.on_top``: a dialog's scrim around the target or over the
+screen, a system dialog's texts): a tap beside a modal dialog would change nothing, so
+the step goes to the model at once. A replayed Type's safety check reads the band
+around its recorded field rather than the whole screen when that band can answer
+(``password_reader``, ``field.FieldCheck``).
+
 The first divergence hands over to the real planner for good: a screen unlike the
-recorded one, a target not found, a replayed step that failed or changed nothing (the
-loop's feedback), a slot without a value. The model then sees the history so far and
+recorded one, something new on top of it, a target not found, a replayed step that
+failed or changed nothing (the loop's feedback), a slot without a value. The model then sees the history so far and
 carries on; the completion check decides at the end unless the whole plan replayed and
 the final screen matches the recorded final screen.
 
@@ -20,7 +27,7 @@ While the model plans (``plan`` of the real planner), the fingerprint of the sam
 is computed on a worker thread: its OCR lands in perception's per-frame cache, so the
 operation that follows usually finds its text without waiting for OCR.
 
-After the run, ``learn`` stores what worked: a completed run that needed the model
+After the run, ``learn`` stores what worked (``learning.plan_from``): a completed run that needed the model
 becomes the template's newest plan; a replay that completed counts a success, one that
 did not a failure (plans that fail more than they succeed are not replayed).
 
@@ -34,9 +41,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -45,48 +51,34 @@ from mobile_agent.operations.context import Locator, ScreenshotLike
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.planner.protocol import PlannerLike
 from mobile_agent.planner.types import CompletionVerdict, PlanReply, PlanRequest, Usage
-from mobile_agent.replay.fingerprint import ScreenFingerprint, fingerprint, layout_similarity, thumbnail
-from mobile_agent.replay.plans import CachedPlan, CachedStep, InstructionTemplate, fill_slots, to_slots
-from mobile_agent.replay.relocate import TargetFinder, parse_cached
+from mobile_agent.replay.field import FieldCheck, ScreenLines
+from mobile_agent.replay.fingerprint import (
+    ScreenFingerprint,
+    body_share,
+    fingerprint,
+    grey_thumbnail,
+    layout_similarity,
+    standardised,
+)
+from mobile_agent.replay.learning import Seen, persons_part, plan_from
+from mobile_agent.replay.overlay import on_top
+from mobile_agent.replay.plans import CachedPlan, CachedStep, InstructionTemplate, fill_slots
+from mobile_agent.replay.relocate import BAND_HALF_SHARE, TargetFinder, parse_cached, region_reader
 from mobile_agent.replay.store import PlanStore
 from perception.types import Location, TextLine
 
 if TYPE_CHECKING:  # the agent package imports this one: records only for the types
-    from mobile_agent.agent.records import RunResult, StepRecord
+    from mobile_agent.agent.records import RunResult
 
 __all__ = ["REPLAY_SOURCE", "ReplayingPlanner"]
 
 log = logging.getLogger(__name__)
 
 REPLAY_SOURCE = "replay"
-# parameters that hold a point: such a step cannot be re-localized, so it is not replayed
-_POINT_PARAMS = frozenset({"x", "y", "point", "coordinate", "coordinates", "start", "end", "x1", "y1", "x2", "y2"})
 _TEXT_TARGET_OPERATIONS = frozenset({"click_text", "long_press"})
-_CANDIDATE_REACH = 0.15
+_CANDIDATE_REACH = 0.15  # a candidate this far (share of the diagonal) from the recorded tap is another one
 # thumbnails this alike are the same screen (same layout, either theme): no OCR needed
-SAME_LAYOUT = 0.95  # a candidate this far (share of the diagonal) from the recorded tap is another one
-
-
-@dataclass
-class _Seen:
-    """One planning call: the frame's size and thumbnail; its full fingerprint (with
-    OCR: computed in the background while the model plans, or on demand while
-    replaying) or, for a replayed step, the recorded fingerprint it matched; the action
-    the step took, and whether it was replayed."""
-
-    size: tuple[int, int]
-    thumb: tuple[float, ...]
-    full: Future[ScreenFingerprint] | None = None
-    recorded: ScreenFingerprint | None = None
-    action: str | None = None
-    replayed: bool = False
-
-    def fingerprint(self) -> ScreenFingerprint:
-        if self.recorded is not None:
-            return self.recorded
-        if self.full is None:
-            raise RuntimeError("no fingerprint was taken of this frame")
-        return self.full.result()
+SAME_LAYOUT = 0.95
 
 
 def _pixels(screenshot: object) -> np.ndarray:
@@ -94,11 +86,6 @@ def _pixels(screenshot: object) -> np.ndarray:
     if not isinstance(pixels, np.ndarray):
         raise TypeError(f"expected a screenshot or an RGB array, got {type(screenshot).__name__}")
     return pixels
-
-
-def _replayable(operation: dict[str, Any]) -> bool:
-    params = operation.get("params") or {}
-    return not (_POINT_PARAMS & set(params))
 
 
 class ReplayingPlanner:
@@ -122,10 +109,11 @@ class ReplayingPlanner:
         self._inner_factory = inner_factory
         self._inner: PlannerLike | None = None
         self._ocr = ocr
-        self._finder = TargetFinder(locator, ocr)
+        self._locator = locator
+        self._finder = TargetFinder(locator)
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="replay-fingerprint")
-        self._seen: list[_Seen] = []
+        self._seen: list[Seen] = []
         self._cursor = 0  # the next cached step
         self._replaying_step: CachedStep | None = None
         self._replayed_stop = False
@@ -145,7 +133,9 @@ class ReplayingPlanner:
 
     def plan(self, request: PlanRequest) -> PlanReply:
         pixels = _pixels(request.screenshot)
-        seen = _Seen((pixels.shape[1], pixels.shape[0]), thumbnail(pixels))
+        grey = grey_thumbnail(pixels)
+        thumb, level = standardised(grey)
+        seen = Seen((pixels.shape[1], pixels.shape[0]), thumb, level, grey)
         self._seen.append(seen)
         self._replaying_step = None
         if self.divergence is None:
@@ -154,7 +144,7 @@ class ReplayingPlanner:
                 seen.replayed = True
                 return reply
         if seen.full is None:  # OCR it while the model thinks (the operation then finds it cached)
-            seen.full = self._pool.submit(self._fingerprint, pixels, seen.thumb)
+            seen.full = self._pool.submit(self._fingerprint, pixels, seen)
         return self._inner_planner().plan(request)
 
     def parse(self, reply: PlanReply) -> ParsedAction:
@@ -204,9 +194,9 @@ class ReplayingPlanner:
                 self.store.note_use(self.cached.id, succeeded=completed and self.divergence is None)
             if not completed or (used_plan and self.divergence is None):
                 return None
-            if any(_persons_part(s) for s in result.steps):
+            if any(persons_part(s) for s in result.steps):
                 return None  # what a person did or answered cannot be replayed without them
-            plan = self._plan_from(result)
+            plan = plan_from(result, self._seen, self.template, self.instruction)
             return self.store.save(plan) if plan is not None else None
         finally:
             self.close()
@@ -216,7 +206,7 @@ class ReplayingPlanner:
 
     # -- replay ---------------------------------------------------------------------
 
-    def _replay(self, request: PlanRequest, seen: _Seen, pixels: np.ndarray) -> PlanReply | None:
+    def _replay(self, request: PlanRequest, seen: Seen, pixels: np.ndarray) -> PlanReply | None:
         if self.cached is None:
             self.cached = self._plan_for(seen, pixels)
             if self.cached is None:
@@ -233,7 +223,7 @@ class ReplayingPlanner:
                     f"(similarity {similarity:.2f})"
                 )
             self._replayed_stop = True
-            seen.recorded = plan.final
+            seen.recorded_final = plan.final
             return self._reply("Stop", f"all {len(plan.steps)} cached steps replayed; the screen matches the end")
         step = plan.steps[self._cursor]
         similarity = self._match(seen, pixels, step.fingerprint)
@@ -244,16 +234,31 @@ class ReplayingPlanner:
         action = fill_slots(step.action, self.template.values)
         if action is None:
             return self._diverge(f"cached step {self._cursor + 1} needs a value the instruction does not give")
+        covered = self._on_top(seen, step)
+        if covered:
+            return self._diverge(f"before cached step {self._cursor + 1}: {covered}")
         if step.operation in _TEXT_TARGET_OPERATIONS:
             missing = self._finder.missing(action, pixels, step.point, read=seen.full is not None)
             if missing:
                 return self._diverge(missing)
         self._cursor += 1
         self._replaying_step = step
-        seen.recorded = step.fingerprint
+        seen.recorded = step
         return self._reply(action, f"cached step {self._cursor} of {len(plan.steps)} (screen similarity {similarity:.2f})")
 
-    def _plan_for(self, seen: _Seen, pixels: np.ndarray) -> CachedPlan | None:
+    def _on_top(self, seen: Seen, step: CachedStep) -> str | None:
+        """Why something new seems to be on top of the recorded screen (``overlay.on_top``:
+        a dialog's scrim, a system dialog's texts); None when nothing is. A step under a
+        dialog would act on the dialog, or on nothing if it is modal: the model decides."""
+        if seen.grey is None:
+            return None
+        rows = None
+        if step.point is not None:
+            rows = (body_share(step.point[1] - BAND_HALF_SHARE), body_share(step.point[1] + BAND_HALF_SHARE))
+        texts = seen.full.result().texts if seen.full is not None else None  # read already to match, or none
+        return on_top(step.fingerprint, seen.grey, rows=rows, texts=texts)
+
+    def _plan_for(self, seen: Seen, pixels: np.ndarray) -> CachedPlan | None:
         """The plan whose first screen is most like this one (the newest among equals)."""
         best: tuple[float, CachedPlan] | None = None
         for plan in self._plans:
@@ -263,14 +268,14 @@ class ReplayingPlanner:
                 best = (similarity, plan)
         return best[1] if best else None
 
-    def _match(self, seen: _Seen, pixels: np.ndarray, recorded: ScreenFingerprint) -> float:
+    def _match(self, seen: Seen, pixels: np.ndarray, recorded: ScreenFingerprint) -> float:
         """How alike this screen is to ``recorded``: the same layout at a glance (the
         thumbnails, no OCR) is enough; otherwise its texts decide (OCR, cached per frame,
         so the operation that follows reuses it)."""
         if layout_similarity(seen.thumb, recorded.thumb) >= SAME_LAYOUT:
             return 1.0
         if seen.full is None:
-            seen.full = self._pool.submit(self._fingerprint, pixels, seen.thumb)
+            seen.full = self._pool.submit(self._fingerprint, pixels, seen)
         return recorded.similarity(seen.full.result())
 
     def _reply(self, action: str, why: str) -> PlanReply:
@@ -303,6 +308,20 @@ class ReplayingPlanner:
                 best = (distance, candidate.index)
         return best[1] if best else None
 
+    def password_reader(self, shows_password: Callable[[list[str]], str | None]) -> Callable[[np.ndarray], ScreenLines | None] | None:
+        """The safety check's screen reading for the step being replayed, when it is a Type
+        whose recorded field lets the band around it answer (``replay.field.FieldCheck``);
+        None for the usual full read: not replaying a Type, no field recorded, no region
+        reading, or a screen already read whole to match it (the full read is cached)."""
+        step = self._replaying_step
+        seen = self._seen[-1] if self._seen else None
+        if step is None or step.operation != "type" or step.field_at is None or seen is None or seen.full is not None:
+            return None
+        read_region = region_reader(self._locator, "ocr_region")
+        if read_region is None:
+            return None
+        return FieldCheck(step.fingerprint, step.field_at, read_region, shows_password)
+
     # -- the real planner -----------------------------------------------------------
 
     def plan_with_model(self) -> PlannerLike:
@@ -328,61 +347,6 @@ class ReplayingPlanner:
                     ) from exc
             return self._inner
 
-    def _fingerprint(self, pixels: np.ndarray, thumb: tuple[float, ...]) -> ScreenFingerprint:
-        return fingerprint(pixels, self._ocr(pixels), thumb)
-
-    # -- learning -------------------------------------------------------------------
-
-    def _plan_from(self, result: RunResult) -> CachedPlan | None:
-        steps: list[CachedStep] = []
-        final: ScreenFingerprint | None = None
-        for record in result.steps:
-            position = record.index - 1
-            if position < 0 or position >= len(self._seen):
-                continue
-            seen = self._seen[position]
-            operation = record.operation or {}
-            name = str(operation.get("name") or "")
-            if name == "stop":
-                if record.completion is None or record.completion.get("done", False):
-                    final = seen.fingerprint()
-                continue
-            if not self._worth_keeping(record, seen):
-                continue
-            if not _replayable(operation):
-                break  # a step at a point: the model takes over from here on a replay
-            steps.append(
-                CachedStep(
-                    action=to_slots(seen.action or record.action_text, self.template.values),
-                    operation=name,
-                    fingerprint=seen.fingerprint(),
-                    point=_share(record, seen.size),
-                )
-            )
-        if not steps or final is None:
-            return None
-        return CachedPlan(
-            template=self.template.template,
-            steps=tuple(steps),
-            final=final,
-            instruction=self.instruction,
-            source_run=result.run_id,
-        )
-
-    @staticmethod
-    def _worth_keeping(record: StepRecord, seen: _Seen) -> bool:
-        return record.ok and record.operation is not None and seen.action is not None and record.screen_changed is not False
-
-
-def _persons_part(record: StepRecord) -> bool:
-    """A step the plan could not replay without the person: their own touches and replies,
-    and the model's questions to them. A confirmation the person gave is not one: a
-    replayed step passes the safety check again, which asks them again."""
-    asked = record.asked_user or {}
-    return record.by == "person" or (bool(asked) and asked.get("kind") != "confirm")
-
-
-def _share(record: StepRecord, size: tuple[int, int]) -> tuple[float, float] | None:
-    if record.tap_point is None or not size[0] or not size[1]:
-        return None
-    return (record.tap_point[0] / size[0], record.tap_point[1] / size[1])
+    def _fingerprint(self, pixels: np.ndarray, seen: Seen) -> ScreenFingerprint:
+        seen.lines = self._ocr(pixels)  # kept for learning: where a Type's text showed up (``replay.field``)
+        return fingerprint(pixels, seen.lines, seen.thumb, seen.level)

@@ -1,0 +1,135 @@
+"""What a finished run teaches the plan cache: the plan its steps make (``plan_from``).
+
+The replaying planner keeps one ``Seen`` per planning call (the frame's thumbnail, its
+fingerprint, the action the step took); the run's step records say what came of each.
+A plan is the steps that worked, up to the first one at a point (the model takes over
+there on a replay), ending on the screen the completion check confirmed.
+
+May import: numpy, the standard library, ``mobile_agent`` (the agent's records for types
+only: the agent imports this package) and this package.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mobile_agent.replay.field import field_point
+from mobile_agent.replay.fingerprint import ScreenFingerprint
+from mobile_agent.replay.plans import CachedPlan, CachedStep, InstructionTemplate, to_slots
+from mobile_agent.replay.relocate import parse_cached
+from perception.types import TextLine
+
+if TYPE_CHECKING:  # the agent package imports this one: records only for the types
+    from mobile_agent.agent.records import RunResult, StepRecord
+
+__all__ = ["POINT_PARAMS", "Seen", "persons_part", "plan_from"]
+
+# parameters that hold a point: such a step cannot be re-localized, so it is not replayed
+POINT_PARAMS = frozenset({"x", "y", "point", "coordinate", "coordinates", "start", "end", "x1", "y1", "x2", "y2"})
+
+
+@dataclass
+class Seen:
+    """One planning call: the frame's size, grey thumbnail (absolute, ``grey``, and
+    standardised, ``thumb`` with its ``level``); its full fingerprint (with OCR: computed
+    in the background while the model plans, or on demand while replaying) and the OCR
+    lines it was made from, or, for a replayed step, the recorded step it matched; the
+    action the step took, and whether it was replayed."""
+
+    size: tuple[int, int]
+    thumb: tuple[float, ...]
+    level: tuple[float, float] | None = None
+    grey: np.ndarray | None = None
+    full: Future[ScreenFingerprint] | None = None
+    lines: list[TextLine] | None = None
+    recorded: CachedStep | None = None
+    recorded_final: ScreenFingerprint | None = None
+    action: str | None = None
+    replayed: bool = False
+
+    def fingerprint(self) -> ScreenFingerprint:
+        if self.recorded is not None:
+            return self.recorded.fingerprint
+        if self.recorded_final is not None:
+            return self.recorded_final
+        if self.full is None:
+            raise RuntimeError("no fingerprint was taken of this frame")
+        return self.full.result()
+
+
+def plan_from(result: RunResult, seen: list[Seen], template: InstructionTemplate, instruction: str) -> CachedPlan | None:
+    """The plan ``result``'s steps make (None when no step or no confirmed end is worth keeping)."""
+    steps: list[CachedStep] = []
+    final: ScreenFingerprint | None = None
+    last_tap: tuple[float, float] | None = None  # the previous step's tap, as shares
+    for record in result.steps:
+        position = record.index - 1
+        if position < 0 or position >= len(seen):
+            continue
+        this = seen[position]
+        operation = record.operation or {}
+        name = str(operation.get("name") or "")
+        tap = _share(record, this.size)
+        previous_tap, last_tap = last_tap, tap
+        if name == "stop":
+            if record.completion is None or record.completion.get("done", False):
+                final = this.fingerprint()
+            continue
+        if not _worth_keeping(record, this):
+            continue
+        if not _replayable(operation):
+            break  # a step at a point: the model takes over from here on a replay
+        steps.append(
+            CachedStep(
+                action=to_slots(this.action or record.action_text, template.values),
+                operation=name,
+                fingerprint=this.fingerprint(),
+                point=tap,
+                field_at=_field(name, this, seen[position + 1] if position + 1 < len(seen) else None, previous_tap),
+            )
+        )
+    if not steps or final is None:
+        return None
+    return CachedPlan(template=template.template, steps=tuple(steps), final=final, instruction=instruction,
+                      source_run=result.run_id)
+
+
+def _field(name: str, this: Seen, after: Seen | None, tapped: tuple[float, float] | None) -> tuple[float, float] | None:
+    """A Type's field: where the replayed step had it, else where the typed text showed on
+    the next screen, else the tap before it."""
+    if name != "type":
+        return None
+    if this.recorded is not None and this.recorded.field_at is not None:
+        return this.recorded.field_at
+    try:
+        typed = str(parse_cached(this.action or "").params.model_dump().get("text") or "")
+    except Exception:  # noqa: BLE001 - no typed text to look for: the tap before it
+        typed = ""
+    return field_point(typed, after.lines if after is not None else None, this.size, tapped)
+
+
+def _worth_keeping(record: StepRecord, seen: Seen) -> bool:
+    return record.ok and record.operation is not None and seen.action is not None and record.screen_changed is not False
+
+
+def _replayable(operation: dict[str, Any]) -> bool:
+    params = operation.get("params") or {}
+    return not (POINT_PARAMS & set(params))
+
+
+def persons_part(record: StepRecord) -> bool:
+    """A step the plan could not replay without the person: their own touches and replies,
+    and the model's questions to them. A confirmation the person gave is not one: a
+    replayed step passes the safety check again, which asks them again."""
+    asked = record.asked_user or {}
+    return record.by == "person" or (bool(asked) and asked.get("kind") != "confirm")
+
+
+def _share(record: StepRecord, size: tuple[int, int]) -> tuple[float, float] | None:
+    if record.tap_point is None or not size[0] or not size[1]:
+        return None
+    return (record.tap_point[0] / size[0], record.tap_point[1] / size[1])
