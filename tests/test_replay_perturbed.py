@@ -84,7 +84,9 @@ def test_one_more_note_than_recorded_still_creates_the_note(adb_server, sim_phon
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_dialog_that_was_not_there_hands_over_to_the_model(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_a_dialog_that_was_not_there_goes_to_the_model_and_the_replay_goes_on(
+    adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
+):
     settings = _cached(agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server))
     _record(settings, llm_server, "Open the search in Google Maps", ["Open App (Google Maps)", "Click text (Search here)"])
 
@@ -92,15 +94,29 @@ def test_a_dialog_that_was_not_there_hands_over_to_the_model(adb_server, sim_pho
     _perturb(sim_phone, "location_dialog")  # Maps asks for the location when it opens
     llm_server.script([plan_reply("Click text (While using the app)"), plan_reply("Click text (Search here)"),
                        plan_reply("Stop"), DONE])
+    requests_before = len(llm_server.chat_requests)
     result = Agent(settings).run("Open the search in Google Maps")
     assert result.status is RunStatus.COMPLETED, result.reason
-    by = [(s.by, s.action_text) for s in result.steps]
-    assert by[0] == ("replay", "Open App (Google Maps)")
-    # the dialog's scrim was seen before the replayed tap beside it: the model had that step
-    assert by[1] == ("model", "Click text (While using the app)") and by[-1][0] == "model"
-    assert all(s.by == "model" for s in result.steps[1:])
+    # the dialog's scrim was seen before the replayed tap beside it: the model had that
+    # step, and the replay went on from the recorded screen it left
+    assert [(s.by, s.action_text) for s in result.steps] == [
+        ("replay", "Open App (Google Maps)"),
+        ("model", "Click text (While using the app)"),
+        ("replay", "Click text (Search here)"),
+        ("replay", "Stop"),
+    ]
+    assert len(llm_server.chat_requests) == requests_before + 1
     state = sim_phone.phone.state()
     assert state["revoked"] == {MAPS: []} and state["permission_request"] is None
     assert state["foreground"] == MAPS and state["focus"] == "search"
     *_, recorded = PlanStore(f"sqlite:///{tmp_path / 'plan-cache.sqlite3'}").list()
-    assert (recorded.uses, recorded.successes, recorded.failures) == (1, 0, 1)  # a diverged replay is no success
+    assert (recorded.uses, recorded.successes, recorded.failures) == (1, 1, 0)
+
+    sim_phone.phone.reset()  # the model's step leaves the dialog there (a tap beside it): over for good
+    _perturb(sim_phone, "location_dialog")
+    llm_server.script([plan_reply("Click text (Search here)"), plan_reply("Click text (While using the app)"),
+                       plan_reply("Click text (Search here)"), plan_reply("Stop"), DONE])
+    again = Agent(settings).run("Open the search in Google Maps")
+    assert again.status is RunStatus.COMPLETED, again.reason
+    assert [s.by for s in again.steps] == ["replay"] + ["model"] * 4
+    assert again.steps[1].screen_changed is False and sim_phone.phone.state()["focus"] == "search"

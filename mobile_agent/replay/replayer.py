@@ -17,9 +17,12 @@ the step goes to the model at once. A replayed Type's safety check reads the ban
 around its recorded field rather than the whole screen when that band can answer
 (``password_reader``, ``field.FieldCheck``).
 
-The first divergence hands over to the real planner for good: a screen unlike the
-recorded one, something new on top of it, a target not found, a replayed step that
-failed or changed nothing (the loop's feedback), a slot without a value. The model then sees the history so far and
+Something new on top hands that step only to the real planner (``_hand_step``): the model
+answers the dialog, and the replay goes on when the next screen is the recorded one.
+Any other divergence hands over for good: a screen unlike the recorded one, a target not
+found, a replayed step (or the model's step after a dialog) that failed or changed
+nothing (the loop's feedback), a slot without a value, a dialog again right after the
+model's step. The model then sees the history so far and
 carries on; the completion check decides at the end unless the whole plan replayed and
 the final screen matches the recorded final screen.
 
@@ -117,6 +120,8 @@ class ReplayingPlanner:
         self._cursor = 0  # the next cached step
         self._replaying_step: CachedStep | None = None
         self._replayed_stop = False
+        self._handed: str | None = None  # why the step now with the model was handed to it
+        self.handed_steps = 0  # steps handed to the model with the replay going on after them
         self._plans = store.find_all(self.template.template)
         self.cached: CachedPlan | None = None  # the plan being replayed, chosen on the first screen
         self.divergence: str | None = None if self._plans else "no cached plan for this instruction"
@@ -236,12 +241,13 @@ class ReplayingPlanner:
             return self._diverge(f"cached step {self._cursor + 1} needs a value the instruction does not give")
         covered = self._on_top(seen, step)
         if covered:
-            return self._diverge(f"before cached step {self._cursor + 1}: {covered}")
+            return self._hand_step(f"before cached step {self._cursor + 1}: {covered}")
         if step.operation in _TEXT_TARGET_OPERATIONS:
             missing = self._finder.missing(action, pixels, step.point, read=seen.full is not None)
             if missing:
                 return self._diverge(missing)
         self._cursor += 1
+        self._handed = None
         self._replaying_step = step
         seen.recorded = step
         return self._reply(action, f"cached step {self._cursor} of {len(plan.steps)} (screen similarity {similarity:.2f})")
@@ -288,6 +294,18 @@ class ReplayingPlanner:
             usage=Usage(),
             source=REPLAY_SOURCE,
         )
+
+    def _hand_step(self, reason: str) -> PlanReply | None:
+        """This step to the real planner, not the rest of the run: something new is on top
+        of the recorded screen (a dialog), and the model deals with it. The next screen is
+        compared with the same cached step, and the replay goes on when it is that screen
+        again; covered again right away, or any other difference, hands over for good."""
+        if self._handed is not None:
+            return self._diverge(f"{reason}, again after the model's step")
+        self._handed = reason
+        self.handed_steps += 1
+        log.info("replay of %r hands one step to the planner: %s", self.instruction, reason)
+        return None
 
     def _diverge(self, reason: str) -> PlanReply | None:
         """Hand over to the real planner for the rest of the run (None: no replayed reply)."""
