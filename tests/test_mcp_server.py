@@ -8,12 +8,8 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
 import subprocess
 import sys
-import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,39 +20,14 @@ pytest.importorskip("mcp")
 
 import httpx  # noqa: E402
 from mcp import ClientSession  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from tests.agent_helpers import DONE, plan_reply  # noqa: E402
 from tests.llm_fixtures import Reply, llm_server  # noqa: E402,F401  (fixture)
+from tests.mcp_helpers import ROOT, mcp_env, serve_http, stdio_session, tool_json, trajectory_lines  # noqa: E402
 from tests.ports import free_port  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.timeout(240)
-
-
-def _env(adb_port: int, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")}
-    env.update({"MOBILE_AGENT_ADB__SERVER_PORT": str(adb_port), "PYTHONUNBUFFERED": "1"}, **extra)
-    return env
-
-
-@asynccontextmanager
-async def _stdio(env: dict[str, str], *args: str, **session_kwargs: Any) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "mobile_agent.cli", "mcp", *args],
-                                   env=env, cwd=str(ROOT))
-    log = Path(env.get("MCP_TEST_LOG", os.devnull))
-    with log.open("a", encoding="utf-8") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write, **session_kwargs) as session:
-                await session.initialize()
-                yield session
-
-
-def _json(result: Any) -> Any:
-    assert not result.is_error, result.content
-    texts = [c.text for c in result.content if c.type == "text"]
-    return json.loads(texts[0])
 
 
 def _run(coro_fn: Any) -> None:
@@ -64,11 +35,11 @@ def _run(coro_fn: Any) -> None:
 
 
 def test_stdio_tools_drive_the_phone_and_bad_arguments_are_tool_errors(adb_server, sim_phone, tmp_path):
-    env = _env(adb_server.port, MCP_TEST_LOG=str(tmp_path / "server.log"))
+    env = mcp_env(adb_server.port, MCP_TEST_LOG=str(tmp_path / "server.log"))
     runs = tmp_path / "runs"
 
     async def main() -> None:
-        async with _stdio(env, "--serial", sim_phone.serial, "--runs-dir", str(runs)) as session:
+        async with stdio_session(env, "--serial", sim_phone.serial, "--runs-dir", str(runs)) as session:
             tools = {t.name: t for t in (await session.list_tools()).tools}
             # names, descriptions and schemas come from the operation cards
             from mobile_agent.operations import COORDINATE_REGISTRY, REGISTRY
@@ -82,7 +53,7 @@ def test_stdio_tools_drive_the_phone_and_bad_arguments_are_tool_errors(adb_serve
                     "type", "swipe_points", "run_instruction", "read_trajectory"} <= set(tools)
             assert "stop" not in tools  # ends a planned run; meaningless as a tool
 
-            devices = _json(await session.call_tool("list_devices", {}))
+            devices = tool_json(await session.call_tool("list_devices", {}))
             assert sim_phone.serial in [d["serial"] for d in devices["devices"]]
 
             shot = await session.call_tool("screenshot", {"max_side": 400})
@@ -102,21 +73,21 @@ def test_stdio_tools_drive_the_phone_and_bad_arguments_are_tool_errors(adb_serve
             assert bad.is_error
             missing = await session.call_tool("click_text", {})
             assert missing.is_error
-            assert _json(await session.call_tool("list_devices", {}))
+            assert tool_json(await session.call_tool("list_devices", {}))
 
     _run(main)
 
 
-def test_operations_act_through_the_agent_and_leave_a_trajectory(adb_server, sim_phone, tmp_path):
-    env = _env(adb_server.port, MCP_TEST_LOG=str(tmp_path / "server.log"))
+def test_operations_act_through_the_agent_and_answer_their_step(adb_server, sim_phone, tmp_path):
+    env = mcp_env(adb_server.port, MCP_TEST_LOG=str(tmp_path / "server.log"))
 
     async def main() -> None:
-        async with _stdio(env, "--serial", sim_phone.serial, "--runs-dir", str(tmp_path / "runs")) as session:
-            opened = _json(await session.call_tool("open_app", {"app": "Settings"}))
+        async with stdio_session(env, "--serial", sim_phone.serial, "--runs-dir", str(tmp_path / "runs")) as session:
+            opened = tool_json(await session.call_tool("open_app", {"app": "Settings"}))
             assert opened["ok"] and opened["status"] == "completed", opened
             assert sim_phone.adb_state()["foreground"] == "com.android.settings"
 
-            found = _json(await session.call_tool("find_text", {"text": "Display & brightness"}))
+            found = tool_json(await session.call_tool("find_text", {"text": "Display & brightness"}))
             assert found["status"] == "found", found
             left, top, right, bottom = found["box"]
             truth = sim_phone.element("Display & brightness")["box"]  # position-verified: the box is on the real element
@@ -124,20 +95,20 @@ def test_operations_act_through_the_agent_and_leave_a_trajectory(adb_server, sim
             assert truth[0] <= x <= truth[2] and truth[1] <= y <= truth[3]
             assert left < right and top < bottom
 
-            clicked = _json(await session.call_tool("click_text", {"text": "Display & brightness"}))
+            clicked = tool_json(await session.call_tool("click_text", {"text": "Display & brightness"}))
             assert clicked["ok"] and clicked["tap_point"] == found["point"], clicked
             assert sim_phone.adb_state()["current"]["view"] != "home"
 
-            missing = _json(await session.call_tool("click_text", {"text": "Zzyzx nowhere"}))
+            missing = tool_json(await session.call_tool("click_text", {"text": "Zzyzx nowhere"}))
             assert not missing["ok"] and missing["status"] == "not_completed" and missing["feedback"]
 
-            home = _json(await session.call_tool("home", {}))
+            home = tool_json(await session.call_tool("home", {}))
             assert home["ok"] and sim_phone.adb_state()["foreground"] == "com.android.launcher3"
 
-            record = _json(await session.call_tool("read_trajectory", {"run_id": clicked["run_id"]}))
-            assert record["run"]["run_id"] == clicked["run_id"]
-            assert record["steps"][0]["action_text"] == "Click text (Display & brightness)"
-            assert record["result"]["status"] == "completed"
+            record = tool_json(await session.call_tool("read_trajectory", {"run_id": clicked["run_id"]}))
+            assert record["run"]["run_id"] == clicked["run_id"] == opened["run_id"]  # the session's trajectory
+            assert record["steps"][clicked["step"] - 1]["action_text"] == "Click text (Display & brightness)"
+            assert record["result"] is None  # open while the session is
             report = await session.read_resource(f"run://{clicked['run_id']}/report")
             assert "<html" in report.contents[0].text.lower()
 
@@ -150,7 +121,7 @@ def test_operations_act_through_the_agent_and_leave_a_trajectory(adb_server, sim
 def test_app_policy_and_confirmations_apply_to_mcp_tools(adb_server, sim_phone, tmp_path):
     policy = tmp_path / "policy.toml"
     policy.write_text('deny_apps = ["com.android.chrome"]\n', encoding="utf-8")
-    env = _env(adb_server.port, MCP_TEST_LOG=str(tmp_path / "server.log"))
+    env = mcp_env(adb_server.port, MCP_TEST_LOG=str(tmp_path / "server.log"))
     asked: list[str] = []
 
     async def approve(context: Any, params: Any) -> Any:
@@ -161,16 +132,16 @@ def test_app_policy_and_confirmations_apply_to_mcp_tools(adb_server, sim_phone, 
 
     async def main() -> None:
         args = ("--serial", sim_phone.serial, "--runs-dir", str(tmp_path / "runs"), "--policy", str(policy))
-        async with _stdio(env, *args) as session:  # this client offers no elicitation
-            denied = _json(await session.call_tool("open_app", {"app": "Chrome"}))
+        async with stdio_session(env, *args) as session:  # this client offers no elicitation
+            denied = tool_json(await session.call_tool("open_app", {"app": "Chrome"}))
             assert not denied["ok"] and "deny_apps" in denied["feedback"], denied
             assert sim_phone.adb_state()["foreground"] == "com.android.launcher3"
             # "Install" is a sensitive word (data/sensitive.toml): nobody to ask, refused, said why
-            refused = _json(await session.call_tool("click_text", {"text": "Install"}))
+            refused = tool_json(await session.call_tool("click_text", {"text": "Install"}))
             assert not refused["ok"] and "nobody confirmed it" in refused["feedback"]
             assert "elicitation" in refused["feedback"], refused
-        async with _stdio(env, *args, elicitation_callback=approve) as session:
-            approved = _json(await session.call_tool("click_text", {"text": "Install"}))
+        async with stdio_session(env, *args, elicitation_callback=approve) as session:
+            approved = tool_json(await session.call_tool("click_text", {"text": "Install"}))
             assert len(asked) == 1 and "Install" in asked[0]
             assert approved["asked_user"]["reply"]["kind"] == "approve"
             assert "confirmed" not in approved["feedback"]  # it went on to look for the text
@@ -178,29 +149,12 @@ def test_app_policy_and_confirmations_apply_to_mcp_tools(adb_server, sim_phone, 
     _run(main)
 
 
-def _serve_http(env: dict[str, str], port: int, *args: str, log: Path) -> subprocess.Popen[bytes]:
-    out = log.open("ab")
-    proc = subprocess.Popen([sys.executable, "-m", "mobile_agent.cli", "mcp", "--transport", "http",
-                             "--port", str(port), *args], cwd=ROOT, env=env, stdout=out, stderr=out)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"mobile-agent mcp exited {proc.returncode}: {log.read_text()}")
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=1)
-            return proc
-        except httpx.TransportError:
-            time.sleep(0.2)
-    proc.kill()
-    raise AssertionError("the MCP HTTP server did not start")
-
-
 def test_streamable_http_needs_the_bearer_token(adb_server, sim_phone, tmp_path):
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     token = "mcp-test-token-7f3a"
-    env = _env(adb_server.port)
+    env = mcp_env(adb_server.port)
     no_token = subprocess.run([sys.executable, "-m", "mobile_agent.cli", "mcp", "--transport", "http"],
                               cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert no_token.returncode == 2 and "bearer token" in no_token.stderr  # never an open endpoint
@@ -210,7 +164,7 @@ def test_streamable_http_needs_the_bearer_token(adb_server, sim_phone, tmp_path)
     assert only_named.returncode == 2 and "bearer token" in only_named.stderr  # an empty token is no token
 
     port = free_port()
-    proc = _serve_http(dict(env, MOBILE_AGENT_SERVER__API_TOKEN=token,
+    proc = serve_http(dict(env, MOBILE_AGENT_SERVER__API_TOKEN=token,
                             MOBILE_AGENT_SERVER__TOKENS='{"alice": "alice-token-91c2"}'),
                        port, "--serial", sim_phone.serial, log=tmp_path / "server.log")
     url = f"http://127.0.0.1:{port}/mcp"
@@ -227,11 +181,11 @@ def test_streamable_http_needs_the_bearer_token(adb_server, sim_phone, tmp_path)
                 async with streamable_http_client(url, http_client=client) as (read, write, *_):
                     async with ClientSession(read, write) as session:
                         await session.initialize()
-                        devices = _json(await session.call_tool("list_devices", {}))
+                        devices = tool_json(await session.call_tool("list_devices", {}))
                         assert sim_phone.serial in [d["serial"] for d in devices["devices"]]
                         bad = await session.call_tool("swipe_points", {"x1": 1})
                         assert bad.is_error
-                        back = _json(await session.call_tool("back", {}))
+                        back = tool_json(await session.call_tool("back", {}))
                         assert back["ok"], back
 
         _run(main)
@@ -241,7 +195,7 @@ def test_streamable_http_needs_the_bearer_token(adb_server, sim_phone, tmp_path)
 
 
 def test_run_instruction_reports_progress_and_a_cancel_stops_the_run(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
-    env = _env(adb_server.port, MCP_TEST_LOG=str(tmp_path / "server.log"),
+    env = mcp_env(adb_server.port, MCP_TEST_LOG=str(tmp_path / "server.log"),
                MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url, MOBILE_AGENT_PLANNER__API_KEY="k-mcp-123",
                MOBILE_AGENT_PLANNER__MODEL="scripted-vlm")
     progress: list[tuple[float, float | None, str | None]] = []
@@ -250,16 +204,24 @@ def test_run_instruction_reports_progress_and_a_cancel_stops_the_run(adb_server,
         progress.append((done, total, message))
 
     async def main() -> None:
-        async with _stdio(env, "--serial", sim_phone.serial, "--runs-dir", str(tmp_path / "runs")) as session:
+        async with stdio_session(env, "--serial", sim_phone.serial, "--runs-dir", str(tmp_path / "runs")) as session:
             llm_server.script([plan_reply("Open App (Settings)"), plan_reply("Home"), plan_reply("Stop"), DONE])
-            result = _json(await session.call_tool("run_instruction", {"instruction": "Open Settings, then go home"},
+            result = tool_json(await session.call_tool("run_instruction", {"instruction": "Open Settings, then go home"},
                                                    progress_callback=on_progress))
             assert result["status"] == "completed" and result["steps"] == 3, result
             assert [p[0] for p in progress] == [1.0, 2.0, 3.0]
             assert "Open App (Settings)" in (progress[0][2] or "")
             assert Path(result["report"]).is_file()
-            record = _json(await session.call_tool("read_trajectory", {"run_id": result["run_id"]}))
+            record = tool_json(await session.call_tool("read_trajectory", {"run_id": result["run_id"]}))
             assert [s["action_text"] for s in record["steps"]][:2] == ["Open App (Settings)", "Home"]
+            # the run has its own trajectory; the session's links to it
+            (mine,) = [p.parent for p in (tmp_path / "runs").glob("*/trajectory.jsonl") if p.parent.name != Path(result["trajectory_dir"]).name]
+            header, link = trajectory_lines(mine)
+            assert header["mode"] == "mcp" and link["by"] == "mcp", link
+            assert link["linked_run"]["folder"] == Path(result["trajectory_dir"]).name
+            assert link["linked_run"]["run_id"] == result["run_id"] and link["linked_run"]["status"] == "completed"
+            assert link["operation"] == {"name": "run_instruction", "params": {"instruction": "Open Settings, then go home"}}
+            assert (mine / link["screenshot"]).is_file()
 
             # a slow model and a client that gives up: the call is cancelled, so is the run
             moves = [plan_reply("Open App (Settings)"), plan_reply("Home")] * 25  # never the same twice in a row
@@ -272,10 +234,10 @@ def test_run_instruction_reports_progress_and_a_cancel_stops_the_run(adb_server,
             await anyio.sleep(1.5)
             assert len(llm_server.chat_requests) == settled, "the run went on after the client cancelled"
             assert settled - requests_before < 10
-            runs = sorted((tmp_path / "runs").glob("*/trajectory.jsonl"), key=lambda p: p.stat().st_mtime)
-            final = json.loads(runs[-1].read_text(encoding="utf-8").splitlines()[-1])
-            assert final["status"] == "cancelled", final
-            assert _json(await session.call_tool("list_devices", {}))  # and the server serves on
+            planned = [trajectory_lines(p.parent) for p in (tmp_path / "runs").glob("*/trajectory.jsonl")]
+            planned = sorted((lines for lines in planned if lines[0]["mode"] == "planned"), key=lambda x: x[0]["started_at"])
+            assert planned[-1][-1]["status"] == "cancelled", planned[-1][-1]
+            assert tool_json(await session.call_tool("list_devices", {}))  # and the server serves on
 
     _run(main)
 
@@ -284,7 +246,7 @@ def test_run_instruction_hands_over_to_the_clients_user_by_elicitation(adb_serve
     """The model asks the person (paper dialect's Ask user): the question reaches the MCP
     client as an elicitation; its answer goes back to the model in the next request, and
     "done" (the person acted on the phone) makes the run look again and go on."""
-    env = _env(adb_server.port, MCP_TEST_LOG=str(tmp_path / "server.log"),
+    env = mcp_env(adb_server.port, MCP_TEST_LOG=str(tmp_path / "server.log"),
                MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url, MOBILE_AGENT_PLANNER__API_KEY="k-mcp-123",
                MOBILE_AGENT_PLANNER__MODEL="scripted-vlm")
     replies: list[dict[str, Any]] = [{"answer": "Shopping list", "done": False}, {"answer": "", "done": True}]
@@ -298,16 +260,16 @@ def test_run_instruction_hands_over_to_the_clients_user_by_elicitation(adb_serve
 
     async def main() -> None:
         args = ("--serial", sim_phone.serial, "--runs-dir", str(tmp_path / "runs"))
-        async with _stdio(env, *args, elicitation_callback=answer) as session:
+        async with stdio_session(env, *args, elicitation_callback=answer) as session:
             llm_server.script([plan_reply("Ask user (Which note title do you want?)"),
                                plan_reply("Ask user (Please open the Notes app for me)"), plan_reply("Stop"), DONE])
-            result = _json(await session.call_tool("run_instruction", {"instruction": "Write a note"}))
+            result = tool_json(await session.call_tool("run_instruction", {"instruction": "Write a note"}))
             assert asked == ["Which note title do you want?", "Please open the Notes app for me"], asked
             prompts = [r.body.decode("utf-8", "replace") for r in llm_server.chat_requests]
             assert any("Shopping list" in p for p in prompts[1:]), "the answer did not reach the model"
             assert any("took over" in p for p in prompts[2:]), "the model was not told the user acted"
             assert result["status"] == "completed", result
-            record = _json(await session.call_tool("read_trajectory", {"run_id": result["run_id"]}))
+            record = tool_json(await session.call_tool("read_trajectory", {"run_id": result["run_id"]}))
             kinds = [(s.get("asked_user") or {}).get("kind") for s in record["steps"]]
             assert kinds[:2] == ["question", "question"], kinds
 

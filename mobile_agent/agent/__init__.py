@@ -27,7 +27,7 @@ from mobile_agent.agent.screen_diff import change_ratio, screen_changed
 from mobile_agent.agent.script import ScriptedRun, parse_script, run_script
 from mobile_agent.agent.session import RunSession, carry_out
 from mobile_agent.agent.step import RunBody, StepDraft, StepEnd
-from mobile_agent.agent.trajectory import load_trajectory
+from mobile_agent.agent.trajectory import load_trajectory, write_report
 
 __all__ = [
     "NO_EFFECT_NOTE",
@@ -55,4 +55,5 @@ __all__ = [
     "parse_script",
     "run_script",
     "screen_changed",
+    "write_report",
 ]

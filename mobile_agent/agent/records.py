@@ -133,12 +133,16 @@ class StepRecord:
     timings: StepTimings = field(default_factory=StepTimings)
     usage: dict[str, Any] = field(default_factory=dict)
     started_at: float = 0.0
-    by: str = "model"  # who chose the action: "model", "replay" (a cached plan), "script" or "person"
+    # who chose the action: "model", "replay" (a cached plan), "script", "person" or "mcp" (an MCP client's tool call)
+    by: str = "model"
     # a grounded model's tap: {"model_point", "point", "moved", "reason", "target"} (perception.snapping)
     snap: dict[str, Any] | None = None
     # what the person was asked before or by this step, and the reply:
     # {"kind": "confirm"|"question", "question", "reason", "reply": {"kind", "text", "by"} | None}
     asked_user: dict[str, Any] | None = None
+    # a run of its own this step started (an MCP session's run_instruction), with its own
+    # trajectory: {"run_id", "status", "reason", "folder": its folder's name, a sibling of this one}
+    linked_run: dict[str, Any] | None = None
 
     @property
     def operation_name(self) -> str | None:

@@ -119,7 +119,8 @@ dt { font-weight: 600; color: #555; } dd { margin: 0; white-space: pre-wrap; wor
   $("status").className = "status " + status;
   const taken = steps.filter((x) => !x.final).length;  // the end screen is no step
   $("meta").textContent = [
-    header.mode === "scripted" ? "scripted (no model)" : "model: " + (header.model || "-"),
+    header.mode === "scripted" ? "scripted (no model)" : header.mode === "mcp" ? "MCP session (the client's tool calls)"
+      : "model: " + (header.model || "-"),
     "device: " + ((header.device || {}).serial || "-"),
     taken + (taken === 1 ? " step" : " steps"),
     result.duration_s !== undefined ? result.duration_s + " s" : "",
@@ -130,6 +131,14 @@ dt { font-weight: 600; color: #555; } dd { margin: 0; white-space: pre-wrap; wor
     const dd = document.createElement("dd"); dd.textContent = value;
     if (cls) dd.className = cls;
     dl.appendChild(dt); dl.appendChild(dd);
+  }
+  function runLink(dl, run) {  // a run of its own, in a sibling folder: its report
+    const dt = document.createElement("dt"); dt.textContent = "Run";
+    const dd = document.createElement("dd");
+    const a = document.createElement("a");
+    if (/^[\\w.-]+$/.test(run.folder || "")) a.href = "../" + run.folder + "/report.html";
+    a.textContent = run.run_id + ": " + run.status + (run.reason ? " (" + run.reason + ")" : "");
+    dd.appendChild(a); dl.appendChild(dt); dl.appendChild(dd);
   }
   function timings(t) {
     if (!t) return "";
@@ -149,6 +158,8 @@ dt { font-weight: 600; color: #555; } dd { margin: 0; white-space: pre-wrap; wor
     row(dl, "Action", s.action_text);
     if (s.by === "replay") row(dl, "Planned by", "replay of a cached plan (no model call)");
     if (s.by === "person") row(dl, "Done by", "the person (a takeover or a reply)");
+    if (s.by === "mcp") row(dl, "Asked by", "the MCP client (a tool call)");
+    if (s.linked_run) runLink(dl, s.linked_run);
     if (s.asked_user) {
       const r = s.asked_user.reply;
       row(dl, s.asked_user.kind === "confirm" ? "Confirmation asked" : "Question to the person", s.asked_user.question);

@@ -78,6 +78,7 @@ class StepDraft:
     by: str = "model"
     snap: dict[str, Any] | None = None
     asked_user: dict[str, Any] | None = None
+    linked_run: dict[str, Any] | None = None
     # the frame as the trajectory keeps it (password fields hidden), when it differs from ``frame``
     kept_pixels: Any = None
     # the step has something worth keeping if the run ends now (a reply, an operation);

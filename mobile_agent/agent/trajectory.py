@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -40,7 +41,7 @@ from mobile_agent.errors import ConfigError, DeviceError
 from mobile_agent.operations.context import AgentDevice
 from mobile_agent.settings import Settings
 
-__all__ = ["TrajectoryWriter", "load_trajectory", "run_header"]
+__all__ = ["TrajectoryWriter", "load_trajectory", "run_header", "write_report"]
 
 log = logging.getLogger(__name__)
 
@@ -194,39 +195,73 @@ class TrajectoryWriter:
         self._write_line(self._result)
         self.close()
 
-    def close(self) -> None:
-        for future in self._pending:
+    def flush(self) -> None:
+        """Wait until every image queued so far is on disk. A trajectory that stays open
+        across calls (an MCP session's) flushes after each step, so that a process
+        killed between two steps leaves every written step with its images."""
+        pending, self._pending = self._pending, []
+        for future in pending:
             try:
                 future.result()
             except (OSError, ValueError) as exc:  # a lost image must not lose the run
                 log.warning("could not write a trajectory image: %s", exc)
-        self._pending.clear()
+
+    def close(self) -> None:
+        self.flush()
         self._pool.shutdown(wait=True)
         with self._lock:
             if not self._file.closed:
                 self._file.close()
         try:
-            html = render_report(self.folder, self._header, self._steps, self._result)
-            (self.folder / "report.html").write_text(html, encoding="utf-8")  # its texts are already redacted
+            write_report(self.folder, (self._header, self._steps, self._result))
         except OSError as exc:
             log.warning("could not write report.html: %s", exc)
 
 
+def write_report(
+    folder: Path, run: tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None] | None = None
+) -> Path:
+    """Write ``report.html`` of the trajectory in ``folder``: from ``run`` (header, steps,
+    result: the lines as written), else read back from ``trajectory.jsonl``, which is how
+    the report of a run whose process died before its end is made afterwards. The lines
+    were redacted when written. Raises ``OSError`` (and ``ValueError`` for a damaged file).
+
+    Written aside and renamed: a process stopped meanwhile (an MCP client gives its server
+    a few seconds after closing stdin) leaves the previous report or none, never half a page."""
+    header, steps, result = run if run is not None else load_trajectory(folder)
+    path = Path(folder) / "report.html"
+    partial = path.with_name(".report.html.partial")
+    partial.write_text(render_report(Path(folder), header, steps, result), encoding="utf-8")
+    os.replace(partial, path)
+    return path
+
+
 def load_trajectory(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
-    """(header, steps, result) from a trajectory folder; result is None for an unfinished run."""
+    """(header, steps, result) from a trajectory folder; result is None for an unfinished run.
+
+    A last line cut short (the process was killed while writing it) is left out: the
+    lines before it are whole, each written and flushed in one go. A damaged line
+    anywhere else raises ``ValueError``."""
     header: dict[str, Any] = {}
     steps: list[dict[str, Any]] = []
     result = None
     with (Path(folder) / "trajectory.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
+        *whole, last = fh.read().split("\n")  # not splitlines: a text may hold U+2028
+    for number, line in enumerate([*whole, last], start=1):
+        if not line.strip():
+            continue
+        try:
             data = json.loads(line)
-            kind = data.get("type")
-            if kind == "run":
-                header = data
-            elif kind == "step":
-                steps.append(data)
-            elif kind == "result":
-                result = data
+        except ValueError:
+            if number <= len(whole):
+                raise
+            log.warning("%s: the last line is cut short (the run's process died while writing it)", folder)
+            break
+        kind = data.get("type")
+        if kind == "run":
+            header = data
+        elif kind == "step":
+            steps.append(data)
+        elif kind == "result":
+            result = data
     return header, steps, result

@@ -35,6 +35,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--host", help="HTTP listen address (default: server.host, 127.0.0.1)")
     parser.add_argument("--port", type=int, help="HTTP listen port (default: server.port, 8000)")
     parser.add_argument("--token-file", type=Path, help="file holding the bearer token (first line)")
+    parser.add_argument("--session-idle-timeout", type=float, default=1800.0, metavar="SECONDS",
+                        help="HTTP: an MCP session with no request for this long is closed, and its "
+                        "trajectory ended (default 1800)")
     parser.add_argument("--serial", "-s", help="the phone tools use when a call names none")
     parser.add_argument("--runs-dir", type=Path, help="where trajectories go (default: agent.output_dir)")
     parser.add_argument("--policy", metavar="FILE", type=Path,
@@ -86,7 +89,11 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     import uvicorn
 
-    app = bearer_protected(server.streamable_http_app(host=settings.server.host), tokens)
+    if not args.session_idle_timeout > 0:
+        print("mobile-agent mcp: --session-idle-timeout must be a positive number of seconds", file=sys.stderr)
+        return EXIT_USAGE
+    http = server.streamable_http_app(host=settings.server.host, session_idle_timeout=args.session_idle_timeout)
+    app = bearer_protected(http, tokens)
     uvicorn.run(app, host=settings.server.host, port=settings.server.port, log_level="warning")
     return 0
 

@@ -1,4 +1,5 @@
-"""One operation asked for by an MCP client, with the planned run's safety check.
+"""One operation asked for by an MCP client, as a step of the session's trajectory, with
+the planned run's safety check.
 
 A script line typed by the person at the terminal is their own decision, so a scripted run
 does not ask again; an MCP client is another program (often a model), so its operations
@@ -6,40 +7,54 @@ get what a planned run's get: ``agent.guard.Guard`` (app allow/deny/confirm list
 sensitive words, password fields, ``{{secret:name}}`` typing) and a confirmation asked
 through the run's channel, behind the ``agent.safety.confirmations`` policy.
 
-May import: ``mobile_agent`` (agent, operations, settings).
+The step is the scripted step's (``RunSession.act``, ``settle``, ``record``: the same
+localization, secrets and records), but it never ends the trajectory: a failed or refused
+operation is the client's to react to, and the session goes on.
+
+May import: ``mobile_agent`` (agent, operations, settings) and ``perception.types``.
 """
 
 from __future__ import annotations
 
 from mobile_agent.agent.clearance import clear_operation
 from mobile_agent.agent.guard import Guard, screen_reader
-from mobile_agent.agent.records import RunStatus
-from mobile_agent.agent.script import ScriptedRun
+from mobile_agent.agent.parts import TimedLocator
 from mobile_agent.agent.session import RunSession
-from mobile_agent.agent.step import StepDraft, StepEnd
+from mobile_agent.agent.step import StepDraft
+from mobile_agent.operations.context import AgentDevice
+from mobile_agent.operations.parser import ParsedAction
+from perception.types import Location
 
-__all__ = ["GuardedOperation"]
+__all__ = ["guarded_step"]
 
 
-class GuardedOperation(ScriptedRun):
-    """A one-line scripted run whose line first passes the safety guard."""
-
-    def step(self, session: RunSession, draft: StepDraft) -> StepEnd:
-        line = self.lines[draft.index - 1]
-        device = self.open()
-        guard = Guard(
-            self.settings.agent.safety,
-            read_screen=screen_reader(self.locator.untimed()),
-            current_app=getattr(device, "current_app", None),
-            app_package=getattr(device, "resolve_app_label", None),
-        )
-        refused = clear_operation(session, draft, guard, line.action, timeout_s=self.settings.agent.user_timeout_s)
-        refusal = None if refused is None else (f"{line.action.text} was not done: {refused}" if refused.asked else str(refused))
-        if refusal is None:
-            return super().step(session, draft)
-        draft.action_text = line.text
-        draft.by = "script"
-        draft.took_action(line.action)
-        draft.ok, draft.feedback = False, refusal
+def guarded_step(session: RunSession, draft: StepDraft, action: ParsedAction, candidate: int | None,
+                 device: AgentDevice, locator: TimedLocator) -> None:
+    """Carry out ``action`` on ``draft.frame`` once the guard clears it, and record the step
+    (``by="mcp"``). ``candidate``: the place to use when several match (there is no model
+    to choose). A refusal is recorded as a step that did nothing, with the reason."""
+    settings = session.settings
+    draft.action_text = action.text
+    draft.by = "mcp"
+    guard = Guard(
+        settings.agent.safety,
+        read_screen=screen_reader(locator.untimed()),
+        current_app=getattr(device, "current_app", None),
+        app_package=getattr(device, "resolve_app_label", None),
+    )
+    refused = clear_operation(session, draft, guard, action, timeout_s=settings.agent.user_timeout_s)
+    if refused is not None:
+        draft.took_action(action)
+        draft.ok = False
+        draft.feedback = f"{action.text} was not done: {refused}" if refused.asked else str(refused)
         session.record(draft)
-        return StepEnd(draft.frame, session.finish(RunStatus.NOT_COMPLETED, refusal))
+        return
+
+    def choose(location: Location) -> int | None:
+        draft.chosen_candidate = candidate
+        return candidate
+
+    outcome = session.act(draft, action, device, locator, choose)
+    if outcome.ok and not outcome.terminal:
+        session.settle(device, draft)
+    session.record(draft)

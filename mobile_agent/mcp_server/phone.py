@@ -1,10 +1,10 @@
 """What the MCP tools do, as plain synchronous calls (the server runs them in threads).
 
-Every operation goes through the agent's own run template (``carry_out`` with a
-one-line run, ``guarded.GuardedOperation``): the same localization as ``mobile-agent run
---script``, the planned run's safety guard and confirmation policy (``agent.safety``), the
-same secrets and redaction, and a trajectory written like any other run's. Nothing here
-taps the phone directly.
+Every operation goes through the agent's own step parts (``sessions.SessionTrajectory``,
+``guarded.guarded_step``): the same localization as ``mobile-agent run --script``, the
+planned run's safety guard and confirmation policy (``agent.safety``), the same secrets
+and redaction, and a step of the MCP session's trajectory, recorded like any run's.
+Nothing here taps the phone directly.
 
 Screens and perception: a screenshot is downscaled for the client (``max_side``); the
 boxes of ``find_text`` / ``find_icon`` stay in screen pixels, as the operations take them.
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from mobile_agent.agent import RunResult
     from mobile_agent.agent.people import UserChannel
     from mobile_agent.device import Device
+    from mobile_agent.mcp_server.sessions import McpSession, SessionTrajectory
     from perception.types import Location
 
 __all__ = ["NOT_TOOLS", "PhoneService", "operation_cards"]
@@ -136,35 +137,17 @@ class PhoneService:
 
     # -- acting -------------------------------------------------------------------
     def operate(self, card: OperationCard, params: dict[str, Any], serial: str | None,
-                channel: UserChannel | None, candidate: int | None = None) -> dict[str, Any]:
-        """One operation, as a one-step scripted run of the agent."""
-        from mobile_agent.agent.parts import run_locator
-        from mobile_agent.agent.people import run_channel
-        from mobile_agent.agent.script import ScriptLine
-        from mobile_agent.agent.session import carry_out
-        from mobile_agent.mcp_server.guarded import GuardedOperation
-
+                channel: UserChannel | None, session: McpSession, candidate: int | None = None) -> dict[str, Any]:
+        """One operation, as the next step of ``session``'s trajectory on the phone."""
         model = card.params_model.model_validate(params)  # ValidationError: the caller's mistake
         text = card.render(model)
-        line = ScriptLine(1, text, ParsedAction(card.name, model, raw=text, text=text), candidate)
+        action = ParsedAction(card.name, model, raw=text, text=text)
         device = self.device(serial)
-        timed = run_locator(self.settings, None)
-        result = carry_out(
-            self.settings,
-            GuardedOperation(self.settings, [line], device, timed),
-            instruction=f"MCP tool {card.name}: {text}",
-            mode="scripted",
-            locator=timed,
-            on_event=None,
-            output_dir=None,
-            cancel=None,
-            channel=run_channel(self.settings, channel),
-        )
-        self._remember(result)
-        return operation_answer(result)
+        return session.trajectory(device, self._remember).operate(action, candidate, channel)
 
-    def run_instruction(self, instruction: str, serial: str | None, *, cancel: threading.Event,
-                        on_event: Any, channel: UserChannel | None, max_steps: int | None) -> RunResult:
+    def run_instruction(self, instruction: str, serial: str | None, *, cancel: threading.Event, on_event: Any,
+                        channel: UserChannel | None, max_steps: int | None, session: McpSession) -> RunResult:
+        """A planned run with its own trajectory, linked from ``session``'s on that phone."""
         from mobile_agent.agent import Agent
 
         if not self.settings.planner.configured:
@@ -176,15 +159,19 @@ class PhoneService:
         if max_steps is not None:
             settings = settings.model_copy(update={"agent": settings.agent.model_copy(update={"max_steps": max_steps})})
         device = self.device(serial)
-        result = Agent(settings, device=device, on_event=on_event, channel=channel).run(instruction, cancel=cancel)
-        self._remember(result)
-        return result
 
-    # -- records ------------------------------------------------------------------
-    def _remember(self, result: RunResult) -> None:
-        if result.run_id:
+        def start() -> RunResult:
+            result = Agent(settings, device=device, on_event=on_event, channel=channel).run(instruction, cancel=cancel)
             with self._lock:
                 self.runs[result.run_id] = result.trajectory_dir
+            return result
+
+        return session.trajectory(device, self._remember).linked(instruction, start)
+
+    # -- records ------------------------------------------------------------------
+    def _remember(self, run_id: str, trajectory: SessionTrajectory) -> None:
+        with self._lock:
+            self.runs[run_id] = trajectory.run.trajectory_dir
 
     def run_folder(self, run_id: str) -> Path:
         """The trajectory folder of ``run_id``: one of this server's runs, else a folder of
@@ -219,28 +206,20 @@ class PhoneService:
         return {"folder": str(folder.resolve()), "run": header, "steps": steps, "result": result}
 
     def report(self, run_id: str) -> str:
-        path = self.run_folder(run_id) / "report.html"
+        """The run's HTML report; one still open (an MCP session's) or left unfinished by a
+        process that died is rendered from its trajectory file as it stands."""
+        from mobile_agent.agent.report import render_report
+        from mobile_agent.agent.trajectory import load_trajectory
+
+        folder = self.run_folder(run_id)
         try:
-            return path.read_text(encoding="utf-8")
-        except OSError as exc:
+            header, steps, result = load_trajectory(folder)
+            written = folder / "report.html"
+            if result is not None and written.is_file():
+                return written.read_text(encoding="utf-8")
+            return render_report(folder, header, steps, result)
+        except (OSError, ValueError) as exc:
             raise ToolFailure(f"run {run_id!r} has no report: {exc}") from exc
-
-
-def operation_answer(result: RunResult) -> dict[str, Any]:
-    """What an operation tool answers: did it happen, the feedback, where it is recorded."""
-    step = result.steps[-1] if result.steps else None
-    return {
-        "ok": bool(step and step.ok) and result.status.value == "completed",
-        "status": result.status.value,
-        "feedback": (step.feedback if step else "") or result.reason,
-        "action": step.action_text if step else None,
-        "tap_point": list(step.tap_point) if step and step.tap_point else None,
-        "screen_changed": step.screen_changed if step else None,
-        "asked_user": step.asked_user if step else None,
-        "error": result.error,
-        "run_id": result.run_id,
-        "trajectory_dir": str(result.trajectory_dir.resolve()),
-    }
 
 
 def run_answer(settings: Settings, result: RunResult) -> dict[str, Any]:

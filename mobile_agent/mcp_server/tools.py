@@ -12,6 +12,12 @@ Tools:
   client's cancellation setting the run's cancel event;
 - ``read_trajectory``.
 
+One trajectory per MCP session (``sessions``): the session's ``McpSession`` lives in the
+SDK's per-connection state and is closed from the connection's exit stack, which the SDK
+unwinds however the connection ends (stdio closed, HTTP session deleted or idle, server
+stopped). A client of the 2026-07-28 protocol has no session: each request is a
+connection of its own, so each of its calls is a trajectory of its own.
+
 Resources: ``phone://devices``, ``phone://devices/{serial}/screenshot`` (the last screenshot
 a tool took of that phone), ``run://{run_id}/report`` (a run's HTML report).
 
@@ -26,7 +32,8 @@ import inspect
 import json
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Annotated, Any, cast
 
 import anyio
@@ -46,6 +53,7 @@ from mobile_agent.mcp_server.phone import (
     operation_cards,
     run_answer,
 )
+from mobile_agent.mcp_server.sessions import McpSession
 from mobile_agent.operations.registry import OperationCard
 from mobile_agent.settings import Settings
 
@@ -101,6 +109,37 @@ class ElicitChannel:
         return None
 
 
+SESSION_STATE = "mobile_agent.mcp_session"  # our key in the SDK's per-connection state
+SESSION_ENDED = "the MCP session ended"
+
+
+@asynccontextmanager
+async def _session_of(ctx: Context[Any, Any], settings: Settings) -> AsyncIterator[McpSession]:
+    """The MCP session this call belongs to: made on its first call, kept in the SDK's
+    ``Connection.state`` and closed by the connection's ``exit_stack`` (the SDK's teardown
+    hook: "push cleanup from handlers"). The 2.x SDK hands a tool its connection only as
+    ``ServerSession._connection``; without it a call is a session of its own."""
+    params = ctx.session.client_params
+    client = params.client_info if params is not None else None
+    connection = getattr(ctx.request_context.session, "_connection", None)
+    session_id = getattr(connection, "session_id", None)
+    title = "MCP session" + (f" of {client.name} {client.version}" if client is not None else "")
+    title += f" (HTTP session {session_id})" if session_id else ""
+    if connection is None:
+        log.warning("the MCP SDK gives no connection to keep the session in: this call is a trajectory of its own")
+        alone = McpSession(settings, title)
+        try:
+            yield alone
+        finally:
+            await anyio.to_thread.run_sync(alone.close, SESSION_ENDED)
+        return
+    session = connection.state.get(SESSION_STATE)
+    if not isinstance(session, McpSession):
+        session = connection.state[SESSION_STATE] = McpSession(settings, title)
+        connection.exit_stack.push_async_callback(anyio.to_thread.run_sync, session.close, SESSION_ENDED)
+    yield session
+
+
 def _channel(ctx: Context[Any, Any]) -> UserChannel:
     caps = ctx.client_capabilities
     if caps is not None and getattr(caps, "elicitation", None) is not None:
@@ -130,7 +169,8 @@ def _card_description(card: OperationCard) -> str:
     text = f"{card.syntax}: {card.description}"
     for limitation in card.limitations:
         text += f"\nLimitation: {limitation}"
-    return text + "\nCarried out as a one-step run of the agent (safety policy applies); answers its feedback."
+    return text + ("\nCarried out by the agent (safety policy applies) as the next step of this MCP session's "
+                   "trajectory; answers its feedback, the step and the trajectory's run_id.")
 
 
 def _card_tool(service: PhoneService, card: OperationCard) -> Callable[..., Awaitable[dict[str, Any]]]:
@@ -141,7 +181,9 @@ def _card_tool(service: PhoneService, card: OperationCard) -> Callable[..., Awai
         serial = kwargs.pop("serial", None)
         candidate = kwargs.pop("candidate", None)
         channel = _channel(ctx)
-        answer: dict[str, Any] = await _in_thread(lambda: service.operate(card, kwargs, serial, channel, candidate))
+        async with _session_of(ctx, service.settings) as session:
+            answer: dict[str, Any] = await _in_thread(
+                lambda: service.operate(card, kwargs, serial, channel, session, candidate))
         return answer
 
     parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)]
@@ -211,7 +253,8 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
 
     @server.tool(description="Carry out a whole instruction with the agent (planner model, the server's settings). "
                  "Long-running: one progress notification per step; cancelling the call cancels the run. "
-                 "Answers the run's result (status, reason, steps, trajectory folder, report).")
+                 "Answers the run's result (status, reason, steps, trajectory folder, report). The run has a "
+                 "trajectory of its own; this MCP session's trajectory gets a step that links to it.")
     async def run_instruction(
         ctx: Context[Any, Any],
         instruction: Annotated[str, Field(min_length=1, max_length=2000, description="what to do, e.g. 'Turn on dark mode'")],
@@ -233,15 +276,17 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
             except Exception:  # a cancelled call or a closed session: the run goes on to its end
                 log.debug("progress of step %s not sent", event.step, exc_info=True)
 
-        result = await _in_thread(
-            lambda: service.run_instruction(instruction, serial, cancel=cancel, on_event=on_event,
-                                            channel=channel, max_steps=max_steps),
-            cancel=cancel,
-        )
+        async with _session_of(ctx, settings) as session:
+            result = await _in_thread(
+                lambda: service.run_instruction(instruction, serial, cancel=cancel, on_event=on_event,
+                                                channel=channel, max_steps=max_steps, session=session),
+                cancel=cancel,
+            )
         return run_answer(settings, result)
 
-    @server.tool(description="Read a run's trajectory (this server's runs, or any under agent.output_dir): the "
-                 "run header, every step (action, feedback, tap point, timings) and the result.")
+    @server.tool(description="Read a run's trajectory (this server's runs and MCP sessions, or any under "
+                 "agent.output_dir): the run header, every step (action, feedback, tap point, timings) and the "
+                 "result (none yet for a session still open).")
     async def read_trajectory(
         run_id: Annotated[str, Field(min_length=1, max_length=200, description="the run's id")],
         max_steps: Annotated[int, Field(ge=1, le=1000, description="the last this many steps")] = 50,
