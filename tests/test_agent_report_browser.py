@@ -101,3 +101,34 @@ def test_the_end_screen_is_not_counted_as_a_step(tmp_path):
             assert page.text_content("#meta") == "model: gpt-4o · device: phone-1 · 1 step · 1.5 s"
         finally:
             browser.close()
+
+
+def test_an_mcp_session_report_names_the_client_and_links_the_run_it_started(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from mobile_agent.agent.report import render_report
+
+    session, run = tmp_path / "20261124-120000-sess1", tmp_path / "20261124-120001-run1"
+    for folder in (session, run):
+        folder.mkdir()
+        Image.new("RGB", (108, 240), "grey").save(folder / "step-001.png")
+    (run / "report.html").write_text("<title>the run's own report</title>", encoding="utf-8")
+    header = {"instruction": "MCP session of claude-ai 0.1.0", "mode": "mcp", "device": {"serial": "phone-1"}}
+    steps = [{"index": 1, "screenshot": "step-001.png", "action_text": "Run instruction (Open Settings)", "ok": True,
+              "by": "mcp", "linked_run": {"run_id": "run1", "status": "completed", "reason": "done", "folder": run.name}}]
+    report = session / "report.html"
+    report.write_text(render_report(session, header, steps, None), encoding="utf-8")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(report.as_uri())
+            assert page.text_content("#meta") == "MCP session (the client's tool calls) · device: phone-1 · 1 step"
+            assert page.text_content("#status") == "unfinished"
+            details = page.text_content("#details")
+            assert "the MCP client (a tool call)" in details and "run1: completed (done)" in details
+            page.click("#details a")
+            page.wait_for_url(f"**/{run.name}/report.html")
+            assert page.title() == "the run's own report"
+        finally:
+            browser.close()

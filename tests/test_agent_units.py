@@ -26,7 +26,7 @@ from mobile_agent.agent import (
 from mobile_agent.agent.annotate import annotate
 from mobile_agent.agent.records import AgentEvent, LocationSummary, RunResult, RunUsage
 from mobile_agent.agent.redact import REDACTED, Redactor
-from mobile_agent.agent.trajectory import TrajectoryWriter
+from mobile_agent.agent.trajectory import TrajectoryWriter, write_report
 from mobile_agent.settings import Settings
 from perception.types import Box, Candidate, LocateStatus, Location
 
@@ -223,6 +223,26 @@ def test_trajectory_folder_has_header_steps_result_images_and_a_self_contained_r
     assert "src=\"http" not in html and "<link" not in html  # nothing fetched from elsewhere
     assert "</script><script>alert" not in html  # a model's text cannot close the data block
     assert "ArrowRight" in html and 'id="prev"' in html and 'id="next"' in html
+
+
+def test_a_trajectory_cut_short_is_read_up_to_its_last_whole_line_and_gets_a_report(tmp_path: Path):
+    """A process killed while writing a line leaves it torn: the lines before it are read and
+    the report is made afterwards; a damaged line before the end is an error, not skipped."""
+    writer = TrajectoryWriter(tmp_path, "cut1", Redactor([]), {"instruction": "go", "mode": "mcp"})
+    writer.write_step(StepRecord(index=1, screenshot=writer.save_screenshot(1, _screen()), action_text="Home", ok=True))
+    writer.close()  # no result line: the run never ended
+    folder = writer.folder
+    with (folder / "trajectory.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write('{"type": "step", "index": 2, "action_te')  # torn mid-line
+    header, steps, result = load_trajectory(folder)
+    assert header["instruction"] == "go" and [s["action_text"] for s in steps] == ["Home"] and result is None
+    report = write_report(folder)
+    assert report == folder / "report.html" and "Home" in report.read_text(encoding="utf-8")
+    assert [p.name for p in folder.iterdir() if "partial" in p.name] == []  # written aside, then renamed
+
+    (folder / "trajectory.jsonl").write_text('{"type": "run"}\n{"type": "st\n{"type": "result"}\n', encoding="utf-8")
+    with pytest.raises(ValueError):
+        load_trajectory(folder)
 
 
 def test_typing_two_characters_is_a_change_and_the_untouched_screen_is_not():
