@@ -245,6 +245,20 @@ def test_a_trajectory_cut_short_is_read_up_to_its_last_whole_line_and_gets_a_rep
         load_trajectory(folder)
 
 
+def test_an_image_embedded_as_it_comes_is_what_the_report_shows(tmp_path: Path):
+    """``embed_later``: the report at the end takes the image embedded then, and decodes
+    nothing again (the file is gone by then here, and the report still shows it)."""
+    writer = TrajectoryWriter(tmp_path, "emb1", Redactor([]), {"instruction": "go", "mode": "mcp"})
+    name = writer.save_screenshot(1, _screen())
+    writer.write_step(StepRecord(index=1, screenshot=name, action_text="Home", ok=True))
+    writer.embed_later(name)
+    writer.flush()
+    (writer.folder / name).unlink()
+    writer.close()
+    html = (writer.folder / "report.html").read_text(encoding="utf-8")
+    assert html.count("data:image/jpeg;base64,") == 1
+
+
 def test_typing_two_characters_is_a_change_and_the_untouched_screen_is_not():
     import io
 

@@ -11,6 +11,7 @@ May import: the standard library, Pillow, ``mobile_agent.planner.images``.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,15 +39,17 @@ def _script_json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def render_report(folder: Path, header: dict[str, Any], steps: list[dict[str, Any]], result: dict[str, Any] | None) -> str:
-    """The HTML of the replay page; images are read from ``folder`` and embedded."""
+def render_report(folder: Path, header: dict[str, Any], steps: list[dict[str, Any]], result: dict[str, Any] | None,
+                  images: Mapping[str, str] | None = None) -> str:
+    """The HTML of the replay page; images are read from ``folder`` and embedded, or taken
+    from ``images`` (file name -> data URI from ``embed_image``) when embedded already."""
     view_steps = []
     for step in steps:
         image = None
         for key in ("annotated", "screenshot"):
             rel = step.get(key)
             if rel:
-                image = embed_image(folder / rel)
+                image = (images or {}).get(rel) or embed_image(folder / rel)
                 if image:
                     break
         view_steps.append({**step, "image": image})

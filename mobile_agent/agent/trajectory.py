@@ -36,7 +36,7 @@ from PIL import Image
 from mobile_agent.agent.annotate import annotate
 from mobile_agent.agent.records import SCHEMA_VERSION, RunResult, StepRecord
 from mobile_agent.agent.redact import Redactor
-from mobile_agent.agent.report import render_report
+from mobile_agent.agent.report import embed_image, render_report
 from mobile_agent.errors import ConfigError, DeviceError
 from mobile_agent.operations.context import AgentDevice
 from mobile_agent.settings import Settings
@@ -120,6 +120,7 @@ class TrajectoryWriter:
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trajectory-images")
         self._pending: list[Future[None]] = []
+        self._embedded: dict[str, str] = {}  # file name -> data URI (embed_later)
         self._file = (self.folder / "trajectory.jsonl").open("w", encoding="utf-8")
         self._write_line(self._header)
 
@@ -156,6 +157,17 @@ class TrajectoryWriter:
     def after_files(self, fn: Callable[..., None], *args: Any) -> None:
         """Run ``fn`` once every image queued so far is on disk (events that name them)."""
         self._submit(fn, *args)
+
+    def embed_later(self, name: str) -> None:
+        """Embed the image ``name`` for the report once it is on disk, in the background: a
+        long trajectory (an MCP session's) then renders its report in the moment its
+        process is given at the end, not one image decode per step."""
+        self._submit(self._embed, name)
+
+    def _embed(self, name: str) -> None:
+        image = embed_image(self.folder / name)
+        if image is not None:
+            self._embedded[name] = image
 
     def _masked(self, pixels: np.ndarray) -> np.ndarray:
         return self._mask(pixels) if self._mask is not None else pixels
@@ -213,13 +225,15 @@ class TrajectoryWriter:
             if not self._file.closed:
                 self._file.close()
         try:
-            write_report(self.folder, (self._header, self._steps, self._result))
+            write_report(self.folder, (self._header, self._steps, self._result), self._embedded)
         except OSError as exc:
             log.warning("could not write report.html: %s", exc)
 
 
 def write_report(
-    folder: Path, run: tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None] | None = None
+    folder: Path,
+    run: tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None] | None = None,
+    images: dict[str, str] | None = None,
 ) -> Path:
     """Write ``report.html`` of the trajectory in ``folder``: from ``run`` (header, steps,
     result: the lines as written), else read back from ``trajectory.jsonl``, which is how
@@ -231,7 +245,7 @@ def write_report(
     header, steps, result = run if run is not None else load_trajectory(folder)
     path = Path(folder) / "report.html"
     partial = path.with_name(".report.html.partial")
-    partial.write_text(render_report(Path(folder), header, steps, result), encoding="utf-8")
+    partial.write_text(render_report(Path(folder), header, steps, result, images), encoding="utf-8")
     os.replace(partial, path)
     return path
 

@@ -77,7 +77,9 @@ class SessionTrajectory:
                     raise
             finally:
                 self.run.writer.flush()
-            return self._answer(self.run.steps[-1])
+            step = self.run.steps[-1]
+            self.run.writer.embed_later(step.annotated or step.screenshot)  # not waited for: the next flush does
+            return self._answer(step)
 
     def linked(self, instruction: str, start: Callable[[], RunResult]) -> RunResult:
         """``start()`` (a run of its own), then a step naming it, on the screen it left.
@@ -87,14 +89,16 @@ class SessionTrajectory:
             result = start()
             with redacted_logs(self.run.redact):
                 try:
-                    self._record_run(instruction, result)
+                    step = self._record_run(instruction, result)
                 except MobileAgentError as exc:  # the phone is gone: the run's own trajectory says so
                     log.warning("the run %s is not linked from %s: %s", result.run_id, self.run_id, exc.message)
+                else:
+                    self.run.writer.embed_later(step.screenshot)
                 finally:
                     self.run.writer.flush()
         return result
 
-    def _record_run(self, instruction: str, result: RunResult) -> None:
+    def _record_run(self, instruction: str, result: RunResult) -> StepRecord:
         index = self.run.take_index()
         draft = self.run.capture(self.device, None, index)
         draft.begun, draft.by = True, "mcp"
@@ -104,7 +108,7 @@ class SessionTrajectory:
         draft.feedback = f"run {result.run_id} ended {result.status.value}: {result.reason}"
         draft.linked_run = {"run_id": result.run_id, "status": result.status.value, "reason": result.reason,
                             "folder": result.trajectory_dir.name}
-        self.run.record(draft)
+        return self.run.record(draft)
 
     def close(self, reason: str) -> RunResult | None:
         """End the trajectory (result line, final screen, report); once."""
