@@ -11,10 +11,12 @@ The step is the scripted step's (``RunSession.act``, ``settle``, ``record``: the
 localization, secrets and records), but it never ends the trajectory: a failed or refused
 operation is the client's to react to, and the session goes on.
 
-May import: ``mobile_agent`` (agent, operations, settings) and ``perception.types``.
+May import: ``mobile_agent`` (agent, operations, settings).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from mobile_agent.agent.clearance import clear_operation
 from mobile_agent.agent.guard import Guard, screen_reader
@@ -23,7 +25,9 @@ from mobile_agent.agent.session import RunSession
 from mobile_agent.agent.step import StepDraft
 from mobile_agent.operations.context import AgentDevice
 from mobile_agent.operations.parser import ParsedAction
-from perception.types import Location
+
+if TYPE_CHECKING:
+    from perception.types import Location
 
 __all__ = ["guarded_step"]
 
