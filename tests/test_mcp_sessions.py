@@ -141,8 +141,6 @@ def test_a_client_killed_mid_session_leaves_its_steps_and_the_server_ends_the_tr
 
 
 def test_a_server_killed_mid_session_leaves_whole_steps_and_the_report_is_made_afterwards(adb_server, sim_phone, tmp_path):
-    from mobile_agent.agent import write_report
-
     env = mcp_env(adb_server.port, MCP_TEST_LOG=str(tmp_path / "server.log"))
     runs, pidfile = tmp_path / "runs", tmp_path / "server.pid"
 
@@ -165,8 +163,14 @@ def test_a_server_killed_mid_session_leaves_whole_steps_and_the_report_is_made_a
     steps = _whole_steps(folder)
     assert [s["action_text"] for s in steps] == ["Open App (Settings)", "Click text (Display & brightness)", "Back"]
     assert not (folder / "report.html").exists()
-    report = _report_data(write_report(folder).read_text(encoding="utf-8"))
+    made = subprocess.run([sys.executable, "-m", "mobile_agent.cli", "report", str(folder)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0 and made.stdout.strip() == str(folder / "report.html"), made.stderr
+    report = _report_data((folder / "report.html").read_text(encoding="utf-8"))
     assert len(report["steps"]) == 3 and report["result"] is None and all(s["image"] for s in report["steps"])
+    nothing = subprocess.run([sys.executable, "-m", "mobile_agent.cli", "report", str(tmp_path)],
+                             cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert nothing.returncode == 2 and "holds no trajectory.jsonl" in nothing.stderr
 
 
 def test_streamable_http_sessions_each_have_a_trajectory_closed_on_delete_or_idle(adb_server, sim_phone, tmp_path):

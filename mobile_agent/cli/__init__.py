@@ -19,7 +19,7 @@ from importlib.metadata import entry_points
 from mobile_agent import __version__
 from mobile_agent.errors import MobileAgentError
 
-SUBCOMMANDS = ("run", "devices", "doctor", "adb", "cache")
+SUBCOMMANDS = ("run", "devices", "doctor", "adb", "cache", "report")
 PLUGIN_GROUP = "mobile_agent.commands"
 
 
