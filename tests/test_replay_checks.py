@@ -18,7 +18,7 @@ from mobile_agent.agent import Agent, RunStatus
 from mobile_agent.agent.people import QueueChannel, UserReply
 from mobile_agent.locate import build_locator
 from mobile_agent.replay import PlanStore, fingerprint
-from mobile_agent.replay.field import FieldCheck
+from mobile_agent.replay.field import FieldCheck, band_signature, same_band, shrunk_grey, stored_signature
 from mobile_agent.replay.fingerprint import fold_text, grey_thumbnail
 from mobile_agent.replay.overlay import on_top
 from perception.types import Box, TextLine
@@ -86,6 +86,24 @@ def test_a_system_dialogs_texts_that_were_not_recorded_are_a_dialog():
 # -- the password check around the field ----------------------------------------------
 
 
+def test_a_field_band_with_its_recorded_pixels_is_told_from_a_changed_one():
+    phone = Phone()
+    phone.launch(MAPS)
+    (hint,) = [e for e in phone.ground_truth() if e["text"] == "Search here"]
+    frame = _frame(phone)
+    field = ((hint["box"][0] + hint["box"][2]) / 2 / frame.shape[1], (hint["box"][1] + hint["box"][3]) / 2 / frame.shape[0])
+    recorded = band_signature(shrunk_grey(frame), field)
+    assert recorded is not None and same_band(recorded, stored_signature(recorded.tobytes()))
+    caret = frame.copy()
+    caret[hint["box"][1] - 5 : hint["box"][3] + 5, hint["box"][0] - 8 : hint["box"][0] - 5] = 30  # a text caret
+    assert same_band(recorded, band_signature(shrunk_grey(caret), field))
+    other = frame.copy()  # another word where the hint was: the pixels of the category chips below it
+    (chips,) = [e for e in phone.ground_truth() if e["text"] == "Restaurants"]
+    rows = slice(chips["box"][1] - 10, chips["box"][3] + 10)
+    other[hint["box"][1] - 10 : hint["box"][1] - 10 + (rows.stop - rows.start)] = frame[rows]
+    assert not same_band(recorded, band_signature(shrunk_grey(other), field))
+
+
 def _line(text: str, top: int) -> TextLine:
     return TextLine(text, Box(100, top, 700, top + 50), 0.99)
 
@@ -124,7 +142,8 @@ def test_the_field_band_settles_the_check_only_when_it_is_as_recorded():
 
 
 def _count_full_reads(settings) -> tuple[object, list[str]]:
-    """The run's perception, with every request for the whole screen's text counted."""
+    """The run's perception, with every request for the whole screen's text counted, and
+    every OCR of a band alone (``ocr_region``: what a Type's check reads)."""
     inner = build_locator(settings)
     asked: list[str] = []
 
@@ -139,6 +158,10 @@ def _count_full_reads(settings) -> tuple[object, list[str]]:
         def ocr(self, image):
             asked.append("ocr")
             return inner.ocr(image)
+
+        def ocr_region(self, image, region):
+            asked.append("ocr_region")
+            return inner.ocr_region(image, region)
 
         def __getattr__(self, name):
             return getattr(inner, name)
@@ -176,7 +199,9 @@ def test_a_replayed_type_reads_only_around_its_field(adb_server, sim_phone, llm_
     result = Agent(settings, locator=locator).run(INSTRUCTION)
     assert result.status is RunStatus.COMPLETED, result.reason
     assert len(llm_server.chat_requests) == requests_before and {s.by for s in result.steps} == {"replay"}
-    assert asked == []  # no whole-screen read: the tap's target and the Type's check were read in their bands
+    # no whole-screen read: the tap's target was read in its band; the Type's band had its
+    # recorded pixels, on a screen recorded clear of password words: nothing to read at all
+    assert asked == []
     assert _typed(sim_phone) == "Hangzhou West Lake"
 
     sim_phone.phone.reset()  # the field became a password field (its hint is a password word now): asked

@@ -9,6 +9,9 @@ the tap that went before it), so ``FieldCheck`` reads the band of rows around it
 as ``relocate`` does for a ``Click text`` target, and settles the check from there only
 when the band can answer for the whole screen:
 
+- the band's pixels are the recorded band's (``band_signature``: its grey levels at
+  96x12, kept with the step) and the recorded screen showed no password word: clear,
+  with no OCR at all;
 - the band shows a password word: the guard asks, as after a full read;
 - the recorded screen showed one anywhere: the whole screen is read (the guard asks
   again whenever the word is still there, near the field or not);
@@ -22,7 +25,7 @@ when the band can answer for the whole screen:
 What it does not see that the full read would: a password word that appears far from
 the field while the field's band and the screen's layout at a glance stay as recorded.
 
-May import: numpy, rapidfuzz, the standard library, ``perception.types`` and this package.
+May import: numpy, OpenCV, rapidfuzz, the standard library, ``perception.types`` and this package.
 """
 
 from __future__ import annotations
@@ -30,20 +33,61 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
+import cv2
 import numpy as np
 from rapidfuzz import fuzz, process
 
 from mobile_agent.replay.fingerprint import ScreenFingerprint, fold_text
-from mobile_agent.replay.relocate import band
+from mobile_agent.replay.relocate import BAND_HALF_SHARE, band
 from perception.types import Box, TextLine
 
-__all__ = ["FieldCheck", "ScreenLines", "field_point"]
+__all__ = ["FieldCheck", "ScreenLines", "band_signature", "field_point", "same_band", "shrunk_grey", "stored_signature"]
 
 log = logging.getLogger(__name__)
 
 ScreenLines = list[tuple[str, tuple[int, int, int, int]]]  # the guard's screen reading: (text, box)
 _SAME_TEXT = 90  # rapidfuzz partial_ratio: a band's line (cut or misread) that is a recorded text
 _TYPED_SEEN = 85  # rapidfuzz partial_ratio: a line of the next screen that shows the typed text
+_SHRINK = 4  # a frame kept for a Type's band signature: grey, a quarter of each side
+_SIGNATURE = (96, 12)  # the band's signature: width, height in cells
+_CELL_NOISE = 4.0  # mean grey difference of two signatures of the same band (a caret, scaling)
+_CELL_CHANGED = 24  # a cell this much greyer or lighter changed
+_CHANGED_SHARE = 0.02  # more cells changed than this: not the recorded band (a caret is a few)
+
+
+def shrunk_grey(pixels: np.ndarray) -> np.ndarray:
+    """The frame in grey at a quarter of each side (what a Type's step keeps of its frame)."""
+    grey = cv2.cvtColor(np.ascontiguousarray(pixels[:, :, :3]), cv2.COLOR_RGB2GRAY)
+    size = (max(1, grey.shape[1] // _SHRINK), max(1, grey.shape[0] // _SHRINK))
+    return cv2.resize(grey, size, interpolation=cv2.INTER_AREA)
+
+
+def band_signature(small: np.ndarray, field: tuple[float, float]) -> np.ndarray | None:
+    """The grey levels of the band of rows around ``field`` (shares) on a ``shrunk_grey``
+    frame, at ``_SIGNATURE`` cells: the same band on another screen size gives about the
+    same cells. None when the band is too thin."""
+    height = small.shape[0]
+    top = max(0, int(round((field[1] - BAND_HALF_SHARE) * height)))
+    bottom = min(height, int(round((field[1] + BAND_HALF_SHARE) * height)))
+    if bottom - top < 4:
+        return None
+    return cv2.resize(np.ascontiguousarray(small[top:bottom]), _SIGNATURE, interpolation=cv2.INTER_AREA)
+
+
+def stored_signature(data: bytes | None) -> np.ndarray | None:
+    """A signature as a plan stores it (``CachedStep.field_band``: its bytes), or None."""
+    if data is None or len(data) != _SIGNATURE[0] * _SIGNATURE[1]:
+        return None
+    return np.frombuffer(data, dtype=np.uint8).reshape(_SIGNATURE[1], _SIGNATURE[0])
+
+
+def same_band(a: np.ndarray, b: np.ndarray) -> bool:
+    """Two band signatures of the same pixels, give or take a caret: any text changed,
+    added or gone in the band changes far more cells."""
+    if a.shape != b.shape:
+        return False
+    diff = np.abs(a.astype(np.int16) - b.astype(np.int16))
+    return float(diff.mean()) <= _CELL_NOISE and float((diff > _CELL_CHANGED).mean()) <= _CHANGED_SHARE
 
 
 def field_point(
@@ -76,15 +120,22 @@ class FieldCheck:
         field: tuple[float, float],
         read_region: Callable[[np.ndarray, Box], list[TextLine]],
         shows_password: Callable[[list[str]], str | None],
+        recorded_band: np.ndarray | None = None,
     ) -> None:
         self.recorded = recorded
         self.field = field
+        self.recorded_band = recorded_band  # the field band's ``band_signature`` when recorded
         self._read_region = read_region
         self._shows_password = shows_password
-        self.settled: str | None = None  # how the last call settled it: "band", or None (full read)
+        self.settled: str | None = None  # how the last call settled it: "pixels", "band" (OCR), None (full read)
 
     def __call__(self, pixels: np.ndarray) -> ScreenLines | None:
         self.settled = None
+        if self.recorded_band is not None and self._shows_password(sorted(self.recorded.texts)) is None:
+            now = band_signature(shrunk_grey(pixels), self.field)
+            if now is not None and same_band(now, self.recorded_band):
+                self.settled = "pixels"
+                return []  # the recorded band, on a screen recorded clear: nothing to read
         box = band(self.field, (pixels.shape[1], pixels.shape[0]))
         if box is None:
             return None

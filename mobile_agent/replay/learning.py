@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mobile_agent.replay.field import field_point
+from mobile_agent.replay.field import band_signature, field_point
 from mobile_agent.replay.fingerprint import ScreenFingerprint
 from mobile_agent.replay.plans import CachedPlan, CachedStep, InstructionTemplate, to_slots
 from mobile_agent.replay.relocate import parse_cached
@@ -46,6 +46,8 @@ class Seen:
     grey: np.ndarray | None = None
     full: Future[ScreenFingerprint] | None = None
     lines: list[TextLine] | None = None
+    frame: np.ndarray | None = None  # the frame itself, from planning to parsing only
+    small: np.ndarray | None = None  # a Type's frame, ``field.shrunk_grey``: its field band's signature
     recorded: CachedStep | None = None
     recorded_final: ScreenFingerprint | None = None
     action: str | None = None
@@ -83,13 +85,15 @@ def plan_from(result: RunResult, seen: list[Seen], template: InstructionTemplate
             continue
         if not _replayable(operation):
             break  # a step at a point: the model takes over from here on a replay
+        field_at = _field(name, this, seen[position + 1] if position + 1 < len(seen) else None, previous_tap)
         steps.append(
             CachedStep(
                 action=to_slots(this.action or record.action_text, template.values),
                 operation=name,
                 fingerprint=this.fingerprint(),
                 point=tap,
-                field_at=_field(name, this, seen[position + 1] if position + 1 < len(seen) else None, previous_tap),
+                field_at=field_at,
+                field_band=_field_band(this, field_at),
             )
         )
     if not steps or final is None:
@@ -110,6 +114,16 @@ def _field(name: str, this: Seen, after: Seen | None, tapped: tuple[float, float
     except Exception:  # noqa: BLE001 - no typed text to look for: the tap before it
         typed = ""
     return field_point(typed, after.lines if after is not None else None, this.size, tapped)
+
+
+def _field_band(this: Seen, field_at: tuple[float, float] | None) -> bytes | None:
+    """A Type's field band signature: the replayed step's, else one of its own frame."""
+    if this.recorded is not None and this.recorded.field_band is not None:
+        return this.recorded.field_band
+    if field_at is None or this.small is None:
+        return None
+    signature = band_signature(this.small, field_at)
+    return signature.tobytes() if signature is not None else None
 
 
 def _worth_keeping(record: StepRecord, seen: Seen) -> bool:

@@ -16,6 +16,7 @@ May import: the standard library and this package.
 
 from __future__ import annotations
 
+import base64
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,6 +91,7 @@ class CachedStep:
     fingerprint: ScreenFingerprint
     point: tuple[float, float] | None = None  # where it tapped, as shares of the screen's width and height
     field_at: tuple[float, float] | None = None  # a Type: where its field was, as shares (``replay.field``)
+    field_band: bytes | None = None  # a Type: its field band's grey signature, 96x12 bytes (``replay.field``)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -100,6 +102,8 @@ class CachedStep:
         }
         if self.field_at is not None:
             data["field"] = list(self.field_at)
+        if self.field_band is not None:
+            data["field_band"] = base64.b64encode(self.field_band).decode("ascii")
         return data
 
     @classmethod
@@ -111,6 +115,7 @@ class CachedStep:
             fingerprint=ScreenFingerprint.from_dict(data["fingerprint"]),
             point=(float(point[0]), float(point[1])) if point else None,
             field_at=(float(at[0]), float(at[1])) if at else None,
+            field_band=base64.b64decode(str(data["field_band"])) if data.get("field_band") else None,
         )
 
 

@@ -54,7 +54,7 @@ from mobile_agent.operations.context import Locator, ScreenshotLike
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.planner.protocol import PlannerLike
 from mobile_agent.planner.types import CompletionVerdict, PlanReply, PlanRequest, Usage
-from mobile_agent.replay.field import FieldCheck, ScreenLines
+from mobile_agent.replay.field import FieldCheck, ScreenLines, shrunk_grey, stored_signature
 from mobile_agent.replay.fingerprint import (
     ScreenFingerprint,
     body_share,
@@ -140,7 +140,7 @@ class ReplayingPlanner:
         pixels = _pixels(request.screenshot)
         grey = grey_thumbnail(pixels)
         thumb, level = standardised(grey)
-        seen = Seen((pixels.shape[1], pixels.shape[0]), thumb, level, grey)
+        seen = Seen((pixels.shape[1], pixels.shape[0]), thumb, level, grey, frame=pixels)
         self._seen.append(seen)
         self._replaying_step = None
         if self.divergence is None:
@@ -158,7 +158,11 @@ class ReplayingPlanner:
         else:
             action = self._inner_planner().parse(reply)
         if self._seen:
-            self._seen[-1].action = action.text
+            seen = self._seen[-1]
+            seen.action = action.text
+            if action.name == "type" and seen.frame is not None:  # its field band, for the plan (``field``)
+                seen.small = shrunk_grey(seen.frame)
+            seen.frame = None
         return action
 
     def choose_candidate(
@@ -338,7 +342,8 @@ class ReplayingPlanner:
         read_region = region_reader(self._locator, "ocr_region")
         if read_region is None:
             return None
-        return FieldCheck(step.fingerprint, step.field_at, read_region, shows_password)
+        recorded_band = stored_signature(step.field_band)
+        return FieldCheck(step.fingerprint, step.field_at, read_region, shows_password, recorded_band)
 
     # -- the real planner -----------------------------------------------------------
 
