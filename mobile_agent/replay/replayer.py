@@ -153,15 +153,13 @@ class ReplayingPlanner:
         return self._inner_planner().plan(request)
 
     def parse(self, reply: PlanReply) -> ParsedAction:
-        if getattr(reply, "source", "model") == REPLAY_SOURCE:
-            action = parse_cached(reply.action_text)
-        else:
-            action = self._inner_planner().parse(reply)
+        replayed = getattr(reply, "source", "model") == REPLAY_SOURCE
+        action = parse_cached(reply.action_text) if replayed else self._inner_planner().parse(reply)
         if self._seen:
             seen = self._seen[-1]
             seen.action = action.text
-            if action.name == "type" and seen.frame is not None:  # its field band, for the plan (``field``)
-                seen.small = shrunk_grey(seen.frame)
+            if action.name == "type" and seen.frame is not None and not replayed:  # its field band, for the plan
+                seen.small = shrunk_grey(seen.frame)  # (a replayed Type keeps the recorded one: ``learning``)
             seen.frame = None
         return action
 
