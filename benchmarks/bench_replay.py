@@ -296,15 +296,24 @@ def _recorded(cache_file: Path, tasks: list[Any]) -> set[str]:
 
 
 def _type_steps(folder: Path) -> None:
-    """Per-step time outside the model of the Type steps in the trajectories under
-    ``folder`` (a finished run's ``runs`` folder), by who planned them: for comparing
-    runs made before this figure was printed."""
+    """The Type steps in the trajectories under ``folder`` (a pass's folder of a finished
+    run), by who planned them: wall time outside the model (median, mean, max, sum) and
+    the part of it outside the step's own phases (where the safety check's read of the
+    screen goes), in ms. For comparing runs made before these figures were printed."""
     records = [argparse.Namespace(trajectory_dir=str(path.parent)) for path in sorted(folder.rglob("trajectory.jsonl"))]
     for by in ("replay", "model"):
-        walls = [max(0.0, wall - (0.0 if by == "replay" else float(d["timings"].get("model_ms", 0.0))))
-                 for d, wall in _steps(records)
-                 if d.get("by") == by and (d.get("operation") or {}).get("name") == "type"]
-        print(f"Type steps by {by}: {len(walls)}, outside the model median {_median(walls)} ms wall")
+        walls, outside = [], []
+        for data, wall in _steps(records):
+            if data.get("by") != by or (data.get("operation") or {}).get("name") != "type":
+                continue
+            timings = data["timings"]
+            model = 0.0 if by == "replay" else float(timings.get("model_ms", 0.0))
+            walls.append(max(0.0, wall - model))
+            outside.append(wall - sum(float(v) for v in timings.values()))
+        if walls:
+            print(f"Type steps by {by}: {len(walls)}; outside the model, ms: median {_median(walls)}, mean "
+                  f"{statistics.mean(walls):.1f}, max {max(walls):.1f}, sum {sum(walls):.0f}; outside the step's "
+                  f"phases: median {_median(outside)}, mean {statistics.mean(outside):.1f}, max {max(outside):.1f}")
 
 
 def main(argv: list[str] | None = None) -> int:
