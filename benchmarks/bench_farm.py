@@ -81,6 +81,14 @@ def _config(path: Path, *, database: str, adb_port: int, runs: Path, llm: str, h
                     "max_retries": 1, "image_long_side": 512},
         "farm": {"heartbeat_s": 2.0, "host_timeout_s": 15.0, "poll_s": 0.5, **({"host": host} if host else {})},
     }
+    for override in _OVERRIDES:  # --set SECTION.KEY=VALUE
+        dotted, raw = override.split("=", 1)
+        section, key = dotted.split(".", 1)
+        try:
+            value: Any = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw  # a bare string
+        sections.setdefault(section, {})[key] = value
     path.write_text(_toml(sections))
     return path
 
@@ -95,6 +103,7 @@ def _wait(process: subprocess.Popen[bytes], condition: Any, what: str, log: Path
         time.sleep(0.2)
 
 
+_OVERRIDES: list[str] = []  # --set: settings for every host and server, as SECTION.KEY=VALUE
 _PIDS: dict[int, str] = {}  # the farm's processes (simphone, worker, api) by role: their CPU time is read
 _POSTMASTER: list[int] = []  # PostgreSQL's backends (its children) are counted as "postgres"
 _PROFILE_DIR: list[Path] = []  # --profile: each farm process runs under benchmarks/profile_process.py
@@ -383,7 +392,10 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the work folder (logs)")
     parser.add_argument("--phases", default="farm12,farm1,embedded", help="which phases, comma-separated")
     parser.add_argument("--profile", type=Path, help="write a cProfile file per farm process into this folder")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="a setting for every host and server (JSON value or a bare string), e.g. agent.prefetch_perception=false")
     args = parser.parse_args()
+    _OVERRIDES.extend(args.set)
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
         _PROFILE_DIR.append(args.profile.resolve())

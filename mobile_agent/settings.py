@@ -181,6 +181,11 @@ class AgentSettings(BaseModel):
     prefetch_perception: bool = Field(
         True, description="run OCR on the screen while the model plans, so the operation finds it ready"
     )
+    # speculation yields to real work: on a host busy with other phones' runs it waits for the lookup
+    prefetch_min_idle: float = Field(
+        0.5, ge=0, le=1,
+        description="share of the machine's CPU that must be idle for that OCR to start (0: always)",
+    )
 
 
 class CacheSettings(BaseModel):

@@ -84,7 +84,8 @@ class Perception:
         c = self.config
         ocr_key = ("ocr", c.ocr_backend, c.paddle_det_dir, c.paddle_rec_dir, c.ocr_limit_side_len, c.ocr_screen_side_len,
                    c.ocr_min_short_side,
-                   c.ocr_rec_min_width, c.ocr_rec_batch, c.ocr_memory_arena, c.ocr_use_cls, c.ocr_min_score, c.ocr_threads, c.compute_device)
+                   c.ocr_rec_min_width, c.ocr_rec_batch, c.ocr_memory_arena, c.ocr_use_cls, c.ocr_min_score, c.ocr_threads,
+                   c.ocr_spinning, c.compute_device)
         self._ocr: OcrBackend = shared(ocr_key, lambda: make_ocr_backend(c))
         # full-screen reads go through this one (previous frame's lines reused where the
         # pixels did not change); crops (zoom, tree spot checks) go to the backend directly

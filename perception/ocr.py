@@ -166,6 +166,10 @@ class RapidOcrBackend:
                 if self._config.compute_device == "cuda" and not use_cuda:
                     log.warning("compute_device=cuda but onnxruntime has no CUDA provider; OCR runs on CPU")
                 _quiet_rapidocr_empty_results()
+                if not self._config.ocr_spinning:
+                    from perception.ort_spinning import allow_spinning
+
+                    allow_spinning(False)
                 params = rapidocr_params(self._config, tuned=self._tuned, use_cuda=use_cuda)
                 try:
                     self._engine = RapidOCR(params=params)
@@ -174,8 +178,11 @@ class RapidOcrBackend:
                         f"rapidocr failed to start: {exc}", backend=self.name, hint="reinstall rapidocr"
                     ) from exc
                 if self._tuned:
-                    # loaded now, so that read() can set the detector's side for each frame
+                    # loaded now, so that read() can set the detector's side for each frame,
+                    # and the recognizer too: RapidOCR loads it at the first frame with text,
+                    # which would be a run's first OCR rather than the warm-up (server prepare)
                     self._engine._load_det_model()
+                    self._engine._load_rec_model()
                 self._device = "cuda" if use_cuda else "cpu"
                 log.info("OCR backend rapidocr loaded on %s (tuned=%s)", self._device, self._tuned)
             return self._engine

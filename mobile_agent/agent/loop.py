@@ -41,6 +41,7 @@ from mobile_agent.agent.parts import elapsed_ms, open_run_device, run_locator
 from mobile_agent.agent.people import UserChannel, UserRequest, run_channel
 from mobile_agent.agent.records import RunResult, RunStatus, history_lines
 from mobile_agent.agent.session import EventCallback, RunSession, carry_out
+from mobile_agent.agent.speculation import SpeculationGate
 from mobile_agent.agent.step import StepDraft, StepEnd
 from mobile_agent.errors import ConfigError, OperationError
 from mobile_agent.operations.context import AgentDevice, Locator, Outcome, ScreenshotLike
@@ -136,17 +137,18 @@ class Agent:
             raise RuntimeError("this Agent is already running an instruction; use one Agent per run")
         try:
             body = PlannedRun(self, instruction)
-            result = carry_out(
-                self.settings,
-                body,
-                instruction=instruction,
-                mode="planned",
-                locator=self.locator,
-                on_event=self.on_event,
-                output_dir=Path(output_dir) if output_dir is not None else None,
-                cancel=cancel,
-                channel=run_channel(self.settings, self.channel),
-            )
+            with SpeculationGate.shared().running():
+                result = carry_out(
+                    self.settings,
+                    body,
+                    instruction=instruction,
+                    mode="planned",
+                    locator=self.locator,
+                    on_event=self.on_event,
+                    output_dir=Path(output_dir) if output_dir is not None else None,
+                    cancel=cancel,
+                    channel=run_channel(self.settings, self.channel),
+                )
             body.finish(result)
             return result
         finally:
@@ -323,7 +325,8 @@ class PlannedRun:
         prefetch = None
         if self.settings.agent.prefetch_perception and (self._replay is None or not self._replay.replaying):
             # a model takes seconds: OCR the frame meanwhile (a fast answer cancels it)
-            prefetch = self.locator.prefetch(draft.frame.pixels, delay_s=PREFETCH_DELAY_S)
+            prefetch = self.locator.prefetch(draft.frame.pixels, delay_s=PREFETCH_DELAY_S,
+                                             min_idle=self.settings.agent.prefetch_min_idle)
         try:
             reply = session.ask_model(lambda: self.planner.plan(request))
         finally:

@@ -1,7 +1,7 @@
 """The parts a run is built from when the caller gives none: the device of the
 settings, and the perception locator, built on first use and timed.
 
-May import: the standard library, numpy, ``mobile_agent`` (settings, device, locate,
+May import: the standard library, numpy, ``mobile_agent`` (settings, device, locate, agent.speculation,
 operations' protocols) and ``perception.types``.
 """
 
@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from mobile_agent.agent.speculation import SpeculationGate
 from mobile_agent.locate import LazyLocator, build_locator, call_perception
 from mobile_agent.operations.context import AgentDevice, Locator
 from mobile_agent.settings import Settings
@@ -103,22 +104,30 @@ class TimedLocator:
             self._drift = DriftTracker(tolerance=drift_tolerance)
         return self._drift.snap(point, self.snap_targets(image), max_distance=max_distance)
 
-    def prefetch(self, image: np.ndarray, delay_s: float = 0.0) -> threading.Timer | None:
+    def prefetch(self, image: np.ndarray, delay_s: float = 0.0, *, min_idle: float = 0.0) -> threading.Timer | None:
         """Start OCR of ``image`` on a background thread after ``delay_s``, so that a
         lookup on the same frame later finds it in perception's per-frame cache (which
         also makes a lookup that comes while it runs wait for it rather than run it
         twice). ``cancel()`` the returned timer when the wait it was meant to fill ended
-        sooner. Failures are left to that lookup to report."""
+        sooner. Failures are left to that lookup to report. It is speculation: when it
+        would start, the process-wide ``SpeculationGate`` lets it run only if at least
+        ``min_idle`` of the machine's CPU was idle during ``delay_s`` and no other runs."""
         locator = self.untimed()
         ocr = getattr(locator, "ocr", None)
         if ocr is None:
             return None
+        gate = SpeculationGate.shared()
+        since = gate.mark() if min_idle > 0 else None
 
         def run() -> None:
+            if not gate.enter(since, min_idle):
+                return
             try:
                 ocr(image)
             except Exception:  # noqa: BLE001 - the lookup that needs it raises it properly
                 pass
+            finally:
+                gate.leave()
 
         # not a daemon: an interpreter that exits while onnxruntime runs aborts the process
         timer = threading.Timer(delay_s, run)

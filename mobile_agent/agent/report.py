@@ -19,7 +19,7 @@ from PIL import Image
 
 from mobile_agent.planner.images import encode_image
 
-__all__ = ["embed_image", "render_report"]
+__all__ = ["embed_image", "embed_pil", "render_report"]
 
 _REPORT_LONG_SIDE = 900  # embedded images are downscaled copies; the files keep full size
 
@@ -28,9 +28,14 @@ def embed_image(path: Path, long_side: int = _REPORT_LONG_SIDE) -> str | None:
     """A JPEG data URI of the image at ``path``, downscaled; None when unreadable."""
     try:
         with Image.open(path) as img:
-            return encode_image(img, long_side, quality=80).data_url
+            return embed_pil(img, long_side)
     except (OSError, ValueError):
         return None
+
+
+def embed_pil(image: Image.Image, long_side: int = _REPORT_LONG_SIDE) -> str:
+    """The same of an image in memory (the trajectory writer's, as it writes the file)."""
+    return encode_image(image, long_side, quality=80).data_url
 
 
 def _script_json(data: Any) -> str:
@@ -55,7 +60,7 @@ def render_report(folder: Path, header: dict[str, Any], steps: list[dict[str, An
         view_steps.append({**step, "image": image})
     final = (result or {}).get("final_screenshot")
     if final:
-        view_steps.append({"index": "end", "final": True, "image": embed_image(folder / final)})
+        view_steps.append({"index": "end", "final": True, "image": (images or {}).get(final) or embed_image(folder / final)})
     data = {"header": header, "steps": view_steps, "result": result}
     title = "mobile-agent run"
     return _TEMPLATE.replace("__TITLE__", title).replace("__DATA__", _script_json(data))

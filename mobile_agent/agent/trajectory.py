@@ -36,14 +36,20 @@ from PIL import Image
 from mobile_agent.agent.annotate import annotate
 from mobile_agent.agent.records import SCHEMA_VERSION, RunResult, StepRecord
 from mobile_agent.agent.redact import Redactor
-from mobile_agent.agent.report import embed_image, render_report
+from mobile_agent.agent.report import embed_image, embed_pil, render_report
 from mobile_agent.errors import ConfigError, DeviceError
 from mobile_agent.operations.context import AgentDevice
+from mobile_agent.planner.images import rgb_image
 from mobile_agent.settings import Settings
 
 __all__ = ["TrajectoryWriter", "load_trajectory", "run_header", "write_report"]
 
 log = logging.getLogger(__name__)
+
+# the report's copy of each image is made as the image is written (from the frame in memory,
+# on the image thread, while the model thinks) instead of decoded back from disk at the end;
+# a long run keeps at most this many in memory, and the report reads the rest from their files
+_EMBEDDED_MAX = 200
 
 
 def run_header(
@@ -165,27 +171,35 @@ class TrajectoryWriter:
         self._submit(self._embed, name)
 
     def _embed(self, name: str) -> None:
+        if name in self._embedded:  # made as it was written
+            return
         image = embed_image(self.folder / name)
         if image is not None:
             self._embedded[name] = image
+
+    def _embed_written(self, image: Image.Image, path: Path) -> None:
+        if len(self._embedded) < _EMBEDDED_MAX:
+            self._embedded[path.name] = embed_pil(image)
 
     def _masked(self, pixels: np.ndarray) -> np.ndarray:
         return self._mask(pixels) if self._mask is not None else pixels
 
     def _write_png(self, pixels: np.ndarray, path: Path) -> None:
         # compress_level 1: ~5x faster than the default for a few % more bytes
-        image = Image.fromarray(np.ascontiguousarray(self._masked(pixels)[:, :, :3]))
+        image = rgb_image(self._masked(pixels)[:, :, :3])
         image.save(path, format="PNG", compress_level=1)
+        self._embed_written(image, path)
 
     def _write_annotated(self, pixels: np.ndarray, record: StepRecord, path: Path) -> None:
         image = annotate(
-            Image.fromarray(np.ascontiguousarray(self._masked(pixels)[:, :, :3])),
+            rgb_image(self._masked(pixels)[:, :, :3]),
             tap_point=record.tap_point,
             swipe=record.swipe,
             location=record.location,
             chosen_candidate=record.chosen_candidate,
         )
         image.save(path, format="JPEG", quality=85)
+        self._embed_written(image, path)
 
     # -- lines -----------------------------------------------------------------------
 
