@@ -10,12 +10,13 @@ import pytest
 from PIL import Image
 
 from mobile_agent.device.screenshot import decode_framebuffer
-from mobile_agent.planner.images import _four_byte_source, encode_image, rgb_image
+from mobile_agent.pixels import four_byte_source as _four_byte_source
+from mobile_agent.planner.images import encode_image, rgb_image
 
 
-def _frame(fmt: int) -> tuple[np.ndarray, np.ndarray]:
+def _frame(fmt: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(what decode_framebuffer returns for a 37x23 frame of format ``fmt``, its RGB copy)."""
-    rng = np.random.default_rng(fmt)
+    rng = np.random.default_rng(fmt + seed)
     raw = rng.integers(0, 256, size=37 * 23 * 4, dtype=np.uint8)
     pixels = decode_framebuffer(37, 23, fmt, np.frombuffer(raw.tobytes(), np.uint8))
     return pixels, np.ascontiguousarray(pixels)
@@ -46,3 +47,14 @@ def test_any_view_of_the_buffer_in_reverse_is_read_as_such() -> None:
     backwards = pixels[:, :, ::-1]
     assert _four_byte_source(backwards) is not None
     assert np.array_equal(np.asarray(rgb_image(backwards)), np.ascontiguousarray(backwards))
+
+
+@pytest.mark.parametrize("fmt", [1, 5])
+def test_the_change_ratio_reads_the_buffer_alike(fmt: int) -> None:
+    from mobile_agent.agent.screen_diff import _prepare, change_ratio
+
+    before, before_copy = _frame(fmt)
+    after, after_copy = _frame(fmt, seed=10)
+    assert np.array_equal(_prepare(before, 0.04, 0.06), _prepare(before_copy, 0.04, 0.06))
+    assert change_ratio(before, after) == change_ratio(before_copy, after_copy) > 0.5
+    assert change_ratio(before, before) == 0.0

@@ -6,13 +6,15 @@ downscaled, converted to grey, blurred, the status bar and navigation bar rows a
 masked, and the share of pixels whose grey level moved more than ``pixel_delta`` is
 the change ratio. The agent compares it with ``settings.agent.change_threshold``.
 
-May import: numpy, OpenCV.
+May import: numpy, OpenCV, ``mobile_agent.pixels``.
 """
 
 from __future__ import annotations
 
 import cv2
 import numpy as np
+
+from mobile_agent.pixels import four_byte_source
 
 __all__ = ["change_ratio", "screen_changed"]
 
@@ -29,12 +31,16 @@ def _prepare(pixels: np.ndarray, top: float, bottom: float) -> np.ndarray:
     height, width = pixels.shape[:2]
     cut_top = int(round(height * top))
     cut_bottom = height - int(round(height * bottom))
-    body = pixels[cut_top:cut_bottom, :, :3]
+    source = four_byte_source(pixels)  # a framebuffer's own four-byte rows: no copy first
+    if source is not None:
+        body, to_grey = source[0][cut_top:cut_bottom], (cv2.COLOR_BGRA2GRAY if source[1] == "BGRX" else cv2.COLOR_RGBA2GRAY)
+    else:
+        body, to_grey = pixels[cut_top:cut_bottom, :, :3], cv2.COLOR_RGB2GRAY
     scale = min(1.0, _WORK_WIDTH / max(1, width))
     if scale < 1.0:
         size = (max(1, int(round(width * scale))), max(1, int(round(body.shape[0] * scale))))
         body = cv2.resize(body, size, interpolation=cv2.INTER_AREA)
-    grey = cv2.cvtColor(np.ascontiguousarray(body), cv2.COLOR_RGB2GRAY)
+    grey = cv2.cvtColor(np.ascontiguousarray(body), to_grey)
     return cv2.GaussianBlur(grey, (3, 3), 0)
 
 

@@ -1,6 +1,6 @@
 """Screenshots to what a chat model sees: downscaled JPEG data URLs.
 
-May import: numpy, Pillow.
+May import: numpy, Pillow, ``mobile_agent.pixels``.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 from PIL import Image
+
+from mobile_agent.pixels import four_byte_source
 
 __all__ = ["EncodedImage", "encode_image", "pixels_of", "rgb_image"]
 
@@ -43,27 +45,6 @@ def pixels_of(image: Any) -> np.ndarray:
     return result
 
 
-def _four_byte_source(pixels: np.ndarray) -> tuple[np.ndarray, str] | None:
-    """The buffer of four-byte pixels that ``pixels`` is a three-channel view of, and its
-    order for Pillow ("RGBX", or "BGRX" for a reversed view), when it is one: a raw
-    framebuffer as ``device.screenshot.decode_framebuffer`` hands it (RGBA, or BGRA seen
-    backwards). None for anything else."""
-    if pixels.dtype != np.uint8 or pixels.ndim != 3 or pixels.shape[2] != 3:
-        return None
-    height, width = pixels.shape[:2]
-    step = pixels.strides[2]
-    if pixels.strides[:2] != (width * 4, 4) or step not in (1, -1):
-        return None
-    start = pixels.__array_interface__["data"][0] - (2 if step == -1 else 0)
-    base = pixels.base
-    while isinstance(base, np.ndarray):
-        if (base.dtype == np.uint8 and base.size == height * width * 4 and base.flags.c_contiguous
-                and base.__array_interface__["data"][0] == start):
-            return base.reshape(height, width, 4), "BGRX" if step == -1 else "RGBX"
-        base = base.base
-    return None
-
-
 def rgb_image(image: Any) -> Image.Image:
     """An RGB PIL image of a screenshot, an array or a PIL image. Four-byte framebuffer
     pixels are unpacked by Pillow from their buffer ("RGBX"/"BGRX", 0.3 ms for 540x1200)
@@ -72,7 +53,7 @@ def rgb_image(image: Any) -> Image.Image:
     if isinstance(image, Image.Image):
         return image if image.mode == "RGB" else image.convert("RGB")
     pixels = pixels_of(image)
-    source = _four_byte_source(pixels)
+    source = four_byte_source(pixels)
     if source is not None:
         buffer, order = source
         return Image.frombytes("RGB", (pixels.shape[1], pixels.shape[0]), buffer.data, "raw", order)
