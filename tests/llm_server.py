@@ -70,6 +70,7 @@ class RecordedRequest:
     headers: dict[str, str]
     body: bytes
     received_at: float
+    client_port: int = 0  # the TCP port the request came from: one per connection
 
     @property
     def json(self) -> dict[str, Any]:
@@ -270,6 +271,7 @@ def _make_handler(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 headers={k.lower(): v for k, v in self.headers.items()},
                 body=body,
                 received_at=time.monotonic(),
+                client_port=int(self.client_address[1]),
             )
             with server._lock:
                 server.requests.append(rec)

@@ -37,12 +37,30 @@ def test_an_answer_over_the_body_cap_is_not_read_on_nor_retried(llm_server, monk
     import pytest
 
     from mobile_agent.errors import PlannerResponseError
-    from mobile_agent.planner import client as planner_client
+    from mobile_agent.planner import transport
 
-    monkeypatch.setattr(planner_client, "max_body_bytes", lambda settings: 1 << 20)  # 1 MiB, for a quick test
+    monkeypatch.setattr(transport, "max_body_bytes", lambda settings: 1 << 20)  # 1 MiB, for a quick test
     llm_server.script([], default="Observation: " + "x" * (3 << 20) + "\nAction: Stop")
     planner = Planner(llm_server.planner_settings(max_retries=3, backoff_base_s=0.0, backoff_max_s=0.0))
     with pytest.raises(PlannerResponseError) as info:
         planner.check_completion("do it", [], _blank())
     assert "answered over 1048576 bytes" in info.value.message
     assert len(llm_server.chat_requests) == 1  # the same question would get the same answer
+
+
+def test_runs_of_one_endpoint_share_one_client_and_its_connections(llm_server) -> None:  # noqa: F811
+    """Planners of the same endpoint (a service's runs) use one openai client, so its
+    keep-alive connection carries the second run's requests: the server sees one client
+    port for both. Another key is another client."""
+    from mobile_agent.planner.transport import shared_client
+
+    llm_server.script([], default="Observation: x\nThought: y\nAction: Stop")
+    settings = llm_server.planner_settings()
+    first, second = Planner(settings), Planner(settings)
+    assert first._client is second._client is shared_client(settings)
+    first.check_completion("do it", [], _blank())
+    second.check_completion("do it", [], _blank())
+    ports = {request.client_port for request in llm_server.chat_requests}
+    assert len(llm_server.chat_requests) == 2 and len(ports) == 1
+    other = settings.model_copy(update={"api_key": type(settings.api_key)("another-key")})
+    assert shared_client(other) is not first._client

@@ -32,7 +32,7 @@ from PIL import Image
 from eval.data_engine.verdicts import Verdict, VerdictReplyError, VerifierName, parse_judge_reply
 from mobile_agent.errors import PlannerError
 from mobile_agent.planner.images import encode_image
-from mobile_agent.planner.transport import BoundedTransport, ChatEndpoint, max_body_bytes, shown_url
+from mobile_agent.planner.transport import ChatEndpoint, shared_client, shown_url
 from mobile_agent.settings import PlannerSettings
 
 __all__ = ["JudgeEndpoint", "QueryJudge", "TrajectoryJudge", "key_screens", "load_prompt", "read_screen"]
@@ -53,12 +53,7 @@ class JudgeEndpoint:
     def __init__(self, settings: PlannerSettings, *, client: openai.OpenAI | None = None) -> None:
         self.settings = settings
         self.model = settings.model
-        client = client or openai.OpenAI(
-            base_url=settings.base_url or "https://api.openai.com/v1",
-            api_key=settings.api_key.get_secret_value() or "not-needed",
-            timeout=settings.timeout_s, max_retries=0,
-            http_client=openai.DefaultHttpxClient(transport=BoundedTransport(max_body_bytes(settings))),
-        )
+        client = client or shared_client(settings)
         self._chat = ChatEndpoint(settings, client, shown_url(str(client.base_url)))
 
     def ask(self, verifier: VerifierName, text: str, images: Sequence[np.ndarray]) -> Verdict:

@@ -15,6 +15,7 @@ May import: openai, numpy, Pillow, mobile_agent.errors/settings/operations, perc
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import threading
@@ -37,10 +38,10 @@ from mobile_agent.planner.images import EncodedImage, encode_image, pixels_of
 from mobile_agent.planner.models import PAPER
 from mobile_agent.planner.replies import parse_choice, parse_verdict, split_plan_reply
 from mobile_agent.planner.transport import (
-    BoundedTransport,
+    OPENAI_BASE_URL,
     ChatEndpoint,
     cap_reply,
-    max_body_bytes,
+    shared_client,
     shown_url,
 )
 from mobile_agent.planner.types import CompletionVerdict, PlanReply, PlanRequest, Usage
@@ -56,14 +57,15 @@ log = logging.getLogger(__name__)
 
 _CROP_LONG_SIDE = 512
 _HISTORY_LIMIT = 40
-_OPENAI_BASE_URL = "https://api.openai.com/v1"
 # Encodings kept: the current frame and the previous one (a Stop's completion check
 # re-sends the current frame; a reflection re-sends the previous one).
 _ENCODED_FRAMES = 2
 
 
+@functools.cache
 def load_prompt(name: str) -> Template:
-    """A prompt template from ``mobile_agent/planner/prompts/<name>.md``."""
+    """A prompt template from ``mobile_agent/planner/prompts/<name>.md`` (read once per
+    process: a ``Template`` is immutable)."""
     text = resources.files("mobile_agent.planner.prompts").joinpath(f"{name}.md").read_text(encoding="utf-8")
     return Template(text)
 
@@ -83,18 +85,9 @@ class Planner:
     ) -> None:
         self.settings = settings
         self.registry = registry if registry is not None else REGISTRY
-        self._client = client or openai.OpenAI(
-            # Explicit, so that the openai library does not read OPENAI_BASE_URL itself:
-            # only mobile_agent.settings reads the environment.
-            base_url=settings.base_url or _OPENAI_BASE_URL,
-            # Local servers (Ollama, vLLM) accept any key; the client insists on one.
-            api_key=settings.api_key.get_secret_value() or "not-needed",
-            timeout=settings.timeout_s,
-            max_retries=0,
-            http_client=openai.DefaultHttpxClient(transport=BoundedTransport(max_body_bytes(settings))),
-        )
+        self._client = client or shared_client(settings)
         # named in the errors: which endpoint failed is the first thing to check
-        shown = shown_url(str(getattr(self._client, "base_url", "") or settings.base_url or _OPENAI_BASE_URL))
+        shown = shown_url(str(getattr(self._client, "base_url", "") or settings.base_url or OPENAI_BASE_URL))
         self._chat = ChatEndpoint(settings, self._client, shown, sleep=sleep, rng=rng)
         self._history_limit = history_limit
         self._lock = threading.Lock()

@@ -18,7 +18,9 @@ from __future__ import annotations
 import functools
 import random
 import ssl
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +37,7 @@ from mobile_agent.errors import PlannerError, PlannerResponseError, PlannerUnrea
 from mobile_agent.settings import PlannerSettings
 
 __all__ = [
+    "OPENAI_BASE_URL",
     "BoundedTransport",
     "ChatAnswer",
     "ChatEndpoint",
@@ -42,10 +45,12 @@ __all__ = [
     "cap_reply",
     "error_message",
     "max_body_bytes",
+    "shared_client",
     "shown_url",
 ]
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429})
+OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
 @dataclass(frozen=True)
@@ -271,3 +276,37 @@ def shown_url(url: str) -> str:
     except ValueError:
         port = ""
     return f"{parts.scheme}://{host}{port}{parts.path}".rstrip("/") if parts.scheme else url
+
+
+_CLIENTS: OrderedDict[tuple[str, str, float, int], openai.OpenAI] = OrderedDict()
+_CLIENTS_LOCK = threading.Lock()
+_CLIENTS_MAX = 16  # endpoints a long-lived service keeps connections to (tasks may name their own)
+
+
+def shared_client(settings: PlannerSettings) -> openai.OpenAI:
+    """The process's ``openai.OpenAI`` for this endpoint. A client is thread-safe and keeps
+    its connections alive: runs of a service that share one skip a TCP and TLS handshake
+    each (one per run before), and the client is built once, not for every run. One per
+    (URL, key, timeout, body limit); the least recently used beyond ``_CLIENTS_MAX`` is let
+    go (its runs keep it until they end)."""
+    key = (settings.base_url or OPENAI_BASE_URL, settings.api_key.get_secret_value(), float(settings.timeout_s),
+           max_body_bytes(settings))
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+        if client is not None:
+            _CLIENTS.move_to_end(key)
+            return client
+        client = openai.OpenAI(
+            # Explicit, so that the openai library does not read OPENAI_BASE_URL itself:
+            # only mobile_agent.settings reads the environment.
+            base_url=key[0],
+            # Local servers (Ollama, vLLM) accept any key; the client insists on one.
+            api_key=key[1] or "not-needed",
+            timeout=settings.timeout_s,
+            max_retries=0,
+            http_client=openai.DefaultHttpxClient(transport=BoundedTransport(key[3])),
+        )
+        _CLIENTS[key] = client
+        while len(_CLIENTS) > _CLIENTS_MAX:
+            _CLIENTS.popitem(last=False)
+        return client
