@@ -104,6 +104,7 @@ def _wait(process: subprocess.Popen[bytes], condition: Any, what: str, log: Path
 
 
 _OVERRIDES: list[str] = []  # --set: settings for every host and server, as SECTION.KEY=VALUE
+_NOT_FARM = {"postgres", "client", "model"}  # shown beside the farm's CPU per task, not in it
 _PIDS: dict[int, str] = {}  # the farm's processes (simphone, worker, api) by role: their CPU time is read
 _POSTMASTER: list[int] = []  # PostgreSQL's backends (its children) are counted as "postgres"
 _PROFILE_DIR: list[Path] = []  # --profile: each farm process runs under benchmarks/profile_process.py
@@ -113,7 +114,7 @@ def _cpu_s() -> dict[str, float]:
     """User + system CPU seconds of the farm's live processes by role, PostgreSQL's backends
     included (/proc/PID/stat, man 5 proc: ppid is field 4, utime and stime 14 and 15)."""
     tick = os.sysconf("SC_CLK_TCK")
-    roles = dict(_PIDS)
+    roles = {**_PIDS, os.getpid(): "client"}  # this bench's own submitting, streaming and polling
     stats: dict[int, list[str]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -312,7 +313,7 @@ def _batch(url: str, n_phones: int, n_tasks: int, label: str, batch: str, client
         "delivery_p50_ms": statistics.median(delivery) * 1000, "delivery_p99_ms": percentile(delivery, 99) * 1000,
         "devices": len({t["device"] for t in tasks}),
         "run_p50_s": statistics.median(t["run_s"] for t in tasks),
-        "cpu_per_task_s": sum(v for k, v in cpu_roles.items() if k != "postgres"),
+        "cpu_per_task_s": sum(v for k, v in cpu_roles.items() if k not in _NOT_FARM),
         "cpu_roles": cpu_roles,
     }
 
@@ -366,6 +367,8 @@ def _llm_process(delay: float) -> _LLM:
 
     process = multiprocessing.get_context("fork").Process(target=serve, daemon=True)
     process.start()
+    if process.pid is not None:
+        _PIDS[process.pid] = "model"
     deadline = time.monotonic() + 30
     while True:
         try:
