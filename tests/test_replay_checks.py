@@ -18,7 +18,14 @@ from mobile_agent.agent import Agent, RunStatus
 from mobile_agent.agent.people import QueueChannel, UserReply
 from mobile_agent.locate import build_locator
 from mobile_agent.replay import PlanStore, fingerprint
-from mobile_agent.replay.field import FieldCheck, band_signature, same_band, shrunk_grey, stored_signature
+from mobile_agent.replay.field import (
+    FieldCheck,
+    band_signature,
+    field_point,
+    same_band,
+    shrunk_grey,
+    stored_signature,
+)
 from mobile_agent.replay.fingerprint import fold_text, grey_thumbnail
 from mobile_agent.replay.overlay import on_top
 from perception.types import Box, TextLine
@@ -236,3 +243,11 @@ def test_a_password_field_of_the_recording_is_asked_about_again(adb_server, sim_
     assert typed.by == "replay" and not typed.ok and "refused" in typed.feedback
     assert len(llm_server.chat_requests) > requests_before
     assert _typed(sim_phone) == ""  # nothing typed into it
+
+
+def test_a_typed_fields_place_is_where_its_text_showed_up_else_the_tap_before():
+    after = [_line("Hangzhou West Lake", 190), _line("Hangzhou West Lake Scenic Area", 420), _line("q w e r t", 1570)]
+    x, y = field_point("Hangzhou West Lake", after, (1080, 2400), before=(0.9, 0.9))
+    assert abs(y * 2400 - 215) < 2 and abs(x * 1080 - 400) < 2  # the top-most line that shows it: the field
+    assert field_point("{{secret:pin}}", after, (1080, 2400), before=(0.5, 0.3)) == (0.5, 0.3)  # dots: the tap
+    assert field_point("anything", None, (1080, 2400), before=None) is None

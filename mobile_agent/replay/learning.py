@@ -113,6 +113,11 @@ def _field(name: str, this: Seen, after: Seen | None, tapped: tuple[float, float
         typed = str(parse_cached(this.action or "").params.model_dump().get("text") or "")
     except Exception:  # noqa: BLE001 - no typed text to look for: the tap before it
         typed = ""
+    if after is not None and after.full is not None and after.lines is None:
+        try:
+            after.full.result()  # its OCR lines are kept as it is fingerprinted
+        except Exception:  # noqa: BLE001 - no lines to look in: the tap before it
+            pass
     return field_point(typed, after.lines if after is not None else None, this.size, tapped)
 
 
