@@ -4,7 +4,7 @@
 (``CachedPlan``: an instruction template and its steps as described, each with the
 fingerprint of the screen it acted on). On by ``settings.cache.enabled`` (``--cache``).
 
-May import: the standard library, numpy, OpenCV, SQLAlchemy, ``perception.types`` and
+May import: the standard library, numpy, OpenCV, rapidfuzz, SQLAlchemy, ``perception.types`` and
 ``mobile_agent`` (operations, planner types, agent records, errors). Never ``server`` or
 ``eval``.
 """
