@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mobile_agent.errors import DeviceError
@@ -117,7 +117,11 @@ class AdbDeviceSource:
         return int(info.width), int(info.height)
 
     def screenshot(self, serial: str, fmt: str) -> bytes:
+        from mobile_agent.agent.mask import mask_live_frame
+
         shot = self._open(serial).screenshot()
+        # the run on this phone hides its secrets here too (the live view, the device screenshot)
+        shot = replace(shot, pixels=mask_live_frame(serial, shot.pixels))
         if fmt == "jpeg":
             return shot.to_jpeg(720, 70)
         return shot.to_png()

@@ -26,7 +26,7 @@ from mobile_agent.settings import Settings, load_settings
 from tests.llm_server import Reply, ScriptedLLMServer
 from tests.ports import free_port
 
-__all__ = ["LiveService", "TaggedPlanner", "free_port", "waits", "service_fixture", "service_settings", "start_service"]
+__all__ = ["LiveService", "TaggedPlanner", "first_live_frame", "free_port", "waits", "service_fixture", "service_settings", "start_service"]
 
 _TAG = re.compile(r"\[(t-[A-Za-z0-9_-]+)\]")
 
@@ -36,6 +36,23 @@ _TAG = re.compile(r"\[(t-[A-Za-z0-9_-]+)\]")
 def waits(n: int) -> list[str]:
     """n different short waits (identical actions in a row would trip the agent's budget)."""
     return [f"Wait ({0.05 + 0.01 * i:.2f})" for i in range(n)]
+
+
+def first_live_frame(api_url: str, task_id: int, headers: dict[str, str]) -> tuple[str, bytes]:
+    """The content type and the first JPEG of ``GET /v1/tasks/{task_id}/live`` (a multipart stream)."""
+    with httpx.Client(base_url=api_url, headers=headers, timeout=httpx.Timeout(30, read=30)) as http:
+        with http.stream("GET", f"/v1/tasks/{task_id}/live", params={"fps": 4}) as answer:
+            assert answer.status_code == 200, answer.read()
+            content_type = answer.headers["content-type"]
+            data = b""
+            for chunk in answer.iter_bytes():
+                data += chunk
+                head, sep, rest = data.partition(b"\r\n\r\n")
+                if sep and b"Content-Length:" in head:
+                    length = int(head.split(b"Content-Length:")[1].split(b"\r\n")[0])
+                    if len(rest) >= length:
+                        return content_type, rest[:length]
+    raise AssertionError("the live stream ended before its first frame")
 
 
 def _texts(request_json: dict[str, Any]) -> str:

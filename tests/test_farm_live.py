@@ -20,25 +20,9 @@ from mobile_agent.settings import AdbSettings
 from server.farm.live import LIVE_DIR
 from tests.farm_fixtures import start_farm_api, start_worker, until, wait_done, wait_free
 from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
+from tests.server_fixtures import first_live_frame
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
-
-
-def _first_part(api_url: str, task_id: int, token_headers: dict[str, str]) -> tuple[str, bytes]:
-    """The content type and body of the stream's first part."""
-    with httpx.Client(base_url=api_url, headers=token_headers, timeout=httpx.Timeout(30, read=30)) as http:
-        with http.stream("GET", f"/v1/tasks/{task_id}/live", params={"fps": 4}) as answer:
-            assert answer.status_code == 200, answer.read()
-            content_type = answer.headers["content-type"]
-            data = b""
-            for chunk in answer.iter_bytes():
-                data += chunk
-                head, sep, rest = data.partition(b"\r\n\r\n")
-                if sep and b"Content-Length:" in head:
-                    length = int(head.split(b"Content-Length:")[1].split(b"\r\n")[0])
-                    if len(rest) >= length:
-                        return content_type, rest[:length]
-    raise AssertionError("the live stream ended before its first frame")
 
 
 def test_a_worker_s_phone_is_live_through_the_shared_folder(pg_database: str, tmp_path: Path, adb_server,  # noqa: F811
@@ -53,7 +37,7 @@ def test_a_worker_s_phone_is_live_through_the_shared_folder(pg_database: str, tm
         until(lambda: api.client.get(f"/v1/tasks/{task['id']}").json()["status"] == "running", 30, "task running")
         assert not live_dir.exists() or not list(live_dir.iterdir())  # nobody watches: nothing captured
 
-        content_type, jpeg = _first_part(api.url, task["id"], dict(api.client.headers))
+        content_type, jpeg = first_live_frame(api.url, task["id"], dict(api.client.headers))
         assert content_type.startswith("multipart/x-mixed-replace")
         relayed = Image.open(io.BytesIO(jpeg))
         assert relayed.format == "JPEG" and relayed.size == (324, 720)  # the phone's 540x1200, long side 720

@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import fields, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -26,7 +27,13 @@ import numpy as np
 
 from mobile_agent.agent.background import start_in_background, wait_for
 from mobile_agent.agent.causes import error_cause, error_dict
-from mobile_agent.agent.mask import ScreenSecretMasker, black_out, password_boxes
+from mobile_agent.agent.mask import (
+    LiveMask,
+    ScreenSecretMasker,
+    black_out,
+    masking_live_frames,
+    password_boxes,
+)
 from mobile_agent.agent.parts import TimedLocator, elapsed_ms
 from mobile_agent.agent.people import NoPersonChannel, UserChannel, UserReply, UserRequest
 from mobile_agent.agent.records import (
@@ -100,7 +107,9 @@ def carry_out(
         locator=locator.untimed,
         channel=channel,
     )
-    with redacted_logs(session.redact):  # the run's secrets never reach a log line either
+    serial = device.serial if device is not None else None
+    # the run's secrets never reach a log line, nor a live frame of its phone
+    with redacted_logs(session.redact), masking_live_frames(serial, session.live_mask):
         if opening_error is not None or device is None:
             return session.finish_from_exception(opening_error or RuntimeError("the run has no device"))
         try:
@@ -147,7 +156,8 @@ class RunSession:
         root = Path(output_dir) if output_dir is not None else Path(settings.agent.output_dir)
         secrets = [x.get_secret_value() for x in settings.agent.secrets]
         secrets += [x.get_secret_value() for x in settings.agent.named_secrets.values()]
-        masker = ScreenSecretMasker(secrets, locator) if locator is not None else None
+        self.live_mask = LiveMask()  # what the kept frames hide, for the phone's live frames too
+        masker = ScreenSecretMasker(secrets, locator, partial(self.live_mask.set, "secrets")) if locator is not None else None
         header = run_header(
             settings, run_id=self.run_id, instruction=instruction, mode=mode, device=device, started_at=self.started_at
         )
@@ -241,7 +251,9 @@ class RunSession:
         """The copy of a frame the run keeps: password fields blacked out once a secret was typed."""
         if not self._secret_typed:
             return pixels
-        return black_out(pixels, password_boxes(device))
+        boxes = password_boxes(device)
+        self.live_mask.set("passwords", boxes)
+        return black_out(pixels, boxes)
 
     def act(
         self, draft: StepDraft, action: ParsedAction, device: AgentDevice, locator: TimedLocator, choose: Chooser
@@ -254,6 +266,9 @@ class RunSession:
         ctx = OperationContext(
             device=device, locator=locator, screenshot=draft.frame, settings=self.settings, choose=choose, cancel=self.cancel
         )
+        if action.name == "type" and SECRET_REFERENCE.search(str(getattr(action.params, "text", ""))):
+            self._secret_typed = True
+            self.live_mask.set("passwords", password_boxes(device))  # hidden live before the first character shows
         locator.take_ms()
         model_ms = draft.model_ms
         start = time.perf_counter()
@@ -265,8 +280,6 @@ class RunSession:
         draft.perception_ms = locator.take_ms()
         draft.action_ms = max(0.0, total_ms - draft.perception_ms - (draft.model_ms - model_ms))
         draft.took_outcome(outcome)
-        if action.name == "type" and SECRET_REFERENCE.search(str(getattr(action.params, "text", ""))):
-            self._secret_typed = True
         return outcome
 
     def settle(self, device: AgentDevice, draft: StepDraft) -> Settled:

@@ -1,0 +1,92 @@
+"""The live view hides what the run's kept frames hide (``mobile_agent.agent.mask``): a run
+types a secret on the simulated phone, and the frame ``GET /v1/tasks/{id}/live`` streams over
+the real HTTP API (real uvicorn, the real adb server) has the secret's line black where a
+capture taken over adb at the same moment shows the text; the rest of the frame is the phone's
+screen. The boxes come from the run (``LiveMask``), not from reading each live frame again."""
+
+from __future__ import annotations
+
+import io
+import re
+import time
+
+import numpy as np
+from PIL import Image
+
+from mobile_agent.device import open_device
+from mobile_agent.device.hierarchy import dump_hierarchy
+from mobile_agent.settings import AdbSettings
+from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+from tests.server_fixtures import TaggedPlanner, first_live_frame, service_fixture  # noqa: F401  (fixture)
+
+SECRET = "Quokka7731Zz"
+
+
+def _text_box(xml: str, text: str) -> tuple[int, int, int, int]:
+    """The bounds of the node showing ``text`` (AOSP uiautomator dump: bounds="[l,t][r,b]")."""
+    node = re.search(r'<node [^>]*text="' + re.escape(text) + r'"[^>]*bounds="\[(\d+),(\d+)\]\[(\d+),(\d+)\]"', xml)
+    assert node is not None, "the typed secret is not on the phone's screen"
+    left, top, right, bottom = (int(v) for v in node.groups())
+    return left, top, right, bottom
+
+
+def _ink_box(pixels: np.ndarray, box: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    """Where the glyphs are inside ``box``: pixels far from the box's usual colour."""
+    left, top, right, bottom = box
+    area = pixels[top:bottom, left:right, :3].astype(int)
+    background = np.median(area.reshape(-1, 3), axis=0)
+    ys, xs = np.nonzero(np.abs(area - background).sum(axis=2) > 150)
+    assert len(xs) > 20, "no text drawn in the field"
+    return left + int(xs.min()), top + int(ys.min()), left + int(xs.max()) + 1, top + int(ys.max()) + 1
+
+
+def test_the_live_frame_hides_a_typed_secret(service, sim_phones) -> None:
+    (phone,) = sim_phones(1)
+    planner = TaggedPlanner(plans={"t-live": [
+        "Open App (Notes)", "Click icon (orange plus, bottom right)", "Type ({{secret:pin}})",
+        *[f"Wait ({1 + 0.01 * i:.2f})" for i in range(15)],
+    ]})  # fmt: skip
+    live = service([phone], planner=planner, **{"agent.named_secrets": {"pin": SECRET}})
+    try:
+        task = live.submit("[t-live] write a note titled {{secret:pin}}")
+        deadline = time.monotonic() + 120
+        while planner.calls.get("t-live", 0) < 6:  # the frame after the typing was kept (and read) a step ago
+            assert time.monotonic() < deadline, "the run did not get past the typing"
+            assert live.client.get(f"/v1/tasks/{task['id']}").json()["status"] == "running"
+            time.sleep(0.2)
+
+        _, jpeg = first_live_frame(live.url, task["id"], dict(live.client.headers))
+        device = open_device(AdbSettings(server_port=live.settings.adb.server_port), serial=phone.serial)
+        direct = np.asarray(device.screenshot().pixels)[:, :, :3]
+        left, top, right, bottom = _ink_box(direct, _text_box(dump_hierarchy(device).xml, SECRET))
+        assert live.client.get(f"/v1/tasks/{task['id']}").json()["status"] == "running"
+
+        shown = Image.open(io.BytesIO(jpeg)).convert("RGB")
+        scale = shown.size[0] / direct.shape[1]
+        got = np.asarray(shown.resize((direct.shape[1], direct.shape[0])), dtype=float)
+        ink = (slice(top + 2, bottom - 2), slice(left + 2, right - 2))  # inside the glyphs' box, past JPEG's ringing
+        assert got[ink].mean() < 20, f"the secret shows in the live frame (mean {got[ink].mean():.0f}, scale {scale:.2f})"
+        assert direct[ink].astype(float).mean() > 60  # while the phone itself shows it
+        outside = np.ones(direct.shape[:2], bool)
+        outside[max(0, top - 40) : bottom + 40, :] = False  # the masked line, with the OCR box's margin
+        assert np.abs(got[outside] - direct[outside]).mean() < 12, "the live frame is not this phone's screen"
+    finally:
+        live.stop()
+
+
+def test_a_run_s_mask_applies_to_its_phone_only_and_only_while_it_runs() -> None:
+    from mobile_agent.agent.mask import LiveMask, mask_live_frame, masking_live_frames
+
+    frame = np.full((40, 30, 3), 200, np.uint8)
+    mask = LiveMask()
+    mask.set("passwords", [(2, 3, 10, 8)])
+    mask.set("secrets", [(0, 30, 30, 35)])
+    assert mask_live_frame("A1", frame) is frame  # no run on it: untouched, no copy
+    with masking_live_frames("A1", mask):
+        shown = mask_live_frame("A1", frame)
+        assert not shown[3:8, 2:10].any() and not shown[30:35].any()
+        assert (shown[10:30] == 200).all() and (frame == 200).all()  # the capture itself is left as it was
+        assert mask_live_frame("B2", frame) is frame  # another phone
+        mask.set("secrets", [])  # the run's latest frame no longer shows the secret
+        assert (mask_live_frame("A1", frame)[30:35] == 200).all()
+    assert mask_live_frame("A1", frame) is frame  # the run ended
