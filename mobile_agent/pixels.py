@@ -25,10 +25,15 @@ def four_byte_source(pixels: np.ndarray) -> tuple[np.ndarray, str] | None:
     if pixels.strides[:2] != (width * 4, 4) or step not in (1, -1):
         return None
     start = pixels.__array_interface__["data"][0] - (2 if step == -1 else 0)
+    size = height * width * 4
     base = pixels.base
     while isinstance(base, np.ndarray):
-        if (base.dtype == np.uint8 and base.size == height * width * 4 and base.flags.c_contiguous
-                and base.__array_interface__["data"][0] == start):
-            return base.reshape(height, width, 4), "BGRX" if step == -1 else "RGBX"
+        # the buffer the view lies in (the device layer reads a frame after its header into a
+        # larger one): the (height, width, 4) pixels are that buffer's bytes from the view's start
+        if base.dtype == np.uint8 and base.flags.c_contiguous:
+            offset = start - base.__array_interface__["data"][0]
+            if 0 <= offset and offset + size <= base.nbytes:
+                four = np.ndarray((height, width, 4), np.uint8, buffer=base, offset=offset)
+                return four, "BGRX" if step == -1 else "RGBX"
         base = base.base
     return None
