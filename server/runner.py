@@ -93,11 +93,16 @@ class AgentTaskRunner:
     def prepare(self) -> None:
         """Load the perception models now (the app's lifespan calls this): one OCR pass
         over a blank frame makes the lazy backends load their weights. The planner's client
-        (openai and its HTTP stack, a second or more of imports) is loaded here too, so that
-        the first task of a fresh worker does not pay for it."""
+        (openai and its HTTP stack, a second or more of imports) is loaded and its shared
+        client built here too, so that the first tasks of a fresh worker, which start
+        together on every phone, do not pay for it."""
         import importlib
 
         importlib.import_module("mobile_agent.planner.client")
+        if self.settings.planner.configured:  # its client too: the TLS context reads the CA bundle
+            from mobile_agent.planner.transport import shared_client
+
+            shared_client(self.settings.planner)
         locator = self._get_locator()
         ocr = getattr(locator, "ocr", None)
         if callable(ocr):

@@ -64,3 +64,18 @@ def test_runs_of_one_endpoint_share_one_client_and_its_connections(llm_server) -
     assert len(llm_server.chat_requests) == 2 and len(ports) == 1
     other = settings.model_copy(update={"api_key": type(settings.api_key)("another-key")})
     assert shared_client(other) is not first._client
+
+
+def test_a_service_builds_its_planner_client_before_the_first_task(llm_server) -> None:  # noqa: F811
+    """``AgentTaskRunner.prepare`` (a worker's or the server's start) leaves the endpoint's
+    shared client built: the first runs, which start together on every phone, find it."""
+    from mobile_agent.planner import transport
+    from mobile_agent.settings import Settings
+    from server.runner import AgentTaskRunner
+
+    planner = llm_server.planner_settings().model_copy(update={"timeout_s": 17.5})  # a key of its own
+    settings = Settings(planner=planner)
+    key = (planner.base_url, planner.api_key.get_secret_value(), 17.5, transport.max_body_bytes(planner))
+    assert key not in transport._CLIENTS
+    AgentTaskRunner(settings).prepare()
+    assert transport._CLIENTS[key] is Planner(planner)._client
