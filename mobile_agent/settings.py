@@ -138,6 +138,10 @@ class PerceptionSettings(BaseModel):
     accessibility: bool = Field(
         False, description="also read the phone's accessibility tree (uiautomator dump) where it agrees with the pixels"
     )
+    ocr_threads: int = Field(0, ge=0, le=256, description="ONNX Runtime threads per OCR; 0 = its choice (all cores)")
+    ocr_spinning: bool = Field(
+        False, description="let ONNX Runtime's threads busy-wait between operators (burns the cores other phones need)"
+    )
 
 
 class SafetySettings(BaseModel):

@@ -54,3 +54,12 @@ def test_a_renamed_rapidocr_hook_is_said_not_hidden(monkeypatch: pytest.MonkeyPa
     monkeypatch.delattr(OrtInferSession, "_init_sess_opts")
     assert allow_spinning(False) is False
     assert "keep spinning" in caplog.text
+
+
+def test_the_settings_reach_the_ocr_config() -> None:
+    from mobile_agent.locate import perception_config
+    from mobile_agent.settings import Settings
+
+    config = perception_config(Settings.model_validate({"perception": {"ocr_threads": 1, "ocr_spinning": True}}).perception)
+    assert (config.ocr_threads, config.ocr_spinning) == (1, True)
+    assert perception_config(Settings().perception).ocr_spinning is False
