@@ -14,6 +14,7 @@ import pytest
 
 from mobile_agent.agent.parts import TimedLocator
 from mobile_agent.agent.speculation import CpuSample, SpeculationGate, cpu_sample, idle_share
+from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 # The layout of /proc/stat's first line as proc(5) gives it ("cpu  user nice system idle
 # iowait irq softirq steal guest guest_nice", in USER_HZ ticks of all CPUs together); the
@@ -149,3 +150,24 @@ def test_the_default_is_half_the_usable_cores_and_at_least_one_run() -> None:
 
     assert SpeculationGate().max_runs == max(1, usable_cores() // 2)
     assert 1 <= usable_cores() <= (os.cpu_count() or 1)
+
+
+def test_a_planned_run_counts_among_the_process_runs_while_it_lasts(
+    adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
+) -> None:
+    """``Agent.run`` registers with the shared gate: the rule on runs per core sees real runs."""
+    from mobile_agent.agent import Agent, AgentEvent
+    from tests.agent_helpers import DONE, agent_settings, plan_reply
+
+    gate = SpeculationGate.shared()
+    before = gate._runs
+    during: list[int] = []
+
+    def listen(event: AgentEvent) -> None:
+        if event.kind == "step_finished":
+            during.append(gate._runs)
+
+    llm_server.script([plan_reply("Back"), plan_reply("Stop"), DONE])
+    Agent(agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server), on_event=listen).run("Go back")
+    assert during and all(runs == before + 1 for runs in during)
+    assert gate._runs == before

@@ -5,9 +5,10 @@ that a ``Click text`` finds its text ready. That OCR is speculation: the model m
 with a tap, a swipe or Stop, and then nobody reads it. On a laptop with one phone it costs
 nothing that anyone waits for. On a host that runs several phones it competes for the same
 cores with the runs' own work (screenshots, encodes, the steps the model did ask for), and
-an OCR takes every core ONNX Runtime is given: measured on a 2-core farm host with 4 phones,
-speculation that nobody read took the 12-phone farm from 9.9x to 7.5x the 1-phone rate
-(``benchmarks/bench_farm.py --set agent.prefetch_perception=false``; benchmarks/RESULTS.md).
+an OCR takes every core ONNX Runtime is given: on a 2-core machine standing for three farm
+hosts of four phones each, speculation that nobody read was the largest cost of the farm
+(7.9x the 1-phone rate with it, 9.9x with it off; ``benchmarks/bench_farm.py --set
+agent.prefetch_perception=false``; benchmarks/RESULTS.md).
 
 So speculation asks the ``SpeculationGate`` first:
 
