@@ -268,6 +268,36 @@ def test_current_app(dump: str, package: str | None) -> None:
     assert parse_current_app(dump) == package
 
 
+def test_current_app_old_focus_format() -> None:
+    """Android 4.0/4.1: the activity in front is the focused app token; the window printed
+    in focus (``paused=false``, no user id) belongs to Settings and must not win."""
+    dump = sample("dumpsys_window_focus_android4.txt")
+    assert parse_current_app(dump) == "com.example.android.contactmanager"
+    # the bare-`u` record alone still names its app, and a window of an app that is also
+    # the focused activity answers as before
+    assert parse_current_app(dump.splitlines()[0]) == "com.example.android.contactmanager"
+    same = dump.replace("com.android.settings/com.android.settings.SubSettings", "com.example.android.contactmanager/.Editor")
+    assert parse_current_app(same) == "com.example.android.contactmanager"
+
+
+@pytest.mark.parametrize(
+    "dump, package",
+    [
+        # the record without `u`, shaped as appium-adb@8eea1a8 test/unit/apk-utils.spec.ts waitForActivityOrNot
+        # prints it (`ActivityRecord{c 0 foo/bar t181}`), with a dotted package
+        ("mFocusedApp=AppWindowToken{38600b56 token=Token{9ea1171 ActivityRecord{c 0 foo.bar/baz t181}}}", "foo.bar"),
+        # two displays, the focused window on the first: the window's app is a focused activity, it answers
+        (
+            "mFocusedApp=ActivityRecord{1 u0 com.a.first/.Main t1}\n  mFocusedApp=ActivityRecord{2 u0 com.b.second/.Main t2}\n"
+            "  mCurrentFocus=Window{3 u0 com.a.first/com.a.first.Main}\n  mCurrentFocus=null",
+            "com.a.first",
+        ),
+    ],
+)
+def test_current_app_focus_witnesses(dump: str, package: str) -> None:
+    assert parse_current_app(dump) == package
+
+
 # --- launcher apps on real phones and on old ones ------------------------------------------
 
 # A real `cmd package query-activities` block (shape of `pm query-activities` output shown

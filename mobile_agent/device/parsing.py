@@ -143,7 +143,9 @@ _NOT_APPS = re.compile(
     r"com\.android\.systemui/\.subscreen\..*)$"
 )
 _WINDOW_RE = re.compile(r"mCurrentFocus=Window\{[0-9a-f]+(?: u\d+)? ([^}\s]+)(?: [^}]*)?\}")
-_RECORD_RE = re.compile(r"ActivityRecord\{[0-9a-f]+ u?\d+ ([A-Za-z][\w.]*)/([\w.$]+)[ ,}]")
+# `ActivityRecord{HASH u0 PKG/ACT t9}`; Android 4.0/4.1 printed a bare `u` (`{2 u PKG/ACT t181}`)
+# and older ones no `u` at all (`{c 0 PKG/ACT t181}`), as appium-adb's tests quote them.
+_RECORD_RE = re.compile(r"ActivityRecord\{[0-9a-f]+ (?:u\d*|\d+) ([A-Za-z][\w.]*)/([\w.$]+)[ ,}]")
 
 
 def _app_of(component: str) -> str | None:
@@ -157,27 +159,38 @@ def _app_of(component: str) -> str | None:
     return package
 
 
+def _records(text: str, key: str) -> list[str]:
+    """The apps of the ``ActivityRecord{...}`` on each ``KEY`` line, in order (system ones left out)."""
+    found = []
+    for line in re.finditer(rf"{key}(.*)", text):
+        record = _RECORD_RE.search(line.group(1))
+        if record:
+            app = _app_of(f"{record.group(1)}/{record.group(2)}")
+            if app:
+                found.append(app)
+    return found
+
+
 def parse_current_app(text: str) -> str | None:
     """The package in front, from ``dumpsys window`` (or ``dumpsys activity activities``).
 
-    Several displays print one ``mCurrentFocus`` / ``mFocusedApp`` each, some ``null``:
-    the last app among them is the focused one (appium-adb reads them the same way).
-    A system window in focus (notification shade, status bar, keyguard) is not an app:
-    then ``mFocusedApp``, the activity under it, answers. From ``dumpsys activity``:
-    ``topResumedActivity=`` (Android 10+), ``ResumedActivity:`` / ``mResumedActivity:``.
+    Two witnesses: ``mFocusedApp`` (the activity holding focus) and ``mCurrentFocus``
+    (the window holding focus). Several displays print one of each, some ``null``. The
+    focused window answers when its app is one of the focused activities (or none is
+    printed); otherwise the focused activity answers, as appium-adb reads it: an old
+    phone (Android 4.0/4.1) may print another app's window, ``paused=false``, in focus
+    over the activity in front. A system window in focus (notification shade, status
+    bar, keyguard) is not an app. From ``dumpsys activity``: ``topResumedActivity=``
+    (Android 10+), ``ResumedActivity:`` / ``mResumedActivity:``.
     """
-    focused = [_app_of(m.group(1)) for m in _WINDOW_RE.finditer(text)]
-    focused = [p for p in focused if p]
-    if focused:
-        return focused[-1]
-    for key in (r"mFocusedApp=", r"topResumedActivity=", r"\bResumedActivity: ", r"mResumedActivity: "):
-        found = []
-        for line in re.finditer(rf"{key}(.*)", text):
-            record = _RECORD_RE.search(line.group(1))
-            if record:
-                app = _app_of(f"{record.group(1)}/{record.group(2)}")
-                if app:
-                    found.append(app)
+    windows = [p for p in (_app_of(m.group(1)) for m in _WINDOW_RE.finditer(text)) if p]
+    activities = _records(text, r"mFocusedApp=")
+    if windows and (not activities or windows[-1] in activities):
+        return windows[-1]
+    if activities:
+        return activities[-1]
+    for key in (r"topResumedActivity=", r"\bResumedActivity: ", r"mResumedActivity: "):
+        found = _records(text, key)
         if found:
             return found[-1]
     return None
