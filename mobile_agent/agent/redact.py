@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -82,19 +82,64 @@ def _redacting_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
     redactors = list(_live.values())
     if not redactors:
         return record
+    _redact_record(record, redactors)
+    return record
+
+
+def _redact_arg(value: Any, redactors: list[Redactor]) -> Any:
+    """One format argument with the secrets taken out: a string redacted, anything else left
+    as it is unless its text shows a secret (then its redacted text: a ``%d`` of it would fail,
+    but no number shows a secret of three letters or more that is not itself a number)."""
+    text = value if isinstance(value, str) else None
+    if text is None:
+        try:
+            text = str(value)
+        except Exception:  # noqa: BLE001 - an argument that cannot be shown holds nothing to hide
+            return value
+    redacted = text
+    for redactor in redactors:
+        redacted = redactor.text(redacted)
+    return value if redacted == text else redacted
+
+
+def _redact_record(record: logging.LogRecord, redactors: list[Redactor]) -> None:
+    """``record`` with its secrets taken out, still a record every formatter can format:
+    the message is formatted first to find them; only when it shows one are the template
+    and each argument redacted in place (a formatter that reads ``args`` itself, uvicorn's
+    access formatter, still finds its five values). A secret that appears only once the
+    arguments are put together is caught by formatting again: then the record carries the
+    redacted text, without arguments."""
     try:
         message = record.getMessage()
-    except Exception:  # a bad format string: leave it to logging to report
-        return record
-    for redactor in redactors:
-        message = redactor.text(message)
-    record.msg, record.args = message, None
+    except Exception:  # a bad format string: leave it to logging to report, unredacted of nothing
+        return
+    if any(_shows(message, redactors)):
+        if isinstance(record.msg, str):
+            record.msg = _redact_arg(record.msg, redactors)
+        if isinstance(record.args, Mapping):
+            record.args = {k: _redact_arg(v, redactors) for k, v in record.args.items()}
+        elif isinstance(record.args, tuple):
+            record.args = tuple(_redact_arg(v, redactors) for v in record.args)
+        try:
+            again = record.getMessage()
+        except Exception:  # noqa: BLE001 - a %d given its redacted text: carry the text itself
+            again = message
+        if any(_shows(again, redactors)) or again == message:
+            for redactor in redactors:
+                message = redactor.text(message)
+            record.msg, record.args = message, ()
     if record.exc_info and record.exc_info[0] is not None:
         text = logging.Formatter().formatException(record.exc_info)
         for redactor in redactors:
             text = redactor.text(text)
         record.exc_text = text  # formatters use it instead of formatting the exception again
-    return record
+    if record.stack_info:
+        for redactor in redactors:
+            record.stack_info = redactor.text(record.stack_info)
+
+
+def _shows(text: str, redactors: list[Redactor]) -> Iterator[bool]:
+    return (redactor.text(text) != text for redactor in redactors)
 
 
 @contextmanager
