@@ -82,12 +82,21 @@ class ChatEndpoint:
         self._rng = rng or random.Random()
 
     def complete(
-        self, messages: list[dict[str, Any]], *, purpose: str, tools: list[dict[str, Any]] | None = None
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        purpose: str,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] = "auto",
+        response_format: dict[str, Any] | None = None,
     ) -> ChatAnswer:
         """The endpoint's answer to ``messages``; ``purpose`` (plan, choose…) names the
-        call in errors."""
+        call in errors. ``tool_choice`` (with ``tools``) and ``response_format`` (JSON mode)
+        are sent as the OpenAI API names them (``mobile_agent.testing`` extraction uses both)."""
         s = self.settings
-        extra: dict[str, Any] = {"tools": tools, "tool_choice": "auto"} if tools else {}
+        extra: dict[str, Any] = {"tools": tools, "tool_choice": tool_choice} if tools else {}
+        if response_format is not None:
+            extra["response_format"] = response_format
         attempts = 0
         while True:
             attempts += 1
