@@ -109,7 +109,7 @@ def template_values(phone: Phone, **extra: object) -> dict[str, object]:
         "package": package, "component": component, "token": short_hash("w" + component),
         "app_token": short_hash(component), "task": phone.task_ids().get(package, 1),
         "focus": phone.profile.keyguard_window if locked else component,
-        "keyguard": _bool(locked), "input_restricted": _bool(locked),
+        "keyguard": _bool(locked), "input_restricted": _bool(locked), "keyguard_secure": _bool(phone.keyguard_secure),
         "ime_shown": _bool(phone.keyboard_visible and not locked),
         "ime_target": f"Window{{{short_hash('w' + component)} u0 {component}}}" if phone.keyboard_visible else "null",
         "current_ime": phone.current_ime, "ime_bound": _bool(phone.ime_bound),
@@ -271,6 +271,9 @@ def _input_text(phone: Phone, text: str) -> CommandResult:
             "\tat com.android.server.input.InputShellCommand.sendText(InputShellCommand.java:367)\n",
             255,
         )
+    if phone.keyguard_showing:  # only the PIN entry, when it shows, takes text
+        phone.bouncer_key(text)
+        return ok()
     phone.type_text(text.replace("%s", " "))
     return ok()
 
@@ -288,6 +291,8 @@ def _keyevent(phone: Phone, key: str, long_press: bool) -> None:
     elif phone.keyguard_showing:
         if code == 82:  # MENU dismisses an insecure keyguard (what `input keyevent 82` is used for)
             phone.unlock()
+        elif phone.bouncer_entry is not None and (7 <= code <= 16 or code in (66, 67)):  # the PIN entry
+            phone.bouncer_key({66: "\n", 67: "\b"}.get(code, str(code - 7)))
         return
     elif code == 4:
         phone.press_back()

@@ -198,7 +198,8 @@ class NavigationMixin:
         self._state["screen_on"] = on
         if not on:
             self._state["shade_open"] = False
-            if self.profile.lock_screen:
+            self._state["bouncer"] = None
+            if self.profile.lock_screen or self.keyguard_secure:
                 self._state["keyguard"] = True
 
     # -- keyguard (the lock screen) ------------------------------------------------------
@@ -206,7 +207,45 @@ class NavigationMixin:
     def keyguard_showing(self) -> bool:
         return bool(self._state["keyguard"])
 
+    @property
+    def keyguard_secure(self) -> bool:
+        """A credential is set (`locksettings set-pin`): a swipe up asks for it."""
+        return self._state["lock_pin"] is not None
+
+    def set_lock_pin(self, pin: str | None) -> None:
+        self._state["lock_pin"] = pin
+
+    def lock_pin_matches(self, candidate: str) -> bool:
+        return self._state["lock_pin"] is not None and candidate == self._state["lock_pin"]
+
     def unlock(self) -> None:
-        """Dismiss an insecure keyguard (a swipe up, or `input keyevent 82`)."""
+        """A swipe up or `input keyevent 82`: dismisses a keyguard with no credential; with a
+        PIN set it opens the PIN entry (the bouncer) instead, as Android does."""
+        if self.keyguard_secure:
+            if self._state["bouncer"] is None:
+                self._state["bouncer"] = ""
+            return
         self._state["keyguard"] = False
+
+    @property
+    def bouncer_entry(self) -> str | None:
+        """The digits typed into the shown PIN entry, or None when it is not shown."""
+        return self._state["bouncer"] if self.keyguard_showing else None
+
+    def bouncer_key(self, text: str) -> None:
+        """Digits typed on the PIN entry; Enter (``"\n"``) checks them: the right PIN
+        dismisses the keyguard, a wrong one empties the entry."""
+        if self._state["bouncer"] is None:
+            return
+        for ch in text:
+            if ch == "\n":
+                if self._state["bouncer"] == self._state["lock_pin"]:
+                    self._state["keyguard"] = False
+                    self._state["bouncer"] = None
+                    return
+                self._state["bouncer"] = ""
+            elif ch == "\b":
+                self._state["bouncer"] = self._state["bouncer"][:-1]
+            elif ch.isdigit() and len(self._state["bouncer"]) < 16:
+                self._state["bouncer"] += ch
 

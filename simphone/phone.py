@@ -166,6 +166,8 @@ class PhoneModel(NavigationMixin):
                 "permission_request": None,
                 "screen_on": True,
                 "keyguard": self.profile.lock_screen,
+                "lock_pin": None,  # `locksettings set-pin`; never in state(): only whether one is set
+                "bouncer": None,  # the PIN typed so far while the PIN entry shows
                 "rotation": self.profile.rotation,
                 "radios_before_airplane": None,
                 "apps": {p: self.apps[p].initial_data(self.seed) for p in installed if p in self.apps},
@@ -175,6 +177,7 @@ class PhoneModel(NavigationMixin):
         """The whole state, JSON-able (see simphone/STATE.md)."""
         with self.lock:
             s = copy.deepcopy(self._state)
+            del s["lock_pin"]  # a credential stays on the phone; screen.secure says one is set
             top = self.task(self.foreground)[-1]
             s.update({
                 "schema_version": SCHEMA_VERSION,
@@ -183,7 +186,8 @@ class PhoneModel(NavigationMixin):
                 "profile": self.profile.name,
                 "identity": {"serial": self.serial, "model": self.model, "name": self.name, "number": self.number},
                 "screen": {"width": self.width, "height": self.height, "density": self.density,
-                           "on": self.screen_on, "rotation": self.rotation, "locked": self.keyguard_showing},
+                           "on": self.screen_on, "rotation": self.rotation, "locked": self.keyguard_showing,
+                           "secure": self.keyguard_secure},
                 "current": {"package": self.foreground, "activity": self.activity_of(self.foreground),
                             "view": top.get("view")},
                 "theme": "dark" if self.dark_mode else "light",

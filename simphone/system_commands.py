@@ -204,6 +204,45 @@ def _without_user_option(args: list[str]) -> list[str]:
     return out
 
 
+# -- the lock credential -------------------------------------------------------------------
+# AOSP services/core/java/com/android/server/locksettings/LockSettingsShellCommand.java:
+# `locksettings set-pin [--old CREDENTIAL] PIN` prints "Pin set to 'PIN'", `clear --old
+# CREDENTIAL` "Lock credential cleared"; a wrong or missing --old on a secure phone prints
+# "Old password '…' didn't match" (checkCredential) and the command fails.
+@command("locksettings")
+def _locksettings(phone: Phone, args: list[str]) -> CommandResult:
+    if not args:
+        raise Usage("lockSettings service commands: set-pin, clear, get-disabled (see `locksettings help`)")
+    verb, rest = args[0], args[1:]
+    old = ""
+    values: list[str] = []
+    while rest:
+        item = rest.pop(0)
+        if item == "--old" and rest:
+            old = rest.pop(0)
+        elif item == "--user" and rest:
+            rest.pop(0)
+        elif item.startswith("--"):
+            return fail(f"Unknown option: {item}\n", 255)
+        else:
+            values.append(item)
+    if verb == "get-disabled":
+        return ok("false\n")
+    if verb not in ("set-pin", "clear"):
+        raise Usage(f"Unknown command: {verb}", 255)
+    if phone.keyguard_secure and not phone.lock_pin_matches(old):
+        return CommandResult(stdout=f"Old password '{old}' didn't match\n".encode(), exit_code=255)
+    if not phone.keyguard_secure and old:
+        return CommandResult(stdout=b"Old password provided but user has no password\n", exit_code=255)
+    if verb == "clear":
+        phone.set_lock_pin(None)
+        return ok("Lock credential cleared\n")
+    if not values or not values[0].isdigit() or len(values[0]) < 4:
+        return CommandResult(stdout=b"New credential doesn't satisfy admin policies: TOO_SHORT\n", exit_code=255)
+    phone.set_lock_pin(values[0])
+    return ok(f"Pin set to '{values[0]}'\n")
+
+
 @command("svc")
 def _svc(phone: Phone, args: list[str]) -> CommandResult:
     keys = {"wifi": "wifi_on", "bluetooth": "bluetooth_on", "data": "mobile_data"}

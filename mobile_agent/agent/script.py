@@ -180,6 +180,10 @@ class ScriptedRun:
             return line.candidate
 
         outcome = session.act(draft, line.action, device, self.locator, choose)
+        if outcome.terminal and outcome.stop_reason:  # a line that stopped the run (a locked phone, Hand over)
+            session.record(draft)
+            reason = f"script line {line.number} ({line.text}) stopped: {outcome.stop_reason}"
+            return StepEnd(draft.frame, session.finish(RunStatus.NOT_COMPLETED, reason))
         if outcome.terminal:
             session.record(draft)
             return StepEnd(draft.frame, session.finish(RunStatus.COMPLETED, f"the script reached Stop (line {line.number})"))

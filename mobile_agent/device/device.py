@@ -35,6 +35,7 @@ from mobile_agent.device.parsing import (
     LauncherApp,
     current_screen_size,
     parse_density,
+    parse_keyguard_secure,
     parse_locked,
     parse_rotation,
     parse_screen_on,
@@ -98,8 +99,12 @@ class ScreenInfo:
 
 @dataclass(frozen=True)
 class ScreenState:
+    """Screen power and the keyguard: ``locked`` None = the dumps do not say; ``secure``:
+    unlocking takes a credential (None: not known, as on Android <= 9)."""
+
     on: bool
     locked: bool | None
+    secure: bool | None = None
 
 
 def _lost_on_vanish(method: Callable[..., T]) -> Callable[..., T]:
@@ -339,8 +344,9 @@ class Device(AppCommands):
 
     def screen_state(self) -> ScreenState:
         on = parse_screen_on(self.shell(["dumpsys", "power"]))
-        locked = parse_locked(self.shell(["dumpsys", "window"]))
-        return ScreenState(on=True if on is None else on, locked=locked)
+        window = self.shell(["dumpsys", "window"])
+        return ScreenState(on=True if on is None else on, locked=parse_locked(window),
+                           secure=parse_keyguard_secure(window))
 
     def is_screen_on(self) -> bool:
         """Screen on and not behind the keyguard."""

@@ -18,6 +18,7 @@ __all__ = [
     "parse_current_app",
     "parse_density",
     "parse_input_viewports",
+    "parse_keyguard_secure",
     "parse_launcher_activities",
     "parse_locked",
     "parse_main_activities",
@@ -252,6 +253,22 @@ def parse_locked(window: str) -> bool | None:
     if match:
         return match.group(1) == "true"
     return None
+
+
+def parse_keyguard_secure(window: str) -> bool | None:
+    """From ``dumpsys window``: does dismissing the keyguard take a credential (a PIN,
+    pattern or password)?
+
+    ``KeyguardServiceDelegate``'s ``secure=`` line (its ``KeyguardState.secure``, printed by
+    AOSP ``services/core/java/com/android/server/policy/keyguard/KeyguardServiceDelegate.java``
+    ``dump()``; ``secure=false`` as in appium-adb@8eea1a8 ``test/unit/lockmgmt.spec.ts``).
+    Android <= 9's ``mShowingLockscreen`` dumps say nothing of it: None (unknown).
+    """
+    delegate = re.search(r"KeyguardServiceDelegate\b", window)
+    if delegate is None:
+        return None
+    match = re.search(r"^\s*secure=(true|false)\s*$", window[delegate.end():], re.M)
+    return None if match is None else match.group(1) == "true"
 
 
 def parse_launcher_activities(text: str) -> list[LauncherApp]:

@@ -21,6 +21,7 @@ from mobile_agent.operations.context import (
     Outcome,
     ScreenInfoLike,
     ScreenshotLike,
+    ScreenStateLike,
 )
 from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
 from mobile_agent.operations.parser import ParsedAction, extract_action_section
@@ -47,6 +48,7 @@ __all__ = [
     "Outcome",
     "ParsedAction",
     "ScreenInfoLike",
+    "ScreenStateLike",
     "ScreenshotLike",
     "execute",
     "extract_action_section",

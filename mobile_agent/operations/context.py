@@ -32,6 +32,7 @@ __all__ = [
     "OperationContext",
     "Outcome",
     "ScreenInfoLike",
+    "ScreenStateLike",
     "ScreenshotLike",
 ]
 
@@ -58,6 +59,21 @@ class ScreenshotLike(Protocol):
     def height(self) -> int: ...
 
 
+class ScreenStateLike(Protocol):
+    """Screen power and the keyguard (``mobile_agent.device.ScreenState``): ``locked`` and
+    ``secure`` (unlocking takes a PIN, pattern or password) are None where the phone's
+    dumps do not say."""
+
+    @property
+    def on(self) -> bool: ...
+
+    @property
+    def locked(self) -> bool | None: ...
+
+    @property
+    def secure(self) -> bool | None: ...
+
+
 class DeviceLike(Protocol):
     """The part of ``mobile_agent.device.Device`` that operations use."""
 
@@ -74,6 +90,8 @@ class DeviceLike(Protocol):
     def launch_app(self, package: str) -> object: ...
 
     def resolve_app_label(self, label: str) -> str | None: ...
+
+    def screen_state(self) -> ScreenStateLike: ...
 
     def wait_settled(
         self, timeout_s: float, interval_s: float, tolerance: float, cancel: threading.Event | None = None

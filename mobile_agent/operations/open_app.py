@@ -1,6 +1,9 @@
 """Open App: resolve the name to a package and launch it; when no layer of
 ``mobile_agent.apps`` knows the name, find the icon on the screen like a person would.
 
+A phone behind its keyguard is unlocked first where no credential is needed, else the
+step hands over saying the phone is locked (``operations.keyguard``).
+
 The screen search goes through every home-screen page (swiping left until the page
 stops changing), then opens the app drawer (a swipe up from the bottom) and scrolls it
 to its end, reading the labels with the locator (OCR). Where several tiles match, or an
@@ -25,6 +28,7 @@ from mobile_agent.apps import resolver_for
 from mobile_agent.apps.names import normalize_name
 from mobile_agent.errors import AppNotFoundError
 from mobile_agent.operations.context import OperationContext, Outcome
+from mobile_agent.operations.keyguard import unlock_or_stop
 from perception.types import LocateStatus, Location
 
 __all__ = ["ScreenSearch", "open_app_by_name", "pick_tile"]
@@ -37,6 +41,9 @@ _SAME_FRAME = 0.004  # share of changed pixels under which a swipe "did nothing"
 
 
 def open_app_by_name(name: str, ctx: OperationContext) -> Outcome:
+    locked = unlock_or_stop(ctx)  # an app launched behind the keyguard is not open for anyone
+    if locked is not None:
+        return locked
     package, layer = _resolve(name, ctx)
     if package is not None:
         try:
