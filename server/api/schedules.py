@@ -16,11 +16,18 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from fastapi import Path as PathParam
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from server.api.tasks import checked_task
 from server.deps import Authorized, Service, token_owner
-from server.farm.recurring import HISTORY_KEPT, OccurrenceRow, ScheduleError, ScheduleRow, Schedules
+from server.farm.recurring import (
+    HISTORY_KEPT,
+    OccurrenceRow,
+    ScheduleError,
+    ScheduleLimit,
+    ScheduleRow,
+    Schedules,
+)
 from server.schemas import MAX_ID, TaskCreate
 
 __all__ = ["router"]
@@ -35,8 +42,17 @@ class ScheduleCreate(BaseModel):
 
     name: str = Field(..., min_length=1, max_length=200, description="what the schedule is for")
     cron: str | None = Field(None, max_length=200, description='five cron fields, e.g. "0 7 * * 1-5" (UTC)')
-    every_s: float | None = Field(None, description="or: seconds between runs (at least 1)")
+    every_s: float | None = Field(
+        None, description="or: seconds between runs (at least server.schedule_min_interval_s, at most a year)")
     task: TaskCreate
+
+    @field_validator("name", "cron")
+    @classmethod
+    def _storable_text(cls, value: str | None) -> str | None:
+        """What a database column can hold: no NUL (PostgreSQL refuses it), no lone surrogate."""
+        if value is not None and ("\x00" in value or any(0xD800 <= ord(ch) <= 0xDFFF for ch in value)):
+            raise ValueError("contains a NUL character or a lone surrogate")
+        return value
 
 
 class OccurrencePublic(BaseModel):
@@ -97,11 +113,15 @@ def create_schedule(body: ScheduleCreate, service: Service, request: Request, re
     owner = token_owner(service, request)
     task = {"instruction": instruction, "device": body.task.device, "options": {**body.task.options(), "owner": owner}}
     schedules = service.schedules
+    limits = service.settings.server
     try:
-        row = schedules.create(body.name, body.cron, body.every_s, task, owner=owner)
+        row = schedules.create(body.name, body.cron, body.every_s, task, owner=owner,
+                               min_interval_s=limits.schedule_min_interval_s,
+                               max_per_owner=limits.max_schedules_per_token)
     except ScheduleError as exc:
-        raise HTTPException(422, [{"loc": ["body", "cron" if body.cron else "every_s"], "msg": str(exc),
-                                   "type": "schedule_invalid"}]) from exc
+        raise HTTPException(422, [{"loc": ["body", exc.field], "msg": str(exc), "type": "schedule_invalid"}]) from exc
+    except ScheduleLimit as exc:
+        raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, str(exc)) from exc
     response.headers["Location"] = f"/v1/schedules/{row.id}"
     return _public(row, schedules)
 

@@ -23,7 +23,9 @@ May import: sqlalchemy, croniter, ``server.store``, ``server.db``, ``server.quot
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -37,16 +39,22 @@ from server.farm.registry import schedule_runs_table, schedules_table
 from server.quota import NO_QUOTA, Quota, QuotaExceeded, waiting_reason
 from server.store import TaskRow, TaskStore, tasks_table
 
-__all__ = ["HISTORY_KEPT", "OccurrenceRow", "ScheduleError", "ScheduleRow", "ScheduleTicker", "Schedules", "next_time"]
+__all__ = ["HISTORY_KEPT", "OccurrenceRow", "ScheduleError", "ScheduleLimit", "ScheduleRow", "ScheduleTicker", "Schedules", "next_time"]
 
 log = logging.getLogger(__name__)
 
-MIN_INTERVAL_S = 1.0
+MIN_INTERVAL_S = 1.0  # the floor of server.schedule_min_interval_s
+MAX_INTERVAL_S = 366 * 86400.0  # a schedule more than a year apart is a mistake (a cron of Feb 29 is 4 years: refused too)
+CRON_GAPS_CHECKED = 8  # a cron's next occurrences whose gaps are held to the minimum interval
 HISTORY_KEPT = 100  # occurrences kept per schedule in farm_schedule_runs
 
 
 class ScheduleError(ValueError):
-    """A cron expression or interval that cannot be used."""
+    """A cron expression or interval that cannot be used; ``field`` names the body's field."""
+
+    def __init__(self, message: str, field: str = "cron") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def next_time(cron: str | None, interval_s: float | None, after: float) -> float:
@@ -58,16 +66,91 @@ def next_time(cron: str | None, interval_s: float | None, after: float) -> float
     return float(croniter(cron, after).get_next(float))
 
 
-def check_when(cron: str | None, interval_s: float | None) -> None:
+def check_when(cron: str | None, interval_s: float | None, min_interval_s: float = MIN_INTERVAL_S,
+               now: float | None = None) -> None:
+    """Refuse what would never fire, fire too often, or cannot be stored and read back: a cron of
+    a date that never comes ("0 0 31 2 *"), a non-finite or absurd interval."""
     if (cron is None) == (interval_s is None):
-        raise ScheduleError("give either cron (e.g. \"*/5 * * * *\") or every_s (seconds between runs)")
-    if interval_s is not None and interval_s < MIN_INTERVAL_S:
-        raise ScheduleError(f"every_s must be at least {MIN_INTERVAL_S:g}")
-    if cron is not None:
-        from croniter import croniter
+        raise ScheduleError("give either cron (e.g. \"*/5 * * * *\") or every_s (seconds between runs)",
+                            "every_s" if cron is None else "cron")
+    if interval_s is not None:
+        if not math.isfinite(interval_s):
+            raise ScheduleError("every_s must be a finite number of seconds", "every_s")
+        if interval_s < min_interval_s:
+            raise ScheduleError(f"every_s must be at least {min_interval_s:g} (server.schedule_min_interval_s)",
+                                "every_s")
+        if interval_s > MAX_INTERVAL_S:
+            raise ScheduleError(f"every_s must be at most {MAX_INTERVAL_S:g} (a year)", "every_s")
+        return
+    assert cron is not None
+    from croniter import croniter
 
-        if len(cron.split()) != 5 or not croniter.is_valid(cron):
-            raise ScheduleError(f"{cron!r} is not a cron expression of five fields (minute hour day month weekday)")
+    if "\x00" in cron or len(cron.split()) != 5 or not croniter.is_valid(cron):
+        raise ScheduleError(f"{cron!r} is not a cron expression of five fields (minute hour day month weekday)")
+    start = time.time() if now is None else now
+    times = [start]
+    try:
+        # croniter gives up after 50 years of no match (a date that never comes)
+        it = croniter(cron, start)
+        for _ in range(CRON_GAPS_CHECKED):
+            times.append(float(it.get_next(float)))
+    except Exception as exc:  # CroniterBadDateError, or any other refusal of croniter's: never fires
+        raise ScheduleError(f"{cron!r} never fires (no such date: {exc})") from exc
+    if times[1] - start > MAX_INTERVAL_S:
+        raise ScheduleError(f"{cron!r} fires less than once a year (next: {time.strftime('%Y-%m-%d', time.gmtime(times[1]))})")
+    gap = min(b - a for a, b in zip(times[1:], times[2:], strict=False))
+    if gap < min_interval_s:
+        raise ScheduleError(f"{cron!r} fires {gap:g} s apart; the least is {min_interval_s:g} "
+                            "(server.schedule_min_interval_s)")
+
+
+class ScheduleLimit(Exception):
+    """``owner`` has as many schedules as ``server.max_schedules_per_token`` allows."""
+
+    def __init__(self, owner: str, held: int, limit: int) -> None:
+        super().__init__(f"the token {owner!r} has {held} schedules, its limit (server.max_schedules_per_token "
+                         f"= {limit}); delete one first")
+        self.owner, self.held, self.limit = owner, held, limit
+
+
+class UnreadableSchedule(ValueError):
+    """A stored row this version cannot use (an older version's, or a hand edit)."""
+
+
+def _row(values: dict[str, Any]) -> ScheduleRow:
+    """A stored row as a ``ScheduleRow``, or ``UnreadableSchedule`` saying why not. ``task``
+    comes as text (read with a cast), so a body that is not JSON fails here, for its row alone."""
+    try:
+        task = values["task"]
+        if isinstance(task, str):
+            task = json.loads(task)
+        if not isinstance(task, dict) or not isinstance(task.get("instruction"), str):
+            raise UnreadableSchedule("its task is not an object with an instruction")
+        if not isinstance(task.get("options", {}), dict) or not isinstance(task.get("device", "any"), str):
+            raise UnreadableSchedule("its task's device or options are not of the right type")
+        cron, interval = values["cron"], values["interval_s"]
+        if (cron is None) == (interval is None):
+            raise UnreadableSchedule("it has both or neither of cron and interval_s")
+        if interval is not None and not (math.isfinite(float(interval)) and float(interval) >= MIN_INTERVAL_S):
+            raise UnreadableSchedule(f"its interval {interval!r} is not a finite number of seconds >= 1")
+        if cron is not None:
+            from croniter import croniter
+
+            if not isinstance(cron, str) or len(cron.split()) != 5 or not croniter.is_valid(cron):
+                raise UnreadableSchedule(f"its cron {cron!r} is not five valid fields")
+        for name in ("next_at", "created_at"):
+            if not math.isfinite(float(values[name])):
+                raise UnreadableSchedule(f"its {name} is not a finite time")
+        return ScheduleRow(
+            id=int(values["id"]), name=str(values["name"]), cron=cron,
+            interval_s=float(interval) if interval is not None else None, task=task,
+            owner=values["owner"], enabled=bool(values["enabled"]), next_at=float(values["next_at"]),
+            last_task_id=values["last_task_id"], runs=int(values["runs"] or 0), created_at=float(values["created_at"]),
+        )
+    except UnreadableSchedule:
+        raise
+    except (ValueError, TypeError, KeyError, OverflowError) as exc:
+        raise UnreadableSchedule(f"{type(exc).__name__}: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -101,6 +184,7 @@ class OccurrenceRow:
 class Schedules:
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
+        self._unreadable: set[Any] = set()  # ids of rows whose reason was logged
         # only this table: an embedded SQLite database gets no farm tables it would never use
         for attempt in range(3):
             try:
@@ -113,10 +197,18 @@ class Schedules:
                 time.sleep(0.2 * (attempt + 1))
 
     def create(self, name: str, cron: str | None, interval_s: float | None, task: dict[str, Any],
-               owner: str | None = None) -> ScheduleRow:
-        check_when(cron, interval_s)
+               owner: str | None = None, *, min_interval_s: float = MIN_INTERVAL_S,
+               max_per_owner: int = 0) -> ScheduleRow:
+        """Store a schedule; ``ScheduleError`` for a time that cannot be used, ``ScheduleLimit``
+        when ``owner`` has ``max_per_owner`` already (0: no limit)."""
+        check_when(cron, interval_s, min_interval_s)
         now = time.time()
         with self.engine.begin() as conn:
+            if max_per_owner and owner is not None:
+                held = int(conn.execute(sa.select(sa.func.count()).select_from(schedules_table)
+                                        .where(schedules_table.c.owner == owner)).scalar_one())
+                if held >= max_per_owner:
+                    raise ScheduleLimit(owner, held, max_per_owner)
             result = conn.execute(schedules_table.insert().values(
                 name=name, cron=cron, interval_s=interval_s, task=task, owner=owner, enabled=True,
                 next_at=next_time(cron, interval_s, now), runs=0, created_at=now,
@@ -126,15 +218,36 @@ class Schedules:
         assert found is not None
         return found
 
+    def _read(self, conn: sa.Connection, *where: Any) -> list[ScheduleRow]:
+        """The rows matching ``where``, oldest first; one that cannot be read is skipped, and the
+        reason logged once per row (the list and the ticker go on without it)."""
+        c = schedules_table.c
+        columns = [col for col in schedules_table.c if col.name != "task"] + [sa.cast(c.task, sa.Text).label("task")]
+        rows = []
+        for found in conn.execute(sa.select(*columns).where(*where).order_by(c.id)):
+            values = found._asdict()
+            try:
+                rows.append(_row(values))
+            except UnreadableSchedule as exc:
+                if values.get("id") not in self._unreadable:
+                    self._unreadable.add(values.get("id"))
+                    log.warning("schedule %s cannot be read and is skipped: %s (delete it, or fix the row)",
+                                values.get("id"), exc)
+        return rows
+
     def get(self, schedule_id: int) -> ScheduleRow | None:
         with self.engine.connect() as conn:
-            row = conn.execute(sa.select(schedules_table).where(schedules_table.c.id == schedule_id)).one_or_none()
-        return ScheduleRow(**row._asdict()) if row is not None else None
+            found = self._read(conn, schedules_table.c.id == schedule_id)
+        return found[0] if found else None
 
     def all(self) -> list[ScheduleRow]:
         with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(schedules_table).order_by(schedules_table.c.id))
-            return [ScheduleRow(**r._asdict()) for r in rows]
+            return self._read(conn)
+
+    def count_of(self, owner: str) -> int:
+        with self.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.count()).select_from(schedules_table)
+                                    .where(schedules_table.c.owner == owner)).scalar_one())
 
     def delete(self, schedule_id: int) -> bool:
         with self.engine.begin() as conn:
@@ -162,11 +275,16 @@ class Schedules:
         token's ``quota`` as a submission is; a skipped occurrence makes no task."""
         now = time.time() if now is None else now
         with self.engine.connect() as conn:
-            due = [ScheduleRow(**r._asdict()) for r in conn.execute(
-                sa.select(schedules_table).where(schedules_table.c.enabled.is_(True), schedules_table.c.next_at <= now))]
+            due = self._read(conn, schedules_table.c.enabled.is_(True), schedules_table.c.next_at <= now)
         created = []
         for schedule in due:
-            task = self._occur(store, schedule, now, quota)
+            try:
+                task = self._occur(store, schedule, now, quota)
+            except (ValueError, KeyError, TypeError, OverflowError) as exc:  # its time or body: the others go on
+                if schedule.id not in self._unreadable:
+                    self._unreadable.add(schedule.id)
+                    log.warning("schedule %s is skipped: %s: %s", schedule.id, type(exc).__name__, exc)
+                continue
             if task is not None:
                 created.append(task)
         return created
