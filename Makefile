@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch + torchvision pinned to the builds that pip finds on these machines' disk
 TORCH_PINS ?= torch==2.14.1 torchvision==0.29.1
 
-.PHONY: demo test typecheck venv install install-ml install-dev browser fonts postgres lint bench clean
+.PHONY: demo test typecheck venv install install-ml install-dev browser fonts postgres lint bench clean wheel-check
 
 # pip's own progress (Collecting … / Downloading …) is shown for the large installs: the dev
 # environment downloads torch and friends, minutes the first time, and silence looked hung.
@@ -62,9 +62,15 @@ demo: install
 	$(BIN)/python scripts/quickstart.py
 
 # Sets up and passes the tests.
-test: install-dev browser fonts postgres typecheck lint
+# The wheel tier first: pytest's closing line stays the last one (.ci/run reads it).
+test: install-dev browser fonts postgres typecheck lint wheel-check
 	@echo "==> running the test suite"
 	$(BIN)/python -m pytest -q
+
+# The wheel is the product (.ci/wheel): wheel + sdist built, twine check, the wheel alone in a
+# fresh venv runs --version, doctor, the quick start, serve + one REST task, mcp's tool list.
+wheel-check: install-dev
+	PY=$(BIN)/python .ci/wheel
 
 # The type checker over mobile_agent/, perception/, eval/ and server/ ([tool.mypy] in pyproject.toml).
 typecheck: install-dev
