@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mobile_agent.cli.token_file import read_token_file
+from mobile_agent.cli import read_token_file
 from mobile_agent.settings import load_settings
 
 

@@ -117,7 +117,7 @@ class AdbDeviceSource:
         return int(info.width), int(info.height)
 
     def screenshot(self, serial: str, fmt: str) -> bytes:
-        from mobile_agent.agent.mask import mask_live_frame
+        from mobile_agent.agent import mask_live_frame
 
         shot = self._open(serial).screenshot()
         # the run on this phone hides its secrets here too (the live view, the device screenshot)

@@ -20,7 +20,7 @@ import threading
 import time
 from typing import Any
 
-from mobile_agent.agent.people import UserReply, UserRequest
+from mobile_agent.agent import UserReply, UserRequest
 from mobile_agent.errors import RunCancelled
 from server.store import TaskStore
 from server.webhooks import WebhookSender

@@ -96,13 +96,9 @@ class AgentTaskRunner:
         (openai and its HTTP stack, a second or more of imports) is loaded and its shared
         client built here too, so that the first tasks of a fresh worker, which start
         together on every phone, do not pay for it."""
-        import importlib
+        from mobile_agent.planner import prepare
 
-        importlib.import_module("mobile_agent.planner.client")
-        if self.settings.planner.configured:  # its client too: the TLS context reads the CA bundle
-            from mobile_agent.planner.transport import shared_client
-
-            shared_client(self.settings.planner)
+        prepare(self.settings.planner)  # its client too: the TLS context reads the CA bundle
         locator = self._get_locator()
         ocr = getattr(locator, "ocr", None)
         if callable(ocr):

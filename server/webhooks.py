@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from mobile_agent.agent.redact import Redactor
+from mobile_agent.agent import Redactor
 from mobile_agent.settings import Settings
 
 __all__ = ["WebhookSender", "sign", "verify_signature"]

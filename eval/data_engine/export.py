@@ -39,9 +39,9 @@ from eval.data_engine.verdicts import RunVerification
 from eval.data_engine.verify import verification_for
 from eval.mobile_eval.records import TaskResult
 from eval.mobile_eval.schema import EvalTask
-from mobile_agent.agent.trajectory import load_trajectory
-from mobile_agent.operations.parser import ParsedAction
-from mobile_agent.planner.dialects.base import UnwritableAction
+from mobile_agent.agent import load_trajectory
+from mobile_agent.operations import ParsedAction
+from mobile_agent.planner.dialects import UnwritableAction
 
 __all__ = ["ExportSummary", "export_runs", "split_of", "to_llava_list", "variant_of"]
 

@@ -31,8 +31,7 @@ from PIL import Image
 
 from eval.data_engine.verdicts import Verdict, VerdictReplyError, VerifierName, parse_judge_reply
 from mobile_agent.errors import PlannerError
-from mobile_agent.planner.images import encode_image
-from mobile_agent.planner.transport import ChatEndpoint, shared_client, shown_url
+from mobile_agent.planner import ChatEndpoint, encode_image, shared_client, shown_url
 from mobile_agent.settings import PlannerSettings
 
 __all__ = ["JudgeEndpoint", "QueryJudge", "TrajectoryJudge", "key_screens", "load_prompt", "read_screen"]

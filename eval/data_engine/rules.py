@@ -26,7 +26,7 @@ import numpy as np
 from PIL import Image
 
 from eval.data_engine.verdicts import Verdict
-from mobile_agent.agent.screen_diff import change_ratio
+from mobile_agent.agent import change_ratio
 
 __all__ = ["DEFAULT_CHANGE_THRESHOLD", "check_rules"]
 

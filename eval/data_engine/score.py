@@ -33,7 +33,7 @@ from eval.mobile_eval.metrics import LEVELS, summarize_level
 from eval.mobile_eval.records import TaskResult
 from eval.mobile_eval.runner import parse_action_ref
 from mobile_agent.errors import OperationError
-from mobile_agent.planner.types import PlanRequest
+from mobile_agent.planner import PlanRequest
 
 __all__ = ["StepScore", "load_runs", "score_runs"]
 

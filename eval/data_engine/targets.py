@@ -27,13 +27,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mobile_agent.errors import OperationError
-from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
-from mobile_agent.operations.parser import ParsedAction
-from mobile_agent.operations.registry import REGISTRY, OperationRegistry
-from mobile_agent.planner.dialects import DIALECTS, make_dialect, profile_named
-from mobile_agent.planner.dialects.base import build_action
-from mobile_agent.planner.geometry import Viewport, viewport_for
-from mobile_agent.planner.models import ModelProfile
+from mobile_agent.operations import COORDINATE_REGISTRY, REGISTRY, OperationRegistry, ParsedAction
+from mobile_agent.planner import ModelProfile, Viewport, viewport_for
+from mobile_agent.planner.dialects import DIALECTS, build_action, make_dialect, profile_named
 
 __all__ = ["DEFAULT_DIALECTS", "SUBMITTED", "TargetWriter", "grounded_action", "paper_action"]
 

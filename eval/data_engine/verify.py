@@ -29,7 +29,7 @@ from eval.data_engine.verdicts import (
     save_verification,
 )
 from eval.mobile_eval.records import TaskResult, load_results
-from mobile_agent.agent.trajectory import load_trajectory
+from mobile_agent.agent import load_trajectory
 
 __all__ = ["Judges", "verification_for", "verify_results", "verify_run"]
 

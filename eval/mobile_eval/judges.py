@@ -221,7 +221,7 @@ class MllmJudge:
                 model=self.model, messages=[{"role": "user", "content": content}],
                 temperature=0.0, max_tokens=self.settings.max_tokens,
             )
-            from mobile_agent.planner.transport import cap_reply
+            from mobile_agent.planner import cap_reply
 
             text = cap_reply(reply.choices[0].message.content or "", self.settings.max_reply_bytes)
         except Exception as exc:  # the openai client's errors: connection, status, timeout

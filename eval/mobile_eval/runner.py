@@ -37,7 +37,7 @@ from eval.mobile_eval.validators import MissingPath, validate
 from mobile_agent.errors import DeviceError, MobileAgentError
 
 if TYPE_CHECKING:
-    from mobile_agent.operations.context import AgentDevice
+    from mobile_agent.operations import AgentDevice
 from mobile_agent.settings import Settings
 
 __all__ = ["EvalConfig", "SuiteRunner", "parse_action_ref", "step_action_ref"]

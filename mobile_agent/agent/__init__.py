@@ -10,6 +10,8 @@ May import: the rest of ``mobile_agent`` and ``perception``; never ``server`` or
 """
 
 from mobile_agent.agent.loop import NO_EFFECT_NOTE, Agent, PlannedRun
+from mobile_agent.agent.mask import mask_live_frame
+from mobile_agent.agent.people import REPLY_KINDS, ReplyKind, UserChannel, UserReply, UserRequest
 from mobile_agent.agent.records import (
     SCHEMA_VERSION,
     AgentEvent,
@@ -23,6 +25,7 @@ from mobile_agent.agent.records import (
     history_lines,
     jsonable,
 )
+from mobile_agent.agent.redact import Redactor
 from mobile_agent.agent.screen_diff import change_ratio, screen_changed
 from mobile_agent.agent.script import ScriptedRun, parse_script, run_script
 from mobile_agent.agent.session import RunSession, carry_out
@@ -31,12 +34,15 @@ from mobile_agent.agent.trajectory import load_trajectory, write_report
 
 __all__ = [
     "NO_EFFECT_NOTE",
+    "REPLY_KINDS",
     "SCHEMA_VERSION",
     "Agent",
     "AgentEvent",
     "EventKind",
     "LocationSummary",
     "PlannedRun",
+    "Redactor",
+    "ReplyKind",
     "RunBody",
     "RunResult",
     "RunSession",
@@ -47,11 +53,15 @@ __all__ = [
     "StepEnd",
     "StepRecord",
     "StepTimings",
+    "UserChannel",
+    "UserReply",
+    "UserRequest",
     "carry_out",
     "change_ratio",
     "history_lines",
     "jsonable",
     "load_trajectory",
+    "mask_live_frame",
     "parse_script",
     "run_script",
     "screen_changed",

@@ -5,7 +5,8 @@ adds a parser whose ``func`` default takes the parsed args and returns an exit c
 
 The core's own subcommands are listed here. The layers above the core (``server``,
 ``eval.mobile_eval``) add theirs through the ``mobile_agent.commands`` entry-point group
-(see pyproject.toml), so this package never imports them.
+(see pyproject.toml), so this package never imports them. What such a plugin may use of
+this package is its ``__all__`` (``read_token_file`` for a ``--token-file`` option).
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ import sys
 from importlib.metadata import entry_points
 
 from mobile_agent import __version__
+from mobile_agent.cli.token_file import read_token_file
 from mobile_agent.errors import MobileAgentError
+
+__all__ = ["PLUGIN_GROUP", "SUBCOMMANDS", "build_parser", "main", "read_token_file"]
 
 SUBCOMMANDS = ("run", "devices", "doctor", "adb", "cache", "report")
 PLUGIN_GROUP = "mobile_agent.commands"

@@ -33,6 +33,7 @@ from mobile_agent.operations.registry import (
     operation,
     parse_action,
 )
+from mobile_agent.operations.secrets import referenced_secrets
 
 __all__ = [
     "COORDINATE_REGISTRY",
@@ -55,6 +56,7 @@ __all__ = [
     "normalize_position",
     "operation",
     "parse_action",
+    "referenced_secrets",
 ]
 
 

@@ -161,7 +161,7 @@ def checked_task(body: TaskCreate, service: ServiceState) -> str:
     refusal = service.scheduler.route_refusal(body.device, body.options())
     if refusal is not None:
         raise _unprocessable("requires", refusal, "unroutable")
-    from mobile_agent.operations.secrets import referenced_secrets
+    from mobile_agent.operations import referenced_secrets
 
     named = service.settings.agent.named_secrets
     missing = sorted({n for t in (body.instruction, body.script) if t for n in referenced_secrets(t)} - set(named))

@@ -24,7 +24,7 @@ import dataclasses
 from typing import Any
 
 from mobile_agent.planner.dialects.autoglm import AutoGlmDialect
-from mobile_agent.planner.dialects.base import Dialect, DialectReply
+from mobile_agent.planner.dialects.base import Dialect, DialectReply, UnwritableAction, build_action
 from mobile_agent.planner.dialects.function_calling import FunctionCallingDialect
 from mobile_agent.planner.dialects.mobile_use import MobileUseDialect
 from mobile_agent.planner.dialects.paper import PaperDialect
@@ -41,6 +41,8 @@ __all__ = [
     "MobileUseDialect",
     "PaperDialect",
     "UiTarsDialect",
+    "UnwritableAction",
+    "build_action",
     "dialect_for",
     "make_dialect",
     "profile_named",
