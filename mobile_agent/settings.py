@@ -43,6 +43,7 @@ __all__ = [
     "SafetySettings",
     "ServerSettings",
     "Settings",
+    "TokenSettings",
     "load_settings",
 ]
 
@@ -202,6 +203,25 @@ class CacheSettings(BaseModel):
     min_similarity: float = Field(
         0.5, gt=0, le=1, description="how alike a screen must be to the recorded one for a step to replay"
     )
+    namespace: str = Field(
+        "", max_length=200, description="whose plans a run may replay and adds to (the service sets each task's "
+        "owner or team; empty: the local user's)"
+    )
+    shared: bool = Field(False, description="service: every token's tasks share one plan cache (an admin's choice)")
+
+
+class TokenSettings(BaseModel):
+    """One named API token of ``server.tokens``: whose it is and what it may do (docs/security.md).
+    A bare token string in ``server.tokens`` is read as ``{token = "…", role = "admin"}``, what
+    every token could do before roles existed."""
+
+    model_config = _SECTION
+
+    token: SecretStr
+    role: Literal["admin", "user", "viewer"] = Field(
+        "user", description="admin: everything; user: its own (and its team's) tasks; viewer: reads its team's tasks"
+    )
+    team: str | None = Field(None, min_length=1, max_length=100, description="members of a team share their tasks")
 
 
 class ServerSettings(BaseModel):
@@ -230,8 +250,14 @@ class ServerSettings(BaseModel):
         default_factory=list,
         description="planner endpoints a task's base_url may name besides planner.base_url (they get the planner's API key)",
     )
-    tokens: dict[str, SecretStr] = Field(
-        default_factory=dict, description="more API tokens by name (one per user or team), besides api_token"
+    tokens: dict[str, TokenSettings] = Field(
+        default_factory=dict,
+        description="more API tokens by name, besides api_token (an admin): a token string (an admin), or "
+        "{token, role = admin | user | viewer, team} (docs/security.md)",
+    )
+    webhook_allow: list[str] = Field(
+        default_factory=list,
+        description="networks (10.0.0.0/8) or host names a callback_url may reach although they are not public",
     )
     max_active_per_token: int = Field(
         0, ge=0, description="tasks one token may have queued or running at once (0 = no limit)"
@@ -246,6 +272,23 @@ class ServerSettings(BaseModel):
         description="the shortest time between two occurrences of a schedule (every_s, or a cron's closest two)",
     )
     max_schedules_per_token: int = Field(20, ge=0, description="schedules one token may have (0 = no limit)")
+
+
+    @field_validator("tokens", mode="before")
+    @classmethod
+    def _bare_token_is_admin(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        return {name: {"token": one, "role": "admin"} if isinstance(one, str | SecretStr) else one
+                for name, one in value.items()}
+
+    @field_validator("tokens")
+    @classmethod
+    def _token_names(cls, value: dict[str, TokenSettings]) -> dict[str, TokenSettings]:
+        for name in value:
+            if not name or len(name) > 100 or not name.isprintable() or name == "default":
+                raise ValueError(f"token name {name!r}: 1-100 printable characters, not 'default' (api_token's)")
+        return value
 
 
 class FarmSettings(BaseModel):

@@ -20,7 +20,7 @@ from sqlalchemy.engine import Engine
 
 from mobile_agent.errors import ConfigError
 
-__all__ = ["check_database_url", "create_tables", "inserted_id", "make_engine", "shown_url"]
+__all__ = ["add_missing_columns", "check_database_url", "create_tables", "inserted_id", "make_engine", "shown_url"]
 
 
 def inserted_id(result: sa.CursorResult[Any]) -> int:
@@ -39,11 +39,34 @@ def create_tables(tables: sa.MetaData, engine: Engine) -> None:
     for attempt in range(3):
         try:
             tables.create_all(engine)
+            add_missing_columns(tables, engine)
             return
         except (sa.exc.IntegrityError, sa.exc.ProgrammingError):
             if attempt == 2 or engine.dialect.name != "postgresql":
                 raise
             time.sleep(0.2 * (attempt + 1))
+
+
+def add_missing_columns(tables: sa.MetaData, engine: Engine) -> None:
+    """``ALTER TABLE … ADD COLUMN`` for each nullable column a table of an older database lacks
+    (the owner of a task came after its table): the rows it had keep NULL there. A column
+    another process added meanwhile is the same column, not an error."""
+    inspector = sa.inspect(engine)
+    for table in tables.sorted_tables:
+        present = {column["name"] for column in inspector.get_columns(table.name)}
+        for column in table.columns:
+            if column.name in present or not column.nullable:
+                continue
+            kind = column.type.compile(dialect=engine.dialect)
+            name = engine.dialect.identifier_preparer.quote(column.name)
+            table_name = engine.dialect.identifier_preparer.quote(table.name)
+            exists = "IF NOT EXISTS " if engine.dialect.name == "postgresql" else ""
+            try:
+                with engine.begin() as conn:
+                    conn.exec_driver_sql(f"ALTER TABLE {table_name} ADD COLUMN {exists}{name} {kind}")
+            except sa.exc.OperationalError:  # SQLite: a racing process added it first
+                if column.name not in {c["name"] for c in sa.inspect(engine).get_columns(table.name)}:
+                    raise
 
 
 def check_database_url(url: str) -> None:

@@ -1,23 +1,42 @@
-"""Typed dependencies of the routes: the service state and the bearer-token check.
+"""Typed dependencies of the routes: the service state, the principal, and the resources loaded
+with their owner check.
 
-The token is read from ``Authorization: Bearer …`` (the API); the dashboard, its images and
-its event streams carry the signed, expiring session cookie (``server.sessions``) that the
-sign-in form sets (``server.api.dashboard``). A token in a URL is never accepted.
+The principal (``server.auth``) comes from ``Authorization: Bearer …`` (the API) or the
+dashboard's signed, expiring session cookie (``server.sessions``), which names the token that
+signed in. A token in a URL is never accepted. ``OwnedTask`` / ``ActedTask`` load the task of
+the route's ``task_id`` *with* the check: a task the principal may not see is a 404, the same
+as one that does not exist; one it sees but may not act on (a viewer) is a 403.
 
-May import: fastapi, ``server.state``.
+May import: fastapi, ``server.state``, ``server.auth``, ``server.sessions``, ``server.store``.
 """
 
 from __future__ import annotations
 
-import hmac
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request, status
+from fastapi import Path as PathParam
 
-from server.sessions import SESSION_COOKIE, session_valid
+from server.auth import ANONYMOUS, Principal, forbidden, not_found, principal_of_token, principals
+from server.schemas import MAX_ID
+from server.sessions import SESSION_COOKIE, session_name, session_valid
 from server.state import ServiceState
+from server.store import TaskRow
 
-__all__ = ["COOKIE_NAME", "Authorized", "Service", "get_service", "require_token", "token_ok", "token_owner"]
+__all__ = [
+    "COOKIE_NAME",
+    "ActedTask",
+    "Actor",
+    "Admin",
+    "Authorized",
+    "CurrentPrincipal",
+    "OwnedTask",
+    "Service",
+    "get_principal",
+    "get_service",
+    "request_principal",
+    "visible_task",
+]
 
 COOKIE_NAME = SESSION_COOKIE
 
@@ -30,51 +49,79 @@ def get_service(request: Request) -> ServiceState:
 Service = Annotated[ServiceState, Depends(get_service)]
 
 
-def token_ok(service: ServiceState, request: Request) -> bool:
-    """True when no token is configured, or the request carries the right one."""
-    expected = service.api_token
-    if expected is None and not service.settings.server.tokens:
-        return True
-    if _bearer_owner(service, request) is not None:
-        return True
-    cookie = request.cookies.get(COOKIE_NAME)
-    return expected is not None and cookie is not None and bool(cookie) and session_valid(expected, cookie)
-
-
-def _bearer_owner(service: ServiceState, request: Request) -> str | None:
-    """The name of the token the request carries: "default" for server.api_token, the name of
-    one of server.tokens, None for none of them."""
+def request_principal(service: ServiceState, request: Request) -> Principal | None:
+    """Who the request is from: the bearer token's principal, else the session cookie's; None
+    for neither. With no token configured at all, the local admin ``anonymous``."""
+    server = service.settings.server
+    configured = principals(server)
+    if not configured:
+        return ANONYMOUS
     header = request.headers.get("authorization", "")
     scheme, _, value = header.partition(" ")
-    if scheme.lower() != "bearer" or not value:
+    if scheme.lower() == "bearer" and value.strip():
+        return principal_of_token(server, value.strip())
+    cookie = request.cookies.get(COOKIE_NAME)
+    name = session_name(cookie) if cookie else None
+    if cookie is None or name is None:
         return None
-    given = value.strip().encode("utf-8", "replace")
-    found = None
-    candidates = [("default", service.api_token)] + [
-        (name, secret.get_secret_value()) for name, secret in sorted(service.settings.server.tokens.items())
-    ]
-    for name, token in candidates:  # every one compared: the time taken does not tell which matched
-        if token and hmac.compare_digest(given, token.encode()) and found is None:
-            found = name
-    return found
+    for principal, token in configured:
+        if principal.name == name and session_valid(token, cookie):
+            return principal
+    return None
 
 
-def token_owner(service: ServiceState, request: Request) -> str:
-    """Whose task this is, for the per-token quota: the token's name; "default" for the
-    dashboard's session (it signs in with server.api_token), "anonymous" with no token set."""
-    owner = _bearer_owner(service, request)
-    if owner is not None:
-        return owner
-    return "anonymous" if service.api_token is None and not service.settings.server.tokens else "default"
-
-
-def require_token(service: Service, request: Request) -> None:
-    if not token_ok(service, request):
+def get_principal(service: Service, request: Request) -> Principal:
+    principal = request_principal(service, request)
+    if principal is None:
         raise HTTPException(
             status_code=status.HTTP_401_UNAUTHORIZED,
             detail="missing or wrong API token",
             headers={"WWW-Authenticate": "Bearer"},
         )
+    return principal
 
 
-Authorized = Depends(require_token)
+CurrentPrincipal = Annotated[Principal, Depends(get_principal)]
+Authorized = Depends(get_principal)
+
+
+def get_actor(principal: CurrentPrincipal) -> Principal:
+    """A principal that may act (submit, reply, cancel, delete): a viewer gets 403."""
+    if not principal.may_act:
+        raise forbidden(f"the token {principal.name!r} is a viewer: it reads, and acts on nothing")
+    return principal
+
+
+def get_admin(principal: CurrentPrincipal) -> Principal:
+    if not principal.admin:
+        raise forbidden("only an admin token may do this")
+    return principal
+
+
+Actor = Annotated[Principal, Depends(get_actor)]
+Admin = Annotated[Principal, Depends(get_admin)]
+
+TaskId = Annotated[int, PathParam(ge=1, le=MAX_ID)]
+
+
+def visible_task(service: ServiceState, principal: Principal, task_id: int) -> TaskRow:
+    """The task, when it exists and the principal may see it; 404 otherwise (the same answer)."""
+    task = service.store.get_task(task_id)
+    if task is None or not principal.sees(task.owner, task.team):
+        raise not_found(f"task {task_id}")
+    return task
+
+
+def get_owned_task(task_id: TaskId, service: Service, principal: CurrentPrincipal) -> TaskRow:
+    return visible_task(service, principal, task_id)
+
+
+def get_acted_task(task_id: TaskId, service: Service, principal: CurrentPrincipal) -> TaskRow:
+    task = visible_task(service, principal, task_id)
+    if not principal.acts_on(task.owner, task.team):
+        raise forbidden(f"the token {principal.name!r} may read task {task_id}, not act on it")
+    return task
+
+
+OwnedTask = Annotated[TaskRow, Depends(get_owned_task)]
+ActedTask = Annotated[TaskRow, Depends(get_acted_task)]

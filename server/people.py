@@ -18,9 +18,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
+from typing import Any, cast
 
-from mobile_agent.agent import UserReply, UserRequest
+from mobile_agent.agent import REPLY_KINDS, ReplyKind, UserReply, UserRequest
 from mobile_agent.errors import RunCancelled
 from server.store import TaskStore
 from server.webhooks import WebhookSender
@@ -93,7 +93,12 @@ class StoreChannel:
 def _reply(data: dict[str, Any]) -> UserReply | None:
     try:
         touch = {k: int(v) for k, v in (data.get("touch") or {}).items()}
-        return UserReply(str(data.get("action")), str(data.get("text") or ""), touch=touch, by="rest")  # type: ignore[arg-type]
+        action = str(data.get("action"))
+        if action not in REPLY_KINDS:
+            raise ValueError(action)
+        # the reply names its sender (server.auth): the step that took it records who answered
+        by = f"rest:{data['by']}" if data.get("by") else "rest"
+        return UserReply(cast(ReplyKind, action), str(data.get("text") or ""), touch=touch, by=by)
     except (TypeError, ValueError):  # a row this version did not write
         log.warning("task reply not understood: %r", data)
         return None

@@ -23,7 +23,7 @@ from mobile_agent.locate import LazyLocator
 from mobile_agent.settings import Settings
 from server.webhooks import WebhookSender, task_finished
 
-__all__ = ["AgentTaskRunner", "Emit", "TaskOutcome", "TaskRunner", "TaskSpec", "task_settings"]
+__all__ = ["AgentTaskRunner", "Emit", "TaskOutcome", "TaskRunner", "TaskSpec", "cache_namespace", "task_settings"]
 
 Emit = Callable[[str, dict[str, Any]], None]
 
@@ -74,7 +74,17 @@ def task_settings(base: Settings, options: dict[str, Any], serial: str) -> Setti
     ):
         if options.get(key) is not None:
             overrides[dotted] = options[key]
+    overrides["cache.namespace"] = cache_namespace(base, options.get("owner"), options.get("team"))
     return base.with_overrides(overrides)
+
+
+def cache_namespace(base: Settings, owner: Any, team: Any) -> str:
+    """Whose cached plans a task replays and adds to (``server.auth``): its team's, else its
+    owner's; "" (the local user's, as ``mobile-agent run``) with ``cache.shared`` or on a service
+    with no tokens."""
+    if base.cache.shared or not owner or owner == "anonymous":
+        return ""
+    return f"team:{team}" if team else f"token:{owner}"
 
 
 class AgentTaskRunner:

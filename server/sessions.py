@@ -1,10 +1,11 @@
 """The dashboard's session cookie: a signed, expiring session identifier, never the token.
 
-Signing in with the API token gives the browser ``<session id>.<expires>.<signature>``:
-a random identifier, its expiry (Unix seconds) and an HMAC-SHA256 over both. The key is
-derived from the API token, so changing the token signs every browser out; the cookie
-itself says nothing about the token (a copied cookie expires, a leaked one is not the
-token that the API's clients use).
+Signing in with an API token gives the browser ``<session id>.<expires>.<signature>``:
+an identifier (the hex of the token's name, ``~``, random), its expiry (Unix seconds) and an
+HMAC-SHA256 over both. The key is derived from that token, so changing it signs its browsers
+out; the cookie itself says nothing about the token (a copied cookie expires, a leaked one is
+not the token that the API's clients use). The name says whose session it is (``server.auth``):
+any named token of ``server.tokens`` signs in, with its own role.
 
 Stdlib ``hmac`` rather than ``itsdangerous``: the format is these three fields and one
 ``compare_digest``, a dozen lines; itsdangerous's ``TimestampSigner`` would do the same
@@ -21,7 +22,7 @@ import hmac
 import secrets
 import time
 
-__all__ = ["SESSION_COOKIE", "issue_session", "session_valid"]
+__all__ = ["SESSION_COOKIE", "issue_session", "session_name", "session_valid"]
 
 SESSION_COOKIE = "mobile_agent_session"
 
@@ -34,11 +35,23 @@ def _signature(api_token: str, payload: str) -> str:
     return hmac.new(_key(api_token), payload.encode(), hashlib.sha256).hexdigest()
 
 
-def issue_session(api_token: str, ttl_s: float, *, now: float | None = None) -> str:
-    """A new cookie value, valid for ``ttl_s`` seconds."""
+def issue_session(api_token: str, ttl_s: float, *, now: float | None = None, name: str = "default") -> str:
+    """A new cookie value for the token named ``name``, valid for ``ttl_s`` seconds."""
     expires = int((time.time() if now is None else now) + ttl_s)
-    payload = f"{secrets.token_urlsafe(18)}.{expires}"
+    payload = f"{name.encode('utf-8', 'replace').hex()}~{secrets.token_urlsafe(18)}.{expires}"
     return f"{payload}.{_signature(api_token, payload)}"
+
+
+def session_name(value: str) -> str | None:
+    """The token name a cookie value claims (checked by ``session_valid`` with that token), or None."""
+    session_id = value.partition(".")[0]
+    name_hex, tilde, _ = session_id.partition("~")
+    if not tilde or len(name_hex) > 400:
+        return None
+    try:
+        return bytes.fromhex(name_hex).decode("utf-8")
+    except ValueError:
+        return None
 
 
 def session_valid(api_token: str, value: str, *, now: float | None = None) -> bool:

@@ -33,8 +33,10 @@ from server.tables import (
     RUNNING_STATUSES,
     STARTED_STATUSES,
     TERMINAL_STATUSES,
+    AuditRow,
     EventRow,
     TaskRow,
+    audit_table,
     cap_strings,
     event_row,
     events_table,
@@ -48,6 +50,7 @@ __all__ = [
     "MAX_EVENT_TEXT",
     "RUNNING_STATUSES",
     "TERMINAL_STATUSES",
+    "AuditRow",
     "EventRow",
     "TaskRow",
     "TaskStore",
@@ -101,11 +104,15 @@ class TaskStore:
         self, conn: sa.Connection, instruction: str, device_request: str, options: dict[str, Any], *,
         quota: Quota = NO_QUOTA,
     ) -> TaskRow:
-        """``create_task`` inside ``conn``, a transaction from ``write()``."""
+        """``create_task`` inside ``conn``, a transaction from ``write()``. The task's owner and
+        team (``server.auth``) are the options' ``owner`` and ``team``, kept in columns too."""
         now = time.time()
         options = admit_submission(conn, tasks_table, quota, options)
+        owner, team = options.get("owner"), options.get("team")
         result = conn.execute(
             tasks_table.insert().values(
+                owner=str(owner) if owner else None,
+                team=str(team) if team else None,
                 instruction=instruction,
                 device_request=device_request,
                 status="queued",
@@ -147,10 +154,17 @@ class TaskStore:
         device: str | None = None,
         offset: int = 0,
         limit: int = 50,
+        visible_to: tuple[str, str | None] | None = None,
     ) -> tuple[list[TaskRow], int]:
+        """A page of tasks, newest first; with ``visible_to`` = (owner, team), only the tasks
+        of that owner or of that team (``server.auth.Principal.sees``)."""
         query = sa.select(tasks_table)
         count = sa.select(sa.func.count()).select_from(tasks_table)
         conditions = []
+        if visible_to is not None:
+            owner, team = visible_to
+            mine = tasks_table.c.owner == owner
+            conditions.append(sa.or_(mine, tasks_table.c.team == team) if team else mine)
         if status is not None:
             conditions.append(tasks_table.c.status == status)
         if device is not None:
@@ -382,6 +396,26 @@ class TaskStore:
             events_table.insert().values(task_id=task_id, kind=kind, data=data, created_at=now)
         )
         return inserted_id(result)
+
+    # --- audit ---------------------------------------------------------------------
+
+    def audit(self, actor: str, role: str, action: str, resource: str, detail: dict[str, Any] | None = None) -> int:
+        """One row of the audit trail: ``actor`` (a token's name) with ``role`` did ``action`` to
+        ``resource`` ("task 12", "schedule 3", "cache", "device 10.0.0.5:5555")."""
+        values = cap_strings(json.loads(json.dumps(detail or {}, default=str)), 2000)
+        with self._write_lock, self.engine.begin() as conn:
+            result = conn.execute(audit_table.insert().values(
+                at=time.time(), actor=actor[:100], role=role, action=action[:64], resource=resource[:200],
+                detail=values))
+            return inserted_id(result)
+
+    def audit_page(self, *, offset: int = 0, limit: int = 50) -> tuple[list[AuditRow], int]:
+        """Audit rows, newest first, and how many there are."""
+        query = sa.select(audit_table).order_by(audit_table.c.id.desc()).offset(offset).limit(limit)
+        with self.engine.connect() as conn:
+            rows = [AuditRow(**r._asdict()) for r in conn.execute(query)]
+            total = int(conn.execute(sa.select(sa.func.count()).select_from(audit_table)).scalar_one())
+        return rows, total
 
     def ping(self) -> None:
         with self.engine.connect() as conn:

@@ -17,8 +17,10 @@ __all__ = [
     "RUNNING_STATUSES",
     "STARTED_STATUSES",
     "TERMINAL_STATUSES",
+    "AuditRow",
     "EventRow",
     "TaskRow",
+    "audit_table",
     "cap_strings",
     "event_row",
     "events_table",
@@ -59,6 +61,10 @@ tasks_table = sa.Table(
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("started_at", sa.Float, nullable=True),
     sa.Column("finished_at", sa.Float, nullable=True),
+    # whose task this is (server.auth): the token's name and its team; None on rows stored
+    # before owners existed, which only admins see
+    sa.Column("owner", sa.String(100), nullable=True, index=True),
+    sa.Column("team", sa.String(100), nullable=True, index=True),
 )
 
 events_table = sa.Table(
@@ -69,6 +75,21 @@ events_table = sa.Table(
     sa.Column("kind", sa.String(64), nullable=False),
     sa.Column("data", sa.JSON, nullable=False),
     sa.Column("created_at", sa.Float, nullable=False),
+)
+
+
+# Who did what (server.audit): one row per submission, reply, cancel, deletion, cache clearing,
+# phone connection; admins read it (GET /v1/audit).
+audit_table = sa.Table(
+    "audit",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("at", sa.Float, nullable=False, index=True),
+    sa.Column("actor", sa.String(100), nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("action", sa.String(64), nullable=False),
+    sa.Column("resource", sa.String(200), nullable=False),
+    sa.Column("detail", sa.JSON, nullable=False),
 )
 
 
@@ -92,6 +113,8 @@ class TaskRow:
     created_at: float
     started_at: float | None
     finished_at: float | None
+    owner: str | None = None
+    team: str | None = None
 
     @property
     def terminal(self) -> bool:
@@ -105,6 +128,17 @@ class EventRow:
     kind: str
     data: dict[str, Any] = field(default_factory=dict)
     created_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    id: int
+    at: float
+    actor: str
+    role: str
+    action: str
+    resource: str
+    detail: dict[str, Any]
 
 
 def task_row(row: sa.Row[Any]) -> TaskRow:

@@ -192,8 +192,7 @@ class PlannedRun:
         if not cache.enabled:
             self._planner, self._device = self.agent.open()
             return self._device
-        store = PlanStore(cache.database_url or default_cache_url(self.settings.agent.output_dir))
-        locator = self.locator.untimed()
+        store = PlanStore(cache.database_url or default_cache_url(self.settings.agent.output_dir), cache.namespace)
         replay = ReplayingPlanner(
             store,
             self.instruction,

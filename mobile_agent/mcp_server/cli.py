@@ -81,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     if args.transport == "stdio":
         server.run("stdio")
         return 0
-    tokens = [secret.get_secret_value() for secret in (settings.server.api_token, *settings.server.tokens.values())
+    named = [entry.token for entry in settings.server.tokens.values()]
+    tokens = [secret.get_secret_value() for secret in (settings.server.api_token, *named)
               if secret is not None and secret.get_secret_value()]
     if not tokens:
         print("mobile-agent mcp: HTTP needs a bearer token: set server.api_token "

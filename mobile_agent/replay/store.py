@@ -1,6 +1,11 @@
 """Where cached plans live: one table, in a SQLite file by default (any SQLAlchemy URL
 works, so a farm can keep them in its shared database).
 
+Each plan belongs to a namespace (``cache.namespace``): a run replays and adds to its own
+namespace's plans only, so the service keeps one token's (or team's) plans from another's
+runs; "" is the local user's (``mobile-agent run``), and an admin's ``cache.shared`` puts every
+task in it. ``PlanStore(url, namespace=None)`` reads and deletes across every namespace.
+
 SQLAlchemy Core rather than sqlite3: the service already uses it, and a database URL
 is the one setting that moves the cache into Postgres.
 
@@ -9,11 +14,12 @@ May import: SQLAlchemy, the standard library and this package.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
@@ -36,7 +42,20 @@ _plans = sa.Table(
     sa.Column("successes", sa.Integer, nullable=False, default=0),
     sa.Column("failures", sa.Integer, nullable=False, default=0),
     sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("namespace", sa.String(200), nullable=False, default="", server_default="", index=True),
 )
+
+
+_Filtered = TypeVar("_Filtered", sa.Select[Any], sa.Delete)
+
+
+def _add_namespace(engine: sa.engine.Engine) -> None:
+    """A cache file from before namespaces gets the column; its plans become the local user's."""
+    if "namespace" in {c["name"] for c in sa.inspect(engine).get_columns("cached_plans")}:
+        return
+    with contextlib.suppress(sa.exc.OperationalError, sa.exc.ProgrammingError):  # another process added it
+        with engine.begin() as conn:
+            conn.exec_driver_sql("ALTER TABLE cached_plans ADD COLUMN namespace VARCHAR(200) NOT NULL DEFAULT ''")
 
 
 def default_cache_url(output_dir: Path) -> str:
@@ -49,8 +68,9 @@ class PlanStore:
     _engines: dict[str, sa.engine.Engine] = {}
     _engines_lock = threading.Lock()
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, namespace: str | None = "") -> None:
         self.url = url
+        self.namespace = namespace
         with self._engines_lock:
             engine = self._engines.get(url)
             if engine is None:
@@ -58,6 +78,7 @@ class PlanStore:
                     Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
                 engine = sa.create_engine(url, future=True)
                 _metadata.create_all(engine)
+                _add_namespace(engine)
                 self._engines[url] = engine
         self.engine = engine
 
@@ -73,6 +94,7 @@ class PlanStore:
             "successes": 0,
             "failures": 0,
             "created_at": time.time(),
+            "namespace": self.namespace or "",
         }
         with self.engine.begin() as conn:
             result = conn.execute(_plans.insert().values(**row))
@@ -86,7 +108,7 @@ class PlanStore:
 
     def find_all(self, template: str, limit: int = 10) -> list[CachedPlan]:
         """The trusted plans of ``template``, newest first (they may start on different screens)."""
-        query = _plans.select().where(_plans.c.template == template).order_by(_plans.c.id.desc())
+        query = self._mine(_plans.select().where(_plans.c.template == template).order_by(_plans.c.id.desc()))
         found: list[CachedPlan] = []
         with self.engine.connect() as conn:
             for row in conn.execute(query):
@@ -99,11 +121,11 @@ class PlanStore:
 
     def get(self, plan_id: int) -> CachedPlan | None:
         with self.engine.connect() as conn:
-            row = conn.execute(_plans.select().where(_plans.c.id == plan_id)).first()
+            row = conn.execute(self._mine(_plans.select().where(_plans.c.id == plan_id))).first()
         return self._plan(row._mapping) if row is not None else None
 
     def list(self, limit: int = 100) -> list[CachedPlan]:
-        query = _plans.select().order_by(_plans.c.id.desc()).limit(limit)
+        query = self._mine(_plans.select().order_by(_plans.c.id.desc()).limit(limit))
         with self.engine.connect() as conn:
             return [self._plan(row._mapping) for row in conn.execute(query)]
 
@@ -116,11 +138,17 @@ class PlanStore:
 
     def delete(self, plan_id: int) -> bool:
         with self.engine.begin() as conn:
-            return conn.execute(_plans.delete().where(_plans.c.id == plan_id)).rowcount > 0
+            return conn.execute(self._mine(_plans.delete().where(_plans.c.id == plan_id))).rowcount > 0
 
     def clear(self) -> int:
         with self.engine.begin() as conn:
-            return int(conn.execute(_plans.delete()).rowcount or 0)
+            return int(conn.execute(self._mine(_plans.delete())).rowcount or 0)
+
+    def _mine(self, statement: _Filtered) -> _Filtered:
+        """``statement`` held to this store's namespace (all of them for None)."""
+        if self.namespace is None:
+            return statement
+        return statement.where(_plans.c.namespace == self.namespace)
 
     @staticmethod
     def _plan(row: Any) -> CachedPlan:

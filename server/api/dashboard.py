@@ -11,7 +11,6 @@ May import: fastapi, ``server.*``.
 from __future__ import annotations
 
 import functools
-import hmac
 import html
 from importlib import resources
 from urllib.parse import parse_qs
@@ -19,7 +18,8 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from server.deps import COOKIE_NAME, Service, token_ok
+from server.auth import principal_of_token, principals
+from server.deps import COOKIE_NAME, Service, request_principal
 from server.sessions import issue_session
 
 __all__ = ["router"]
@@ -48,25 +48,29 @@ def root() -> RedirectResponse:
 @router.get("/dashboard")
 @router.get("/dashboard/")
 def dashboard(request: Request, service: Service) -> Response:
-    if not token_ok(service, request):
+    if request_principal(service, request) is None:
         return _login_page()
     return HTMLResponse(_page("index.html"), headers=_NO_STORE)
 
 
 @router.post("/dashboard/login")
 async def login(request: Request, service: Service) -> Response:
-    """The sign-in form: a right token becomes the cookie; a wrong one never replaces a good cookie."""
-    if service.api_token is None:
+    """The sign-in form: a right token (server.api_token or any of server.tokens) becomes a cookie
+    naming it; a wrong one never replaces a good cookie."""
+    server = service.settings.server
+    if not principals(server):
         return RedirectResponse("/dashboard/", status_code=status.HTTP_303_SEE_OTHER)
     body = (await request.body()).decode("utf-8", "replace")
     try:
         offered = parse_qs(body, max_num_fields=4).get("token", [""])[0]
     except ValueError:  # more fields than a sign-in form has
         return _login_page("The sign-in form takes one field, token.")
-    if not hmac.compare_digest(offered.encode("utf-8", "replace"), service.api_token.encode()):
+    principal = principal_of_token(server, offered)
+    if principal is None:
         return _login_page("That token is not right.")
     response = RedirectResponse("/dashboard/", status_code=status.HTTP_303_SEE_OTHER)
-    ttl_s = service.settings.server.session_hours * 3600
-    response.set_cookie(COOKIE_NAME, issue_session(service.api_token, ttl_s), max_age=int(ttl_s), httponly=True,
+    ttl_s = server.session_hours * 3600
+    cookie = issue_session(offered, ttl_s, name=principal.name)
+    response.set_cookie(COOKIE_NAME, cookie, max_age=int(ttl_s), httponly=True,
                         samesite="strict", secure=request.url.scheme == "https")
     return response

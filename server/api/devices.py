@@ -1,5 +1,9 @@
 """/v1/devices: the phones, a live screenshot of each, ``adb connect``.
 
+Every principal sees the phones' state; only an admin sees which worker host a phone is on and
+its properties, connects phones, and sees the screen of a phone that runs a task it may not
+see (``server.auth``).
+
 May import: fastapi, ``server.*``, ``mobile_agent.errors``.
 """
 
@@ -10,33 +14,46 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, HTTPException, Query, Response, status
 
 from mobile_agent.errors import DeviceError
-from server.deps import Authorized, Service
+from server.auth import Principal
+from server.deps import Admin, Authorized, CurrentPrincipal, Service
 from server.devices import DeviceSlot
 from server.schemas import ConnectRequest, DeviceListPublic, DevicePublic, is_serial
+from server.state import ServiceState
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/devices", tags=["devices"], dependencies=[Authorized])
 
 
-def device_public(slot: DeviceSlot) -> DevicePublic:
-    return DevicePublic(**slot.public(), screenshot_url=f"/v1/devices/{slot.serial}/screenshot")
+def device_public(slot: DeviceSlot, principal: Principal, service: ServiceState) -> DevicePublic:
+    public = DevicePublic(**slot.public(), screenshot_url=f"/v1/devices/{slot.serial}/screenshot")
+    if principal.admin:
+        return public
+    public.host = public.properties = None
+    if public.current_task is not None and not _task_visible(service, principal, public.current_task):
+        public.current_task = None  # busy, with someone else's task
+    return public
+
+
+def _task_visible(service: ServiceState, principal: Principal, task_id: int) -> bool:
+    task = service.store.get_task(task_id)
+    return task is not None and principal.sees(task.owner, task.team)
 
 
 @router.get("", response_model=DeviceListPublic)
-def list_devices(service: Service, refresh: bool = False) -> DeviceListPublic:
+def list_devices(service: Service, principal: CurrentPrincipal, refresh: bool = False) -> DeviceListPublic:
     if refresh:
         service.pool.refresh()
     slots = service.pool.slots()
-    return DeviceListPublic(data=[device_public(s) for s in slots], count=len(slots))
+    return DeviceListPublic(data=[device_public(s, principal, service) for s in slots], count=len(slots))
 
 
 @router.get("/{serial}", response_model=DevicePublic)
-def get_device(serial: str, service: Service) -> DevicePublic:
+def get_device(serial: str, service: Service, principal: CurrentPrincipal) -> DevicePublic:
     slot = service.pool.get(serial) if is_serial(serial) else None
     if slot is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no device {serial!r}")
-    return device_public(slot)
+    return device_public(slot, principal, service)
 
 
 @router.get(
@@ -47,11 +64,16 @@ def get_device(serial: str, service: Service) -> DevicePublic:
 def device_screenshot(
     serial: str,
     service: Service,
+    principal: CurrentPrincipal,
     format: Annotated[Literal["png", "jpeg"], Query()] = "png",
 ) -> Response:
-    """What the phone shows now."""
+    """What the phone shows now (another's run on it shows only to an admin)."""
     if not is_serial(serial) or not service.pool.knows(serial):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no device {serial!r}")
+    slot = service.pool.get(serial)
+    if not principal.admin and slot is not None and slot.task_id is not None \
+            and not _task_visible(service, principal, slot.task_id):
+        raise HTTPException(status.HTTP_409_CONFLICT, f"the phone {serial} is running a task that is not yours")
     try:
         image = service.pool.source.screenshot(serial, format)
     except DeviceError as exc:
@@ -60,8 +82,9 @@ def device_screenshot(
 
 
 @router.post("/connect", response_model=DeviceListPublic)
-def connect_device(body: ConnectRequest, service: Service) -> DeviceListPublic:
-    """``adb connect host:port``, then the refreshed device list."""
+def connect_device(body: ConnectRequest, service: Service, principal: Admin) -> DeviceListPublic:
+    """``adb connect host:port`` (admins only), then the refreshed device list."""
+    service.store.audit(principal.name, principal.role, "device.connect", f"device {body.address}")
     try:
         service.pool.source.connect(body.address)
     except DeviceError as exc:
@@ -69,4 +92,4 @@ def connect_device(body: ConnectRequest, service: Service) -> DeviceListPublic:
     service.pool.refresh()
     service.scheduler.wake()
     slots = service.pool.slots()
-    return DeviceListPublic(data=[device_public(s) for s in slots], count=len(slots))
+    return DeviceListPublic(data=[device_public(s, principal, service) for s in slots], count=len(slots))

@@ -28,7 +28,7 @@ from starlette.concurrency import run_in_threadpool
 
 from mobile_agent.errors import DeviceError
 from server.api.tasks import TaskId, _get_task, task_public
-from server.deps import Authorized, Service
+from server.deps import ActedTask, Authorized, CurrentPrincipal, OwnedTask, Service
 from server.farm.live import read_frame, want_frames
 from server.people import reply_refusal
 from server.schemas import ReplyCreate, TaskPublic
@@ -52,15 +52,16 @@ def waiting_request(service: ServiceState, task_id: int) -> dict[str, Any] | Non
 
 
 @router.post("/{task_id}/reply", status_code=status.HTTP_202_ACCEPTED, response_model=TaskPublic)
-def reply_to_task(task_id: TaskId, body: ReplyCreate, service: Service) -> TaskPublic:
-    task = _get_task(service, task_id)
+def reply_to_task(task_id: TaskId, body: ReplyCreate, task: ActedTask, service: Service,
+                  principal: CurrentPrincipal) -> TaskPublic:
     if task.status != "waiting_for_user":
         raise HTTPException(status.HTTP_409_CONFLICT, f"task {task_id} is not waiting for a reply: {task.status}")
     request = waiting_request(service, task_id)
     refusal = reply_refusal(request, body.action)
     if refusal is not None:
         raise HTTPException(422, [{"loc": ["body", "action"], "msg": refusal, "type": "reply_does_not_fit"}])
-    data: dict[str, Any] = {"action": body.action, "text": body.text}
+    # who replied is kept on the reply (the run puts it on its step) and in the audit trail
+    data: dict[str, Any] = {"action": body.action, "text": body.text, "by": principal.name}
     if body.action == "touch":
         if body.x2 is not None and body.y2 is not None:
             data["touch"] = {"x1": body.x, "y1": body.y, "x2": body.x2, "y2": body.y2}
@@ -68,6 +69,8 @@ def reply_to_task(task_id: TaskId, body: ReplyCreate, service: Service) -> TaskP
             data["touch"] = {"x": body.x, "y": body.y}
     if service.store.add_event_if(task_id, "waiting_for_user", "user_reply", data) is None:
         raise HTTPException(status.HTTP_409_CONFLICT, f"task {task_id} stopped waiting before the reply came")
+    service.store.audit(principal.name, principal.role, "task.reply", f"task {task_id}",
+                        {"action": body.action, "owner": task.owner})
     service.hub.notify(task_id)
     return task_public(_get_task(service, task_id))
 
@@ -75,11 +78,11 @@ def reply_to_task(task_id: TaskId, body: ReplyCreate, service: Service) -> TaskP
 @router.get("/{task_id}/live", response_class=StreamingResponse)
 async def live_view(
     task_id: TaskId,
+    task: OwnedTask,
     service: Service,
     fps: Annotated[float, Query(gt=0, le=10)] = 3.0,
 ) -> StreamingResponse:
     """The phone of a running or waiting task, live (multipart/x-mixed-replace JPEG)."""
-    task = await run_in_threadpool(_get_task, service, task_id)
     if task.status not in ("running", "waiting_for_user") or not task.device:
         raise HTTPException(status.HTTP_409_CONFLICT, f"task {task_id} has no phone now: {task.status}")
     serial = task.device

@@ -14,12 +14,13 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request, Response, status
+from fastapi import APIRouter, HTTPException, Query, Response, status
 from fastapi import Path as PathParam
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from server.api.tasks import checked_task
-from server.deps import Authorized, Service, token_owner
+from server.auth import Principal, not_found
+from server.deps import Actor, Authorized, CurrentPrincipal, Service
 from server.farm.recurring import (
     HISTORY_KEPT,
     OccurrenceRow,
@@ -29,6 +30,7 @@ from server.farm.recurring import (
     Schedules,
 )
 from server.schemas import MAX_ID, TaskCreate
+from server.state import ServiceState
 
 __all__ = ["router"]
 
@@ -90,6 +92,21 @@ class ScheduleListPublic(BaseModel):
     count: int
 
 
+def _sees(principal: Principal, row: ScheduleRow, *, act: bool = False) -> bool:
+    """Whether the schedule is the principal's (its owner's, or its team's: ``server.auth``)."""
+    options = row.task.get("options") if isinstance(row.task, dict) else None
+    team = options.get("team") if isinstance(options, dict) else None
+    check = principal.acts_on if act else principal.sees
+    return check(row.owner, team if isinstance(team, str) else None)
+
+
+def _visible(service: ServiceState, principal: Principal, schedule_id: int) -> ScheduleRow:
+    row = service.schedules.get(schedule_id)
+    if row is None or not _sees(principal, row):
+        raise not_found(f"schedule {schedule_id}")
+    return row
+
+
 def _occurrence(row: OccurrenceRow) -> OccurrencePublic:
     return OccurrencePublic(due_at=row.due_at, at=row.at, outcome=row.outcome, task_id=row.task_id, reason=row.reason)
 
@@ -108,10 +125,11 @@ def _public(row: ScheduleRow, schedules: Schedules) -> SchedulePublic:
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=SchedulePublic)
-def create_schedule(body: ScheduleCreate, service: Service, request: Request, response: Response) -> SchedulePublic:
+def create_schedule(body: ScheduleCreate, service: Service, principal: Actor, response: Response) -> SchedulePublic:
     instruction = checked_task(body.task, service)
-    owner = token_owner(service, request)
-    task = {"instruction": instruction, "device": body.task.device, "options": {**body.task.options(), "owner": owner}}
+    owner = principal.name
+    task = {"instruction": instruction, "device": body.task.device,
+            "options": {**body.task.options(), "owner": owner, **({"team": principal.team} if principal.team else {})}}
     schedules = service.schedules
     limits = service.settings.server
     try:
@@ -122,40 +140,40 @@ def create_schedule(body: ScheduleCreate, service: Service, request: Request, re
         raise HTTPException(422, [{"loc": ["body", exc.field], "msg": str(exc), "type": "schedule_invalid"}]) from exc
     except ScheduleLimit as exc:
         raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, str(exc)) from exc
+    service.store.audit(principal.name, principal.role, "schedule.create", f"schedule {row.id}", {"name": body.name})
     response.headers["Location"] = f"/v1/schedules/{row.id}"
     return _public(row, schedules)
 
 
 @router.get("", response_model=ScheduleListPublic)
-def list_schedules(service: Service) -> ScheduleListPublic:
+def list_schedules(service: Service, principal: CurrentPrincipal) -> ScheduleListPublic:
     schedules = service.schedules
-    rows = schedules.all()
+    rows = [r for r in schedules.all() if _sees(principal, r)]
     return ScheduleListPublic(data=[_public(r, schedules) for r in rows], count=len(rows))
 
 
 @router.get("/{schedule_id}", response_model=SchedulePublic)
-def get_schedule(schedule_id: ScheduleId, service: Service) -> SchedulePublic:
-    schedules = service.schedules
-    row = schedules.get(schedule_id)
-    if row is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no schedule {schedule_id}")
-    return _public(row, schedules)
+def get_schedule(schedule_id: ScheduleId, service: Service, principal: CurrentPrincipal) -> SchedulePublic:
+    return _public(_visible(service, principal, schedule_id), service.schedules)
 
 
 @router.get("/{schedule_id}/history", response_model=OccurrenceListPublic)
-def schedule_history(schedule_id: ScheduleId, service: Service,
+def schedule_history(schedule_id: ScheduleId, service: Service, principal: CurrentPrincipal,
                      limit: Annotated[int, Query(ge=1, le=HISTORY_KEPT)] = HISTORY_KEPT) -> OccurrenceListPublic:
     """The schedule's last occurrences, newest first: each one's task, or why it was skipped."""
     schedules = service.schedules
-    if schedules.get(schedule_id) is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no schedule {schedule_id}")
+    _visible(service, principal, schedule_id)
     rows = schedules.history(schedule_id, limit)
     return OccurrenceListPublic(data=[_occurrence(r) for r in rows], count=len(rows))
 
 
 @router.delete("/{schedule_id}", status_code=status.HTTP_204_NO_CONTENT)
-def delete_schedule(schedule_id: ScheduleId, service: Service) -> Response:
+def delete_schedule(schedule_id: ScheduleId, service: Service, principal: Actor) -> Response:
     """No more occurrences; the tasks it made stay."""
+    row = _visible(service, principal, schedule_id)
+    if not _sees(principal, row, act=True):
+        raise HTTPException(status.HTTP_403_FORBIDDEN, f"the token {principal.name!r} may not delete schedule {row.id}")
     if not service.schedules.delete(schedule_id):
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no schedule {schedule_id}")
+        raise not_found(f"schedule {schedule_id}")
+    service.store.audit(principal.name, principal.role, "schedule.delete", f"schedule {schedule_id}", {"owner": row.owner})
     return Response(status_code=status.HTTP_204_NO_CONTENT)

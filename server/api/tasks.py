@@ -19,20 +19,20 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated
 
-from fastapi import APIRouter, Header, HTTPException, Query, Request, Response, status
+from fastapi import APIRouter, Header, HTTPException, Query, Response, status
 from fastapi import Path as PathParam
 from fastapi.responses import FileResponse, StreamingResponse
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
-from server.deps import Authorized, Service, token_owner
+from server.deps import ActedTask, Actor, Authorized, CurrentPrincipal, OwnedTask, Service
 from server.quota import Quota, QuotaExceeded
 from server.schemas import MAX_ID, EventPublic, TaskCreate, TaskListPublic, TaskPublic, TaskStatus
 from server.state import ServiceState
 from server.store import EventRow, TaskRow
 from server.webhooks import WebhookSender, task_finished
 
-__all__ = ["checked_task", "router", "task_public"]
+__all__ = ["TaskId", "checked_task", "router", "task_public"]
 
 router = APIRouter(prefix="/tasks", tags=["tasks"], dependencies=[Authorized])
 
@@ -78,6 +78,7 @@ def task_public(task: TaskRow) -> TaskPublic:
 
 
 def _get_task(service: ServiceState, task_id: int) -> TaskRow:
+    """The task as stored (its owner already checked by the route's dependency)."""
     task = service.store.get_task(task_id)
     if task is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no task {task_id}")
@@ -85,10 +86,10 @@ def _get_task(service: ServiceState, task_id: int) -> TaskRow:
 
 
 @router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=TaskPublic)
-def create_task(body: TaskCreate, service: Service, response: Response, request: Request) -> TaskPublic:
+def create_task(body: TaskCreate, service: Service, response: Response, principal: Actor) -> TaskPublic:
     instruction = checked_task(body, service)
-    owner = token_owner(service, request)
-    options = {**body.options(), "owner": owner}
+    owner = principal.name
+    options = {**body.options(), "owner": owner, **({"team": principal.team} if principal.team else {})}
     try:
         task = service.store.create_task(
             instruction, body.device, options, quota=Quota.of(service.settings.server)
@@ -99,6 +100,8 @@ def create_task(body: TaskCreate, service: Service, response: Response, request:
             f"the token {owner!r} has {exc.active} tasks queued or running, its limit "
             f"(server.max_active_per_token): submit again when one has ended",
         ) from exc
+    service.store.audit(principal.name, principal.role, "task.submit", f"task {task.id}",
+                        {"instruction": instruction[:200], "device": body.device})
     service.scheduler.submit(task)
     response.headers["Location"] = f"/v1/tasks/{task.id}"
     return task_public(task)
@@ -179,18 +182,20 @@ def checked_task(body: TaskCreate, service: ServiceState) -> str:
 @router.get("", response_model=TaskListPublic)
 def list_tasks(
     service: Service,
+    principal: CurrentPrincipal,
     status_: Annotated[TaskStatus | None, Query(alias="status")] = None,
     device: Annotated[str | None, Query(max_length=200)] = None,
     offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> TaskListPublic:
-    rows, total = service.store.list_tasks(status=status_, device=device, offset=offset, limit=limit)
+    visible_to = None if principal.admin else (principal.name, principal.team)
+    rows, total = service.store.list_tasks(status=status_, device=device, offset=offset, limit=limit,
+                                           visible_to=visible_to)
     return TaskListPublic(data=[task_public(r) for r in rows], count=total, offset=offset, limit=limit)
 
 
 @router.get("/{task_id}", response_model=TaskPublic)
-def get_task(task_id: TaskId, service: Service) -> TaskPublic:
-    row = _get_task(service, task_id)
+def get_task(task_id: TaskId, row: OwnedTask, service: Service) -> TaskPublic:
     task = task_public(row)
     waiting = getattr(service.scheduler, "waiting_reason", None)  # the farm's
     if task.status == "queued":
@@ -202,14 +207,14 @@ def get_task(task_id: TaskId, service: Service) -> TaskPublic:
 
 
 @router.post("/{task_id}/cancel", status_code=status.HTTP_202_ACCEPTED, response_model=TaskPublic)
-def cancel_task(task_id: TaskId, service: Service) -> TaskPublic:
-    task = _get_task(service, task_id)
+def cancel_task(task_id: TaskId, task: ActedTask, service: Service, principal: CurrentPrincipal) -> TaskPublic:
     if task.terminal:
         raise HTTPException(status.HTTP_409_CONFLICT, f"task {task_id} already ended: {task.status}")
     if not service.scheduler.cancel(task_id):
         task = _get_task(service, task_id)
         if task.terminal:
             raise HTTPException(status.HTTP_409_CONFLICT, f"task {task_id} already ended: {task.status}")
+    service.store.audit(principal.name, principal.role, "task.cancel", f"task {task_id}", {"owner": task.owner})
     after = _get_task(service, task_id)
     if after.status == "cancelled" and after.started_at is None:  # never ran: no runner tells its end
         WebhookSender(service.settings).send(after.options.get("callback_url"), "task_finished",
@@ -221,12 +226,17 @@ def event_public(event: EventRow, base: Path | None) -> EventPublic:
     """The event as clients see it: file paths inside the trajectory ``base`` (its task's
     ``_trajectory_base``) become URLs."""
     data = dict(event.data)
-    if base is not None:
-        for key, value in event.data.items():
-            if isinstance(value, str) and Path(value).suffix.lower() in _IMAGE_SUFFIXES:
-                relative = _relative_inside(base, value)
-                if relative is not None:
-                    data[f"{key}_url"] = f"/v1/tasks/{event.task_id}/files/{relative}"
+    for key, value in event.data.items():
+        if not isinstance(value, str) or len(value) > 4096 or "\n" in value or "\x00" in value:
+            continue
+        image = Path(value).suffix.lower() in _IMAGE_SUFFIXES
+        if not (image or value.startswith("/")):
+            continue
+        relative = _relative_inside(base, value) if base is not None else None
+        if relative is not None and image:
+            data[f"{key}_url"] = f"/v1/tasks/{event.task_id}/files/{relative}"
+        if value.startswith("/"):  # the server's own paths stay inside: the trajectory's, relative to it
+            data[key] = relative if relative is not None else "[a path on the server]"
     return EventPublic(id=event.id, task_id=event.task_id, kind=event.kind, data=data, created_at=event.created_at)
 
 
@@ -236,7 +246,10 @@ def _trajectory_base(task: TaskRow) -> Path | None:
 
 def _relative_inside(base: Path, value: str) -> str | None:
     path = Path(value)
-    target = (path if path.is_absolute() else base / path).resolve()
+    try:
+        target = (path if path.is_absolute() else base / path).resolve()
+    except (OSError, ValueError):
+        return None
     if not target.is_relative_to(base):
         return None
     return target.relative_to(base).as_posix()
@@ -262,12 +275,12 @@ def _sse_batch(service: ServiceState, task_id: int, after: int) -> tuple[bool, l
 @router.get("/{task_id}/events", response_class=StreamingResponse)
 async def task_events(
     task_id: TaskId,
+    task: OwnedTask,
     service: Service,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
     after: Annotated[int | None, Query(ge=0, le=MAX_ID, description="same as Last-Event-ID")] = None,
 ) -> StreamingResponse:
     """Server-Sent Events: every past event of the task, then live ones, then ``end``."""
-    await run_in_threadpool(_get_task, service, task_id)
     start = after or 0
     if last_event_id:
         digits = last_event_id.isascii() and last_event_id.isdigit() and len(last_event_id) <= 10
@@ -312,9 +325,12 @@ async def task_events(
 
 
 @router.get("/{task_id}/files/{path:path}")
-def task_file(task_id: TaskId, path: str, service: Service) -> FileResponse:
+def task_file(task_id: TaskId, path: str, task: OwnedTask) -> FileResponse:
     """One file of the task's trajectory (a step's screenshot, the report)."""
-    task = _get_task(service, task_id)
+    return _task_file(task, path)
+
+
+def _task_file(task: TaskRow, path: str) -> FileResponse:
     base = _trajectory_base(task)
     if base is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, "this task has no trajectory yet")
@@ -332,9 +348,9 @@ def task_file(task_id: TaskId, path: str, service: Service) -> FileResponse:
 
 
 @router.get("/{task_id}/steps/{step}/screenshot")
-def step_screenshot(task_id: TaskId, step: Annotated[int, PathParam(ge=1, le=MAX_ID)], service: Service) -> FileResponse:
+def step_screenshot(task_id: TaskId, step: Annotated[int, PathParam(ge=1, le=MAX_ID)], task: OwnedTask,
+                    service: Service) -> FileResponse:
     """The screenshot a step started from (the n-th ``step_finished`` event, 1-based)."""
-    task = _get_task(service, task_id)
     base = _trajectory_base(task)
     event = service.store.step_event(task_id, step) if base is not None else None
     if base is None or event is None:
@@ -343,14 +359,13 @@ def step_screenshot(task_id: TaskId, step: Annotated[int, PathParam(ge=1, le=MAX
         if isinstance(value, str) and Path(value).suffix.lower() in _IMAGE_SUFFIXES and "screenshot" in key:
             relative = _relative_inside(base, value)
             if relative is not None:
-                return task_file(task_id, relative, service)
+                return _task_file(task, relative)
     raise HTTPException(status.HTTP_404_NOT_FOUND, f"step {step} has no screenshot")
 
 
 @router.get("/{task_id}/trajectory.zip")
-def trajectory_zip(task_id: TaskId, service: Service) -> FileResponse:
+def trajectory_zip(task_id: TaskId, task: OwnedTask) -> FileResponse:
     """The whole trajectory directory as one zip."""
-    task = _get_task(service, task_id)
     base = _trajectory_base(task)
     if base is None or not base.is_dir():
         raise HTTPException(status.HTTP_404_NOT_FOUND, "this task has no trajectory on disk")

@@ -1,0 +1,263 @@
+"""Tenancy: every token is a principal, and nobody reaches what is not theirs (docs/security.md).
+
+The route walk: every route of the service's OpenAPI document is called by each principal (an
+admin, the user alice who owns the resources, another user bob, a viewer of alice's team, and
+no token at all) on alice's resources, on a real uvicorn with a simulated phone behind the real
+adb server. ``ROUTES`` says what each must get; a route the document has and the table lacks
+(or the other way round) fails the test, so a new route cannot ship without its entry.
+
+Status codes: 404 is "not yours" and "does not exist" alike (no existence oracle); 403 is a role
+that may see but not do (a viewer acting, a user connecting phones or reading the audit trail).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
+
+ADMIN, ALICE, BOB, VIEWER, NOBODY = "admin", "alice", "bob", "vic", "nobody"
+TOKENS = {ADMIN: "admin-token-1", ALICE: "alice-token-1", BOB: "bob-token-1", VIEWER: "vic-token-1"}
+PRINCIPAL_SETTINGS = {
+    "server.api_token": TOKENS[ADMIN],
+    "server.tokens": {
+        ALICE: {"token": TOKENS[ALICE], "role": "user", "team": "lab"},
+        BOB: {"token": TOKENS[BOB], "role": "user"},
+        VIEWER: {"token": TOKENS[VIEWER], "role": "viewer", "team": "lab"},
+    },
+    "server.webhook_secret": "hook-secret",
+}
+SCRIPT = "Open App (Settings)\nWait (0.1)\n"
+
+
+@dataclass
+class World:
+    """alice's resources, and a way to make more (for the routes that delete them)."""
+
+    url: str
+    task_id: int
+    serial: str
+    file: str
+    make_schedule: Callable[[], int]
+    make_plan: Callable[[], int]
+
+
+@dataclass(frozen=True)
+class Route:
+    """One route's call and what each principal gets. ``expect`` maps a principal to the status
+    codes it may get; a principal not named gets ``default``."""
+
+    call: Callable[[World], tuple[str, str, dict[str, Any]]]
+    expect: dict[str, set[int]]
+    default: set[int]
+
+
+def _get(path: str) -> Callable[[World], tuple[str, str, dict[str, Any]]]:
+    return lambda w: ("GET", path.format(w=w), {})
+
+
+OK, GONE, DENY, UNAUTH = {200}, {404}, {403}, {401}
+ROUTES: dict[tuple[str, str], Route] = {
+    ("GET", "/v1/tasks"): Route(_get("/v1/tasks"), {NOBODY: UNAUTH}, OK),
+    ("POST", "/v1/tasks"): Route(lambda w: ("POST", "/v1/tasks", {"json": {"script": "Wait (0.1)"}}),
+                                 {VIEWER: DENY, NOBODY: UNAUTH}, {202}),
+    ("GET", "/v1/tasks/{task_id}"): Route(_get("/v1/tasks/{w.task_id}"), {BOB: GONE, NOBODY: UNAUTH}, OK),
+    ("POST", "/v1/tasks/{task_id}/cancel"): Route(
+        lambda w: ("POST", f"/v1/tasks/{w.task_id}/cancel", {}), {BOB: GONE, VIEWER: DENY, NOBODY: UNAUTH}, {409}),
+    ("GET", "/v1/tasks/{task_id}/events"): Route(_get("/v1/tasks/{w.task_id}/events"), {BOB: GONE, NOBODY: UNAUTH}, OK),
+    ("GET", "/v1/tasks/{task_id}/files/{path}"): Route(
+        _get("/v1/tasks/{w.task_id}/files/{w.file}"), {BOB: GONE, NOBODY: UNAUTH}, OK),
+    ("GET", "/v1/tasks/{task_id}/steps/{step}/screenshot"): Route(
+        _get("/v1/tasks/{w.task_id}/steps/1/screenshot"), {BOB: GONE, NOBODY: UNAUTH}, OK),
+    ("GET", "/v1/tasks/{task_id}/trajectory.zip"): Route(
+        _get("/v1/tasks/{w.task_id}/trajectory.zip"), {BOB: GONE, NOBODY: UNAUTH}, OK),
+    ("POST", "/v1/tasks/{task_id}/reply"): Route(
+        lambda w: ("POST", f"/v1/tasks/{w.task_id}/reply", {"json": {"action": "done"}}),
+        {BOB: GONE, VIEWER: DENY, NOBODY: UNAUTH}, {409}),  # 409: it is not waiting (it ended)
+    ("GET", "/v1/tasks/{task_id}/live"): Route(
+        _get("/v1/tasks/{w.task_id}/live"), {BOB: GONE, NOBODY: UNAUTH}, {409}),  # 409: it has no phone now
+    ("GET", "/v1/devices"): Route(_get("/v1/devices"), {NOBODY: UNAUTH}, OK),
+    ("GET", "/v1/devices/{serial}"): Route(_get("/v1/devices/{w.serial}"), {NOBODY: UNAUTH}, OK),
+    ("GET", "/v1/devices/{serial}/screenshot"): Route(_get("/v1/devices/{w.serial}/screenshot"), {NOBODY: UNAUTH}, OK),
+    ("POST", "/v1/devices/connect"): Route(
+        lambda w: ("POST", "/v1/devices/connect", {"json": {"address": "127.0.0.1:9"}}),
+        {ADMIN: {200, 502}, NOBODY: UNAUTH}, DENY),
+    ("GET", "/v1/cache"): Route(_get("/v1/cache"), {NOBODY: UNAUTH}, OK),
+    ("DELETE", "/v1/cache"): Route(lambda w: ("DELETE", "/v1/cache", {}), {VIEWER: DENY, NOBODY: UNAUTH}, OK),
+    ("GET", "/v1/cache/{plan_id}"): Route(lambda w: ("GET", f"/v1/cache/{w.make_plan()}", {}),
+                                          {BOB: GONE, NOBODY: UNAUTH}, OK),
+    ("DELETE", "/v1/cache/{plan_id}"): Route(lambda w: ("DELETE", f"/v1/cache/{w.make_plan()}", {}),
+                                             {BOB: GONE, VIEWER: DENY, NOBODY: UNAUTH}, OK),
+    ("GET", "/v1/schedules"): Route(_get("/v1/schedules"), {NOBODY: UNAUTH}, OK),
+    ("POST", "/v1/schedules"): Route(
+        lambda w: ("POST", "/v1/schedules", {"json": {"name": "n", "every_s": 86400, "task": {"script": SCRIPT}}}),
+        {VIEWER: DENY, NOBODY: UNAUTH}, {201}),
+    ("GET", "/v1/schedules/{schedule_id}"): Route(lambda w: ("GET", f"/v1/schedules/{w.make_schedule()}", {}),
+                                                  {BOB: GONE, NOBODY: UNAUTH}, OK),
+    ("DELETE", "/v1/schedules/{schedule_id}"): Route(
+        lambda w: ("DELETE", f"/v1/schedules/{w.make_schedule()}", {}), {BOB: GONE, VIEWER: DENY, NOBODY: UNAUTH},
+        {204}),
+    ("GET", "/v1/schedules/{schedule_id}/history"): Route(
+        lambda w: ("GET", f"/v1/schedules/{w.make_schedule()}/history", {}), {BOB: GONE, NOBODY: UNAUTH}, OK),
+    ("GET", "/v1/audit"): Route(_get("/v1/audit"), {ADMIN: OK, NOBODY: UNAUTH}, DENY),
+    ("GET", "/healthz"): Route(_get("/healthz"), {}, OK),
+    ("GET", "/readyz"): Route(_get("/readyz"), {}, OK),
+    ("GET", "/metrics"): Route(_get("/metrics"), {NOBODY: UNAUTH}, OK),
+}
+
+
+def _client(url: str, who: str) -> httpx.Client:
+    headers = {"Authorization": f"Bearer {TOKENS[who]}"} if who in TOKENS else {}
+    return httpx.Client(base_url=url, headers=headers, timeout=30)
+
+
+def _wait(client: httpx.Client, task_id: int) -> dict[str, Any]:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        task = client.get(f"/v1/tasks/{task_id}").json()
+        if task["status"] not in ("queued", "running", "waiting_for_user"):
+            return task
+        time.sleep(0.1)
+    raise AssertionError(f"task {task_id} did not end")
+
+
+def _saved_plan(settings: Any, namespace: str, template: str) -> int:
+    from mobile_agent.replay import CachedPlan, PlanStore, default_cache_url
+    from mobile_agent.replay.fingerprint import ScreenFingerprint
+
+    store = PlanStore(settings.cache.database_url or default_cache_url(settings.agent.output_dir), namespace)
+    return store.save(CachedPlan(template=template, steps=(), final=ScreenFingerprint(frozenset({"x"}), (0.0,) * 4)))
+
+
+def test_every_route_answers_each_principal_exactly_as_the_table_says(service, sim_phones) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    live = service([phone], **PRINCIPAL_SETTINGS)
+    clients = {who: _client(live.url, who) for who in (ADMIN, ALICE, BOB, VIEWER, NOBODY)}
+    try:
+        alice = clients[ALICE]
+        created = alice.post("/v1/tasks", json={"script": SCRIPT})
+        assert created.status_code == 202, created.text
+        task = _wait(alice, created.json()["id"])
+        assert task["status"] == "completed", task
+        events = live.state.store.events_after(task["id"])
+        shot = next(e.data for e in events if e.kind == "step_finished")
+        file_url = next(v for k, v in _public_events(alice, task["id"]) if k.endswith("_url"))
+        assert shot and file_url.startswith(f"/v1/tasks/{task['id']}/files/")
+
+        def make_schedule() -> int:
+            made = alice.post("/v1/schedules", json={"name": "alice's", "every_s": 86400, "task": {"script": SCRIPT}})
+            assert made.status_code == 201, made.text
+            return int(made.json()["id"])
+
+        world = World(live.url, task["id"], phone.serial, file_url.split("/files/", 1)[1], make_schedule,
+                      lambda: _saved_plan(live.settings, "team:lab", f"alice's plan {time.monotonic_ns()}"))
+
+        document = clients[ADMIN].get("/openapi.json").json()
+        documented = {(method.upper(), path) for path, ops in document["paths"].items() for method in ops}
+        assert documented == set(ROUTES), (
+            f"routes without an entry in ROUTES: {sorted(documented - set(ROUTES))}; "
+            f"entries for no route: {sorted(set(ROUTES) - documented)}")
+
+        wrong = []
+        for route in ROUTES.values():
+            for who, client in clients.items():
+                _idle(clients[ADMIN])  # the tasks the walk submits have ended: the phone is free
+                method, path, kwargs = route.call(world)
+                with client.stream(method, path, **kwargs) as answer:
+                    status = answer.status_code
+                expected = route.expect.get(who, route.default)
+                if status not in expected:
+                    wrong.append(f"{who} {method} {path}: {status}, expected {sorted(expected)}")
+        assert not wrong, "\n".join(wrong)
+    finally:
+        for client in clients.values():
+            client.close()
+
+
+def _idle(admin: httpx.Client) -> None:
+    for status in ("queued", "running"):
+        for task in admin.get("/v1/tasks", params={"status": status}).json()["data"]:
+            _wait(admin, task["id"])
+
+
+def _public_events(client: httpx.Client, task_id: int) -> list[tuple[str, str]]:
+    pairs = []
+    with client.stream("GET", f"/v1/tasks/{task_id}/events") as answer:
+        import json
+
+        for line in answer.iter_lines():
+            if line.startswith("data: "):
+                data = json.loads(line[6:]).get("data", {})
+                pairs += [(k, v) for k, v in data.items() if isinstance(v, str)]
+    return pairs
+
+
+def test_lists_show_each_principal_only_its_own(service, sim_phones) -> None:
+    """Lists are filtered, reads of another's resources are 404s, and a user's clear of the
+    cache leaves another's plans; the audit trail names who did what."""
+    (phone,) = sim_phones(1, width=540, height=1200)
+    live = service([phone], **PRINCIPAL_SETTINGS)
+    clients = {who: _client(live.url, who) for who in (ADMIN, ALICE, BOB, VIEWER)}
+    try:
+        alices = clients[ALICE].post("/v1/tasks", json={"script": SCRIPT}).json()["id"]
+        bobs = clients[BOB].post("/v1/tasks", json={"script": SCRIPT}).json()["id"]
+        _wait(clients[ALICE], alices)
+        _wait(clients[BOB], bobs)
+
+        def ids(who: str) -> set[int]:
+            return {t["id"] for t in clients[who].get("/v1/tasks").json()["data"]}
+
+        assert ids(ADMIN) >= {alices, bobs}
+        assert ids(ALICE) == {alices} and ids(BOB) == {bobs}
+        assert ids(VIEWER) == {alices}  # alice's team
+        assert clients[BOB].get("/v1/tasks", params={"device": phone.serial}).json()["count"] == 1
+
+        plan_a = _saved_plan(live.settings, "team:lab", "a plan of the lab")
+        plan_b = _saved_plan(live.settings, "token:bob", "a plan of bob's")
+        assert {p["id"] for p in clients[BOB].get("/v1/cache").json()["data"]} == {plan_b}
+        assert clients[BOB].delete("/v1/cache").json() == {"deleted": 1}
+        assert {p["id"] for p in clients[ALICE].get("/v1/cache").json()["data"]} == {plan_a}
+        assert clients[BOB].delete(f"/v1/cache/{plan_a}").status_code == 404
+
+        devices = clients[BOB].get("/v1/devices").json()["data"]
+        assert devices and all(d["host"] is None and d["properties"] is None for d in devices)
+
+        trail = clients[ADMIN].get("/v1/audit", params={"limit": 200}).json()
+        actions = {(row["actor"], row["action"], row["resource"]) for row in trail["data"]}
+        assert {(ALICE, "task.submit", f"task {alices}"), (BOB, "task.submit", f"task {bobs}"),
+                (BOB, "cache.clear", "cache")} <= actions
+        assert trail["count"] == len(trail["data"])
+    finally:
+        for client in clients.values():
+            client.close()
+
+
+def test_a_named_token_signs_in_to_the_dashboard_as_itself(service, sim_phones) -> None:
+    live = service([], **PRINCIPAL_SETTINGS)
+    with httpx.Client(base_url=live.url, timeout=30) as browser:
+        signed = browser.post("/dashboard/login", data={"token": TOKENS[BOB]})
+        assert signed.status_code == 303
+        assert browser.get("/dashboard/").status_code == 200
+        assert browser.get("/v1/audit").status_code == 403  # the cookie is bob's, a user's
+        assert browser.get("/v1/tasks").status_code == 200
+    with httpx.Client(base_url=live.url, timeout=30) as browser:
+        assert browser.post("/dashboard/login", data={"token": "not-a-token"}).status_code == 401
+        assert browser.get("/v1/tasks").status_code == 401
+
+
+def test_a_bare_token_string_stays_an_admin() -> None:
+    from mobile_agent.settings import load_settings
+    from server.auth import principal_of_token
+
+    settings = load_settings(overrides={"server.tokens": {"ops": "ops-token", "ann": {"token": "ann-token"}}})
+    ops = principal_of_token(settings.server, "ops-token")
+    ann = principal_of_token(settings.server, "ann-token")
+    assert ops is not None and ops.role == "admin"
+    assert ann is not None and ann.role == "user"
+    assert principal_of_token(settings.server, "ops-token ") is None
