@@ -44,6 +44,7 @@ class DeviceSlot:
     lost: bool = False
     present: bool = True
     ever_ready: bool = False  # answered a probe once: a phone, not an address that never answered
+    leased_at: int = 0  # the pool's lease count when this phone was last leased (0: never): least recent goes first
 
     @property
     def available(self) -> bool:
@@ -140,6 +141,7 @@ class DevicePool:
         self.source = source
         self.allow = frozenset(allow or ())
         self._slots: dict[str, DeviceSlot] = {}
+        self._leases = 0
         self._lock = threading.Lock()
 
     def refresh(self) -> None:
@@ -204,16 +206,18 @@ class DevicePool:
             return serial in self._slots
 
     def lease(self, request: str, task_id: int) -> str | None:
-        """Give ``task_id`` the requested phone ("any" = first free); None if none free."""
+        """Give ``task_id`` the requested phone ("any" = the free one leased least recently, so
+        that short tasks spread over every phone instead of the first in serial order); None if none free."""
         with self._lock:
             if request == "any":
-                candidates = sorted(self._slots.values(), key=lambda s: s.serial)
+                candidates = sorted(self._slots.values(), key=lambda s: (s.leased_at, s.serial))
             else:
                 slot = self._slots.get(request)
                 candidates = [slot] if slot is not None else []
             for slot in candidates:
                 if slot.free:
-                    slot.task_id = task_id
+                    self._leases += 1
+                    slot.task_id, slot.leased_at = task_id, self._leases
                     return slot.serial
         return None
 

@@ -244,6 +244,14 @@ class Schedules:
         with self.engine.connect() as conn:
             return self._read(conn)
 
+    def stored_owner(self, schedule_id: int) -> tuple[bool, str | None]:
+        """(whether a row of that id is stored, its owner), read from the owner column alone: a
+        row that cannot be read as a schedule (skipped by ``get``) can still be found and deleted."""
+        with self.engine.connect() as conn:
+            found = conn.execute(sa.select(schedules_table.c.owner)
+                                 .where(schedules_table.c.id == schedule_id)).one_or_none()
+        return (found is not None, found[0] if found is not None else None)
+
     def count_of(self, owner: str) -> int:
         with self.engine.connect() as conn:
             return int(conn.execute(sa.select(sa.func.count()).select_from(schedules_table)
