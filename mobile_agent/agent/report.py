@@ -44,6 +44,9 @@ def _script_json(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+VIDEO_NAME = "video.mp4"  # the screen recording a run may keep beside its report
+
+
 def render_report(folder: Path, header: dict[str, Any], steps: list[dict[str, Any]], result: dict[str, Any] | None,
                   images: Mapping[str, str] | None = None) -> str:
     """The HTML of the replay page; images are read from ``folder`` and embedded, or taken
@@ -61,7 +64,9 @@ def render_report(folder: Path, header: dict[str, Any], steps: list[dict[str, An
     final = (result or {}).get("final_screenshot")
     if final:
         view_steps.append({"index": "end", "final": True, "image": (images or {}).get(final) or embed_image(folder / final)})
-    data = {"header": header, "steps": view_steps, "result": result}
+    data: dict[str, Any] = {"header": header, "steps": view_steps, "result": result}
+    if (folder / VIDEO_NAME).is_file():  # a recorded run (mobile-agent test --record): linked, not embedded
+        data["video"] = VIDEO_NAME
     title = "mobile-agent run"
     return _TEMPLATE.replace("__TITLE__", title).replace("__DATA__", _script_json(data))
 
@@ -110,6 +115,7 @@ dt { font-weight: 600; color: #555; } dd { margin: 0; white-space: pre-wrap; wor
     <dl id="details"></dl>
     <div id="strip"></div>
     <div id="result"></div>
+    <p id="video-link" hidden><a id="video-href">the screen recording (MP4)</a></p>
   </div>
 </main>
 <script type="application/json" id="run-data">__DATA__</script>
@@ -213,6 +219,7 @@ dt { font-weight: 600; color: #555; } dd { margin: 0; white-space: pre-wrap; wor
   if (result.usage) lines.push("Tokens: " + result.usage.prompt_tokens + " in / " + result.usage.completion_tokens +
     " out, cost $" + result.usage.cost_usd);
   $("result").textContent = lines.join("\\n");
+  if (data.video) { $("video-href").href = data.video; $("video-link").hidden = false; }
   show(0);
 })();
 </script>

@@ -23,7 +23,7 @@ from mobile_agent.errors import MobileAgentError
 
 __all__ = ["PLUGIN_GROUP", "SUBCOMMANDS", "build_parser", "main", "read_token_file"]
 
-SUBCOMMANDS = ("run", "devices", "doctor", "adb", "cache", "report")
+SUBCOMMANDS = ("run", "devices", "doctor", "adb", "cache", "report", "test")
 PLUGIN_GROUP = "mobile_agent.commands"
 
 

@@ -1,0 +1,149 @@
+"""`mobile-agent test FLOWS...`: run test flows (YAML) on a phone, one report per flow.
+
+Exit codes:
+
+    0  every flow passed
+    1  a flow failed (an assertion, a run that did not complete) or ended in an error
+    2  usage error: a flow file that does not load, no phone, an ambiguous phone
+    3  the phone could not be opened
+
+Each flow gets a trajectory folder with its report.html (and video.mp4 with --record);
+the suite's summary is printed and written as suite.json in the output folder; --junit
+writes JUnit XML for CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from mobile_agent.errors import ConfigError
+
+EXIT_FAILED, EXIT_USAGE, EXIT_DEVICE = 1, 2, 3
+FLOW_SUFFIXES = (".yaml", ".yml")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "test",
+        help="run test flows (YAML: run / do / assert / assert_visible / extract / wait_for steps)",
+        description="Run test flows on a phone: each flow's steps in order, one report per flow, a suite summary.",
+        epilog=__doc__.split("Exit codes:")[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("flows", nargs="+", type=Path, metavar="FLOW", help="flow files, or folders of *.yaml flows")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--serial", "-s", help="the phone's serial")
+    where.add_argument("--device", choices=["any"], help="any: the first attached phone that is ready")
+    parser.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
+    parser.add_argument("--record", action="store_true", help="record a video of each flow (video.mp4 beside its report)")
+    parser.add_argument("--output", "-o", type=Path, metavar="DIR", help="trajectories folder (default: runs/)")
+    parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE", help="set a flow variable (repeatable)")
+    parser.add_argument("--no-cache", action="store_true", help="no plan cache: every run: step asks the model")
+    parser.add_argument("--model", help="model name for run / assert / extract / wait_for steps")
+    parser.add_argument("--base-url", help="OpenAI-compatible endpoint")
+    parser.add_argument("--api-key", help="API key (prefer MOBILE_AGENT_PLANNER__API_KEY)")
+    parser.add_argument("--json", action="store_true", help="print the suite's result as one JSON object")
+    parser.set_defaults(func=test_command)
+
+
+def flow_files(paths: list[Path]) -> list[Path]:
+    """The flow files named, folders expanded to their *.yaml / *.yml files (sorted)."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(p for p in path.iterdir() if p.suffix in FLOW_SUFFIXES and p.is_file())
+        else:
+            files.append(path)
+    return files
+
+
+def _variables(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"--var takes NAME=VALUE, got {pair!r}")
+        out[name.strip()] = value
+    return out
+
+
+def test_command(args: argparse.Namespace) -> int:
+    from mobile_agent.settings import load_settings
+    from mobile_agent.testing.flows import Flow, load_flow
+
+    err = sys.stderr
+    try:
+        variables = _variables(args.var)
+        overrides: dict[str, Any] = {
+            "adb.serial": args.serial, "planner.model": args.model, "planner.base_url": args.base_url,
+            "planner.api_key": args.api_key, "agent.output_dir": str(args.output) if args.output else None,
+        }  # fmt: skip
+        settings = load_settings(args.config, overrides)
+        files = flow_files(args.flows)
+        if not files:
+            raise ConfigError("no flow files found in " + ", ".join(str(p) for p in args.flows))
+        flows: list[Flow] = [load_flow(path) for path in files]
+    except ConfigError as exc:
+        print(f"mobile-agent test: {exc.message}", file=err)
+        return EXIT_USAGE
+
+    from mobile_agent.device import list_devices, open_device
+    from mobile_agent.errors import DeviceError, DeviceNotFoundError, MultipleDevicesError
+
+    try:
+        serial = settings.adb.serial
+        if args.device == "any":
+            ready = [d.serial for d in list_devices(settings.adb) if d.state == "device"]
+            if not ready:
+                print("mobile-agent test: no phone is attached and ready", file=err)
+                return EXIT_USAGE
+            serial = ready[0]
+        device = open_device(settings.adb, serial)
+    except (DeviceNotFoundError, MultipleDevicesError) as exc:
+        print(f"mobile-agent test: {exc.message}", file=err)
+        return EXIT_USAGE
+    except DeviceError as exc:
+        print(f"mobile-agent test: {exc.message}", file=err)
+        return EXIT_DEVICE
+
+    from mobile_agent.testing.junit import write_junit
+    from mobile_agent.testing.runner import FlowResult, FlowRunner
+
+    out = sys.stderr if args.json else sys.stdout
+    try:
+        runner = FlowRunner(settings, device, record=args.record, cache=not args.no_cache, variables=variables)
+    except ConfigError as exc:
+        print(f"mobile-agent test: {exc.message}", file=err)
+        return EXIT_USAGE
+    print(f"running {len(flows)} flow{'s' if len(flows) != 1 else ''} on {device.serial}", file=out)
+
+    def show(result: FlowResult) -> None:
+        mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR"}[result.status]
+        print(f"{mark}  {result.name}  ({len(result.steps)} steps, {result.seconds:.1f} s)", file=out)
+        if result.cache_note:
+            print(f"      {result.cache_note}", file=out)
+        if not result.passed:
+            print(f"      {result.message}", file=out)
+            shot = result.failure_screenshot
+            if shot is not None:
+                print(f"      screenshot: {shot.resolve()}", file=out)
+        print(f"      report: {result.report_path.resolve()}", file=out)
+        if result.video is not None:
+            print(f"      video: {result.video.resolve()}", file=out)
+        out.flush()
+
+    suite = runner.run_suite(flows, on_result=show)
+    summary_path = runner.output_dir / "suite.json"
+    summary_path.parent.mkdir(parents=True, exist_ok=True)
+    summary_path.write_text(json.dumps(suite.to_dict(), indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    print(f"suite: {suite.summary()}", file=out)
+    print(f"summary: {summary_path.resolve()}", file=out)
+    if args.junit is not None:
+        print(f"junit: {write_junit(suite, args.junit).resolve()}", file=out)
+    if args.json:
+        print(json.dumps(suite.to_dict(), ensure_ascii=False, default=str))
+    return 0 if suite.passed == len(suite.flows) else EXIT_FAILED
