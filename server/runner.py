@@ -96,7 +96,7 @@ class AgentTaskRunner:
         self.settings = settings
         # with the task store, a run can ask its person (server/people.py) and tell its callback_url
         self.store = store
-        self.webhooks = WebhookSender(settings)
+        self.webhooks = WebhookSender(settings, report=store.add_event if store is not None else None)
         self._locator: Any = None
         self._locator_lock = threading.Lock()
 

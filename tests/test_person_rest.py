@@ -74,7 +74,8 @@ def _element(phone, text: str) -> dict:
 def test_takeover_through_rest_with_signed_webhooks(service, sim_phones, receiver) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     planner = TaggedPlanner(plans={"t-ask": ["Ask user (Please open the Notes app)"], "t-ok": ["Click text (Install)"]})
-    live = service([phone], planner=planner, **{"server.webhook_secret": SECRET, "server.webhook_backoff_s": 0.05})
+    live = service([phone], planner=planner, **{"server.webhook_secret": SECRET, "server.webhook_backoff_s": 0.05,
+                                                   "server.webhook_allow": ["127.0.0.1"]})
     client = live.client
 
     # a callback_url is refused where nothing could sign it: checked by the field's own rules too
@@ -193,7 +194,7 @@ def test_a_waiting_task_can_be_cancelled_and_times_out_not_completed(service, si
 def test_a_task_cancelled_while_queued_still_tells_its_callback_url(service, sim_phones) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     planner = TaggedPlanner(plans={"t-a": ["Ask user (What is the code?)"], "t-q": ["Home"]})
-    live = service([phone], planner=planner, **{"server.webhook_secret": SECRET})
+    live = service([phone], planner=planner, **{"server.webhook_secret": SECRET, "server.webhook_allow": ["127.0.0.1"]})
     hook = Receiver()
     try:
         first = live.submit("[t-a] log in")

@@ -30,7 +30,7 @@ from server.quota import Quota, QuotaExceeded
 from server.schemas import MAX_ID, EventPublic, TaskCreate, TaskListPublic, TaskPublic, TaskStatus
 from server.state import ServiceState
 from server.store import EventRow, TaskRow
-from server.webhooks import WebhookSender, task_finished
+from server.webhooks import WebhookSender, callback_refusal, task_finished
 
 __all__ = ["TaskId", "checked_task", "router", "task_public"]
 
@@ -176,6 +176,9 @@ def checked_task(body: TaskCreate, service: ServiceState) -> str:
         raise _unprocessable(
             "callback_url", "this server has no server.webhook_secret to sign webhooks with", "no_webhook_secret"
         )
+    refusal = callback_refusal(body.callback_url, limits.webhook_allow) if body.callback_url is not None else None
+    if refusal is not None:  # docs/security.md: a webhook never reaches the server's own network
+        raise _unprocessable("callback_url", refusal, "callback_not_allowed")
     return instruction
 
 
@@ -217,7 +220,7 @@ def cancel_task(task_id: TaskId, task: ActedTask, service: Service, principal: C
     service.store.audit(principal.name, principal.role, "task.cancel", f"task {task_id}", {"owner": task.owner})
     after = _get_task(service, task_id)
     if after.status == "cancelled" and after.started_at is None:  # never ran: no runner tells its end
-        WebhookSender(service.settings).send(after.options.get("callback_url"), "task_finished",
+        WebhookSender(service.settings, report=service.store.add_event).send(after.options.get("callback_url"), "task_finished",
                                              task_finished(task_id, "cancelled", result={"reason": "cancelled while queued"}))
     return task_public(after)
 
