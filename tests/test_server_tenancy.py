@@ -261,3 +261,38 @@ def test_a_bare_token_string_stays_an_admin() -> None:
     assert ops is not None and ops.role == "admin"
     assert ann is not None and ann.role == "user"
     assert principal_of_token(settings.server, "ops-token ") is None
+
+
+def test_one_users_plan_is_never_replayed_for_another_unless_the_cache_is_shared(service, sim_phones,
+                                                                                 llm_server) -> None:
+    from tests.server_fixtures import TaggedPlanner
+
+    (phone,) = sim_phones(1, width=540, height=1200)
+    instruction = "[t-set] open the settings"
+    for shared in (False, True):
+        planner = TaggedPlanner(plans={"t-set": ["Open App (Settings)"]})
+        live = service([phone], planner=planner, **PRINCIPAL_SETTINGS, **{"cache.shared": shared})
+        clients = {who: _client(live.url, who) for who in (ALICE, BOB)}
+        try:
+            phone.phone.reset()
+            first = _wait(clients[ALICE], clients[ALICE].post("/v1/tasks", json={"instruction": instruction,
+                                                                                 "cache": True}).json()["id"])
+            assert first["status"] == "completed", first
+            phone.phone.reset()
+            planner.calls.clear()  # the model would plan bob's run as it planned alice's
+            calls = len(llm_server.chat_requests)
+            second = _wait(clients[BOB], clients[BOB].post("/v1/tasks", json={"instruction": instruction,
+                                                                              "cache": True}).json()["id"])
+            assert second["status"] == "completed", second
+            assert phone.phone.state()["foreground"] == "com.android.settings"
+            if shared:  # an admin's choice: one pool, bob replays alice's plan with no model call
+                assert len(llm_server.chat_requests) == calls
+            else:  # bob's identical instruction is planned by the model, alice's plan untouched
+                assert len(llm_server.chat_requests) > calls
+                assert clients[BOB].get("/v1/cache").json()["count"] == 1  # his own, recorded now
+                (alices,) = clients[ALICE].get("/v1/cache").json()["data"]
+                assert alices["successes"] == 0 and alices["uses"] == 0
+        finally:
+            for client in clients.values():
+                client.close()
+            live.stop()

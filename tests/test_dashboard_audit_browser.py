@@ -1,0 +1,69 @@
+"""The dashboard for several principals, in a real headless chromium: an admin's session shows
+the audit trail (who submitted what); a user's session shows only its own runs and no audit
+trail (docs/security.md). Skipped only where chromium is not installed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="chromium is not installed (make browser)"),
+]
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+TOKENS = {"server.api_token": "admin-token-2",
+          "server.tokens": {"alice": {"token": "alice-token-2"}, "bob": {"token": "bob-token-2"}}}
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def _signed_in(browser: Any, url: str, token: str) -> Any:
+    page = browser.new_context().new_page()
+    page.goto(f"{url}/dashboard/")
+    page.fill("input[name=token]", token)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{url}/dashboard/")
+    return page
+
+
+def test_the_admin_sees_the_audit_trail_and_a_user_only_its_own_runs(service, sim_phones, browser) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    live = service([phone], **TOKENS)
+    with httpx.Client(base_url=live.url, headers={"Authorization": "Bearer alice-token-2"}, timeout=30) as alice:
+        task_id = alice.post("/v1/tasks", json={"script": "Wait (0.1)"}).json()["id"]
+    live.wait_task(task_id)
+
+    admin = _signed_in(browser, live.url, "admin-token-2")
+    admin.wait_for_selector("#audit-section:not([hidden]) #audit tbody tr")
+    row = admin.locator("#audit tbody tr").first.inner_text()
+    assert "alice (user)" in row and "task.submit" in row and f"task {task_id}" in row
+    admin.wait_for_selector("#tasks tbody tr")
+    assert str(task_id) in admin.locator("#tasks tbody").inner_text()
+
+    bob = _signed_in(browser, live.url, "bob-token-2")
+    bob.wait_for_load_state("networkidle")
+    bob.wait_for_timeout(500)
+    assert bob.locator("#audit-section").is_hidden()
+    assert "alice" not in bob.content() and bob.locator("#tasks tbody tr").count() == 0
