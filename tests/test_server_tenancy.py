@@ -264,7 +264,7 @@ def test_a_bare_token_string_stays_an_admin() -> None:
 
 
 def test_one_users_plan_is_never_replayed_for_another_unless_the_cache_is_shared(service, sim_phones,
-                                                                                 llm_server) -> None:
+                                                                                 llm_server) -> None:  # noqa: F811
     from tests.server_fixtures import TaggedPlanner
 
     (phone,) = sim_phones(1, width=540, height=1200)
