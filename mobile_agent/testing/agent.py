@@ -15,10 +15,13 @@ May import: ``mobile_agent`` (agent, device, planner, settings), this package.
 
 from __future__ import annotations
 
+import threading
 import time
+from pathlib import Path
 from typing import Any, TypeVar
 
 from mobile_agent.agent import Agent as BaseAgent
+from mobile_agent.agent import RunResult
 from mobile_agent.agent.screen_diff import screen_changed
 from mobile_agent.errors import ConfigError
 from mobile_agent.operations.context import ScreenshotLike
@@ -48,6 +51,14 @@ class Agent(BaseAgent):
         super().__init__(settings, **kwargs)
         self._judge = judge
         self._phone = phone
+        self.results: list[RunResult] = []  # every run of this agent, in order (their reports for a failed test)
+
+    def run(self, instruction: str, *, cancel: threading.Event | None = None,
+            output_dir: str | Path | None = None) -> RunResult:  # fmt: skip
+        """``mobile_agent.agent.Agent.run``, its result also kept in ``results``."""
+        result = super().run(instruction, cancel=cancel, output_dir=output_dir)
+        self.results.append(result)
+        return result
 
     @property
     def phone(self) -> Phone:
