@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -39,7 +40,7 @@ class _CpuTimed:
     """The locator, with the process CPU time of each lookup recorded: under a loaded
     machine wall time says little, CPU time says what an idle one would need."""
 
-    def __init__(self, locator: object) -> None:
+    def __init__(self, locator: Any) -> None:
         self._locator = locator
         self.cpu_ms: list[float] = []
 
@@ -50,14 +51,27 @@ class _CpuTimed:
         finally:
             self.cpu_ms.append((time.process_time() - start) * 1000.0)
 
-    def find_text(self, image: object, text: str) -> object:
-        return self._timed("find_text", image, text)
+    def find_text(self, image: object, text: str, hierarchy: str | None = None) -> object:
+        return self._timed("find_text", image, text, hierarchy)
 
-    def find_icon(self, image: object, description: str, position: str | None = None) -> object:
-        return self._timed("find_icon", image, description, position)
+    def find_icon(self, image: object, description: str, position: str | None = None,
+                  hierarchy: str | None = None) -> object:
+        return self._timed("find_icon", image, description, position, hierarchy)
 
     def ocr(self, image: object) -> object:
         return self._locator.ocr(image)
+
+    def ocr_region(self, image: object, region: object) -> object:
+        return self._locator.ocr_region(image, region)
+
+    def find_text_in_region(self, image: object, text: str, region: object, label: str = "region") -> object:
+        return self._locator.find_text_in_region(image, text, region, label)
+
+    def snap_targets(self, image: object) -> object:
+        return self._locator.snap_targets(image)
+
+    def snap(self, point: object, image: object, *, max_distance: float, drift_tolerance: float) -> object:
+        return self._locator.snap(point, image, max_distance=max_distance, drift_tolerance=drift_tolerance)
 
 
 def _script(rounds: int) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from mobile_agent.errors import PerceptionError
 from mobile_agent.operations.context import Locator
 from mobile_agent.settings import PerceptionSettings, Settings
 from perception import Box, Location, Perception, PerceptionConfig, PerceptionFailure, TextLine
-from perception.snapping import SnapTarget
+from perception.snapping import Snap, SnapTarget, snap_point
 
 __all__ = ["LazyLocator", "PerceptionLocator", "build_locator", "call_perception", "perception_config"]
 
@@ -50,8 +50,8 @@ def call_perception(call: Callable[[], T]) -> T:
 
 
 class PerceptionLocator:
-    """``find_text`` / ``find_icon`` (the operations' ``Locator`` protocol), plus ``ocr``,
-    the region reads (``ocr_region``, ``find_text_in_region``) and ``describe_backends``; raises ``PerceptionError`` only."""
+    """The operations' ``Locator`` on ``perception.Perception``, plus ``describe_backends``;
+    raises ``PerceptionError`` only."""
 
     def __init__(self, perception: Perception) -> None:
         self.perception = perception
@@ -61,8 +61,10 @@ class PerceptionLocator:
         ``perception.accessibility`` setting is on (see ``mobile_agent.device.hierarchy``)."""
         return call_perception(lambda: self.perception.find_text(image, text, hierarchy))
 
-    def find_icon(self, image: np.ndarray, description: str, position: str | None = None) -> Location:
-        return call_perception(lambda: self.perception.find_icon(image, description, position))
+    def find_icon(
+        self, image: np.ndarray, description: str, position: str | None = None, hierarchy: str | None = None
+    ) -> Location:
+        return call_perception(lambda: self.perception.find_icon(image, description, position, hierarchy))
 
     def ocr(self, image: np.ndarray) -> list[TextLine]:
         return call_perception(lambda: self.perception.ocr(image))
@@ -79,13 +81,15 @@ class PerceptionLocator:
         """OCR lines and UI-element proposals, for snapping a grounded model's taps."""
         return call_perception(lambda: self.perception.snap_targets(image))
 
+    def snap(
+        self, point: tuple[int, int], image: np.ndarray, *, max_distance: float, drift_tolerance: float
+    ) -> Snap:
+        """``point`` snapped to what is on ``image`` (no drift learned here: the run's
+        ``TimedLocator`` learns it)."""
+        return snap_point(point, self.snap_targets(image), max_distance=max_distance)
+
     def describe_backends(self) -> dict[str, str]:
         return call_perception(self.perception.describe_backends)
-
-    def __getattr__(self, name: str) -> Any:  # timings, cache, config
-        if name == "perception":  # not set yet (copy, unpickling): no recursion
-            raise AttributeError(name)
-        return getattr(self.perception, name)
 
 
 def build_locator(settings: Settings | PerceptionSettings) -> PerceptionLocator:
@@ -101,8 +105,7 @@ def build_locator(settings: Settings | PerceptionSettings) -> PerceptionLocator:
 
 class LazyLocator:
     """A ``Locator`` built on first use, once, thread-safe: a run that never clicks by text
-    or icon never loads a model. Other attributes (``ocr``, ``describe_backends``) are the
-    built locator's."""
+    or icon never loads a model. Every method is the built locator's."""
 
     def __init__(self, factory: Callable[[], Locator]) -> None:
         self._factory = factory
@@ -116,13 +119,27 @@ class LazyLocator:
                 self._built = self._factory()
             return self._built
 
-    def find_text(self, image: np.ndarray, text: str) -> Location:
-        return self.get().find_text(image, text)
+    def find_text(self, image: np.ndarray, text: str, hierarchy: str | None = None) -> Location:
+        return self.get().find_text(image, text, hierarchy)
 
-    def find_icon(self, image: np.ndarray, description: str, position: str | None = None) -> Location:
-        return self.get().find_icon(image, description, position)
+    def find_icon(
+        self, image: np.ndarray, description: str, position: str | None = None, hierarchy: str | None = None
+    ) -> Location:
+        return self.get().find_icon(image, description, position, hierarchy)
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):  # not set yet (copy, unpickling): no recursion, no build
-            raise AttributeError(name)
-        return getattr(self.get(), name)
+    def ocr(self, image: np.ndarray) -> list[TextLine]:
+        return self.get().ocr(image)
+
+    def ocr_region(self, image: np.ndarray, region: Box) -> list[TextLine]:
+        return self.get().ocr_region(image, region)
+
+    def find_text_in_region(self, image: np.ndarray, text: str, region: Box, label: str = "region") -> Location:
+        return self.get().find_text_in_region(image, text, region, label)
+
+    def snap_targets(self, image: np.ndarray) -> list[SnapTarget]:
+        return self.get().snap_targets(image)
+
+    def snap(
+        self, point: tuple[int, int], image: np.ndarray, *, max_distance: float, drift_tolerance: float
+    ) -> Snap:
+        return self.get().snap(point, image, max_distance=max_distance, drift_tolerance=drift_tolerance)

@@ -378,7 +378,7 @@ def test_a_bare_perception_locator_raises_the_agents_perception_error_with_every
     from perception.errors import WeightsMissingError
 
     class BareLocator:  # a perception.Perception-like locator, not wrapped by mobile_agent.locate
-        def find_text(self, image, text):
+        def find_text(self, image, text, hierarchy=None):
             raise WeightsMissingError("no OCR weights", backend="rapidocr", hint="run doctor", path="/models/ocr")
 
     timed = TimedLocator(BareLocator())

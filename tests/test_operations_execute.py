@@ -190,10 +190,11 @@ class _ReportsCandidates:
     def __init__(self, location: Location) -> None:
         self.location = location
 
-    def find_text(self, image: Any, text: str) -> Location:
+    def find_text(self, image: Any, text: str, hierarchy: str | None = None) -> Location:
         return self.location
 
-    def find_icon(self, image: Any, description: str, position: str | None) -> Location:
+    def find_icon(self, image: Any, description: str, position: str | None = None,
+                  hierarchy: str | None = None) -> Location:
         return self.location
 
 

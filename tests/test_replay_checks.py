@@ -159,8 +159,8 @@ def _count_full_reads(settings) -> tuple[object, list[str]]:
             asked.append(f"find_text {text}")
             return inner.find_text(image, text, hierarchy)
 
-        def find_icon(self, image, description, position=None):
-            return inner.find_icon(image, description, position)
+        def find_icon(self, image, description, position=None, hierarchy=None):
+            return inner.find_icon(image, description, position, hierarchy)
 
         def ocr(self, image):
             asked.append("ocr")
@@ -170,8 +170,14 @@ def _count_full_reads(settings) -> tuple[object, list[str]]:
             asked.append("ocr_region")
             return inner.ocr_region(image, region)
 
-        def __getattr__(self, name):
-            return getattr(inner, name)
+        def find_text_in_region(self, image, text, region, label="region"):
+            return inner.find_text_in_region(image, text, region, label)
+
+        def snap_targets(self, image):
+            return inner.snap_targets(image)
+
+        def snap(self, point, image, *, max_distance, drift_tolerance):
+            return inner.snap(point, image, max_distance=max_distance, drift_tolerance=drift_tolerance)
 
     return Counting(), asked
 

@@ -37,7 +37,7 @@ from eval.mobile_eval.validators import MissingPath, validate
 from mobile_agent.errors import DeviceError, MobileAgentError
 
 if TYPE_CHECKING:
-    from mobile_agent.operations import AgentDevice
+    from mobile_agent.operations import AgentDevice, Locator
 from mobile_agent.settings import Settings
 
 __all__ = ["EvalConfig", "SuiteRunner", "parse_action_ref", "step_action_ref"]
@@ -96,7 +96,7 @@ class SuiteRunner:
         devices: Sequence[Any],
         config: EvalConfig,
         *,
-        locator: Any | None = None,
+        locator: Locator | None = None,
         planner_factory: Callable[[], Any] | None = None,
         judge: MllmJudge | None = None,
         on_result: Callable[[TaskResult], None] | None = None,

@@ -40,6 +40,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from mobile_agent.errors import ConfigError
+from mobile_agent.operations.context import Locator
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.secrets import SECRET_REFERENCE
 from mobile_agent.settings import SafetySettings
@@ -259,15 +260,12 @@ def _safe(call: Callable[[], str | None]) -> str | None:
 
 
 
-def screen_reader(locator: object) -> Callable[[np.ndarray], ScreenLines] | None:
+def screen_reader(locator: Locator) -> Callable[[np.ndarray], ScreenLines]:
     """The screen's text lines with their boxes (screen pixels), read by ``locator.ocr``
-    (cached per frame by perception); None when the locator has no OCR."""
-    ocr = getattr(locator, "ocr", None)
-    if not callable(ocr):
-        return None
+    (cached per frame by perception)."""
 
     def read(pixels: np.ndarray) -> ScreenLines:
-        lines = ocr(pixels)
+        lines = locator.ocr(pixels)
         return [
             (str(line.text), (int(line.box.left), int(line.box.top), int(line.box.right), int(line.box.bottom)))
             for line in lines

@@ -198,7 +198,7 @@ class PlannedRun:
             self.instruction,
             inner_factory=self.agent.open_planner,
             locator=self.locator,
-            ocr=getattr(locator, "ocr", lambda pixels: []),
+            ocr=self.locator.untimed().ocr,
             min_similarity=cache.min_similarity,
         )
         if not replay.replaying:

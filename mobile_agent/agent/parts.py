@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 
@@ -18,10 +18,12 @@ from mobile_agent.agent.speculation import SpeculationGate
 from mobile_agent.locate import LazyLocator, build_locator, call_perception
 from mobile_agent.operations.context import AgentDevice, Locator
 from mobile_agent.settings import Settings
-from perception.snapping import DriftTracker, Snap
-from perception.types import Location
+from perception.snapping import DriftTracker, Snap, SnapTarget
+from perception.types import Box, Location, TextLine
 
 __all__ = ["TimedLocator", "elapsed_ms", "open_run_device", "run_locator"]
+
+T = TypeVar("T")
 
 
 def elapsed_ms(start: float) -> float:
@@ -45,9 +47,11 @@ def open_run_device(settings: Settings) -> AgentDevice:
 
 
 class TimedLocator:
-    """The run's locator, timed: perception runs on demand, inside operations, so its
-    time is measured here rather than around them. Any locator (a bare
-    ``perception.Perception`` too) raises the agent's errors only."""
+    """The run's locator (a ``Locator``), timed: perception runs on demand, inside
+    operations, so its time is measured here rather than around them. Any locator (a bare
+    ``perception.Perception`` too) raises the agent's errors only. It adds what only a run
+    has: the model's drift learned over its taps (``snap``), a target found already handed
+    to the next lookup (``offer``), speculative OCR (``prefetch``)."""
 
     def __init__(self, locator: Locator) -> None:
         self.locator = locator
@@ -61,7 +65,7 @@ class TimedLocator:
         """The locator itself (for work outside the steps' timings, such as masking)."""
         return self.locator
 
-    def _timed(self, call: Callable[[], Location]) -> Location:
+    def _timed(self, call: Callable[[], T]) -> T:
         start = time.perf_counter()
         try:
             return call_perception(call)
@@ -80,20 +84,25 @@ class TimedLocator:
             offered, self._offered = self._offered, None
         if offered is not None and offered[0] is image and offered[1] == text:
             return offered[2]
-        if hierarchy is None:  # a bare Locator takes two arguments
-            return self._timed(lambda: self.locator.find_text(image, text))
-        return self._timed(lambda: self.locator.find_text(image, text, hierarchy))  # type: ignore[call-arg]
+        return self._timed(lambda: self.locator.find_text(image, text, hierarchy))
 
-    def find_icon(self, image: np.ndarray, description: str, position: str | None) -> Location:
-        return self._timed(lambda: self.locator.find_icon(image, description, position))
+    def find_icon(
+        self, image: np.ndarray, description: str, position: str | None = None, hierarchy: str | None = None
+    ) -> Location:
+        return self._timed(lambda: self.locator.find_icon(image, description, position, hierarchy))
 
-    def snap_targets(self, image: np.ndarray) -> list[Any]:
-        """What a grounded model's tap may snap to (``perception.snapping``); none when the
-        locator cannot say."""
-        finder = getattr(self.locator, "snap_targets", None)
-        if finder is None:
-            return []
-        return self._timed(lambda: finder(image))  # type: ignore[return-value]
+    def ocr(self, image: np.ndarray) -> list[TextLine]:
+        return self._timed(lambda: self.locator.ocr(image))
+
+    def ocr_region(self, image: np.ndarray, region: Box) -> list[TextLine]:
+        return self._timed(lambda: self.locator.ocr_region(image, region))
+
+    def find_text_in_region(self, image: np.ndarray, text: str, region: Box, label: str = "region") -> Location:
+        return self._timed(lambda: self.locator.find_text_in_region(image, text, region, label))
+
+    def snap_targets(self, image: np.ndarray) -> list[SnapTarget]:
+        """What a grounded model's tap may snap to (``perception.snapping``)."""
+        return self._timed(lambda: self.locator.snap_targets(image))
 
     def snap(
         self, point: tuple[int, int], image: np.ndarray, *, max_distance: float, drift_tolerance: float
@@ -112,10 +121,7 @@ class TimedLocator:
         sooner. Failures are left to that lookup to report. It is speculation: when it
         would start, the process-wide ``SpeculationGate`` lets it run only if at least
         ``min_idle`` of the machine's CPU was idle during ``delay_s`` and no other runs."""
-        locator = self.untimed()
-        ocr = getattr(locator, "ocr", None)
-        if ocr is None:
-            return None
+        ocr = self.untimed().ocr
         gate = SpeculationGate.shared()
         since = gate.mark() if min_idle > 0 else None
 

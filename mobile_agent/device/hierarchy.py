@@ -15,24 +15,41 @@ then removed.
 A missing tree is not an error for the agent: vision decides. So ``dump_hierarchy``
 returns ``None`` when the phone cannot give one, and raises only for a lost device.
 
-May import: ``mobile_agent.device.device``, ``mobile_agent.errors``, the standard library.
+May import: ``mobile_agent.errors``, the standard library.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Protocol
 
-from mobile_agent.device.device import Device
 from mobile_agent.errors import DeviceLostError
 
-__all__ = ["DUMP_FILE", "HierarchyDump", "dump_hierarchy", "split_dump_output"]
+__all__ = ["DUMP_FILE", "HierarchyDump", "ShellDevice", "dump_hierarchy", "split_dump_output"]
 
 log = logging.getLogger(__name__)
 
 DUMP_FILE = "/data/local/tmp/mobile_agent_window_dump.xml"
 _CONFIRMATION = "UI hierchary dumped to:"
 _TAIL = "</hierarchy>"
+
+
+class _Printed(Protocol):
+    @property
+    def stdout(self) -> bytes: ...
+
+    @property
+    def stderr(self) -> bytes: ...
+
+
+class ShellDevice(Protocol):
+    """What a dump needs of a device (``mobile_agent.device.Device``, an operation's ``DeviceLike``)."""
+
+    @property
+    def serial(self) -> str: ...
+
+    def run(self, args: list[str]) -> _Printed: ...
 
 
 @dataclass(frozen=True)
@@ -57,7 +74,7 @@ def split_dump_output(output: str) -> HierarchyDump:
     return HierarchyDump(None, reason[:300])
 
 
-def dump_hierarchy(device: Device) -> HierarchyDump:
+def dump_hierarchy(device: ShellDevice) -> HierarchyDump:
     """The current screen's accessibility tree (``HierarchyDump.xml``), or why there is none."""
     try:
         result = device.run(["uiautomator", "dump", "/dev/tty"])

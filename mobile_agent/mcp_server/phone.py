@@ -125,14 +125,15 @@ class PhoneService:
     def find(self, serial: str | None, *, text: str | None = None, icon: str | None = None,
              position: str | None = None) -> dict[str, Any]:
         from mobile_agent.locate import build_locator
+        from mobile_agent.operations.catalog import find_icon_on, find_text_on
 
         device = self.device(serial)
         frame = device.screenshot()
         locator = build_locator(self.settings)
         if text is not None:
-            location = locator.find_text(frame.pixels, text)
+            location = find_text_on(device, locator, frame.pixels, text, self.settings)
         else:
-            location = locator.find_icon(frame.pixels, icon or "", position)
+            location = find_icon_on(device, locator, frame.pixels, icon or "", position, self.settings)
         return {"serial": device.serial, "screen": [frame.width, frame.height], **_location_dict(location)}
 
     # -- acting -------------------------------------------------------------------

@@ -17,17 +17,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mobile_agent.errors import RunCancelled
-from mobile_agent.operations.context import OperationContext, Outcome
+from mobile_agent.operations.context import DeviceLike, Locator, OperationContext, Outcome
 from mobile_agent.operations.open_app import open_app_by_name
 from mobile_agent.operations.parser import split_top_level, strip_quotes
 from mobile_agent.operations.registry import operation
 from mobile_agent.operations.secrets import resolve_secrets
+from mobile_agent.settings import Settings
 from perception.types import LocateStatus, Location
 
-__all__ = ["normalize_position"]
+__all__ = ["find_icon_on", "find_text_on", "normalize_position", "screen_hierarchy"]
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
@@ -145,16 +147,32 @@ class WaitParams(BaseModel):
 # --- helpers -----------------------------------------------------------------------------
 
 
-def _find_text(ctx: OperationContext, text: str) -> Location:
-    """``find_text``, given the phone's accessibility tree when ``perception.accessibility``
-    is on (perception trusts it only where it agrees with the screenshot)."""
-    if ctx.settings.perception.accessibility and hasattr(ctx.device, "run"):
-        from mobile_agent.device.hierarchy import dump_hierarchy
+def screen_hierarchy(device: DeviceLike, settings: Settings) -> str | None:
+    """The phone's accessibility tree (``uiautomator dump`` XML) when the
+    ``perception.accessibility`` setting is on and the phone gives one; else None (vision decides)."""
+    if not settings.perception.accessibility:
+        return None
+    from mobile_agent.device.hierarchy import dump_hierarchy
 
-        xml = dump_hierarchy(ctx.device).xml  # type: ignore[arg-type]
-        if xml:
-            return ctx.locator.find_text(ctx.screenshot.pixels, text, xml)  # type: ignore[call-arg]
-    return ctx.locator.find_text(ctx.screenshot.pixels, text)
+    return dump_hierarchy(device).xml
+
+
+def find_text_on(device: DeviceLike, locator: Locator, pixels: np.ndarray, text: str, settings: Settings) -> Location:
+    """Where ``text`` is on ``pixels`` (the phone's screen now), with the accessibility tree
+    when that setting is on (perception trusts it only where it agrees with the pixels):
+    the one text lookup of every operation and interface."""
+    return locator.find_text(pixels, text, screen_hierarchy(device, settings))
+
+
+def find_icon_on(
+    device: DeviceLike, locator: Locator, pixels: np.ndarray, icon: str, position: str | None, settings: Settings
+) -> Location:
+    """Where the icon ``icon`` is, as ``find_text_on`` (a node whose content-desc agrees wins)."""
+    return locator.find_icon(pixels, icon, position, screen_hierarchy(device, settings))
+
+
+def _find_text(ctx: OperationContext, text: str) -> Location:
+    return find_text_on(ctx.device, ctx.locator, ctx.screenshot.pixels, text, ctx.settings)
 
 
 def _tap_location(ctx: OperationContext, loc: Location, *, long_press: bool = False) -> Outcome:
@@ -244,7 +262,8 @@ def click_text(params: TextParams, ctx: OperationContext) -> Outcome:
     split_args=_split_icon_args,
 )
 def click_icon(params: IconParams, ctx: OperationContext) -> Outcome:
-    return _tap_location(ctx, ctx.locator.find_icon(ctx.screenshot.pixels, params.icon, params.position))
+    return _tap_location(ctx, find_icon_on(ctx.device, ctx.locator, ctx.screenshot.pixels, params.icon, params.position,
+                                           ctx.settings))
 
 
 @operation(
@@ -275,11 +294,10 @@ def type_text(params: TypeParams, ctx: OperationContext) -> Outcome:
     # A newline is the Enter key, as on the on-screen keyboard: a multi-line field (a note's
     # body, a mail) takes it as a line break; a single-line field (a search box, a chat
     # input) submits on it and closes the keyboard, and the lines after it would go nowhere.
-    keyboard_shown = getattr(ctx.device, "keyboard_shown", None)
     for i, line in enumerate(lines):
         if i:
             ctx.device.key("enter")
-            if callable(keyboard_shown) and keyboard_shown() is False:
+            if ctx.device.keyboard_shown() is False:
                 shown = params.text.split("\n")  # the names of secrets, never their values
                 typed, rest = "\n".join(shown[:i]), "\n".join(shown[i:])
                 return Outcome(

@@ -2,13 +2,16 @@
 
 ``OperationContext`` bundles the device, the locator (perception), the screenshot the
 action was planned on and the settings; ``Outcome`` is the result of one operation.
-``Locator`` and ``DeviceLike`` are the small protocols operations need:
-``perception.Perception`` and ``mobile_agent.device.Device`` satisfy them.
+``Locator`` and ``DeviceLike`` are the protocols operations need: every method an
+operation, the step loop or the plan cache calls on them is declared here, so a wrapper
+that lacks one (or takes other arguments) is a type error, not a crash at run time.
+``mobile_agent.locate.PerceptionLocator`` and ``LazyLocator``, the run's
+``mobile_agent.agent.parts.TimedLocator`` and ``mobile_agent.device.Device`` satisfy them.
 
 Coordinates: the screenshot is full screen resolution, so every point and box here
 (``tap_point``, ``swipe``, ``location``) is in **screen pixels**.
 
-May import: numpy, perception.types, mobile_agent.settings.
+May import: numpy, perception.types, perception.snapping (its records), mobile_agent.settings.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from mobile_agent.settings import Settings
-from perception.types import Location
+from perception.snapping import Snap, SnapTarget
+from perception.types import Box, Location, TextLine
 
 __all__ = [
     "AgentDevice",
@@ -31,19 +35,63 @@ __all__ = [
     "Locator",
     "OperationContext",
     "Outcome",
+    "RunLocator",
     "ScreenInfoLike",
-    "ScreenStateLike",
     "ScreenshotLike",
+    "ShellOutput",
 ]
 
 
 @runtime_checkable
 class Locator(Protocol):
-    """Finds things on a screenshot (RGB uint8 HxWx3)."""
+    """Finds things on a screenshot (RGB uint8 HxWx3, screen pixels); raises
+    ``mobile_agent.errors.PerceptionError`` only.
 
-    def find_text(self, image: np.ndarray, text: str) -> Location: ...
+    ``hierarchy``: the phone's ``uiautomator dump`` XML, given when the
+    ``perception.accessibility`` setting is on (``mobile_agent.device.hierarchy``);
+    perception trusts it only where it agrees with the pixels."""
 
-    def find_icon(self, image: np.ndarray, description: str, position: str | None) -> Location: ...
+    def find_text(self, image: np.ndarray, text: str, hierarchy: str | None = None) -> Location: ...
+
+    def find_icon(
+        self, image: np.ndarray, description: str, position: str | None = None, hierarchy: str | None = None
+    ) -> Location: ...
+
+    def ocr(self, image: np.ndarray) -> list[TextLine]:
+        """Every text line of the frame (cached per frame)."""
+        ...
+
+    def ocr_region(self, image: np.ndarray, region: Box) -> list[TextLine]:
+        """The text lines of ``region`` alone."""
+        ...
+
+    def find_text_in_region(self, image: np.ndarray, text: str, region: Box, label: str = "region") -> Location:
+        """``text`` among the lines of ``region`` alone, by ``find_text``'s rules."""
+        ...
+
+    def snap_targets(self, image: np.ndarray) -> list[SnapTarget]:
+        """What a grounded model's tap may snap to (``perception.snapping``)."""
+        ...
+
+    def snap(
+        self, point: tuple[int, int], image: np.ndarray, *, max_distance: float, drift_tolerance: float
+    ) -> Snap:
+        """``point`` snapped to what is on ``image``; a locator that learns the model's
+        drift over a run's taps (the run's) takes it off first."""
+        ...
+
+
+class RunLocator(Locator, Protocol):
+    """The run's locator (``mobile_agent.agent.parts.TimedLocator``): a timed ``Locator``
+    plus what only a run has."""
+
+    def untimed(self) -> Locator:
+        """The locator itself, for reads outside the steps' timings."""
+        ...
+
+    def offer(self, image: np.ndarray, text: str, location: Location) -> None:
+        """``text`` found already on ``image``: the next ``find_text`` of that frame and text answers it."""
+        ...
 
 
 class ScreenshotLike(Protocol):
@@ -57,6 +105,16 @@ class ScreenshotLike(Protocol):
 
     @property
     def height(self) -> int: ...
+
+
+class ShellOutput(Protocol):
+    """What a device command printed (``mobile_agent.device.adb_protocol.ShellResult``)."""
+
+    @property
+    def stdout(self) -> bytes: ...
+
+    @property
+    def stderr(self) -> bytes: ...
 
 
 class ScreenStateLike(Protocol):
@@ -77,6 +135,13 @@ class ScreenStateLike(Protocol):
 class DeviceLike(Protocol):
     """The part of ``mobile_agent.device.Device`` that operations use."""
 
+    @property
+    def serial(self) -> str: ...
+
+    def run(self, args: list[str]) -> ShellOutput:
+        """One command on the phone (``uiautomator dump`` for the accessibility tree)."""
+        ...
+
     def tap(self, x: int, y: int) -> object: ...
 
     def long_press(self, x: int, y: int, duration_ms: int = 800) -> object: ...
@@ -90,6 +155,10 @@ class DeviceLike(Protocol):
     def launch_app(self, package: str) -> object: ...
 
     def resolve_app_label(self, label: str) -> str | None: ...
+
+    def keyboard_shown(self) -> bool | None:
+        """Whether the soft keyboard is up; None when the phone does not say."""
+        ...
 
     def screen_state(self) -> ScreenStateLike: ...
 
@@ -112,9 +181,6 @@ class ScreenInfoLike(Protocol):
 class AgentDevice(DeviceLike, Protocol):
     """The device a run drives: what operations use, plus the captures of the step loop
     and the screen facts of the trajectory's header."""
-
-    @property
-    def serial(self) -> str: ...
 
     def screenshot(self) -> ScreenshotLike: ...
 

@@ -7,8 +7,8 @@ They live in their own registry, ``COORDINATE_REGISTRY``: the paper's prompt kee
 own operations (a general model should name texts, not guess pixels). Every point here is
 in **screen pixels**: the dialect mapped the model's point already (``planner.geometry``).
 
-Taps go through snapping (``perception.snapping``) when ``planner.snap`` is on and the
-locator can list what is on the frame (``snap_targets``): the outcome keeps the model's
+Taps go through snapping (``perception.snapping``, the locator's ``snap``) when
+``planner.snap`` is on: the outcome keeps the model's
 point, the tapped point and why (``Outcome.snap``).
 
 Hand over asks the person (``Outcome.question``): a login, a captcha, a payment or a
@@ -30,7 +30,7 @@ from mobile_agent.operations.catalog import open_app, type_text, wait
 from mobile_agent.operations.context import OperationContext, Outcome
 from mobile_agent.operations.parser import split_top_level, strip_quotes
 from mobile_agent.operations.registry import OperationRegistry, operation
-from perception.snapping import Snap, snap_point
+from perception.snapping import Snap
 
 __all__ = ["COORDINATE_REGISTRY", "KEY_NAMES", "snap_tap"]
 
@@ -127,23 +127,15 @@ class MessageParams(BaseModel):
 
 
 def snap_tap(ctx: OperationContext, x: int, y: int) -> Snap | None:
-    """The point to tap for the model's (x, y), or None when snapping is off or the
-    locator cannot say what is on the frame."""
-    planner = getattr(ctx.settings, "planner", None)
-    if planner is None or not getattr(planner, "snap", False):
+    """The point to tap for the model's (x, y), or None when snapping is off."""
+    planner = ctx.settings.planner
+    if not planner.snap:
         return None
     _width, height = ctx.size
     max_distance = planner.snap_max_distance * height
-    learning = getattr(ctx.locator, "snap", None)
-    if learning is not None:  # the run's locator: learns the model's drift over the taps
-        learned: Snap | None = learning(
-            (x, y), ctx.screenshot.pixels, max_distance=max_distance, drift_tolerance=DRIFT_TOLERANCE * height
-        )
-        return learned
-    finder = getattr(ctx.locator, "snap_targets", None)
-    if finder is None:
-        return None
-    return snap_point((x, y), finder(ctx.screenshot.pixels), max_distance=max_distance)
+    # the run's locator learns the model's drift over the taps
+    return ctx.locator.snap((x, y), ctx.screenshot.pixels, max_distance=max_distance,
+                            drift_tolerance=DRIFT_TOLERANCE * height)
 
 
 def _clamped(ctx: OperationContext, x: int, y: int) -> tuple[int, int]:

@@ -23,19 +23,17 @@ May import: the standard library, numpy, ``mobile_agent`` (operations, errors) a
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
 from mobile_agent.errors import UnknownOperationError
-from mobile_agent.operations.context import Locator
+from mobile_agent.operations.context import RunLocator
 from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import parse_action
 from perception.types import Box, LocateStatus, Location
 
-__all__ = ["BAND_HALF_SHARE", "TargetFinder", "band", "band_half", "parse_cached", "region_reader"]
+__all__ = ["BAND_HALF_SHARE", "TargetFinder", "band", "band_half", "parse_cached"]
 
 log = logging.getLogger(__name__)
 
@@ -60,16 +58,6 @@ def band_half(height: int) -> int:
     return max(_BAND_HALF_MIN_PX, int(height * BAND_HALF_SHARE))
 
 
-def region_reader(locator: object, name: str) -> Callable[..., Any] | None:
-    """The untimed locator's region read ``name`` (``ocr_region``, ``find_text_in_region``:
-    perception's facade), looked up on first use (a lazy locator builds then); None when
-    the locator has none."""
-    untimed = getattr(locator, "untimed", None)
-    owner = untimed() if callable(untimed) else locator
-    method = getattr(owner, name, None)
-    return method if callable(method) else None
-
-
 def parse_cached(action: str) -> ParsedAction:
     """A cached step's canonical text: one of the paper's operations, or of the coordinate
     operations a grounded dialect answered with (a key, Finished…)."""
@@ -83,9 +71,9 @@ class TargetFinder:
     """Checks that a replayed step's text target is on the screen, reading the recorded
     band first. ``locator`` is the run's: its ``find_text`` for the full read, its
     ``offer`` for handing a band hit to the operation, and its untimed locator's
-    ``find_text_in_region`` (perception's facade) for the band."""
+    ``find_text_in_region`` for the band."""
 
-    def __init__(self, locator: Locator) -> None:
+    def __init__(self, locator: RunLocator) -> None:
         self._locator = locator
         self.band_hits = 0  # targets found in their band (no full read), for logs and benchmarks
 
@@ -102,10 +90,9 @@ class TargetFinder:
             return None
         if point is not None and not read:
             found = self._in_band(pixels, text, point)
-            offer = getattr(self._locator, "offer", None)
-            if found is not None and callable(offer):
+            if found is not None:
                 self.band_hits += 1
-                offer(pixels, text, found)
+                self._locator.offer(pixels, text, found)
                 return None
         location = self._locator.find_text(pixels, text)
         if location.status in (LocateStatus.FOUND, LocateStatus.CANDIDATES):
@@ -115,11 +102,10 @@ class TargetFinder:
     def _in_band(self, pixels: np.ndarray, text: str, point: tuple[float, float]) -> Location | None:
         height, width = pixels.shape[:2]
         box = band(point, (width, height))
-        find_in_region = region_reader(self._locator, "find_text_in_region")
-        if box is None or find_in_region is None:
+        if box is None:
             return None
         try:
-            location = find_in_region(pixels, text, box, "recorded band")
+            location = self._locator.untimed().find_text_in_region(pixels, text, box, "recorded band")
         except Exception as exc:  # noqa: BLE001 - the full read that follows reports a real failure
             log.debug("reading the recorded band failed: %s", exc)
             return None

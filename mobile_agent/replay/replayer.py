@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mobile_agent.errors import ConfigError
-from mobile_agent.operations.context import Locator, ScreenshotLike
+from mobile_agent.operations.context import RunLocator, ScreenshotLike
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.planner.protocol import PlannerLike
 from mobile_agent.planner.types import CompletionVerdict, PlanReply, PlanRequest, Usage
@@ -66,7 +66,7 @@ from mobile_agent.replay.fingerprint import (
 from mobile_agent.replay.learning import Seen, persons_part, plan_from
 from mobile_agent.replay.overlay import on_top
 from mobile_agent.replay.plans import CachedPlan, CachedStep, InstructionTemplate, fill_slots
-from mobile_agent.replay.relocate import BAND_HALF_SHARE, TargetFinder, parse_cached, region_reader
+from mobile_agent.replay.relocate import BAND_HALF_SHARE, TargetFinder, parse_cached
 from mobile_agent.replay.store import PlanStore
 from perception.types import Location, TextLine
 
@@ -101,7 +101,7 @@ class ReplayingPlanner:
         instruction: str,
         *,
         inner_factory: Callable[[], PlannerLike],
-        locator: Locator,
+        locator: RunLocator,
         ocr: Callable[[np.ndarray], list[TextLine]],
         min_similarity: float = 0.5,
     ) -> None:
@@ -337,9 +337,7 @@ class ReplayingPlanner:
         seen = self._seen[-1] if self._seen else None
         if step is None or step.operation != "type" or step.field_at is None or seen is None or seen.full is not None:
             return None
-        read_region = region_reader(self._locator, "ocr_region")
-        if read_region is None:
-            return None
+        read_region = self._locator.untimed().ocr_region
         recorded_band = stored_signature(step.field_band)
         return FieldCheck(step.fingerprint, step.field_at, read_region, shows_password, recorded_band)
 
