@@ -155,3 +155,25 @@ def test_a_bad_flow_file_is_a_usage_error(adb_server, sim_phone, tmp_path, capsy
     assert "step 1: a step has exactly one of" in capsys.readouterr().err
     assert main(["test", str(tmp_path / "missing.yaml"), "--serial", sim_phone.serial]) == 2
     assert "cannot read the flow" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_record_keeps_a_video_as_long_as_the_flow_linked_everywhere(adb_server, sim_phone, llm_server, tmp_path, capsys):  # noqa: F811
+    import av
+
+    llm_server.default = flow_model
+    flow = FLOWS / "green" / "gmail-read-mail.yaml"
+    code, out, junit = _suite(adb_server, sim_phone, llm_server, tmp_path, capsys, flow, extra=("--record",))
+    assert code == 0, out
+    result = json.loads((tmp_path / "runs" / "suite.json").read_text())["flows"][0]
+    video = Path(result["video"])
+    assert video.name == "video.mp4" and video.parent == Path(result["trajectory_dir"])
+    assert f"video: {video.resolve()}" in out
+    with av.open(str(video)) as container:  # what ffprobe reads: the container's duration, its frames
+        duration = container.duration / 1_000_000
+        frames = sum(1 for _ in container.decode(video=0))
+    assert abs(duration - result["seconds"]) <= 0.2 * result["seconds"], (duration, result["seconds"])
+    assert frames >= len(result["steps"])
+    assert 'id="video-link"' in Path(result["report"]).read_text() and '"video": "video.mp4"' in Path(result["report"]).read_text()
+    assert f"[[ATTACHMENT|{video.resolve()}]]" in junit.read_text()
