@@ -66,6 +66,11 @@ class AdbSettings(BaseModel):
     serial: str | None = Field(None, description="device serial; None = the only attached device")
     connect: list[str] = Field(default_factory=list, description="host:port to `adb connect` first")
     command_timeout_s: float = Field(20.0, gt=0)
+    reconnect_s: float = Field(
+        30.0, ge=0, le=3600,
+        description="how long a run waits for its phone to come back (the adb server restarted, a network phone "
+        "dropped) before it fails, naming the phone",
+    )
     app_cache_dir: Path | None = Field(
         Path("~/.cache/mobile-agent/apps"), description="per-device cache of app labels read from APKs; None = memory only"
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -89,21 +90,51 @@ class DeviceSource(Protocol):
 
 
 class AdbDeviceSource:
-    """Phones through ``mobile_agent.device`` (the real adb server)."""
+    """Phones through ``mobile_agent.device`` (the real adb server).
+
+    Every network phone (``host:port``) seen attached and ready, whoever connected it (``adb.connect``,
+    ``POST /v1/devices/connect``, an outside ``adb connect``), is remembered with its address; when
+    the adb server no longer lists it (it restarted and forgot it, or the phone dropped off Wi-Fi)
+    it is connected again, with backoff per address (``RECONNECT_BACKOFF_S``, doubling to ``RECONNECT_MAX_S``)."""
+
+    RECONNECT_BACKOFF_S = 0.5
+    RECONNECT_MAX_S = 30.0
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self.allow = frozenset(settings.server.devices)  # a phone this instance may not drive is not reconnected
+        self._seen: set[str] = set()  # network phones ever seen ready
+        self._retry: dict[str, tuple[float, float]] = {}  # address -> (next try, current backoff)
+        self._lock = threading.Lock()
+
+    def known_addresses(self) -> set[str]:
+        with self._lock:
+            return set(self.settings.adb.connect) | self._seen
 
     def list(self) -> list[tuple[str, str, str | None]]:
         from mobile_agent.device import connect, list_devices
 
-        listed = list_devices(self.settings.adb)
-        missing = [a for a in self.settings.adb.connect if a not in {d.serial for d in listed}]
-        for address in missing:  # adb.connect phones (compose, Wi-Fi): (re)connect when absent (a failed one is not listed)
+        listed = list_devices(self.settings.adb)  # starts a dead local adb server (and reconnects what it can)
+        now = time.monotonic()
+        with self._lock:
+            for d in listed:
+                if d.state == "device" and _is_network(d.serial) and (not self.allow or d.serial in self.allow):
+                    self._seen.add(d.serial)
+                    self._retry.pop(d.serial, None)
+            wanted = set(self.settings.adb.connect) | self._seen
+            missing = sorted(a for a in wanted - {d.serial for d in listed} if self._retry.get(a, (0.0, 0.0))[0] <= now)
+        for address in missing:  # (re)connect when absent (a failed one is not listed)
             try:
                 connect(address, self.settings.adb)
+                log.info("adb connect %s: connected again", address)
+                with self._lock:
+                    self._retry.pop(address, None)
             except DeviceError as exc:
-                log.info("adb connect %s: %s", address, exc.message)
+                with self._lock:
+                    backoff = self._retry.get(address, (0.0, self.RECONNECT_BACKOFF_S / 2))[1] * 2
+                    backoff = min(max(backoff, self.RECONNECT_BACKOFF_S), self.RECONNECT_MAX_S)
+                    self._retry[address] = (time.monotonic() + backoff, backoff)
+                log.info("adb connect %s: %s (next try in %g s)", address, exc.message, backoff)
         if missing:
             listed = list_devices(self.settings.adb)
         return [(d.serial, d.state, getattr(d, "model", None)) for d in listed]
@@ -134,6 +165,16 @@ class AdbDeviceSource:
         return address
 
 
+def _is_network(serial: str) -> bool:
+    from mobile_agent.device import validate_address
+
+    try:
+        validate_address(serial)
+    except DeviceError:
+        return False
+    return True
+
+
 class DevicePool:
     """Leases over the known phones. All methods are thread-safe."""
 
@@ -148,8 +189,11 @@ class DevicePool:
         """Re-read the adb device list; probe phones that are new or were lost."""
         try:
             listed = [d for d in self.source.list() if not self.allow or d[0] in self.allow]
-        except DeviceError as exc:
+        except DeviceError as exc:  # no adb server now: no phone can be driven until it is back
             log.warning("cannot list devices: %s", exc.message)
+            with self._lock:
+                for gone in self._slots.values():
+                    gone.present = False
             return
         seen = set()
         probe: list[str] = []

@@ -50,3 +50,39 @@ def test_phones_come_back_after_the_adb_server_restarts(sim_phones: Any, private
     # the next call finds no server, starts one, connects the phone again and is retried
     assert device.shell(["echo", "after"]).strip() == "after"
     assert [d.state for d in list_devices(private_adb) if d.serial == phone.serial] == ["device"]
+
+
+def test_a_phone_attached_by_an_outside_adb_connect_comes_back_too(sim_phones: Any, private_adb: AdbSettings) -> None:
+    (phone,) = sim_phones(1)
+    adb = str(find_adb(private_adb))
+    port = str(private_adb.server_port)
+    subprocess.run([adb, "-P", port, "start-server"], capture_output=True, timeout=30, check=True)
+    attached = subprocess.run([adb, "-P", port, "connect", phone.serial], capture_output=True, text=True, timeout=30)
+    assert "connected to" in attached.stdout  # this process never connected it
+    device = Device(phone.serial, private_adb)
+    assert device.shell(["echo", "before"]).strip() == "before"
+    subprocess.run([adb, "-P", port, "kill-server"], capture_output=True, timeout=30, check=True)
+    assert device.shell(["echo", "after"]).strip() == "after"
+
+
+def test_a_phone_that_does_not_come_back_fails_naming_it_after_reconnect_s(sim_phones: Any,
+                                                                           private_adb: AdbSettings) -> None:
+    import time
+
+    from mobile_agent.errors import DeviceLostError
+
+    (phone,) = sim_phones(1)
+    settings = private_adb.model_copy(update={"reconnect_s": 2.0})
+    assert "connected to" in connect(phone.serial, settings)
+    device = Device(phone.serial, settings)
+    assert device.shell(["echo", "before"]).strip() == "before"
+    phone.kill()  # the phone is gone for good
+    subprocess.run([str(find_adb(settings)), "-P", str(settings.server_port), "kill-server"],
+                   capture_output=True, timeout=30, check=True)
+    started = time.monotonic()
+    with pytest.raises(DeviceLostError) as lost:
+        device.shell(["echo", "after"])
+    waited = time.monotonic() - started
+    assert 2.0 <= waited < 10, waited  # it waited adb.reconnect_s, trying, then gave up
+    assert lost.value.serial == phone.serial and phone.serial in lost.value.message
+    assert "adb.reconnect_s" in lost.value.message

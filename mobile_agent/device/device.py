@@ -78,7 +78,6 @@ log = logging.getLogger(__name__)
 
 _DIRECTIONS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
 _PNG_FALLBACK_AFTER = 2  # consecutive raw failures before a Device prefers PNG
-_RECOVER_WAIT_S = 10.0  # a reconnected network phone is "connecting"/"offline" for a moment
 _DISPLAYS_TTL_S = 10.0  # a foldable folds: which display is on is asked again after this
 # one display stays one display (a plugged-in screen is rare), and before Android 10
 # `dumpsys SurfaceFlinger --display-id` prints the whole SurfaceFlinger dump: ask seldom
@@ -111,9 +110,9 @@ def _lost_on_vanish(method: Callable[..., T]) -> Callable[..., T]:
     """A device that was there when opened and is now 'not found'/'offline' is lost; so
     is one whose service the adb server refused ("closed") because it just went away.
 
-    Before that verdict, one recovery: an adb server that died is started again (which
-    reconnects the ``adb connect`` phones), and a network phone the restarted server
-    forgot is connected again; then the call is retried once."""
+    Before that verdict, one recovery of up to ``adb.reconnect_s``: an adb server that died
+    is started again (which reconnects the ``adb connect`` phones), and a network phone the
+    restarted server forgot is connected again, with backoff; then the call is retried once."""
 
     @functools.wraps(method)
     def wrapper(self: Device, *args: Any, **kwargs: Any) -> T:
@@ -122,7 +121,14 @@ def _lost_on_vanish(method: Callable[..., T]) -> Callable[..., T]:
                 return method(self, *args, **kwargs)
             except (AdbServerError, DeviceNotFoundError) as exc:
                 if not self._recover(exc):
-                    raise
+                    if isinstance(exc, DeviceNotFoundError) and not _is_address(self.serial):
+                        raise  # a USB phone unplugged: lost at once, below
+                    raise DeviceLostError(
+                        f"device {self.serial} went away during {method.__name__} and did not come back within "
+                        f"{self.settings.reconnect_s:g} s (adb.reconnect_s): {exc.message}",
+                        serial=self.serial,
+                        operation=method.__name__,
+                    ) from exc
                 return method(self, *args, **kwargs)
         except (DeviceNotFoundError, DeviceOfflineError) as exc:
             raise DeviceLostError(
@@ -274,27 +280,34 @@ class Device(AppCommands):
         return Screenshot(pixels=pixels, captured_at=time.time())
 
     def _recover(self, exc: DeviceError) -> bool:
-        """After the adb server died (or forgot this network phone): start it, connect
-        the phone again, wait until it is ready. True when a retry makes sense."""
-        network = remembered(self.settings, self.serial) or (
-            isinstance(exc, AdbServerError) and _is_address(self.serial)
-        )
+        """After the adb server died (or forgot this network phone): start it, connect the
+        phone again, and wait until it is ready, for up to ``adb.reconnect_s`` (the adb server
+        may come back late, a phone's `adb connect` may fail a few times). True when a retry
+        makes sense. A network phone (``host:port``) is connected again whoever connected it
+        first: the Device was opened on it, so it was attached."""
+        network = remembered(self.settings, self.serial) or _is_address(self.serial)
         if isinstance(exc, DeviceNotFoundError) and not network:
             return False
-        try:
-            ensure_server(self.settings)  # restarts a dead local server; reconnects what we connected
-            if network and self.state() is None:
-                connect(self.serial, self.settings)
-        except DeviceError as err:
-            log.debug("recovering %s failed: %s", self.serial, err.message)
-            return False
-        deadline = time.monotonic() + _RECOVER_WAIT_S
-        while time.monotonic() < deadline:
-            if self.state() == "device":
-                log.info("device %s is back after the adb server restarted", self.serial)
-                return True
-            time.sleep(0.05)
-        return False
+        deadline = time.monotonic() + self.settings.reconnect_s
+        pause = 0.25
+        next_connect = 0.0
+        while True:
+            try:
+                ensure_server(self.settings)  # restarts a dead local server; reconnects what we connected
+                state = self.state()
+                if state == "device":
+                    log.info("device %s is back", self.serial)
+                    return True
+                if network and state is None and time.monotonic() >= next_connect:
+                    next_connect = time.monotonic() + pause
+                    pause = min(pause * 2, 5.0)  # backoff between `adb connect`s of a phone not answering yet
+                    connect(self.serial, self.settings)
+            except DeviceError as err:
+                log.debug("recovering %s: %s", self.serial, err.message)
+            if time.monotonic() >= deadline:
+                log.warning("device %s did not come back within %g s", self.serial, self.settings.reconnect_s)
+                return False
+            time.sleep(0.1)
 
     def state(self) -> str | None:
         """The device's state as the adb server sees it now (None: not attached)."""
