@@ -79,14 +79,18 @@ def test_a_run_s_mask_applies_to_its_phone_only_and_only_while_it_runs() -> None
 
     frame = np.full((40, 30, 3), 200, np.uint8)
     mask = LiveMask()
-    mask.set("passwords", [(2, 3, 10, 8)])
-    mask.set("secrets", [(0, 30, 30, 35)])
+    mask.set([(2, 3, 10, 8), (0, 30, 30, 35)])
     assert mask_live_frame("A1", frame) is frame  # no run on it: untouched, no copy
     with masking_live_frames("A1", mask):
         shown = mask_live_frame("A1", frame)
         assert not shown[3:8, 2:10].any() and not shown[30:35].any()
         assert (shown[10:30] == 200).all() and (frame == 200).all()  # the capture itself is left as it was
         assert mask_live_frame("B2", frame) is frame  # another phone
-        mask.set("secrets", [])  # the run's latest frame no longer shows the secret
+        mask.set([(2, 3, 10, 8)])  # the run's latest frame no longer shows the secret
         assert (mask_live_frame("A1", frame)[30:35] == 200).all()
+        held = np.zeros_like(frame)
+        mask.hold(held)  # the screen moves: the run's last masked frame is shown instead
+        assert mask_live_frame("A1", frame) is held
+        mask.set([])  # the next settled frame was read
+        assert mask_live_frame("A1", frame) is frame
     assert mask_live_frame("A1", frame) is frame  # the run ended

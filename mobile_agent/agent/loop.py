@@ -35,8 +35,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from mobile_agent.agent.clearance import clear_operation
 from mobile_agent.agent.guard import Guard, screen_reader
+from mobile_agent.agent.mask import SecretText, secret_values
 from mobile_agent.agent.parts import elapsed_ms, open_run_device, run_locator
 from mobile_agent.agent.people import UserChannel, UserRequest, run_channel
 from mobile_agent.agent.records import RunResult, RunStatus, history_lines
@@ -51,7 +54,7 @@ from mobile_agent.planner.protocol import PlannerLike
 from mobile_agent.planner.types import PlanReply, PlanRequest
 from mobile_agent.replay import PlanStore, ReplayingPlanner, default_cache_url
 from mobile_agent.settings import Settings
-from perception.types import Location
+from perception.types import Location, TextLine
 
 __all__ = ["NO_EFFECT_NOTE", "Agent", "PlannedRun"]
 
@@ -168,6 +171,15 @@ class _LoopState:
     rejected_stops: int = 0
 
 
+def _without_secrets(read: Callable[[np.ndarray], list[TextLine]], settings: Settings) -> Callable[[np.ndarray], list[TextLine]]:
+    """``read`` (OCR) less the lines that show a secret or a part of one (``agent.mask``): what
+    the plan cache keeps of a screen never holds one."""
+    secret = SecretText(secret_values(settings))
+    if not secret.active:
+        return read
+    return lambda pixels: [line for line in read(pixels) if not secret.shows(line.text)]
+
+
 class PlannedRun:
     """The body of a planned run (a ``RunBody``): one step per model answer."""
 
@@ -198,7 +210,7 @@ class PlannedRun:
             self.instruction,
             inner_factory=self.agent.open_planner,
             locator=self.locator,
-            ocr=self.locator.untimed().ocr,
+            ocr=_without_secrets(getattr(self.locator.untimed(), "ocr", lambda pixels: []), self.settings),
             min_similarity=cache.min_similarity,
         )
         if not replay.replaying:
@@ -312,13 +324,15 @@ class PlannedRun:
     def _plan(self, session: RunSession, draft: StepDraft) -> PlanReply:
         state = self.state
         reflecting = state.reflection_note is not None
+        # what leaves for the model: the frame masked where it shows a typed secret (and the
+        # model told so), texts without a secret or a part of one (``agent.mask``)
         request = PlanRequest(
             instruction=session.instruction,
-            history=history_lines(session.steps),
-            feedback=list(state.feedback),
-            screenshot=draft.frame,
+            history=[session.model_text(line) for line in history_lines(session.steps)],
+            feedback=[session.model_text(line) for line in [*state.feedback, *session.model_notes(draft)]],
+            screenshot=session.model_frame(draft),
             previous_screenshot=state.previous_screenshot if reflecting else None,
-            reflection_note=state.reflection_note,
+            reflection_note=session.model_text(state.reflection_note) if state.reflection_note is not None else None,
         )
         start = time.perf_counter()
         prefetch = None
@@ -354,7 +368,7 @@ class PlannedRun:
         planner = self.planner
 
         def ask(location: Location) -> int | None:
-            index = planner.choose_candidate(session.instruction, location, draft.frame)
+            index = planner.choose_candidate(session.instruction, location, session.model_frame(draft))
             usage = planner.last_choice_usage  # read on the thread that asked: the planner keeps it per thread
             if usage.calls:
                 session.count(draft, usage)
@@ -391,7 +405,7 @@ class PlannedRun:
         settled = session.settle(self._opened_device(), draft)
         if not settled.changed and agent.reflection:
             draft.reflection_note = NO_EFFECT_NOTE.format(action=(draft.action_text or action.raw).strip())
-            state.reflection_note, state.previous_screenshot = draft.reflection_note, draft.frame
+            state.reflection_note, state.previous_screenshot = draft.reflection_note, session.model_frame(draft)
         landed = self.guard().landed_in()
         if landed is not None:  # the app policy: the step stops here, with the reason
             draft.ok, draft.feedback = False, landed
@@ -418,8 +432,9 @@ class PlannedRun:
             session.record(draft)
             return StepEnd(draft.frame, session.finish(RunStatus.COMPLETED, "the model answered Stop"))
         start = time.perf_counter()
-        history = history_lines(session.steps)
-        verdict = session.ask_model(lambda: self.planner.check_completion(session.instruction, history, draft.frame))
+        history = [session.model_text(line) for line in history_lines(session.steps)]
+        shown = session.model_frame(draft)
+        verdict = session.ask_model(lambda: self.planner.check_completion(session.instruction, history, shown))
         draft.model_ms += elapsed_ms(start)
         session.count(draft, verdict.usage)
         draft.completion = {"done": bool(verdict.done), "reason": verdict.reason or ""}

@@ -1,52 +1,95 @@
-"""Secrets on screen: black out the text lines that show a secret before a frame is saved.
+"""Secrets on screen: the one masking step every image of a run passes before it leaves.
 
-Texts in ``settings.agent.secrets`` (a password the instruction asked to type, say) are
-redacted from every text file of a trajectory by ``Redactor``; a screenshot can show
-them too. When secrets are configured, each saved frame is read with the run's OCR
-(``locator.ocr``, cached per frame, so mostly free for frames a step already read) and
-every line that contains a secret — exactly, or nearly for OCR misreads — is filled
-black in the raw and the annotated image. Best effort: text that OCR does not see
-(password dots, tiny print) is not found; without an ``ocr`` method nothing is masked.
+A ``{{secret:name}}`` value (``agent.named_secrets``) or a text of ``agent.secrets`` may show
+on the phone's screen; every copy of a frame that leaves the run — the planner's image, the
+saved frames and the report, the live view and the dashboard's device screenshot, the MCP
+screenshot — is blacked out where it shows, by ``SecretMask``:
 
-Password fields: once a run has typed a ``{{secret:name}}``, the session reads the phone's
-password fields (``password_boxes``, from the accessibility tree) with each frame it keeps
-and blacks them out (``black_out``) in the saved copies: Android shows the last typed
-character of a password for a moment, and a "show password" toggle shows all of it.
+- **OCR lines** that show a secret (``SecretText.shows``): the value, a fragment of it of
+  ``MIN_FRAGMENT`` characters or more (a field that scrolls, wraps or ellipsizes shows a
+  part), or nearly the value (an OCR misread). The lines are the frame's own OCR, read
+  through the run's locator and cached per frame by perception: the step's operations
+  (``Click (text)``) find them there, so masking costs no second read of a frame.
+- **Accessibility nodes** (``uiautomator dump``), once a secret was typed: password fields
+  (``password="true"``: Android shows a password's last character for a moment) and every
+  node whose text holds the secret or a part of it: the field that was typed into, tracked
+  across frames for as long as a dump shows it, even where the pixels show only a part.
+- **A band** around the point the run tapped before typing, where the phone gives no dump
+  (no ``uiautomator``): kept for the rest of the run.
+
+When each frame is read: before a secret was typed, only the saved copies are masked (on the
+trajectory writer's thread); from the moment one is typed (``arm``), every frame the run
+captures or settles on is read at once (OCR and a dump), so that the planner's image is
+masked before it is encoded and the live view hides the field the moment typing starts.
+
+Texts go the same way: ``SecretText.redact`` replaces the words that show a secret or a
+part of it in what the model reads (history, feedback) and in MCP answers.
 
 Live frames: the dashboard's live view and ``/v1/devices/{serial}/screenshot`` capture the
-phone outside the run, while it runs. The run keeps what it blacks out of its own frames in
-a ``LiveMask`` (the secret lines of the last frame read, the password fields of the last
-dump — taken before a secret is typed, too) and shows it for its phone's serial
-(``masking_live_frames``); ``mask_live_frame`` applies it to any capture of that phone in
-this process (the embedded service, or the farm worker that runs the task and relays its
-frames). Reading the screen again for every live frame (OCR, an accessibility dump) would
-cost a live view its frame rate; the boxes cost one fill. The boxes are those of the run's
-latest frame, so a field that moved since is covered again with the next step's frame.
+phone outside the run. ``masking_live_frames`` shows the run's ``LiveMask`` (the boxes of its
+latest frame) for its phone's serial, and ``mask_live_frame`` applies it to any capture of
+that phone in this process (one fill: reading every live frame again would cost the live
+view its frame rate). While a secret is typed and the screen moves after an action, the live
+view holds the run's last masked frame (``LiveMask.hold``) until the next settled frame is
+read: a moving secret has no box yet.
 
-May import: numpy, rapidfuzz, the standard library, ``perception.text_match`` (folding),
-``perception.accessibility`` and ``mobile_agent.device.hierarchy`` (the password fields).
+May import: numpy, rapidfuzz, the standard library, ``mobile_agent.settings``, ``perception`` (text folding, types,
+the accessibility dump's parser) and ``mobile_agent.device`` (the dump of an adb phone).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 from rapidfuzz import fuzz
 
-from mobile_agent.operations.context import Locator
+from mobile_agent.settings import Settings
+from perception.accessibility import AccessibilityNode
 from perception.text_match import fold
+from perception.types import TextLine
 
-__all__ = ["LiveMask", "ScreenSecretMasker", "black_out", "mask_live_frame", "masking_live_frames", "password_boxes"]
+__all__ = [
+    "MIN_FRAGMENT",
+    "MASKED_NOTE",
+    "LiveMask",
+    "MaskedFrame",
+    "SecretMask",
+    "SecretText",
+    "black_out",
+    "mask_live_frame",
+    "masking_live_frames",
+    "password_boxes",
+    "screen_nodes",
+    "secret_values",
+]
 
 Box = tuple[int, int, int, int]  # left, top, right, bottom in screen pixels
 
 log = logging.getLogger(__name__)
 
+MIN_FRAGMENT = 4  # characters of a secret that count as showing it (a field shows part of a long value)
 _NEAR = 85  # rapidfuzz partial_ratio that counts as "shows the secret" despite OCR noise
+_MARGIN = 4  # pixels around an OCR line: its box hugs the glyphs, anti-aliasing spills past it
+_BAND = 90  # half the height of the band around a typed field when the phone gives no dump
+_REDACTED = "[REDACTED]"
+_FRAMES_KEPT = 3  # frames whose boxes are remembered (a step's frame, its settled frame)
+
+# what the model is told when its image has masked boxes
+MASKED_NOTE = ("The black box(es) on the screenshot hide a secret you typed: the phone shows it there. "
+               "Do not try to read or retype it.")
+
+
+def secret_values(settings: Settings) -> list[str]:
+    """The texts a run hides: ``agent.secrets`` and the values of ``agent.named_secrets``."""
+    values = [x.get_secret_value() for x in settings.agent.secrets]
+    return values + [x.get_secret_value() for x in settings.agent.named_secrets.values()]
 
 
 def _norm(text: str) -> str:
@@ -55,24 +98,28 @@ def _norm(text: str) -> str:
     return fold(text).replace(" ", "")
 
 
-class ScreenSecretMasker:
-    """``mask(pixels) -> pixels`` with secret text lines blacked out (a copy when any)."""
+class SecretText:
+    """Which texts show a secret: a value whole, ``MIN_FRAGMENT`` characters of it in a row,
+    or nearly the whole value (OCR misreads). Values shorter than three characters are left
+    out (they would hide ordinary words); one shorter than ``MIN_FRAGMENT`` counts whole only."""
 
-    def __init__(
-        self, secrets: list[str], locator: Callable[[], Locator], on_boxes: Callable[[list[Box]], None] | None = None
-    ) -> None:
-        self._secrets = [s for s in (_norm(x) for x in secrets) if len(s) >= 3]
-        self._locator = locator
-        self._on_boxes = on_boxes  # told the boxes of each frame read (the run's LiveMask)
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self._secrets = sorted({s for s in (_norm(x) for x in secrets) if len(s) >= 3}, key=len, reverse=True)
+        self._fragments = {
+            s[i : i + MIN_FRAGMENT] for s in self._secrets if len(s) >= MIN_FRAGMENT
+            for i in range(len(s) - MIN_FRAGMENT + 1)
+        }
 
     @property
     def active(self) -> bool:
         return bool(self._secrets)
 
-    def _shows_secret(self, text: str) -> bool:
+    def shows(self, text: str) -> bool:
         line = _norm(text)
-        if not line:
+        if not line or not self._secrets:
             return False
+        if any(fragment in line for fragment in self._fragments):
+            return True
         for secret in self._secrets:
             if secret in line:
                 return True
@@ -80,42 +127,13 @@ class ScreenSecretMasker:
                 return True
         return False
 
-    def __call__(self, pixels: np.ndarray) -> np.ndarray:
-        if not self._secrets:
-            return pixels
-        try:
-            locator = self._locator()
-            ocr = getattr(locator, "ocr", None)
-            if ocr is None:
-                return pixels
-            lines = ocr(pixels)
-        except Exception as exc:  # masking must never lose the run; say so in the log
-            log.warning("could not read a frame to mask secrets: %s", exc)
-            return pixels
-        # 4 pixels around each line: OCR boxes hug the glyphs, anti-aliasing spills past them
-        hits = [(int(b.left) - 4, int(b.top) - 4, int(b.right) + 4, int(b.bottom) + 4)
-                for b in (line.box for line in lines if self._shows_secret(line.text))]
-        if self._on_boxes is not None:
-            self._on_boxes(hits)
-        return black_out(pixels, hits)
-
-
-def password_boxes(device: object) -> list[Box]:
-    """The screen boxes of the password fields on the phone now (``password="true"`` nodes of
-    its accessibility tree, AOSP's ``AccessibilityNodeInfoDumper`` attribute); none when the
-    device cannot say (no ``uiautomator``, not an adb device)."""
-    if not hasattr(device, "run"):
-        return []
-    from mobile_agent.device.hierarchy import dump_hierarchy
-    from perception.accessibility import parse_uiautomator_dump
-
-    try:
-        xml = dump_hierarchy(device).xml  # type: ignore[arg-type]
-        nodes = parse_uiautomator_dump(xml) if xml else []
-    except Exception as exc:  # noqa: BLE001 - masking is best effort; the OCR pass still runs
-        log.warning("could not read the password fields: %s", exc)
-        return []
-    return [(int(n.bounds.left), int(n.bounds.top), int(n.bounds.right), int(n.bounds.bottom)) for n in nodes if n.password]
+    def redact(self, text: str) -> str:
+        """``text`` with every word that shows a secret (``shows``) replaced by ``[REDACTED]``."""
+        if not self._secrets or not text:
+            return text
+        if not self.shows(text):
+            return text
+        return re.sub(r"\S+", lambda m: _REDACTED if self.shows(m.group(0)) else m.group(0), text)
 
 
 def black_out(pixels: np.ndarray, boxes: list[Box]) -> np.ndarray:
@@ -129,25 +147,188 @@ def black_out(pixels: np.ndarray, boxes: list[Box]) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class MaskedFrame:
+    """A frame's masked copy, as the planner and the trajectory take frames (``ScreenshotLike``)."""
+
+    pixels: np.ndarray
+    width: int
+    height: int
+
+
+@runtime_checkable
+class TextReader(Protocol):
+    """What reads a frame's text lines (the run's locator: ``PerceptionLocator.ocr``, cached per frame)."""
+
+    def ocr(self, image: np.ndarray) -> list[TextLine]: ...
+
+
+def screen_nodes(device: object) -> list[AccessibilityNode] | None:
+    """The accessibility nodes on the phone now; None when the device cannot say (no
+    ``uiautomator``, not an adb device)."""
+    from mobile_agent.device import Device
+    from mobile_agent.device.hierarchy import dump_hierarchy
+
+    if not isinstance(device, Device):  # a phone over adb, the one kind that has a dump
+        return None
+    from perception.accessibility import parse_uiautomator_dump
+
+    try:
+        xml = dump_hierarchy(device).xml
+        return parse_uiautomator_dump(xml) if xml else None
+    except Exception as exc:  # noqa: BLE001 - masking is best effort here; the OCR pass still runs
+        log.warning("could not read the screen's fields to mask a secret: %s", exc)
+        return None
+
+
+def password_boxes(device: object) -> list[Box]:
+    """The screen boxes of the password fields on the phone now (``password="true"`` nodes of
+    its accessibility tree, AOSP's ``AccessibilityNodeInfoDumper`` attribute); none when the
+    device cannot say."""
+    return [_box(n) for n in screen_nodes(device) or [] if n.password]
+
+
+def _box(node: AccessibilityNode) -> Box:
+    return (int(node.bounds.left), int(node.bounds.top), int(node.bounds.right), int(node.bounds.bottom))
+
+
 class LiveMask:
-    """What one run blacks out of its phone's screen now, by kind (``"secrets"``: the lines OCR
-    found in its latest frame; ``"passwords"``: the password fields of its latest dump), for
-    frames the run does not take itself. Thread-safe: the run sets, the live view applies."""
+    """What one run blacks out of its phone's screen now (the boxes of its latest frame), for
+    frames the run does not take itself; or, while held (``hold``), the run's last masked
+    frame, shown instead of a capture. Thread-safe: the run sets, the live view applies."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._boxes: dict[str, list[Box]] = {}
+        self._boxes: list[Box] = []
+        self._held: np.ndarray | None = None
 
-    def set(self, kind: str, boxes: list[Box]) -> None:
+    def set(self, boxes: list[Box]) -> None:
         with self._lock:
-            self._boxes[kind] = list(boxes)
+            self._boxes = list(boxes)
+            self._held = None
+
+    def hold(self, pixels: np.ndarray | None) -> None:
+        """Show ``pixels`` (a masked frame) instead of captures until the next ``set``."""
+        with self._lock:
+            self._held = pixels
 
     def boxes(self) -> list[Box]:
         with self._lock:
-            return [box for kind in sorted(self._boxes) for box in self._boxes[kind]]
+            return list(self._boxes)
 
     def __call__(self, pixels: np.ndarray) -> np.ndarray:
-        return black_out(pixels, self.boxes())
+        with self._lock:
+            held, boxes = self._held, list(self._boxes)
+        if held is not None and held.shape == pixels.shape and held.dtype == pixels.dtype:
+            return held
+        return black_out(pixels, boxes)
+
+
+class SecretMask:
+    """The run's masking step: ``boxes(pixels, device)`` where a frame shows a secret, and
+    ``masked(...)`` the copy that leaves. Boxes are computed once per frame (remembered by the
+    frame's identity) and told to the run's ``LiveMask``."""
+
+    def __init__(self, secrets: Iterable[str], reader: Callable[[], object] | None) -> None:
+        self.text = SecretText(secrets)
+        self._reader = reader  # the run's locator, built on first use
+        self.live = LiveMask()
+        self._lock = threading.Lock()
+        self._armed = False
+        self._band: Box | None = None
+        self._frames: list[tuple[np.ndarray, list[Box]]] = []
+        self._clean: list[np.ndarray] = []  # masked copies made here: nothing left to hide in them
+
+    @property
+    def active(self) -> bool:
+        return self.text.active
+
+    @property
+    def armed(self) -> bool:
+        """A secret was typed: every frame is read before it leaves."""
+        return self._armed
+
+    def arm(self, device: object, tapped: tuple[int, int] | None, width: int) -> None:
+        """A ``{{secret:name}}`` is about to be typed on ``device``: from now on every frame is
+        read; the live view hides the phone's text fields (and password fields) at once, or a
+        band around ``tapped`` (the run's last tap) when the phone gives no dump."""
+        if not self.active:
+            return
+        self._armed = True
+        nodes = screen_nodes(device)
+        if nodes is None:
+            if tapped is not None:
+                self._band = (0, tapped[1] - _BAND, width, tapped[1] + _BAND)
+            self.live.set([self._band] if self._band is not None else [])
+            return
+        fields = [_box(n) for n in nodes if n.password or n.class_name.endswith("EditText") or self._node_shows(n)]
+        self.live.set(fields)
+
+    def moving(self, last_masked: np.ndarray | None) -> None:
+        """The screen is about to move (an action): while armed, the live view holds the last
+        masked frame until the next settled one is read."""
+        if self._armed and last_masked is not None:
+            self.live.hold(last_masked)
+
+    def _node_shows(self, node: AccessibilityNode) -> bool:
+        return self.text.shows(node.text) or self.text.shows(node.content_desc)
+
+    def _lines(self, pixels: np.ndarray) -> list[TextLine]:
+        reader = self._reader() if self._reader is not None else None
+        if not isinstance(reader, TextReader):
+            return []
+        try:
+            return reader.ocr(pixels)
+        except Exception as exc:  # noqa: BLE001 - masking must never lose the run; say so in the log
+            log.warning("could not read a frame to mask secrets: %s", exc)
+            return []
+
+    def known(self, pixels: np.ndarray) -> list[Box] | None:
+        """The boxes of a frame read already (by identity), else None."""
+        with self._lock:
+            for frame, boxes in self._frames:
+                if frame is pixels:
+                    return boxes
+        return None
+
+    def boxes(self, pixels: np.ndarray, device: object | None = None) -> list[Box]:
+        """Where ``pixels`` (a frame of ``device``, captured now) shows a secret: its OCR lines
+        that show one, and, once armed, the dump's password fields and nodes that hold one,
+        and the band. Remembered for the frame; the live view's boxes from now on."""
+        if not self.active:
+            return []
+        known = self.known(pixels)
+        if known is not None:
+            return known
+        found = [(int(b.left) - _MARGIN, int(b.top) - _MARGIN, int(b.right) + _MARGIN, int(b.bottom) + _MARGIN)
+                 for b in (line.box for line in self._lines(pixels) if self.text.shows(line.text))]
+        if self._armed and device is not None:
+            nodes = screen_nodes(device)
+            if nodes is not None:
+                found += [_box(n) for n in nodes if n.password or self._node_shows(n)]
+        if self._band is not None:
+            found.append(self._band)
+        with self._lock:
+            self._frames = [(pixels, found), *self._frames][:_FRAMES_KEPT]
+        self.live.set(found)
+        return found
+
+    def masked(self, pixels: np.ndarray, device: object | None = None) -> np.ndarray:
+        """``pixels`` with what shows a secret blacked out (the same array when nothing does)."""
+        out = black_out(pixels, self.boxes(pixels, device))
+        if out is not pixels:
+            with self._lock:
+                self._clean = [out, *self._clean][:_FRAMES_KEPT]
+        return out
+
+    def saved_copy(self, pixels: np.ndarray) -> np.ndarray:
+        """The copy of a frame the trajectory writes: a masked copy as it is, a frame read
+        already masked by its boxes, else read now (on the writer's thread: a frame before any
+        secret was typed)."""
+        with self._lock:
+            if any(frame is pixels for frame in self._clean):
+                return pixels
+        return self.masked(pixels)
 
 
 _shown: dict[str, LiveMask] = {}  # serial -> the mask of the run on that phone, in this process

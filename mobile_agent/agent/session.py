@@ -19,7 +19,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import fields, replace
-from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,13 +26,7 @@ import numpy as np
 
 from mobile_agent.agent.background import start_in_background, wait_for
 from mobile_agent.agent.causes import error_cause, error_dict
-from mobile_agent.agent.mask import (
-    LiveMask,
-    ScreenSecretMasker,
-    black_out,
-    masking_live_frames,
-    password_boxes,
-)
+from mobile_agent.agent.mask import MASKED_NOTE, MaskedFrame, SecretMask, masking_live_frames, secret_values
 from mobile_agent.agent.parts import TimedLocator, elapsed_ms
 from mobile_agent.agent.people import NoPersonChannel, UserChannel, UserReply, UserRequest
 from mobile_agent.agent.records import (
@@ -141,7 +134,6 @@ class RunSession:
         self.channel: UserChannel = channel or NoPersonChannel("the run has no way to ask a person")
         self.device = device
         self._next_index = 0  # steps are numbered in the order they happen, the person's included
-        self._secret_typed = False  # from then on, saved frames hide the phone's password fields
         self.instruction = instruction
         self.run_id = uuid.uuid4().hex[:12]
         self.cancel = cancel or threading.Event()
@@ -154,15 +146,14 @@ class RunSession:
         self.usage = RunUsage()
         self.started_at = time.time()
         root = Path(output_dir) if output_dir is not None else Path(settings.agent.output_dir)
-        secrets = [x.get_secret_value() for x in settings.agent.secrets]
-        secrets += [x.get_secret_value() for x in settings.agent.named_secrets.values()]
-        self.live_mask = LiveMask()  # what the kept frames hide, for the phone's live frames too
-        masker = ScreenSecretMasker(secrets, locator, partial(self.live_mask.set, "secrets")) if locator is not None else None
+        # the one masking step of every image that leaves the run (``agent.mask``)
+        self.mask = SecretMask(secret_values(settings), locator)
+        self.live_mask = self.mask.live  # what the kept frames hide, for the phone's live frames too
         header = run_header(
             settings, run_id=self.run_id, instruction=instruction, mode=mode, device=device, started_at=self.started_at
         )
         self.writer = TrajectoryWriter(
-            root, self.run_id, self.redact, header, mask=masker if masker is not None and masker.active else None
+            root, self.run_id, self.redact, header, mask=self.mask.saved_copy if self.mask.active else None
         )
         self.trajectory_dir = self.writer.folder
         self._emit_now(
@@ -240,20 +231,33 @@ class RunSession:
             start = time.perf_counter()
             frame = device.screenshot()
             capture_ms = elapsed_ms(start)
-        kept = self._hide_passwords(device, frame.pixels)
+        kept = self._kept(device, frame.pixels)
         self._last_frame = self._last_step_frame = kept
         self._last_shot = self.writer.save_screenshot(index, kept)
         draft = StepDraft(index=index, screenshot=self._last_shot, frame=frame, started_at=started_at, capture_ms=capture_ms)
         draft.kept_pixels = kept if kept is not frame.pixels else None
         return draft
 
-    def _hide_passwords(self, device: AgentDevice, pixels: np.ndarray) -> np.ndarray:
-        """The copy of a frame the run keeps: password fields blacked out once a secret was typed."""
-        if not self._secret_typed:
+    def _kept(self, device: AgentDevice, pixels: np.ndarray) -> np.ndarray:
+        """The copy of a frame the run keeps and shows: once a secret was typed, masked now (the
+        frame's OCR and the phone's fields: ``agent.mask``); before, the writer masks its copy."""
+        if not self.mask.armed:
             return pixels
-        boxes = password_boxes(device)
-        self.live_mask.set("passwords", boxes)
-        return black_out(pixels, boxes)
+        return self.mask.masked(pixels, device)
+
+    def model_frame(self, draft: StepDraft) -> ScreenshotLike:
+        """The step's frame as the model sees it: masked where it shows a secret."""
+        if draft.kept_pixels is None:
+            return draft.frame
+        return MaskedFrame(draft.kept_pixels, draft.frame.width, draft.frame.height)
+
+    def model_notes(self, draft: StepDraft) -> list[str]:
+        """What the model is told of its image: that a black box hides a secret it typed."""
+        return [MASKED_NOTE] if draft.kept_pixels is not None else []
+
+    def model_text(self, text: str) -> str:
+        """``text`` (history, feedback) as the model may read it: no secret, nor a part of one."""
+        return self.mask.text.redact(self.redact.text(text))
 
     def act(
         self, draft: StepDraft, action: ParsedAction, device: AgentDevice, locator: TimedLocator, choose: Chooser
@@ -267,8 +271,10 @@ class RunSession:
             device=device, locator=locator, screenshot=draft.frame, settings=self.settings, choose=choose, cancel=self.cancel
         )
         if action.name == "type" and SECRET_REFERENCE.search(str(getattr(action.params, "text", ""))):
-            self._secret_typed = True
-            self.live_mask.set("passwords", password_boxes(device))  # hidden live before the first character shows
+            tapped = next((s.tap_point for s in reversed(self.steps) if s.tap_point is not None), None)
+            self.mask.arm(device, tapped, draft.frame.width)  # the fields hidden live before the first character shows
+        # the screen moves now: the live view holds this masked frame until the next one is read
+        self.mask.moving(draft.kept_pixels if draft.kept_pixels is not None else draft.frame.pixels)
         locator.take_ms()
         model_ms = draft.model_ms
         start = time.perf_counter()
@@ -290,7 +296,7 @@ class RunSession:
             agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance, cancel=self.cancel
         )
         settle_ms = elapsed_ms(start)
-        self._last_frame = self._hide_passwords(device, after.pixels)  # a frame after the last step's: the run's end state
+        self._last_frame = self._kept(device, after.pixels)  # a frame after the last step's: the run's end state
         changed, ratio = screen_changed(draft.frame.pixels, after.pixels, agent.change_threshold)
         settled = Settled(after, changed, round(ratio, 5), settle_ms)
         draft.took_settle(settled)

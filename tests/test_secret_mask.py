@@ -1,0 +1,133 @@
+"""A typed secret never leaves the run (``mobile_agent.agent.mask``): end to end over adb with
+the scripted model, a ``{{secret:pin}}`` is typed into a note's title field (a plain text field,
+not a password field) on the simulated phone and the run goes on for several steps; every image
+the model server received is read with the agent's own OCR in the test, and no line of any of
+them shows the value or four characters of it in a row; no request body holds it; the plan
+cache the run wrote holds none of it. The same for a value too long for its field (the field
+scrolls: it shows only a part)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from mobile_agent.agent.mask import SecretText
+from mobile_agent.locate import build_locator
+from mobile_agent.replay import PlanStore
+from mobile_agent.settings import PerceptionSettings
+from perception.text_match import fold
+from tests.agent_helpers import DONE, plan_reply
+from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+SECRET = "Quokka7731Zz"
+LONG_SECRET = "Quokka7731ZzPangolin4896Wombat52Kestrel"  # wider than the title field: it scrolls
+
+
+def _fragments(secret: str) -> set[str]:
+    folded = fold(secret).replace(" ", "")
+    return {folded[i : i + 4] for i in range(len(folded) - 3)}
+
+
+def _showing(texts: list[str], secret: str) -> list[str]:
+    """The texts that hold the secret or four of its characters in a row."""
+    fragments = _fragments(secret)
+    return [t for t in texts if any(f in fold(t).replace(" ", "") for f in fragments)]
+
+
+def _ocr_texts(image: bytes | np.ndarray) -> list[str]:
+    """Every OCR line of an image, read by the agent's own OCR (upscaled to the phone's
+    width first: the model's copy is downscaled)."""
+    if isinstance(image, bytes):
+        pil = Image.open(io.BytesIO(image)).convert("RGB")
+        if pil.width < 1080:
+            pil = pil.resize((1080, round(pil.height * 1080 / pil.width)), Image.Resampling.BICUBIC)
+        pixels = np.asarray(pil)
+    else:
+        pixels = np.ascontiguousarray(image[:, :, :3])
+    locator = build_locator(PerceptionSettings(detector="proposals", ranker="heuristic"))
+    return [line.text for line in locator.ocr(pixels)]
+
+
+def _run_cli(adb_port: int, serial: str, llm: Any, out: Path, instruction: str, secret: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")}
+    env.update({
+        "MOBILE_AGENT_ADB__SERVER_PORT": str(adb_port), "PYTHONUNBUFFERED": "1",
+        "MOBILE_AGENT_PLANNER__BASE_URL": llm.base_url, "MOBILE_AGENT_PLANNER__API_KEY": "sk-test-5531",
+        "MOBILE_AGENT_AGENT__NAMED_SECRETS": json.dumps({"pin": secret}),
+        "MOBILE_AGENT_AGENT__SETTLE_TIMEOUT_S": "1.5", "MOBILE_AGENT_AGENT__SETTLE_INTERVAL_S": "0.1",
+        "MOBILE_AGENT_PERCEPTION__DETECTOR": "proposals", "MOBILE_AGENT_PERCEPTION__RANKER": "heuristic",
+    })  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "mobile_agent.cli", "run", "-s", serial, "-o", str(out), "--cache", "-i", instruction],
+        env=env, capture_output=True, text=True, timeout=240, cwd=REPO,
+    )
+
+
+_TYPED_THEN_ON = [
+    "Open App (Notes)",
+    "Click icon (orange plus, bottom right)",
+    "Type ({{secret:pin}})",
+    "Wait (0.2)",  # the field shows it, focused
+    "Back",  # the keyboard goes
+    "Back",  # the note is saved: its title shows in the list
+    "Wait (0.3)",
+]
+
+
+def _check_what_left(llm: Any, out: Path, secret: str) -> None:
+    requests = llm.chat_requests
+    images = [image for request in requests for image in request.images()]
+    assert len(images) >= 7, len(images)
+    for number, image in enumerate(images):
+        shown = _showing(_ocr_texts(image), secret)
+        assert not shown, f"image {number} sent to the model shows the secret: {shown}"
+    for request in requests:
+        body = request.body.decode("utf-8")
+        assert secret not in body and not _showing([request.text()], secret)
+    # the model was told what the black boxes are
+    assert any("hide a secret you typed" in request.text() for request in requests)
+    cache = out / "plan-cache.sqlite3"
+    plans = PlanStore(f"sqlite:///{cache}").list()
+    assert plans, "the run taught the cache nothing"
+    stored = [text for plan in plans for text in [
+        plan.instruction, *plan.final.texts, *(s.action for s in plan.steps),
+        *(t for s in plan.steps for t in s.fingerprint.texts)]]
+    assert not _showing(stored, secret), f"the plan cache holds the secret: {_showing(stored, secret)}"
+    assert secret.lower() not in cache.read_bytes().decode("utf-8", "replace").lower()
+
+
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize("secret", [SECRET, LONG_SECRET], ids=["fits", "scrolls"])
+def test_a_typed_secret_reaches_neither_the_model_nor_the_plan_cache(adb_server, sim_phone, llm_server, tmp_path,  # noqa: F811
+                                                                     secret):
+    llm_server.script([*(plan_reply(a) for a in _TYPED_THEN_ON), plan_reply("Stop"), DONE])
+    run = _run_cli(adb_server.port, sim_phone.serial, llm_server, tmp_path, "Write a note titled {{secret:pin}}", secret)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    notes = sim_phone.phone.state()["apps"]["com.google.android.keep"]["notes"]
+    assert [n["title"] for n in notes][-1] == secret  # typed whole on the phone
+    _check_what_left(llm_server, tmp_path, secret)
+    # the phone itself shows it (or, for the long one, a part of it): the test can see a leak
+    direct = _ocr_texts(np.asarray(sim_phone.device.screenshot(), dtype=np.uint8))
+    assert _showing(direct, secret), direct
+
+
+def test_secret_text_finds_the_value_its_parts_and_near_misreads() -> None:
+    text = SecretText([SECRET, "ab"])
+    assert text.shows("Title: Quokka7731Zz") and text.shows("quokka 7731 zz")
+    assert text.shows("…7731Zz") and text.shows("Quok…")  # a field that shows a part
+    assert text.shows("Qu0kka7731Zz")  # an OCR misread
+    assert not text.shows("Quo…") and not text.shows("Notes") and not text.shows("ab")  # too short to be one
+    assert text.redact("Text 'Quokka77' not found; closest: 'Quokka7731Zz', 'Notes'") == (
+        "Text [REDACTED] not found; closest: [REDACTED] 'Notes'")
