@@ -45,6 +45,9 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks.rico_folds import half_of  # noqa: E402
+
 REFERENCE = Path(os.environ.get("MOBILE_AGENT_REFERENCE", ROOT / ".." / "shared" / "reference"))
 RICO = REFERENCE / "rico-dev"
 RUNS = REFERENCE / "mobile-agent-v1-runs"
@@ -174,7 +177,7 @@ def measure(limit: int | None, save_lines: str | None = None) -> dict:
             else:
                 kind = "not_found"
             results.append({"text": item["text"], "kind": kind, "length": _length_bucket(item["text"]),
-                            "occurrence": item["occurrence"]})  # fmt: skip
+                            "occurrence": item["occurrence"], "half": half_of(screen)})  # fmt: skip
             if kind not in ("right", "candidates"):
                 got = where.point or [c.box.center for c in where.candidates] or where.status.value
                 failures.append(f"{screen}: {item['text'][:40]!r} box {[round(v) for v in item['bbox']]} -> {kind} {got}")
@@ -376,10 +379,13 @@ def report(name: str, fig: dict) -> list[str]:
            f"WRONG {kinds['wrong']}, not found {kinds['not_found']})",
            f"  time per screen: median {statistics.median(fig['screen_times']):.3f} s, "
            f"mean {statistics.mean(fig['screen_times']):.3f} s ({len(fig['screen_times'])} screens)"]  # fmt: skip
-    for key in ("length", "occurrence"):
+    for key in ("length", "occurrence", "half"):  # half: the app split of benchmarks/rico_folds.py
         groups: dict[str, list[str]] = defaultdict(list)
         for r in res:
-            groups[r[key]].append(r["kind"])
+            if key in r:  # an older tree's child does not say
+                groups[r[key]].append(r["kind"])
+        if not groups:
+            continue
         parts = [f"{g}: {_share(sum(k in ('right', 'candidates') for k in ks), len(ks))} (wrong {ks.count('wrong')})"
                  for g, ks in sorted(groups.items())]  # fmt: skip
         out.append(f"  by {key}: " + "; ".join(parts))

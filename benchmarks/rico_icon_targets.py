@@ -22,6 +22,19 @@ How the set is made (run ``python benchmarks/rico_icon_targets.py`` to rebuild i
 Left out by eye: the channel logos of NBC Sports' schedule rows (``logo_area``: a brand
 picture, not a control a planner would call an icon).
 
+6. Row icons (``kind: "row"``): an icon-sized ``ImageView`` that is not clickable itself but
+   sits in a clickable row (a drawer entry, a settings line, a schedule row): the planner
+   sees a glyph, the phone acts on the row. The right box is the row: the clickable
+   ancestor when it is at most 3x the icon's height, else the largest ancestor under it
+   that is (a ListView clickable as a whole still has one row per entry), else the icon.
+   Each is described by eye in ``ROW_VISUAL`` (keyed by screen and the icon's
+   hierarchy-space top-left corner, as many rows share one id). Left out: the browser's
+   favicon and lock, a dialog's X and the hamburger's bars (their clickable parent is
+   already a target: "globe with a lock", "red X", "white hamburger menu"),
+   the action bar's up/home pictures (the Navigate-up group is one), brand logos and
+   thumbnails, app-icon tiles with their label under them (reached by text), and a
+   20-px badge.
+
 May import: the standard library and PIL.
 """
 
@@ -67,6 +80,26 @@ PER_SCREEN: dict[str, dict[str, str]] = {
     "air.com.stardoll.access/trace_0/2962.jpg": {"air.com.stardoll.access:id/action_draw": "purple back chevron"},
 }
 LEFT_OUT = {"air.com.nbcuni.com.nbcsports.liveextra:id/logo_area"}
+# row icons: "screen@left,top" (hierarchy space) -> how the glyph looks
+_MVP = "afzkl.development.mVideoPlayer/trace_0"
+_NBC = "air.com.nbcuni.com.nbcsports.liveextra/trace_0"
+_SD = "air.com.stardoll.access/trace_0"
+ROW_VISUAL: dict[str, str] = {
+    f"{_MVP}/2606.jpg@77,280": "grey magnifier",
+    f"{_MVP}/2606.jpg@77,450": "grey picture icon",
+    f"{_MVP}/2606.jpg@77,620": "grey play triangle in a square",
+    f"{_MVP}/2606.jpg@77,790": "grey wrench",
+    f"{_MVP}/295.jpg@213,710": "blue folder",
+    f"{_MVP}/357.jpg@4,339": "grey folder",
+    f"{_MVP}/747.jpg@572,2252": "white play triangle",
+    f"{_NBC}/32.jpg@1142,1464": "white check mark in a circle",
+    f"{_NBC}/32.jpg@1142,1667": "white check mark in a circle",
+    **{f"{_NBC}/868.jpg@52,{top}": "yellow play button" for top in (865, 1167, 1469, 1771, 2073, 2375)},
+    **{f"{_NBC}/95.jpg@25,{top}": "yellow play circle" for top in (531, 1269, 2007)},
+    **{f"{_SD}/{n}.jpg@35,{top}": phrase for n in (1123, 2432) for top, phrase in (
+        (503, "white gear"), (630, "white i in a circle"), (757, "white speech bubble"),
+        (884, "white envelope"), (1011, "white person outline"))},
+}
 
 _ROWS = ("top", "center", "bottom")
 _COLUMNS = ("left", "center", "right")
@@ -105,6 +138,31 @@ def _is_target(node: dict) -> bool:
     return 48 <= right - left <= 260 and 48 <= bottom - top <= 260 and not (node.get("text") or "").strip()
 
 
+def _row_icons(root: dict) -> list[tuple[dict, list[int]]]:
+    """(icon node, row bounds) for icon-sized, unclickable images in a clickable row (step 6)."""
+    found = []
+
+    def walk(node: dict | None, ancestors: list[dict]) -> None:
+        if node is None:
+            return
+        left, top, right, bottom = node["bounds"]
+        if (
+            node.get("visible-to-user") and "Image" in (node.get("class") or "") and not node.get("clickable")
+            and 48 <= right - left <= 260 and 48 <= bottom - top <= 260
+        ):  # fmt: skip
+            clickable = [i for i, a in enumerate(ancestors) if a.get("clickable")]
+            if clickable:
+                limit = 3 * (bottom - top)
+                under = ancestors[clickable[-1]:]
+                rows = [a["bounds"] for a in under if a["bounds"][3] - a["bounds"][1] <= limit]
+                found.append((node, rows[0] if rows else node["bounds"]))
+        for child in node.get("children") or []:
+            walk(child, [*ancestors, node])
+
+    walk(root, [])
+    return found
+
+
 def build(rico: Path = RICO) -> list[dict]:
     items = []
     for shot in sorted(rico.glob("*/*/*.jpg")):
@@ -112,6 +170,25 @@ def build(rico: Path = RICO) -> list[dict]:
         hierarchy = json.loads(shot.with_suffix(".hierarchy.json").read_text())
         width, height = Image.open(shot).size
         scale = width / 1440
+        for node, row in _row_icons(hierarchy["activity"]["root"]):
+            phrase = ROW_VISUAL.get(f"{rel}@{node['bounds'][0]},{node['bounds'][1]}")
+            if phrase is None:
+                continue  # left out by eye (step 6)
+            box = [round(v * scale) for v in row]
+            icon = [round(v * scale) for v in node["bounds"]]
+            items.append(
+                {
+                    "image": rel,
+                    "box": box,
+                    "icon_box": icon,
+                    "description": phrase,
+                    "position": position_words(icon, width, height),
+                    "kind": "row",
+                    "content_desc": _first(node.get("content-desc")),
+                    "resource_id": node.get("resource-id"),
+                    "class": node.get("class"),
+                }
+            )
         for node in _nodes(hierarchy["activity"]["root"]):
             if not _is_target(node):
                 continue
@@ -131,6 +208,7 @@ def build(rico: Path = RICO) -> list[dict]:
                     "box": box,
                     "description": phrase,
                     "position": position_words(box, width, height),
+                    "kind": "control",
                     "content_desc": desc,
                     "resource_id": rid,
                     "class": node.get("class"),
@@ -146,7 +224,7 @@ def main() -> int:
         "source": "Rico traces (Screen2Vec repository, commit 729fc4a, UI_embedding/dataset/data), "
         "screens in ../shared/reference/rico-dev; boxes from the view hierarchy scaled to the screenshot",
         "how": "built by benchmarks/rico_icon_targets.py: clickable, visible, text-less, icon-sized nodes "
-        "(+ action-bar Navigate-up groups); descriptions written by looking at each crop (VISUAL table); "
+        "(+ action-bar Navigate-up groups) and icons in clickable rows (box: the row); descriptions written by looking at each crop (VISUAL table); "
         "position = box centre on a 3x3 grid",
         "images_root": "../shared/reference/rico-dev (relative to the repository root)",
         "fields": {
@@ -154,6 +232,8 @@ def main() -> int:
             "box": "[left, top, right, bottom] in screenshot pixels: a tap inside it is right",
             "description": "what a planner would call the icon",
             "position": "where a planner would say it is",
+            "kind": "control (a clickable icon) or row (an icon in a clickable row; box is the row)",
+            "icon_box": "row targets: the icon's own box",
         },
         "items": items,
     }

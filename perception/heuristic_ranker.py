@@ -28,7 +28,7 @@ from perception.icon_vocabulary import WORDS as VOCABULARY_WORDS
 from perception.icon_vocabulary import read_icon_words
 from perception.types import Box
 
-__all__ = ["COLOUR_WORDS", "SHAPE_WORDS", "HeuristicRanker", "ShapeFeatures", "shape_features"]
+__all__ = ["COLOUR_WORDS", "SHAPE_WORDS", "HeuristicRanker", "ShapeFeatures", "names_a_shape", "shape_features"]
 
 # OpenCV HSV: H 0..179, S and V 0..255.  (hue ranges, min S, max S, min V, max V)
 _COLOURS: dict[str, list[tuple[tuple[int, int], int, int, int, int]]] = {
@@ -260,6 +260,12 @@ def _colour_share(pixels_hsv: np.ndarray, colour: str) -> float:
     for (h0, h1), s0, s1, v0, v1 in _COLOURS[colour]:
         hit |= (h >= h0) & (h <= h1) & (s >= s0) & (s <= s1) & (v >= v0) & (v <= v1)
     return float(hit.mean())
+
+
+def names_a_shape(description: str) -> bool:
+    """Does the description name a shape the ranker can test? ("grey folder": no, only its
+    colour can be judged, and every box of that colour is as likely.)"""
+    return bool(_words(description)[1])
 
 
 class HeuristicRanker:

@@ -12,7 +12,13 @@ Backends (chosen once, on first use; ``describe()`` says which):
 Models are shared process-wide (``perception.registry``); detections are cached per frame.
 When the heuristic ranker cannot judge the description (no colour or shape word it
 knows, or no box scores above a floor) or cannot separate the best boxes (scores within
-a margin), those boxes go back as numbered candidates for the planner, not a guess.
+a margin), those boxes go back as numbered candidates for the planner, not a guess; so
+does a lone box it did not recognise. Where its evidence is thin it widens the field
+(issue 30, wrong taps on apps it had never seen): a description judged by colour alone
+("grey folder") keeps every box of that colour; a list's or a row's other icons of the
+same size, in the same third of the screen, stay candidates at 70% of the best score;
+and when the description let a system bar in ("back"), so does the same glyph across
+the bar's edge.
 
 May import: numpy, the standard library, ``perception.*``.
 """
@@ -31,7 +37,7 @@ from perception.accessibility import AccessibilityNode
 from perception.cache import FrameCache
 from perception.config import PerceptionConfig
 from perception.crops import numbered_candidates
-from perception.heuristic_ranker import HeuristicRanker
+from perception.heuristic_ranker import HeuristicRanker, names_a_shape
 from perception.icon_tree import tree_votes
 from perception.position import UnknownPositionError, parse_position
 from perception.proposals import filter_icon_boxes, nms, propose_ui_elements
@@ -47,6 +53,12 @@ log = logging.getLogger(__name__)
 # within the margin of the best are a tie.
 _HEURISTIC_FLOOR = 0.25
 _HEURISTIC_MARGIN = 0.08
+# judged by colour alone (the description's shape is a word the ranker cannot test), a box
+# holding this share of the best one's colour is as likely: a toolbar chevron and a row's
+# folder are both "grey"
+_COLOUR_ONLY_SHARE = 0.5
+# a look-alike in the same row or list column scoring this share of the best is a candidate
+_SIBLING_SHARE = 0.7
 # how much "nearest the named edge" adds to a ranker's score (0..1 scale)
 _POSITION_WEIGHT = 0.06
 # the accessibility tree's vote: what it adds, the largest node that counts as a control
@@ -80,6 +92,48 @@ def _holds_small(outer: Box, inner: Box) -> bool:
     ix = max(0.0, min(inner.right, outer.right) - max(inner.left, outer.left))
     iy = max(0.0, min(inner.bottom, outer.bottom) - max(inner.top, outer.top))
     return inner.area > 0 and ix * iy >= 0.9 * inner.area and outer.area > 12 * inner.area
+
+
+def _siblings(a: Box, b: Box) -> bool:
+    """Two icons of one list or one row: the same size (one drawable size, within what the
+    proposals' edges add or lose: area within 1.5x), side by side in a row or stacked in a
+    column, apart. A toolbar's glyph and a content tile's are not."""
+    if not 2 / 3 <= a.area / max(b.area, 1e-6) <= 1.5 or a.iou(b) > 0.3:
+        return False
+    (ax, ay), (bx, by) = a.center, b.center
+    return abs(ay - by) <= 0.5 * max(a.height, b.height) or abs(ax - bx) <= 0.5 * max(a.width, b.width)
+
+
+def _cell(box: Box, width: int, height: int) -> tuple[int, int]:
+    """The box centre's third of the screen, down and across (how planners say where)."""
+    x, y = box.center
+    return min(2, int(3 * y / height)), min(2, int(3 * x / width))
+
+
+def _look_alikes(
+    best: int, boxes: list[Box], scores: list[float], app: AppArea | None, size: tuple[int, int] | None
+) -> list[int]:
+    """Boxes the heuristic's win over the best is too thin against, beyond the margin:
+    - a row's or a list's other icons (same size, same row or column): colour and size are
+      shared there, and a shape score decides alone, which is weak evidence on a glyph it
+      was not drawn for; one scoring ``_SIBLING_SHARE`` of the best is a candidate, unless
+      the description's position words put them apart (``size``: the frame's width and
+      height when a position was given; the sibling then must share the best's third);
+    - when the description let a system bar in ("back", "bluetooth"), the same glyph on
+      the other side of the bar's edge (the app's own back arrow and the navigation bar's,
+      a settings row's Bluetooth glyph and the status bar's): ``_COLOUR_ONLY_SHARE``."""
+    top = scores[best]
+    found = [
+        j for j, box in enumerate(boxes)
+        if j != best and scores[j] >= _SIBLING_SHARE * top and _siblings(box, boxes[best])
+        and not _nested(box, boxes[best]) and not _nested(boxes[best], box)
+        and (size is None or _cell(box, *size) == _cell(boxes[best], *size))
+    ]  # fmt: skip
+    if app is not None:
+        inside = app.holds(boxes[best])
+        found += [j for j, box in enumerate(boxes)
+                  if j != best and j not in found and app.holds(box) != inside and scores[j] >= _COLOUR_ONLY_SHARE * top]  # fmt: skip
+    return sorted(found, key=lambda j: -scores[j])
 
 
 class Ranker(Protocol):
@@ -248,7 +302,8 @@ class IconLocator:
         regions = self.regions(image, key)
         height, width = image.shape[:2]
         # targets live in the app's area unless the description names a system control
-        area = self._app_area(image, key).for_description(description, height)
+        app = self._app_area(image, key)
+        area = app.for_description(description, height)
         span = (area.top, area.bottom)
         regions = [r for r in regions if area.holds(r.box)]
         if where is not None:
@@ -272,22 +327,31 @@ class IconLocator:
         self._timings["rank"] = time.perf_counter() - started
         order = sorted(range(len(regions)), key=lambda i: -scores[i])
         best = order[0]
+        understood = True
         if ranker.name == "heuristic":
             understood = (ranker.understands(description) and scores[best] >= _HEURISTIC_FLOOR) or best in tree_backed
             # boxes the heuristic cannot tell apart from the best go to the planner to choose
-            close = [i for i in order if scores[i] >= scores[best] - _HEURISTIC_MARGIN] if understood else order
+            floor = scores[best] - _HEURISTIC_MARGIN
+            if best not in tree_backed and not names_a_shape(description):
+                floor = min(floor, _COLOUR_ONLY_SHARE * scores[best])
+            close = [i for i in order if scores[i] >= floor] if understood else order
+            if understood and best not in tree_backed:
+                bars = app if area != app else None  # the description let a system bar in
+                size = (width, height) if where is not None else None
+                close += [i for i in _look_alikes(best, boxes, scores, bars, size) if i not in close]
         else:
             close = [best]
         close = _one_per_place(close, boxes)
-        if len(close) == 1:
+        if len(close) == 1 and understood:
             box = boxes[close[0]]
             return Location(LocateStatus.FOUND, description, point=box.center, box=box, backend=backend)
         top = close[: self.config.max_text_candidates]
         candidates = numbered_candidates(image, [(boxes[j], None, scores[j]) for j in top], self.config.crop_margin)
-        return Location(
-            LocateStatus.CANDIDATES,
-            description,
-            candidates=candidates,
-            feedback=f'Several icons{place} could be "{description}"; choose one by number (1..{len(candidates)}).',
-            backend=backend,
-        )
+        if len(candidates) == 1:
+            # the only box left, but its look did not confirm the description: a guess,
+            # so the planner looks at its crop before anything is tapped
+            feedback = (f'One icon{place} might be "{description}", but its look does not confirm it; '
+                        "choose 1 if its crop shows it, or use another operation.")  # fmt: skip
+        else:
+            feedback = f'Several icons{place} could be "{description}"; choose one by number (1..{len(candidates)}).'
+        return Location(LocateStatus.CANDIDATES, description, candidates=candidates, feedback=feedback, backend=backend)

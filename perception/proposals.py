@@ -92,11 +92,35 @@ def _beside_label(box: Box, line: TextLine) -> bool:
     return squareish and tall and at_end and len(line.text.strip()) >= 3
 
 
-def _is_text(box: Box, lines: list[TextLine]) -> bool:
+def _leads_row(box: Box, line: TextLine, edges: np.ndarray, scale: float) -> bool:
+    """A row's icon read into its label's OCR line ("  Messages" whose box starts at the
+    envelope): at one end of the line, its longer side at least 0.45 of the line's height, and set apart from
+    the letters by a gap wider than letters are spaced (~0.3 of the line's height; a first
+    letter touches its neighbour's spacing)."""
+    t = line.box
+    if max(box.width, box.height) < 0.45 * t.height or min(box.width, box.height) < 0.6 * max(box.width, box.height):
+        return False
+    if box.width > 0.4 * t.width:  # the line's own word ("NFL"), not an icon leading it
+        return False
+    gap = 0.3 * t.height
+    top, bottom = int(t.top * scale), int(np.ceil(t.bottom * scale))
+    if box.left <= t.left + 0.25 * t.height:  # leading icon: nothing right after it
+        x0, x1 = box.right, box.right + gap
+    elif box.right >= t.right - 0.25 * t.height:  # trailing icon: nothing right before it
+        x0, x1 = box.left - gap, box.left
+    else:
+        return False
+    strip = edges[top:bottom, max(0, int(x0 * scale)): int(np.ceil(x1 * scale))]
+    return strip.size > 0 and not strip.any()
+
+
+def _is_text(box: Box, lines: list[TextLine], edges: np.ndarray | None = None, scale: float = 1.0) -> bool:
     covering = [line for line in lines if _text_share(box, [line.box]) > 0.4]
     if not covering:
         return False
-    return not all(_beside_label(box, line) for line in covering)
+    return not all(
+        _beside_label(box, line) or (edges is not None and _leads_row(box, line, edges, scale)) for line in covering
+    )
 
 
 def _components(edges: np.ndarray, radius: int, min_side: float, max_area: float) -> list[tuple[int, int, int, int, int]]:
@@ -154,7 +178,7 @@ def propose_ui_elements(
             # specks and panels go before the costlier text test (a photo has thousands of blobs)
             if max(box.width, box.height) < min_side or min(box.width, box.height) < min_side / 2 or box.area > max_area:
                 continue
-            if _is_text(box, text):
+            if _is_text(box, text, edges, scale):
                 continue
             # a compact icon is square and full of edges; a panel's outline is long and empty
             squareness = min(w, h) / max(w, h)

@@ -20,12 +20,12 @@ from PIL import Image, ImageDraw
 
 from perception import Box, LocateStatus, Perception, PerceptionConfig, TextLine
 from perception.accessibility import AccessibilityNode
-from perception.cache import FrameCache
+from perception.cache import FrameCache, frame_key
 from perception.icon_vocabulary import read_icon_words
-from perception.icons import IconLocator
+from perception.icons import IconLocator, _look_alikes
 from perception.position import parse_position
 from perception.proposals import propose_ui_elements
-from perception.system_bars import app_area
+from perception.system_bars import AppArea, app_area
 
 W, H = 1080, 1920
 K = 4  # drawing scale before the anti-aliasing shrink
@@ -265,6 +265,69 @@ def test_real_rico_screens(image: str, description: str) -> None:
         pixels, item["description"], item["position"]
     )
     assert_tapped(where, Box(*item["box"]))
+
+
+def test_a_rows_icon_read_into_its_label_is_still_an_icon() -> None:
+    """Stardoll's drawer: OCR's "Messages" box starts at the envelope before it (issue 30: a
+    row's icon was never proposed, and the row above's speech bubble got the tap)."""
+    pixels, item = rico_target("air.com.stardoll.access/trace_0/1123.jpg", "white envelope")
+    assert item["kind"] == "row"
+    perception = Perception(PerceptionConfig(detector="proposals", ranker="heuristic", compute_device="cpu"))
+    where = perception.find_icon(pixels, item["description"], item["position"])
+    assert_tapped(where, Box(*item["icon_box"]))
+    # the word of a line is not an icon leading it: no proposal over "Messages" itself
+    (label,) = [line for line in perception.ocr(pixels) if line.text.strip() == "Messages"]
+    words = Box(item["icon_box"][2] + 4, label.box.top, label.box.right, label.box.bottom)
+    boxes = [r.box for r in perception._icon_locator().regions(pixels, frame_key(pixels))]
+    assert not any(words.contains(*b.center) and b.width > 0.5 * words.width for b in boxes)
+
+
+# --- when the ranker is not sure: candidates, never a guessed tap (issue 30) ----------------
+
+
+def test_judged_by_colour_alone_every_box_of_that_colour_is_a_candidate() -> None:
+    """"grey folder": the ranker knows grey, not folders. A grey chevron in the toolbar
+    holds more grey than the row's folder; it must not take the tap alone."""
+    s = Screen(toolbar=(250, 250, 250))
+    s.d.line([(52 * K, (STATUS + 50) * K), (30 * K, (STATUS + 74) * K), (52 * K, (STATUS + 98) * K)],
+             fill=(117, 117, 117), width=6 * K)  # fmt: skip
+    for box in ((60, 420, 150, 490), (60, 405, 100, 425)):  # a grey outlined folder, tinted inside
+        s.d.rectangle(tuple(v * K for v in box), outline=(117, 117, 117), fill=(176, 190, 230), width=7 * K)
+    folder = Box(60, 405, 150, 490)
+    where = find(s.array(), "grey folder", "top left")
+    assert where.status is LocateStatus.CANDIDATES, (where.status, where.point)
+    assert any(folder.contains(*c.box.center) for c in where.candidates)
+
+
+def test_a_lone_box_the_ranker_does_not_recognise_is_offered_not_tapped() -> None:
+    s = Screen()
+    s.cross(540, 900, (30, 136, 229))  # a blue X, the only icon in the centre
+    where = find(s.array(), "purple person outline", "center")
+    assert where.status is LocateStatus.CANDIDATES and len(where.candidates) == 1, where.status
+    assert "does not confirm" in where.feedback
+    assert_tapped(find(s.array(), "blue X", "center"), Box(510, 870, 570, 930))  # recognised: a tap
+
+
+def test_look_alikes_in_a_list_and_across_a_system_bar() -> None:
+    size = (W, H)
+    best = Box(40, 300, 100, 360)
+    boxes = [
+        best,
+        Box(40, 420, 100, 480),  # the next row's icon, same column and size
+        Box(300, 305, 358, 363),  # the same row's next icon
+        Box(40, 1500, 100, 1560),  # same column, but the bottom third: "top left" sets it apart
+        Box(10, 520, 190, 700),  # a panel in the column: not the same size
+        Box(42, 540, 98, 600),  # a sibling the ranker scored far lower
+    ]
+    scores = [0.8, 0.6, 0.57, 0.7, 0.7, 0.3]
+    assert _look_alikes(0, boxes, scores, None, size) == [1, 2]
+    assert _look_alikes(0, boxes, scores, None, None) == [3, 1, 2]  # no position words: the bottom one too
+    # "white back arrow" let the navigation bar in: the bar's own back glyph is a candidate
+    bar_glyph = Box(240, H - 90, 300, H - 30)
+    app = AppArea(STATUS, H - NAV)
+    toolbar_arrow = Box(20, STATUS + 40, 84, STATUS + 104)
+    assert _look_alikes(0, [toolbar_arrow, bar_glyph], [0.9, 0.5], app, None) == [1]
+    assert _look_alikes(0, [toolbar_arrow, bar_glyph], [0.9, 0.3], app, None) == []
 
 
 # --- the accessibility tree's vote ----------------------------------------------------------
