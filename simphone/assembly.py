@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from simphone import content, system_commands, uiautomator, wm  # noqa: F401  (register their shell commands)
+from simphone import content, screenrecord, system_commands, toybox, uiautomator, wm  # noqa: F401  (register their shell commands)
 from simphone.apps import APPS
 from simphone.apps.builtin import load_builtin_apps
 from simphone.commands import run_command

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from simphone.shell_grammar import (
@@ -72,6 +72,14 @@ class ShellOutput:
 class _Exit(Exception):
     def __init__(self, code: int) -> None:
         self.code = code
+
+
+# runs the rest of a long-running program (``CommandResult.pending``) and answers its result
+PendingRunner = Callable[[Callable[[], CommandResult]], CommandResult]
+
+
+def _run_inline(pending: Callable[[], CommandResult]) -> CommandResult:
+    return pending()
 
 
 _ECHO_ESCAPES = {
@@ -158,8 +166,9 @@ class _FileTarget:
 
 
 class _Interpreter:
-    def __init__(self, phone: PhoneLike, env: dict[str, str]) -> None:
+    def __init__(self, phone: PhoneLike, env: dict[str, str], *, run_pending: PendingRunner = _run_inline) -> None:
         self.phone = phone
+        self.run_pending = run_pending
         self.env = env
         self.status = 0
         self.output = ShellOutput()
@@ -256,6 +265,9 @@ class _Interpreter:
             )
         if not isinstance(result, CommandResult):
             raise TypeError(f"phone.run must return CommandResult, got {type(result).__name__}")
+        if result.pending is not None:
+            rest = self.run_pending(result.pending)
+            result = CommandResult(result.stdout + rest.stdout, result.stderr + rest.stderr, rest.exit_code)
         return result
 
     def open_redirects(self, command: SimpleCommand) -> dict[int, int | _FileTarget | None] | None:
@@ -321,9 +333,15 @@ def default_env() -> dict[str, str]:
     }
 
 
-def run_script(script: str, phone: PhoneLike, *, env: dict[str, str] | None = None) -> ShellOutput:
-    """Run one command line as ``sh -c SCRIPT`` on ``phone``; never raises for script errors."""
-    interpreter = _Interpreter(phone, default_env() if env is None else dict(env))
+def run_script(
+    script: str, phone: PhoneLike, *, env: dict[str, str] | None = None, run_pending: PendingRunner = _run_inline
+) -> ShellOutput:
+    """Run one command line as ``sh -c SCRIPT`` on ``phone``; never raises for script errors.
+
+    A long-running program (``CommandResult.pending``, e.g. screenrecord) is finished by
+    ``run_pending`` (the ADB side runs it with the phone's lock released, so other
+    connections are served meanwhile); the script then goes on after it."""
+    interpreter = _Interpreter(phone, default_env() if env is None else dict(env), run_pending=run_pending)
     try:
         lists = parse_script(script)
     except ShellSyntaxError as exc:

@@ -5,6 +5,7 @@ May import: the standard library only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -21,6 +22,10 @@ class CommandResult:
     # the program wrote stderr before stdout (screencap's multi-display warning comes
     # before the image; a merged stream must show it first)
     stderr_first: bool = False
+    # a program that runs on after it started (screenrecord records until its time limit or a
+    # signal): the rest of it, which the ADB side runs once the phone's locks are free, so that
+    # other connections (the `pkill -INT screenrecord` that stops it) are served meanwhile
+    pending: Callable[[], CommandResult] | None = None
 
 
 class PhoneLike(Protocol):

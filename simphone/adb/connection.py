@@ -79,7 +79,16 @@ class PhoneSlot:
 
     def run_script(self, script: str) -> ShellOutput:
         with self.lock:
-            return run_script(script, self.phone)
+            return run_script(script, self.phone, run_pending=self._without_lock)
+
+    def _without_lock(self, pending: Callable[[], CommandResult]) -> CommandResult:
+        """A long-running program (screenrecord) runs on with the slot free: the phone's
+        other connections (input, screencap, the pkill that stops it) are served meanwhile."""
+        self.lock.release()
+        try:
+            return pending()
+        finally:
+            self.lock.acquire()
 
     def run_argv(self, argv: list[str]) -> CommandResult:
         with self.lock:
