@@ -277,6 +277,9 @@ class ServerSettings(BaseModel):
         description="the shortest time between two occurrences of a schedule (every_s, or a cron's closest two)",
     )
     max_schedules_per_token: int = Field(20, ge=0, description="schedules one token may have (0 = no limit)")
+    live_fps: float = Field(3.0, gt=0, le=10, description="frames a second of a phone's live view, shared by its viewers")
+    live_viewers_per_phone: int = Field(20, ge=0, description="live viewers of one phone at once (0 = no limit)")
+    live_viewers_per_token: int = Field(10, ge=0, description="live views one token may have open (0 = no limit)")
 
 
     @field_validator("tokens", mode="before")

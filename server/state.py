@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mobile_agent.settings import Settings
 from server.devices import DeviceSlot
+from server.live import LiveHub
 from server.metrics import Metrics
 from server.runner import TaskRunner
 from server.store import TaskRow, TaskStore
@@ -134,6 +135,12 @@ class ServiceState:
     ready: threading.Event = field(default_factory=threading.Event)
     closing: threading.Event = field(default_factory=threading.Event)
     started_at: float = field(default_factory=time.time)
+    live: LiveHub = field(init=False)  # the live views' capture loops, one per phone
+
+    def __post_init__(self) -> None:
+        server = self.settings.server
+        self.live = LiveHub(fps=server.live_fps, per_phone=server.live_viewers_per_phone,
+                            per_token=server.live_viewers_per_token, closing=self.closing.is_set)
 
     def drain(self) -> None:
         """The server is stopping: start no more tasks and end the event streams (clients

@@ -16,20 +16,18 @@ May import: fastapi, starlette, ``server.*``, ``mobile_agent.errors``.
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, status
 from fastapi.responses import StreamingResponse
-from starlette.concurrency import run_in_threadpool
 
 from mobile_agent.errors import DeviceError
 from server.api.tasks import TaskId, _get_task, task_public
 from server.deps import ActedTask, Authorized, CurrentPrincipal, OwnedTask, Service
 from server.farm.live import read_frame, want_frames
+from server.live import LiveLimit
 from server.people import reply_refusal
 from server.schemas import ReplyCreate, TaskPublic
 from server.state import ServiceState
@@ -80,9 +78,13 @@ async def live_view(
     task_id: TaskId,
     task: OwnedTask,
     service: Service,
-    fps: Annotated[float, Query(gt=0, le=10)] = 3.0,
+    principal: CurrentPrincipal,
+    fps: Annotated[float, Query(gt=0, le=10, description="at most this many frames a second "
+                                "(the phone is captured at server.live_fps, once for all its viewers)")] = 3.0,
 ) -> StreamingResponse:
-    """The phone of a running or waiting task, live (multipart/x-mixed-replace JPEG)."""
+    """The phone of a running or waiting task, live (multipart/x-mixed-replace JPEG). One capture
+    loop per phone feeds every viewer (``server.live``); too many viewers of the phone or of the
+    token is a 429 naming the limit."""
     if task.status not in ("running", "waiting_for_user") or not task.device:
         raise HTTPException(status.HTTP_409_CONFLICT, f"task {task_id} has no phone now: {task.status}")
     serial = task.device
@@ -96,11 +98,11 @@ async def live_view(
             image, relayed[0] = read_frame(runs_dir, task_id, relayed[0])
             return image
 
-    elif hasattr(source, "screenshot") and service.pool.knows(serial):
+    elif service.pool.knows(serial):
 
         def frame() -> bytes | None:
             try:
-                image: bytes = source.screenshot(serial, "jpeg")
+                image: bytes = source.screenshot(serial, "jpeg")  # masked there: the one shared frame is
                 return image
             except DeviceError:
                 return None
@@ -108,22 +110,26 @@ async def live_view(
     else:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"the phone {serial} is not attached to this server")
 
+    def still_live() -> bool:
+        return _get_task(service, task_id).status in ("running", "waiting_for_user")
+
+    try:
+        viewer = service.live.join(serial, task_id, principal.name, frame, still_live)
+    except LiveLimit as exc:
+        raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, str(exc)) from exc
+
     async def stream() -> AsyncIterator[bytes]:
-        started = time.monotonic()
-        every = 1.0 / fps
-        while not service.closing.is_set() and time.monotonic() - started < MAX_LIVE_S:
-            begun = time.monotonic()
-            now = await run_in_threadpool(_get_task, service, task_id)
-            if now.status not in ("running", "waiting_for_user"):
-                return
-            image = await run_in_threadpool(frame)
-            if image is not None:
+        try:
+            async for image in viewer.frames(fps, MAX_LIVE_S):
+                if service.closing.is_set():
+                    return
                 yield (
                     f"--{_BOUNDARY}\r\nContent-Type: image/jpeg\r\nContent-Length: {len(image)}\r\n\r\n".encode()
                     + image
                     + b"\r\n"
                 )
-            await asyncio.sleep(max(0.0, every - (time.monotonic() - begun)))
+        finally:
+            service.live.leave(viewer)
 
     return StreamingResponse(
         stream(),
