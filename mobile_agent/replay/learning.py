@@ -2,8 +2,17 @@
 
 The replaying planner keeps one ``Seen`` per planning call (the frame's thumbnail, its
 fingerprint, the action the step took); the run's step records say what came of each.
-A plan is the steps that worked, up to the first one at a point (the model takes over
-there on a replay), ending on the screen the completion check confirmed.
+A plan is the steps that worked, ending on the screen the completion check confirmed
+(the paper's Stop, a grounded dialect's Finished).
+
+A grounded model (UI-TARS, Qwen ``mobile_use``, AutoGLM) taps at points. A point means
+nothing on another screen, so a tap is recorded by what it hit: the text line under the
+tapped point (the point snapping moved it to, ``perception.snapping``) makes it a
+``Click text`` / ``Long press`` of that text, re-located by perception on a replay as any
+other. A tap on something without text (an icon, a switch), a double tap, a swipe or a
+drag is kept at its point with the screen's size (``CachedStep.screen``): the replay
+scales it to the screen it meets (after matching that screen with the recorded one), and
+the tap snaps onto the element there.
 
 May import: numpy, the standard library, ``mobile_agent`` (the agent's records for types
 only: the agent imports this package) and this package.
@@ -26,10 +35,15 @@ from perception.types import TextLine
 if TYPE_CHECKING:  # the agent package imports this one: records only for the types
     from mobile_agent.agent.records import RunResult, StepRecord
 
-__all__ = ["POINT_PARAMS", "Seen", "persons_part", "plan_from"]
+__all__ = ["POINT_PARAMS", "STOP_OPERATIONS", "Seen", "persons_part", "plan_from"]
 
-# parameters that hold a point: such a step cannot be re-localized, so it is not replayed
-POINT_PARAMS = frozenset({"x", "y", "point", "coordinate", "coordinates", "start", "end", "x1", "y1", "x2", "y2"})
+# parameters that hold a point (screen pixels): recorded by what the point hit, or scaled
+POINT_PARAMS = frozenset({"x", "y", "x1", "y1", "x2", "y2"})
+# a tap at a point that becomes the paper's operation on the text under it
+_BY_TEXT = {"tap_point": "Click text", "long_press_point": "Long press"}
+# the operations that end a run the completion check confirms
+STOP_OPERATIONS = frozenset({"stop", "finished"})
+_HIT_MARGIN = 0.01  # a tap this close to a text line (share of the screen's height) hit it
 
 
 @dataclass
@@ -77,23 +91,25 @@ def plan_from(result: RunResult, seen: list[Seen], template: InstructionTemplate
         name = str(operation.get("name") or "")
         tap = _share(record, this.size)
         previous_tap, last_tap = last_tap, tap
-        if name == "stop":
+        if name in STOP_OPERATIONS:
             if record.completion is None or record.completion.get("done", False):
                 final = this.fingerprint()
             continue
         if not _worth_keeping(record, this):
             continue
+        action, screen = this.action or record.action_text, None
         if not _replayable(operation):
-            break  # a step at a point: the model takes over from here on a replay
+            action, name, screen = _by_what_it_hit(name, action, record, this)
         field_at = _field(name, this, seen[position + 1] if position + 1 < len(seen) else None, previous_tap)
         steps.append(
             CachedStep(
-                action=to_slots(this.action or record.action_text, template.values),
+                action=to_slots(action, template.values),
                 operation=name,
                 fingerprint=this.fingerprint(),
                 point=tap,
                 field_at=field_at,
                 field_band=_field_band(this, field_at),
+                screen=screen,
             )
         )
     if not steps or final is None:
@@ -136,8 +152,45 @@ def _worth_keeping(record: StepRecord, seen: Seen) -> bool:
 
 
 def _replayable(operation: dict[str, Any]) -> bool:
+    """A step that names its target (no point in its parameters)."""
     params = operation.get("params") or {}
-    return not (POINT_PARAMS & set(params))
+    return not (POINT_PARAMS & {k for k, v in params.items() if v is not None})
+
+
+def _by_what_it_hit(
+    name: str, action: str, record: StepRecord, this: Seen
+) -> tuple[str, str, tuple[int, int] | None]:
+    """A step at a point as the plan keeps it: (action, operation, screen). A tap or long
+    press on a text line is that text's Click text / Long press; anything else keeps its
+    point with the screen's size, to be scaled on a replay."""
+    verb = _BY_TEXT.get(name)
+    if verb is not None and record.tap_point is not None:
+        this.fingerprint()  # its OCR lines are kept as it is fingerprinted
+        text = _text_at(this.lines or [], record.tap_point, this.size)
+        if text is not None:
+            described = f"{verb} ({text})"
+            try:
+                parsed = parse_cached(described)
+            except Exception:  # noqa: BLE001 - a text the parser reads otherwise: keep the point
+                parsed = None
+            if parsed is not None and parsed.params.model_dump().get("text") == text:
+                return parsed.text, parsed.name, None
+    return action, name, this.size
+
+
+def _text_at(lines: list[TextLine], point: tuple[int, int], size: tuple[int, int]) -> str | None:
+    """The text of the smallest line whose box (with a small margin) holds ``point``."""
+    x, y = point
+    margin = _HIT_MARGIN * size[1]
+    under = [
+        line for line in lines
+        if line.text.strip() and line.box.left - margin <= x <= line.box.right + margin
+        and line.box.top - margin <= y <= line.box.bottom + margin
+    ]
+    if not under:
+        return None
+    text = " ".join(min(under, key=lambda line: line.box.area).text.split())
+    return text if 0 < len(text) <= 200 else None
 
 
 def persons_part(record: StepRecord) -> bool:

@@ -6,10 +6,13 @@ to alice@example.com about my new job" → "send an email to ⟦0⟧ about my ne
 values ``["alice@example.com"]``). The steps' parameters hold the same slots where they
 used a value, so the plan replays with other values.
 
-A ``CachedStep`` keeps the operation *as described* (``Click text (Display)``, never a
-point), the fingerprint of the screen it acted on, and where it tapped as a share of the
-screen (to choose among candidates again on a screen of another size); a ``Type`` keeps
-where its field was (to read only around it for the password check, ``replay.field``).
+A ``CachedStep`` keeps the operation *as described* (``Click text (Display)``: a
+grounded model's tap on a text is recorded as that text, ``replay.learning``), the
+fingerprint of the screen it acted on, and where it tapped as a share of the screen (to
+choose among candidates again on a screen of another size); a ``Type`` keeps where its
+field was (to read only around it for the password check, ``replay.field``). A step only
+a point describes (a tap on an icon, a swipe) keeps the size of the screen its points
+are on (``screen``), to be scaled to the screen a replay meets.
 
 May import: the standard library and this package.
 """
@@ -92,6 +95,7 @@ class CachedStep:
     point: tuple[float, float] | None = None  # where it tapped, as shares of the screen's width and height
     field_at: tuple[float, float] | None = None  # a Type: where its field was, as shares (``replay.field``)
     field_band: bytes | None = None  # a Type: its field band's grey signature, 96x12 bytes (``replay.field``)
+    screen: tuple[int, int] | None = None  # a step at points: the (width, height) its points are on
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -104,11 +108,13 @@ class CachedStep:
             data["field"] = list(self.field_at)
         if self.field_band is not None:
             data["field_band"] = base64.b64encode(self.field_band).decode("ascii")
+        if self.screen is not None:
+            data["screen"] = list(self.screen)
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CachedStep:
-        point, at = data.get("point"), data.get("field")
+        point, at, screen = data.get("point"), data.get("field"), data.get("screen")
         return cls(
             action=str(data["action"]),
             operation=str(data["operation"]),
@@ -116,6 +122,7 @@ class CachedStep:
             point=(float(point[0]), float(point[1])) if point else None,
             field_at=(float(at[0]), float(at[1])) if at else None,
             field_band=base64.b64decode(str(data["field_band"])) if data.get("field_band") else None,
+            screen=(int(screen[0]), int(screen[1])) if screen else None,
         )
 
 

@@ -33,7 +33,7 @@ from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import parse_action
 from perception.types import Box, LocateStatus, Location
 
-__all__ = ["BAND_HALF_SHARE", "TargetFinder", "band", "band_half", "parse_cached"]
+__all__ = ["BAND_HALF_SHARE", "TargetFinder", "band", "band_half", "parse_cached", "scaled_action"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,23 @@ def band(point: tuple[float, float], size: tuple[int, int]) -> Box | None:
 def band_half(height: int) -> int:
     """Half the band's height on a screen ``height`` pixels high."""
     return max(_BAND_HALF_MIN_PX, int(height * BAND_HALF_SHARE))
+
+
+def scaled_action(action: str, recorded: tuple[int, int], size: tuple[int, int]) -> str:
+    """A cached step at points (``Tap point (540, 1200)``), its points recorded on a screen of
+    ``recorded`` (width, height), as the same step on a screen of ``size``."""
+    if recorded == size or not recorded[0] or not recorded[1]:
+        return action
+    parsed = parse_cached(action)
+    card = COORDINATE_REGISTRY.get(parsed.name)
+    params = parsed.params.model_dump()
+    for key in ("x", "x1", "x2"):
+        if params.get(key) is not None:
+            params[key] = round(params[key] * size[0] / recorded[0])
+    for key in ("y", "y1", "y2"):
+        if params.get(key) is not None:
+            params[key] = round(params[key] * size[1] / recorded[1])
+    return card.render(card.params_model.model_validate(params))
 
 
 def parse_cached(action: str) -> ParsedAction:

@@ -6,7 +6,9 @@ with the one the cached step acted on (``ScreenFingerprint``) and, for a text ta
 checks that perception finds the target on the current screen; while both hold it
 answers the cached operation with no model call. The operation then runs as any other:
 its target is located again by perception (never a recorded point), so another screen
-size, theme or scroll position still works. A screen with the recorded layout at a
+size, theme or scroll position still works. A grounded model's tap was recorded by the
+text it hit (``learning``); one only its point describes (an icon, a swipe) is scaled to
+this screen, and the tap snaps onto the element there. A screen with the recorded layout at a
 glance needs no OCR to match; its target is read in the band around the recorded tap
 first (``relocate.TargetFinder``), the whole screen only when it is not there.
 
@@ -66,7 +68,7 @@ from mobile_agent.replay.fingerprint import (
 from mobile_agent.replay.learning import Seen, persons_part, plan_from
 from mobile_agent.replay.overlay import on_top
 from mobile_agent.replay.plans import CachedPlan, CachedStep, InstructionTemplate, fill_slots
-from mobile_agent.replay.relocate import BAND_HALF_SHARE, TargetFinder, parse_cached
+from mobile_agent.replay.relocate import BAND_HALF_SHARE, TargetFinder, parse_cached, scaled_action
 from mobile_agent.replay.store import PlanStore
 from perception.types import Location, TextLine
 
@@ -241,6 +243,8 @@ class ReplayingPlanner:
         action = fill_slots(step.action, self.template.values)
         if action is None:
             return self._diverge(f"cached step {self._cursor + 1} needs a value the instruction does not give")
+        if step.screen is not None:  # a step only its points describe: on this screen's scale
+            action = scaled_action(action, step.screen, seen.size)
         covered = self._on_top(seen, step)
         if covered:
             return self._hand_step(f"before cached step {self._cursor + 1}: {covered}")
