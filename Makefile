@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch + torchvision pinned to the builds that pip finds on these machines' disk
 TORCH_PINS ?= torch==2.14.1 torchvision==0.29.1
 
-.PHONY: demo test typecheck venv install install-ml install-dev browser fonts postgres lint bench clean wheel-check
+.PHONY: demo test typecheck venv install install-ml install-dev browser fonts postgres lint bench clean wheel-check containers-check
 
 # pip's own progress (Collecting … / Downloading …) is shown for the large installs: the dev
 # environment downloads torch and friends, minutes the first time, and silence looked hung.
@@ -71,6 +71,15 @@ test: install-dev browser fonts postgres typecheck lint wheel-check
 # fresh venv runs --version, doctor, the quick start, serve + one REST task, mcp's tool list.
 wheel-check: install-dev
 	PY=$(BIN)/python .ci/wheel
+
+# The container tier (.ci/containers; CI runs it as its own step after `make test`): the CPU
+# image built with podman on a Debian base made with debootstrap (apt-get installs podman,
+# runc, debootstrap, podman-compose where missing), run (/healthz, HEALTHCHECK, a REST task and
+# a scripted run against simulated phones), then the compose farm (PostgreSQL, API server, two
+# workers) with a worker killed. Skips, saying why, where podman cannot run. CONTAINERS_CUDA=1
+# also builds docker/Dockerfile.cuda's install steps (the torch stack: several GB).
+containers-check: install-dev
+	PY=$(BIN)/python flock -s /tmp/cpu.lock .ci/containers
 
 # The type checker over mobile_agent/, perception/, eval/ and server/ ([tool.mypy] in pyproject.toml).
 typecheck: install-dev

@@ -8,6 +8,7 @@ or inside a container image), never from the source tree:
   serve      `mobile-agent serve` on loopback, one scripted task through POST /v1/tasks
   mcp        `mobile-agent mcp` over stdio (the MCP SDK's client) lists its tools
   script     `mobile-agent run --script` against a phone already served on PHONE (host:port)
+  rest       one scripted task through a service already running at API (a container, a farm)
 
 Usage: python smoke.py [--scripts DIR] [--phone HOST:PORT] STEP...  (exit 0 when every step passed)
 Only the standard library here, and the MCP SDK for the mcp step (the [mcp] extra).
@@ -124,9 +125,10 @@ def phone(work: Path) -> Iterator[tuple[int, str]]:
         subprocess.run([adb, "-P", str(adb_port), "kill-server"], env=env, capture_output=True, timeout=30)
 
 
-def http(method: str, url: str, body: object | None = None) -> dict[str, object]:
+def http(method: str, url: str, body: object | None = None, token: str | None = None) -> dict[str, object]:
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json"} | ({"Authorization": f"Bearer {token}"} if token else {})
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
     with urllib.request.urlopen(request, timeout=30) as reply:
         result: dict[str, object] = json.loads(reply.read())
         return result
@@ -175,16 +177,31 @@ def step_serve(work: Path, args: argparse.Namespace) -> None:
             wait_port(port, proc, "mobile-agent serve", timeout=180, log=log_path)
             base = f"http://127.0.0.1:{port}"
             assert http("GET", f"{base}/healthz") is not None
-            task = http("POST", f"{base}/v1/tasks", {"instruction": "dark mode", "script": SCRIPT, "device": serial})
-            deadline = time.monotonic() + 180
-            while (task := http("GET", f"{base}/v1/tasks/{task['id']}"))["status"] not in FINAL:
-                if time.monotonic() > deadline:
-                    raise SystemExit(f"smoke: task still {task['status']}")
-                time.sleep(0.3)
-            assert task["status"] == "completed", task
+            task = run_task(base, None, {"device": serial})
             say(f"serve: task {task['id']} {task['status']} on {serial}")
         finally:
             stop(proc)
+
+
+def run_task(base: str, token: str | None, where: dict[str, object], timeout: float = 180,
+             script: str = SCRIPT) -> dict[str, object]:
+    """POST a script (the dark mode's) as a task, poll it to its end; the task, completed."""
+    task = http("POST", f"{base}/v1/tasks", {"instruction": script.splitlines()[-2], "script": script, **where}, token)
+    deadline = time.monotonic() + timeout
+    while (task := http("GET", f"{base}/v1/tasks/{task['id']}", token=token))["status"] not in FINAL:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"smoke: task {task['id']} still {task['status']} after {timeout:.0f} s")
+        time.sleep(0.3)
+    assert task["status"] == "completed", task
+    return task
+
+
+def step_rest(work: Path, args: argparse.Namespace) -> None:
+    """One scripted task through a service that something else runs (--api, --token, --device)."""
+    where: dict[str, object] = {"device": args.device} if args.device else {}
+    where |= {"host": args.host} if args.host else {}
+    task = run_task(args.api, args.token, where)
+    say(f"rest: task {task['id']} {task['status']} at {args.api} ({task.get('device') or where})")
 
 
 def step_mcp(work: Path, args: argparse.Namespace) -> None:
@@ -224,7 +241,7 @@ def step_script(work: Path, args: argparse.Namespace) -> None:
 
 
 STEPS = {"version": step_version, "doctor": step_doctor, "quickstart": step_quickstart, "serve": step_serve,
-         "mcp": step_mcp, "script": step_script}
+         "mcp": step_mcp, "script": step_script, "rest": step_rest}
 
 
 def main() -> int:
@@ -233,10 +250,15 @@ def main() -> int:
     parser.add_argument("--scripts", type=Path, default=Path(__file__).resolve().parent.parent / "scripts",
                         help="the quick start's folder (scripts/ of the source tree)")
     parser.add_argument("--phone", help="host:port of a simulated phone served elsewhere (step script)")
+    parser.add_argument("--api", help="step rest: the service's URL")
+    parser.add_argument("--token", default=os.environ.get("SMOKE_API_TOKEN"), help="step rest: its API token")
+    parser.add_argument("--device", help="step rest: the phone's serial")
+    parser.add_argument("--host", help="step rest: the farm host to run on")
     args = parser.parse_args()
-    import mobile_agent
+    if args.steps != ["rest"]:  # rest talks HTTP only: it runs from any Python
+        import mobile_agent
 
-    say(f"mobile_agent from {Path(mobile_agent.__file__).parent}")
+        say(f"mobile_agent from {Path(mobile_agent.__file__).parent}")
     with tempfile.TemporaryDirectory(prefix="mobile-agent-smoke-") as tmp:
         for name in args.steps:
             started = time.monotonic()

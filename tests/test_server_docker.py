@@ -61,7 +61,8 @@ def _target_extras(target: str) -> list[str]:
 @pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: p.name)
 def test_dockerfile_references_what_exists(dockerfile: Path) -> None:
     steps = _instructions(dockerfile)
-    assert steps[0][0] == "FROM"
+    # ARG BASE (default: the public image) then FROM ${BASE}: CI builds the same file on a Debian base
+    assert steps[0][0] == "ARG" and steps[0][1].startswith("BASE=") and steps[1] == ("FROM", "${BASE}")
     copies = [rest.split() for word, rest in steps if word == "COPY"]
     assert copies
     for parts in copies:
@@ -96,13 +97,15 @@ def test_compose_file_builds_the_images_and_runs_real_commands() -> None:
     services = compose["services"]
     assert {"phones", "service"} <= set(services)
     for name, spec in services.items():
-        if "build" not in spec:  # the farm's database: Docker's official PostgreSQL image
-            assert spec["image"].startswith("postgres:") and "farm" in spec.get("profiles", []), name
-            continue
         build = spec["build"]
         context = (REPO / "docker" / build["context"]).resolve()
         assert context == REPO, name
         assert (context / build["dockerfile"]).is_file(), name
+        assert "BASE" in build.get("args", {}), name  # every image builds on a base given at build time
+        if build["dockerfile"] == "docker/Dockerfile.postgres":  # the farm's database, Debian's package
+            assert "farm" in spec.get("profiles", []) and "POSTGRES_PASSWORD" in spec["environment"], name
+            assert "pg_isready" in spec["healthcheck"]["test"], name
+            continue
         _check_command(spec["command"])
         for key in spec.get("environment", {}):
             _check_env(key)
@@ -147,3 +150,37 @@ def test_compose_farm_shares_one_database_and_one_runs_folder() -> None:
     assert all("farm-runs:/data" in w["volumes"][0] for w in workers) and api["volumes"] == ["farm-runs:/data"]
     hosts = [w["command"][w["command"].index("--host-name") + 1] for w in workers]
     assert len(set(hosts)) == len(hosts)  # one name per host
+
+
+def test_cuda_image_lines() -> None:
+    """What the container tier cannot build here (no GPU, no NVIDIA registry), checked as text:
+    the CUDA base, the torch stack's install target, the GPU settings, compose's GPU request."""
+    steps = _instructions(REPO / "docker" / "Dockerfile.cuda")
+    base = steps[0][1].removeprefix("BASE=")
+    match = re.fullmatch(r"nvidia/cuda:(\d+)\.(\d+)\.\d+-cudnn-runtime-ubuntu(\d+)\.04", base)
+    assert match, base
+    # Ubuntu 22.04's python3 is 3.10: the oldest the package declares
+    requires = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert match.group(3) == "22" and requires == ">=3.10"
+    runs = " ".join(rest for word, rest in steps if word == "RUN")
+    assert "python3 python3-venv python3-pip" in runs and "make install-ml" in runs
+    assert "ml" in _target_extras("install-ml")[0].split(",")
+    env = " ".join(rest for word, rest in steps if word == "ENV")
+    assert "MOBILE_AGENT_PERCEPTION__COMPUTE_DEVICE=cuda" in env
+    gpu = yaml.safe_load((REPO / "docker" / "compose.yaml").read_text())["services"]["service-gpu"]
+    assert gpu["build"]["dockerfile"] == "docker/Dockerfile.cuda"
+    (device,) = gpu["deploy"]["resources"]["reservations"]["devices"]
+    assert device["driver"] == "nvidia" and device["capabilities"] == ["gpu"]
+    assert gpu["environment"]["MOBILE_AGENT_PERCEPTION__DETECTOR"] == "grounding-dino"
+
+
+def test_healthcheck_asks_the_port_the_server_listens_on() -> None:
+    """CMD gives no --port: the server listens on MOBILE_AGENT_SERVER__PORT, the HEALTHCHECK asks it."""
+    for dockerfile in DOCKERFILES:
+        steps = _instructions(dockerfile)
+        cmd = yaml.safe_load([rest for word, rest in steps if word == "CMD"][0])
+        assert "--port" not in cmd, dockerfile.name
+        env = " ".join(rest for word, rest in steps if word == "ENV")
+        assert "MOBILE_AGENT_SERVER__PORT=8000" in env, dockerfile.name
+        health = [rest for word, rest in steps if word == "HEALTHCHECK"][0]
+        assert "os.environ['MOBILE_AGENT_SERVER__PORT']" in health and "/healthz" in health, dockerfile.name
