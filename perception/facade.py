@@ -17,6 +17,7 @@ import time
 
 import numpy as np
 
+from perception.blank_screen import blank_app_area
 from perception.cache import FrameCache, frame_key
 from perception.config import PerceptionConfig
 from perception.errors import InvalidInputError
@@ -27,7 +28,7 @@ from perception.proposals import propose_ui_elements
 from perception.registry import shared
 from perception.snapping import SnapTarget, targets_from
 from perception.text_match import locate_text
-from perception.tree_source import tree_location
+from perception.tree_source import tree_location, tree_only_location
 from perception.types import Box, IconRegion, LocateStatus, Location, TextLine
 from perception.zoom import is_short_target, read_zoomed, zoom_regions
 
@@ -104,10 +105,15 @@ class Perception:
     def find_text(self, image: np.ndarray, text: str, hierarchy: object = None) -> Location:
         """Where ``text`` is on ``image``. ``hierarchy``: the phone's ``uiautomator dump``
         (XML, or nodes from ``perception.accessibility``), used when ``config.accessibility``
-        is on and the tree agrees with the pixels; else vision alone decides."""
+        is on and the tree agrees with the pixels; else vision alone decides. On a frame
+        whose app area is blank (``blank``: a FLAG_SECURE window) a given tree answers alone."""
         image = check_image(image)
         target = _check_target(text, "text")
         key = frame_key(image)
+        if hierarchy is not None and self.blank(image):  # nothing to read: the tree alone answers
+            alone = tree_only_location(image, target, hierarchy, self._locate)
+            if alone is not None:
+                return alone
         if hierarchy is not None and self.config.accessibility:
             found = tree_location(image, target, hierarchy, self._ocr.read, self._locate)
             if found is not None:
@@ -184,9 +190,19 @@ class Perception:
         key = frame_key(image)
         icons = self._icon_locator()
         nodes = None
-        if hierarchy is not None and self.config.accessibility:
+        if hierarchy is not None and (self.config.accessibility or self.blank(image)):
             nodes = icon_nodes(hierarchy, image.shape[1], image.shape[0])
+        if nodes is not None and self.blank(image):  # nothing drawn to rank: the tree's names answer
+            return icons.locate_in_tree(image, target, position or None, nodes)
         return icons.locate(image, key, target, position or None, nodes)
+
+    def blank(self, image: np.ndarray) -> bool:
+        """Whether the frame's app area is one colour (``perception.blank_screen``): a
+        FLAG_SECURE window captured black, or a frame caught before it was drawn. Then a
+        tree given to ``find_text`` / ``find_icon`` answers alone, whatever
+        ``config.accessibility`` says: the pixels cannot disagree with it. Cached per frame."""
+        image = check_image(image)
+        return self._cache.get_or_compute(frame_key(image), "blank", lambda: blank_app_area(image))
 
     def snap_targets(self, image: np.ndarray) -> list[SnapTarget]:
         """What a grounded model's tap may be snapped to (``perception.snapping``): the OCR

@@ -20,7 +20,7 @@ from perception.errors import InvalidInputError
 from perception.icon_vocabulary import read_icon_words
 from perception.types import Box
 
-__all__ = ["icon_nodes", "tree_votes"]
+__all__ = ["icon_nodes", "tree_icon_boxes", "tree_votes"]
 
 # words that say nothing about which control it is
 _FILLER = {
@@ -80,3 +80,12 @@ def tree_votes(nodes: list[AccessibilityNode], description: str, boxes: list[Box
         holders = [n for n in controls if n.bounds.contains(cx, cy) and n.bounds.area >= 0.5 * box.area]
         votes.append(max((_agreement(n, shapes, words) for n in holders), default=0.0))
     return votes
+
+
+def tree_icon_boxes(nodes: list[AccessibilityNode], description: str, max_node_area: float) -> list[tuple[Box, float]]:
+    """(bounds, agreement) of the named controls that agree with the description, best
+    first: where the icon is when the pixels cannot say (a frame captured blank)."""
+    shapes = set(read_icon_words(description).shapes)
+    words = _content_words(description)
+    found = [(n.bounds, _agreement(n, shapes, words)) for n in nodes if n.bounds.area <= max_node_area]
+    return sorted([(b, a) for b, a in found if a > 0], key=lambda pair: -pair[1])

@@ -38,7 +38,7 @@ from perception.cache import FrameCache
 from perception.config import PerceptionConfig
 from perception.crops import numbered_candidates
 from perception.heuristic_ranker import HeuristicRanker, names_a_shape
-from perception.icon_tree import tree_votes
+from perception.icon_tree import tree_icon_boxes, tree_votes
 from perception.position import UnknownPositionError, parse_position
 from perception.proposals import filter_icon_boxes, nms, propose_ui_elements
 from perception.registry import shared
@@ -283,6 +283,33 @@ class IconLocator:
             return app_area(image, texts)
 
         return self._cache.get_or_compute(key, "app-area", find)
+
+    def locate_in_tree(
+        self, image: np.ndarray, description: str, position: str | None, nodes: list[AccessibilityNode]
+    ) -> Location:
+        """Where the icon is by the tree's names alone, for a frame captured blank (a
+        FLAG_SECURE window: ``perception.blank_screen``): the agreeing control, or the
+        agreeing ones as candidates when more than one agrees as well."""
+        backend = "accessibility only (the capture is blank)"
+        try:
+            where = parse_position(position)
+        except UnknownPositionError as exc:
+            return Location(LocateStatus.NOT_FOUND, description, feedback=str(exc), backend=backend)
+        height, width = image.shape[:2]
+        found = tree_icon_boxes(nodes, description, _TREE_NODE_AREA * width * height)
+        if where is not None:
+            found = [(b, a) for b, a in found if where.accepts(b, width, height, (0.0, float(height)))]
+        if not found:
+            return Location(LocateStatus.NOT_FOUND, description, backend=backend,
+                            feedback=f'The screen is protected from capture and no control in its accessibility tree '
+                                     f'is named like "{description}". Click text instead.')  # fmt: skip
+        best = [b for b, a in found if a >= found[0][1]]
+        if len(best) == 1:
+            return Location(LocateStatus.FOUND, description, point=best[0].center, box=best[0], backend=backend)
+        top = best[: self.config.max_text_candidates]
+        candidates = numbered_candidates(image, [(b, None, found[0][1]) for b in top], self.config.crop_margin)
+        return Location(LocateStatus.CANDIDATES, description, candidates=candidates, backend=backend,
+                        feedback=f'Several controls could be "{description}"; choose one by number (1..{len(candidates)}).')  # fmt: skip
 
     def locate(
         self,

@@ -19,9 +19,9 @@ from rapidfuzz import fuzz
 from perception.accessibility import AccessibilityNode, parse_uiautomator_dump, text_lines, tree_fits_image
 from perception.errors import InvalidInputError
 from perception.text_match import TIER_PARTIAL, fold, match_text
-from perception.types import LocateStatus, Location, TextLine
+from perception.types import Box, LocateStatus, Location, TextLine
 
-__all__ = ["node_shows_text", "tree_location"]
+__all__ = ["node_shows_text", "tree_location", "tree_only_location"]
 
 _SPOT_CHECKS = 3
 _AGREE = 80.0  # rapidfuzz partial ratio between the node's text and what OCR reads in its crop
@@ -44,6 +44,46 @@ def node_shows_text(read: Callable[[np.ndarray], list[TextLine]], image: np.ndar
     return fuzz.partial_ratio(wanted[: max(len(seen), 3)], seen) >= _AGREE
 
 
+def _nodes(hierarchy: object) -> list[AccessibilityNode] | None:
+    if isinstance(hierarchy, (str, bytes)):
+        try:
+            return parse_uiautomator_dump(hierarchy)
+        except InvalidInputError:
+            return None  # the phone answered an error instead of a tree
+    if isinstance(hierarchy, list) and all(isinstance(n, AccessibilityNode) for n in hierarchy):
+        return hierarchy
+    raise InvalidInputError(
+        f"hierarchy must be uiautomator dump XML or a list of AccessibilityNode, got {type(hierarchy).__name__}",
+        backend="accessibility",
+    )
+
+
+def tree_only_location(
+    image: np.ndarray,
+    target: str,
+    hierarchy: object,
+    locate: Callable[[np.ndarray, list[TextLine], str, str], Location],
+) -> Location | None:
+    """The target's place from the tree alone, for a frame whose pixels hold nothing to
+    check it against (a FLAG_SECURE window captures black: ``perception.blank_screen``).
+    ``None`` when there is no usable tree."""
+    height, width = image.shape[:2]
+    nodes = _nodes(hierarchy)
+    if nodes is None or not tree_fits_image(nodes, (width, height)):
+        return None
+    lines = text_lines(nodes, (width, height))
+    # a control and the text inside it often carry one label (a Button's node and its
+    # TextView, a row's content-desc and its title): one place, the control's
+    lines = [a for a in lines if not any(b is not a and fold(b.text) == fold(a.text) and _within(a.box, b.box)
+                                         for b in lines)]  # fmt: skip
+    return locate(image, lines, target, "accessibility only (the capture is blank)")
+
+
+def _within(inner: Box, outer: Box) -> bool:
+    return (outer.left <= inner.left and outer.top <= inner.top and inner.right <= outer.right
+            and inner.bottom <= outer.bottom and inner.area < outer.area)  # fmt: skip
+
+
 def tree_location(
     image: np.ndarray,
     target: str,
@@ -53,19 +93,8 @@ def tree_location(
 ) -> Location | None:
     """The target's place from the tree, or ``None`` when vision must decide."""
     height, width = image.shape[:2]
-    if isinstance(hierarchy, (str, bytes)):
-        try:
-            nodes = parse_uiautomator_dump(hierarchy)
-        except InvalidInputError:
-            return None  # the phone answered an error instead of a tree
-    elif isinstance(hierarchy, list) and all(isinstance(n, AccessibilityNode) for n in hierarchy):
-        nodes = hierarchy
-    else:
-        raise InvalidInputError(
-            f"hierarchy must be uiautomator dump XML or a list of AccessibilityNode, got {type(hierarchy).__name__}",
-            backend="accessibility",
-        )
-    if not tree_fits_image(nodes, (width, height)):
+    nodes = _nodes(hierarchy)
+    if nodes is None or not tree_fits_image(nodes, (width, height)):
         return None
     lines = text_lines(nodes, (width, height))
     matches = [m for m in match_text(lines, target, (width, height), 1.0) if m.tier != TIER_PARTIAL]

@@ -17,6 +17,8 @@ import io
 import struct
 from typing import TYPE_CHECKING, Any
 
+from PIL import Image, ImageDraw
+
 from simphone.apps import AppContext
 from simphone.ui import chrome, keyguard, permission_dialog
 from simphone.ui.canvas import Canvas
@@ -115,12 +117,25 @@ class ScreenMixin(_Base):
         with self.lock:
             return copy.deepcopy(self._ensure_frame().elements)
 
+    def _captured(self, canvas: Canvas) -> Image.Image:
+        """What a capture of the frame shows: as drawn, but a FLAG_SECURE app's content area
+        black (SurfaceFlinger's ``SecureLayerMode::Redact``, see `simphone.apps.vault`); the
+        status and navigation bars are SystemUI's own layers and stay."""
+        app = self.apps.get(self.foreground)
+        if not (app is not None and app.secure_window and self.screen_on and not self.keyguard_showing
+                and not self.shade_open):  # fmt: skip
+            return canvas.image
+        image = canvas.image.copy()
+        left, top, right, bottom = chrome.content_box(self, self.width, self.height)
+        ImageDraw.Draw(image).rectangle((left, top, right - 1, bottom - 1), fill=(0, 0, 0))
+        return image
+
     def screencap_png(self) -> bytes:
         with self.lock:
             canvas = self._ensure_frame()
             if self._png is None:
                 buf = io.BytesIO()
-                canvas.image.save(buf, format="PNG", compress_level=1)
+                self._captured(canvas).save(buf, format="PNG", compress_level=1)
                 self._png = buf.getvalue()
             return self._png
 
@@ -130,12 +145,14 @@ class ScreenMixin(_Base):
         with self.lock:
             canvas = self._ensure_frame()
             if self._raw is None:
-                img = canvas.image  # RGB; "RGBX" packs it as RGBA with alpha 255, without a converted copy
+                img = self._captured(canvas)  # RGB; "RGBX" packs it as RGBA with alpha 255, without a converted copy
                 words = (img.width, img.height, 1, 0)[: self.profile.raw_header_words]
                 self._raw = struct.pack(f"<{len(words)}I", *words) + img.tobytes("raw", "RGBX")
             return self._raw
 
     def screenshot(self):
-        """The current frame as a Pillow RGB image (a copy)."""
+        """The current frame as a capture shows it, as a Pillow RGB image (a copy)."""
         with self.lock:
-            return self._ensure_frame().image.copy()
+            canvas = self._ensure_frame()
+            image = self._captured(canvas)
+            return image.copy() if image is canvas.image else image

@@ -29,6 +29,7 @@ from mobile_agent.agent.causes import error_cause, error_dict
 from mobile_agent.agent.mask import MASKED_NOTE, MaskedFrame, SecretMask, masking_live_frames, secret_values
 from mobile_agent.agent.parts import TimedLocator, elapsed_ms
 from mobile_agent.agent.people import NoPersonChannel, UserChannel, UserReply, UserRequest
+from mobile_agent.agent.protected import look_again, tree_texts
 from mobile_agent.agent.records import (
     AgentEvent,
     EventKind,
@@ -227,15 +228,18 @@ class RunSession:
         given, else on a fresh capture."""
         started_at = time.time()
         capture_ms = 0.0
+        start = time.perf_counter()
         if frame is None:
-            start = time.perf_counter()
             frame = device.screenshot()
-            capture_ms = elapsed_ms(start)
+        # a blank frame: captured again (bounded); still blank, the model is told why (a protected screen)
+        frame, blank = look_again(device, frame, self.cancel)
+        capture_ms = elapsed_ms(start)
         kept = self._kept(device, frame.pixels)
         self._last_frame = self._last_step_frame = kept
         self._last_shot = self.writer.save_screenshot(index, kept)
         draft = StepDraft(index=index, screenshot=self._last_shot, frame=frame, started_at=started_at, capture_ms=capture_ms)
         draft.kept_pixels = kept if kept is not frame.pixels else None
+        draft.blank = blank
         return draft
 
     def _kept(self, device: AgentDevice, pixels: np.ndarray) -> np.ndarray:
@@ -252,8 +256,10 @@ class RunSession:
         return MaskedFrame(draft.kept_pixels, draft.frame.width, draft.frame.height)
 
     def model_notes(self, draft: StepDraft) -> list[str]:
-        """What the model is told of its image: that a black box hides a secret it typed."""
-        return [MASKED_NOTE] if draft.kept_pixels is not None else []
+        """What the model is told of its image: that a black box hides a secret it typed; that
+        the screen is protected from capture, and what its accessibility tree says (``agent.protected``)."""
+        notes = [MASKED_NOTE] if draft.kept_pixels is not None else []
+        return [*notes, draft.blank.note] if draft.blank is not None else notes
 
     def model_text(self, text: str) -> str:
         """``text`` (history, feedback) as the model may read it: no secret, nor a part of one."""
@@ -298,6 +304,10 @@ class RunSession:
         settle_ms = elapsed_ms(start)
         self._last_frame = self._kept(device, after.pixels)  # a frame after the last step's: the run's end state
         changed, ratio = screen_changed(draft.frame.pixels, after.pixels, agent.change_threshold)
+        if draft.blank is not None and draft.blank.texts and not changed:
+            # a protected screen's pixels never change: its tree says whether the action did anything
+            changed = tree_texts(device, after) != draft.blank.texts
+            ratio = 1.0 if changed else 0.0
         settled = Settled(after, changed, round(ratio, 5), settle_ms)
         draft.took_settle(settled)
         return settled

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mobile_agent.agent.protected import BlankScreen
 from mobile_agent.agent.records import LocationSummary, RunResult, StepRecord, StepTimings
 from mobile_agent.operations.context import AgentDevice, Outcome, ScreenshotLike
 from mobile_agent.operations.parser import ParsedAction
@@ -81,6 +82,8 @@ class StepDraft:
     linked_run: dict[str, Any] | None = None
     # the frame as the trajectory keeps it (password fields hidden), when it differs from ``frame``
     kept_pixels: Any = None
+    # the frame stayed blank: what the model is told of it, what the tree listed (``agent.protected``)
+    blank: BlankScreen | None = None
     # the step has something worth keeping if the run ends now (a reply, an operation);
     # a step that ends while waiting for its first answer leaves no record
     begun: bool = False

@@ -8,7 +8,7 @@ JSON schema) comes from the decorator and its parameter model.
 Model mistakes (text not on screen, unknown app) return ``Outcome(ok=False, feedback)``;
 device errors propagate and end the run.
 
-May import: pydantic, perception.types, mobile_agent.errors, the sibling modules;
+May import: pydantic, perception.types, perception.blank_screen, mobile_agent.errors, the sibling modules;
 mobile_agent.device.hierarchy lazily (the accessibility tree, when that setting is on).
 """
 
@@ -27,6 +27,7 @@ from mobile_agent.operations.parser import split_top_level, strip_quotes
 from mobile_agent.operations.registry import operation
 from mobile_agent.operations.secrets import resolve_secrets
 from mobile_agent.settings import Settings
+from perception.blank_screen import blank_app_area
 from perception.types import LocateStatus, Location
 
 __all__ = ["find_icon_on", "find_text_on", "normalize_position", "screen_hierarchy"]
@@ -157,18 +158,30 @@ def screen_hierarchy(device: DeviceLike, settings: Settings) -> str | None:
     return dump_hierarchy(device).xml
 
 
+def _tree_for(device: DeviceLike, pixels: np.ndarray, settings: Settings) -> str | None:
+    """The tree for locating on ``pixels``: when the setting is on, and whatever the setting
+    when the frame's app area is blank (a FLAG_SECURE window captures black on a real
+    phone: ``perception.blank_screen``), as then only the tree can place a tap."""
+    if settings.perception.accessibility or not blank_app_area(pixels):
+        return screen_hierarchy(device, settings)
+    from mobile_agent.device.hierarchy import dump_hierarchy
+
+    return dump_hierarchy(device).xml
+
+
 def find_text_on(device: DeviceLike, locator: Locator, pixels: np.ndarray, text: str, settings: Settings) -> Location:
     """Where ``text`` is on ``pixels`` (the phone's screen now), with the accessibility tree
-    when that setting is on (perception trusts it only where it agrees with the pixels):
-    the one text lookup of every operation and interface."""
-    return locator.find_text(pixels, text, screen_hierarchy(device, settings))
+    when that setting is on (perception trusts it only where it agrees with the pixels), or
+    when the frame is blank (perception then locates by the tree alone): the one text
+    lookup of every operation and interface."""
+    return locator.find_text(pixels, text, _tree_for(device, pixels, settings))
 
 
 def find_icon_on(
     device: DeviceLike, locator: Locator, pixels: np.ndarray, icon: str, position: str | None, settings: Settings
 ) -> Location:
     """Where the icon ``icon`` is, as ``find_text_on`` (a node whose content-desc agrees wins)."""
-    return locator.find_icon(pixels, icon, position, screen_hierarchy(device, settings))
+    return locator.find_icon(pixels, icon, position, _tree_for(device, pixels, settings))
 
 
 def _find_text(ctx: OperationContext, text: str) -> Location:

@@ -47,6 +47,8 @@ Rules:
 - `view_activity(view) -> str`: the activity name shown by `dumpsys window` for a view
   (default: `activity`); `activity_view(activity) -> dict | None`: the view `am start -n`
   opens for an activity name (default: the main view for `activity`, None otherwise).
+- `secure_window = True`: the app's window is FLAG_SECURE; `screencap` and `screenshot()`
+  show its content area black, as AOSP's SurfaceFlinger redacts it (`simphone.apps.vault`).
 - `preinstalled = False` apps are not installed until `Phone.install(package)` (the
   Play Store's job); they then appear on the launcher.
 - Where: one module per app in this package (`simphone/apps/music.py`); `Phone()` imports
@@ -79,6 +81,8 @@ class App:
     color: ClassVar[str] = "blue"
     preinstalled: ClassVar[bool] = True
     on_launcher: ClassVar[bool] = True
+    # the window sets FLAG_SECURE: captures show its content area black (simphone.apps.vault)
+    secure_window: ClassVar[bool] = False
     schemes: ClassVar[tuple[str, ...]] = ()
     multiline_fields: ClassVar[tuple[str, ...]] = ()
 
