@@ -21,6 +21,7 @@ logs; whoever handles it decides.
      │    ├── TextInputError              text could not be delivered (reason): never reported typed
      │    ├── AppNotFoundError            no package / label matches (app)
      │    └── DeviceCommandError          a device command or adb request failed (command, exit_code, output)
+     ├── PhoneBusyError (serial, holder)  another run holds the phone's lease (mobile_agent.device.lease)
      ├── PerceptionError                  wraps perception.errors.PerceptionFailure (backend)
      ├── PlannerError (status_code, attempts)
      │    ├── PlannerUnreachableError     connection refused / timeouts after retries
@@ -58,6 +59,7 @@ __all__ = [
     "OperationError",
     "OperationParseError",
     "PerceptionError",
+    "PhoneBusyError",
     "PlannerError",
     "PlannerResponseError",
     "PlannerUnreachableError",
@@ -164,6 +166,15 @@ class DeviceCommandError(DeviceError):
 
 
 # --- perception ---------------------------------------------------------------------
+
+
+class PhoneBusyError(MobileAgentError):
+    """Another run (a REST task, an MCP session, ``mobile-agent run``) holds the phone: one
+    phone, one run. Not a ``DeviceError``: nothing is wrong with the phone. ``holder`` names
+    who holds it."""
+
+    def __init__(self, message: str, *, serial: str, holder: str) -> None:
+        super().__init__(message, serial=serial, holder=holder)
 
 
 class PerceptionError(MobileAgentError):

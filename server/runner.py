@@ -12,6 +12,7 @@ May import: ``mobile_agent`` (public API), the standard library, ``server.people
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from server.webhooks import WebhookSender, task_finished
 __all__ = ["AgentTaskRunner", "Emit", "TaskOutcome", "TaskRunner", "TaskSpec", "cache_namespace", "task_settings"]
 
 Emit = Callable[[str, dict[str, Any]], None]
+log = logging.getLogger(__name__)
+PHONE_WAIT_S = 600.0  # a task whose phone another interface holds waits this long for it
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,7 @@ class AgentTaskRunner:
         callback_url = spec.options.get("callback_url")
         outcome: TaskOutcome | None = None
         try:
-            outcome = self._run(spec, cancel=cancel, emit=emit)
+            outcome = self._leased(spec, cancel=cancel, emit=emit)
             return outcome
         finally:  # the end is told even when the run raised (the scheduler stores it as an error)
             self.webhooks.send(callback_url, "task_finished", task_finished(
@@ -144,6 +147,32 @@ class AgentTaskRunner:
                 result=outcome.extra if outcome is not None else None,
                 error=outcome.error if outcome is not None else {"message": "the run raised an error"},
             ))
+
+    def _leased(self, spec: TaskSpec, *, cancel: threading.Event, emit: Emit) -> TaskOutcome:
+        """The run, holding the phone's lease (``mobile_agent.device.PhoneLease``): an MCP session
+        or ``mobile-agent run`` on the same phone makes it wait, never interleave."""
+        from mobile_agent.device import PhoneLease, lease_holder
+        from mobile_agent.errors import PhoneBusyError
+
+        owner = spec.options.get("owner") or "anonymous"
+        lease = PhoneLease(self.settings.adb, spec.serial, f"REST task {spec.task_id} of {owner}",
+                           wait_s=PHONE_WAIT_S, cancel=cancel)
+        try:
+            if lease_holder(self.settings.adb, spec.serial) is not None:
+                # who holds it is an admin's business (the log); the task says it waits
+                emit("waiting_for_phone", {"serial": spec.serial, "wait_s": PHONE_WAIT_S})
+            lease.acquire()
+        except PhoneBusyError as exc:
+            log.warning("task %s: phone %s stayed busy: %s", spec.task_id, spec.serial, exc.message)
+            if cancel.is_set():
+                return TaskOutcome(status="cancelled", extra={"reason": "cancelled while waiting for the phone"})
+            return TaskOutcome(status="error", error={"type": "PhoneBusyError", "serial": spec.serial,
+                                                      "message": f"phone {spec.serial} stayed busy with another "
+                                                                 f"run for {PHONE_WAIT_S:g} s"})
+        try:
+            return self._run(spec, cancel=cancel, emit=emit)
+        finally:
+            lease.release()
 
     def _run(self, spec: TaskSpec, *, cancel: threading.Event, emit: Emit) -> TaskOutcome:
         from mobile_agent.agent import Agent

@@ -251,6 +251,16 @@ def run_command(args: argparse.Namespace) -> int:
     except DeviceError as exc:
         print(f"mobile-agent run: {exc.message}", file=err)
         return EXIT_CODES["error"]
+    # one phone, one run: a phone a REST task or an MCP session is driving is refused, not shared
+    from mobile_agent.device import PhoneLease
+    from mobile_agent.errors import PhoneBusyError
+
+    lease = PhoneLease(settings.adb, device.serial, f"mobile-agent run (pid {os.getpid()})")
+    try:
+        lease.acquire()
+    except PhoneBusyError as exc:
+        print(f"mobile-agent run: {exc.message}; run again when it is free", file=err)
+        return EXIT_CODES["error"]
 
     cancel = threading.Event()
     printer = None if args.quiet or args.json else ProgressPrinter(sys.stdout)
@@ -278,6 +288,8 @@ def run_command(args: argparse.Namespace) -> int:
     except (OperationError, ConfigError) as exc:
         print(f"mobile-agent run: {exc.message}", file=err)
         return EXIT_USAGE
+    finally:
+        lease.release()
     if args.json:
         from mobile_agent.agent.redact import Redactor
 

@@ -2,7 +2,7 @@
 
 Public API (see docs/architecture.md, ``mobile_agent.device``): ``open_device``,
 ``list_devices``, ``connect``, ``Device``, ``DeviceInfo``, ``Screenshot``,
-``ScreenInfo``. Errors are the ``DeviceError`` subtree of ``mobile_agent.errors``.
+``ScreenInfo``, ``PhoneLease`` (one phone, one run, across interfaces). Errors are the ``DeviceError`` subtree of ``mobile_agent.errors``.
 
 May import: adbutils, numpy, Pillow, the standard library, ``mobile_agent.errors`` and
 ``mobile_agent.settings``.
@@ -11,6 +11,7 @@ May import: adbutils, numpy, Pillow, the standard library, ``mobile_agent.errors
 from __future__ import annotations
 
 from mobile_agent.device.device import Device, ScreenInfo, ScreenState, frame_difference
+from mobile_agent.device.lease import PhoneLease, lease_holder
 from mobile_agent.device.parsing import LauncherApp
 from mobile_agent.device.screenshot import Screenshot
 from mobile_agent.device.selection import open_device
@@ -22,6 +23,7 @@ __all__ = [
     "Device",
     "DeviceInfo",
     "LauncherApp",
+    "PhoneLease",
     "ScreenInfo",
     "ScreenState",
     "Screenshot",
@@ -30,6 +32,7 @@ __all__ = [
     "ensure_server",
     "find_adb",
     "frame_difference",
+    "lease_holder",
     "list_devices",
     "open_device",
     "validate_address",

@@ -81,10 +81,8 @@ def run(args: argparse.Namespace) -> int:
     if args.transport == "stdio":
         server.run("stdio")
         return 0
-    named = [entry.token for entry in settings.server.tokens.values()]
-    tokens = [secret.get_secret_value() for secret in (settings.server.api_token, *named)
-              if secret is not None and secret.get_secret_value()]
-    if not tokens:
+    principals = _principals(settings)
+    if not principals:
         print("mobile-agent mcp: HTTP needs a bearer token: set server.api_token "
               "(MOBILE_AGENT_SERVER__API_TOKEN), server.tokens, or pass --token-file", file=sys.stderr)
         return EXIT_USAGE
@@ -94,23 +92,41 @@ def run(args: argparse.Namespace) -> int:
         print("mobile-agent mcp: --session-idle-timeout must be a positive number of seconds", file=sys.stderr)
         return EXIT_USAGE
     http = server.streamable_http_app(host=settings.server.host, session_idle_timeout=args.session_idle_timeout)
-    app = bearer_protected(http, tokens)
+    app = bearer_protected(http, principals)
     uvicorn.run(app, host=settings.server.host, port=settings.server.port, log_level="warning")
     return 0
 
 
-def bearer_protected(app: Any, tokens: list[str]) -> Any:
-    """``app`` (ASGI) behind ``Authorization: Bearer <token>``, any one of ``tokens`` (the
-    service's ``server.api_token`` and its named ``server.tokens``): 401 otherwise, before
-    the MCP transport sees the request. Lifespan events pass (the SDK's session manager
-    starts there)."""
-    expected = [f"Bearer {token}".encode() for token in tokens]
+def _principals(settings: Any) -> dict[str, tuple[str, str]]:
+    """token -> (name, role), as the REST service reads them (``server.auth``): server.api_token
+    is "default", an admin; each of server.tokens its name and role."""
+    found: dict[str, tuple[str, str]] = {}
+    if settings.server.api_token is not None and settings.server.api_token.get_secret_value():
+        found[settings.server.api_token.get_secret_value()] = ("default", "admin")
+    for name, entry in sorted(settings.server.tokens.items()):
+        if entry.token.get_secret_value():
+            found.setdefault(entry.token.get_secret_value(), (name, entry.role))
+    return found
+
+
+def bearer_protected(app: Any, principals: dict[str, tuple[str, str]]) -> Any:
+    """``app`` (ASGI) behind ``Authorization: Bearer <token>``, any one of ``principals``' tokens
+    (the service's ``server.api_token`` and its named ``server.tokens``): 401 otherwise, before
+    the MCP transport sees the request. The request's scope then names its principal (name,
+    role), which the tools read (a viewer may not act; a phone's lease names its holder).
+    Lifespan events pass (the SDK's session manager starts there)."""
+    from mobile_agent.mcp_server.tools import PRINCIPAL_STATE
+
+    expected = [(f"Bearer {token}".encode(), principal) for token, principal in principals.items()]
 
     async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            matches = [hmac.compare_digest(given, one) for one in expected]  # all compared: no timing hint
-            if not any(matches):
+            matches = [principal for one, principal in expected
+                       if hmac.compare_digest(given, one)]  # every one compared: no timing hint
+            if matches:
+                scope.setdefault("state", {})[PRINCIPAL_STATE] = matches[0]
+            else:
                 body = b'{"error": "a bearer token is required (Authorization: Bearer <server.api_token>)"}'
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})

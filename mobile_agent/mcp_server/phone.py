@@ -59,6 +59,11 @@ class ToolFailure(Exception):
     """A call the client can correct (a bad serial, an unknown run): a tool error."""
 
 
+# how long a call waits for a phone another run holds, before it answers "phone busy"
+OPERATION_WAIT_S = 30.0
+RUN_WAIT_S = 600.0
+
+
 @dataclass
 class Shot:
     png: bytes
@@ -138,18 +143,26 @@ class PhoneService:
 
     # -- acting -------------------------------------------------------------------
     def operate(self, card: OperationCard, params: dict[str, Any], serial: str | None,
-                channel: UserChannel | None, session: McpSession, candidate: int | None = None) -> dict[str, Any]:
-        """One operation, as the next step of ``session``'s trajectory on the phone."""
+                channel: UserChannel | None, session: McpSession, candidate: int | None = None,
+                holder: str = "an MCP session") -> dict[str, Any]:
+        """One operation, as the next step of ``session``'s trajectory on the phone, holding the
+        phone's lease (``mobile_agent.device.lease``: never between another run's steps)."""
+        from mobile_agent.device import PhoneLease
+
         model = card.params_model.model_validate(params)  # ValidationError: the caller's mistake
         text = card.render(model)
         action = ParsedAction(card.name, model, raw=text, text=text)
         device = self.device(serial)
-        return session.trajectory(device, self._remember).operate(action, candidate, channel)
+        with PhoneLease(self.settings.adb, device.serial, holder, wait_s=OPERATION_WAIT_S):
+            return session.trajectory(device, self._remember).operate(action, candidate, channel)
 
     def run_instruction(self, instruction: str, serial: str | None, *, cancel: threading.Event, on_event: Any,
-                        channel: UserChannel | None, max_steps: int | None, session: McpSession) -> RunResult:
-        """A planned run with its own trajectory, linked from ``session``'s on that phone."""
+                        channel: UserChannel | None, max_steps: int | None, session: McpSession,
+                        holder: str = "an MCP session") -> RunResult:
+        """A planned run with its own trajectory, linked from ``session``'s on that phone; the
+        phone's lease is held from its first step to its last (a second run waits for it)."""
         from mobile_agent.agent import Agent
+        from mobile_agent.device import PhoneLease
 
         if not self.settings.planner.configured:
             raise ToolFailure(
@@ -167,7 +180,8 @@ class PhoneService:
                 self.runs[result.run_id] = result.trajectory_dir
             return result
 
-        return session.trajectory(device, self._remember).linked(instruction, start)
+        with PhoneLease(self.settings.adb, device.serial, holder, wait_s=RUN_WAIT_S, cancel=cancel):
+            return session.trajectory(device, self._remember).linked(instruction, start)
 
     # -- records ------------------------------------------------------------------
     def _remember(self, run_id: str, trajectory: SessionTrajectory) -> None:

@@ -43,6 +43,7 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import BaseModel, Field, ValidationError
+from starlette.requests import Request
 
 from mobile_agent.agent.people import NoPersonChannel, UserChannel, UserReply, UserRequest
 from mobile_agent.errors import MobileAgentError
@@ -140,6 +141,29 @@ async def _session_of(ctx: Context[Any, Any], settings: Settings) -> AsyncIterat
     yield session
 
 
+PRINCIPAL_STATE = "mobile_agent_principal"  # set in the HTTP request's scope by cli.bearer_protected
+
+
+def _principal(ctx: Context[Any, Any]) -> tuple[str, str]:
+    """(name, role) of the token the HTTP request came with (``cli.bearer_protected`` maps the
+    bearer token to its principal, as the REST service does); over stdio the local user, an
+    admin: the client that started the process is the only one talking to it."""
+    request = ctx.request_context.request
+    if isinstance(request, Request):
+        found = request.scope.get("state", {}).get(PRINCIPAL_STATE)
+        if isinstance(found, tuple) and len(found) == 2:
+            return str(found[0]), str(found[1])
+    return "local", "admin"
+
+
+def _actor(ctx: Context[Any, Any]) -> str:
+    """The lease holder's name for a call that acts on the phone; a viewer's token may not act."""
+    name, role = _principal(ctx)
+    if role == "viewer":
+        raise ToolError(f"the token {name!r} is a viewer: it may look at the phone, not act on it")
+    return f"MCP session of {name}"
+
+
 def _channel(ctx: Context[Any, Any]) -> UserChannel:
     caps = ctx.client_capabilities
     if caps is not None and getattr(caps, "elicitation", None) is not None:
@@ -180,10 +204,11 @@ def _card_tool(service: PhoneService, card: OperationCard) -> Callable[..., Awai
     async def tool(ctx: Context[Any, Any], **kwargs: Any) -> dict[str, Any]:
         serial = kwargs.pop("serial", None)
         candidate = kwargs.pop("candidate", None)
+        holder = _actor(ctx)
         channel = _channel(ctx)
         async with _session_of(ctx, service.settings) as session:
             answer: dict[str, Any] = await _in_thread(
-                lambda: service.operate(card, kwargs, serial, channel, session, candidate))
+                lambda: service.operate(card, kwargs, serial, channel, session, candidate, holder))
         return answer
 
     parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)]
@@ -261,6 +286,7 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
         max_steps: Annotated[int | None, Field(ge=1, le=200, description="step budget (default agent.max_steps)")] = None,
         serial: Serial = None,
     ) -> dict[str, Any]:
+        holder = _actor(ctx)
         cancel = threading.Event()
         total = float(max_steps or settings.agent.max_steps)
         channel = _channel(ctx)
@@ -279,7 +305,8 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
         async with _session_of(ctx, settings) as session:
             result = await _in_thread(
                 lambda: service.run_instruction(instruction, serial, cancel=cancel, on_event=on_event,
-                                                channel=channel, max_steps=max_steps, session=session),
+                                                channel=channel, max_steps=max_steps, session=session,
+                                                holder=holder),
                 cancel=cancel,
             )
         return run_answer(settings, result)

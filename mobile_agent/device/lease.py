@@ -1,0 +1,131 @@
+"""One phone, one run: the lease every interface takes before it drives a phone.
+
+A REST task, an MCP ``run_instruction`` or operation call, and ``mobile-agent run`` all hold the
+phone's lease while they act on it, so two callers never interleave their steps on one phone,
+whichever interfaces (and processes) they come through. A second caller waits (up to its
+``wait_s``, or until its ``cancel``) and then gets ``PhoneBusyError`` naming the holder.
+
+The lease is an exclusive ``flock`` on a file per phone (the adb server's host and port, and
+the serial) in a folder of the user's temporary directory: an advisory lock of the kernel, held
+per open file, so it excludes threads of one process as well as other processes, and it ends
+with the process that held it (a crashed run never leaves a phone leased). The holder writes
+its name into the file for whoever waits. ``flock`` rather than a lock library (``filelock``,
+``portalocker``): on Linux and macOS it is these few lines, with no dependency; Windows, where
+it does not exist, runs without the lease (said once in the log).
+
+May import: the standard library, ``mobile_agent.errors``, ``mobile_agent.settings``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+from mobile_agent.errors import PhoneBusyError
+from mobile_agent.settings import AdbSettings
+
+if sys.platform != "win32":
+    import fcntl
+
+__all__ = ["PhoneLease", "lease_holder"]
+
+log = logging.getLogger(__name__)
+_POLL_S = 0.05
+
+
+def _lease_dir() -> Path:
+    folder = Path(tempfile.gettempdir()) / f"mobile-agent-leases-{os.getuid() if hasattr(os, 'getuid') else 0}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
+
+
+def _lease_file(adb: AdbSettings, serial: str) -> Path:
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", f"{adb.server_host}_{adb.server_port}_{serial}")
+    return _lease_dir() / f"{name}.lease"
+
+
+def lease_holder(adb: AdbSettings, serial: str) -> str | None:
+    """Who holds the phone's lease now (as the holder wrote it), or None when it is free."""
+    path = _lease_file(adb, serial)
+    if sys.platform == "win32" or not path.exists():
+        return None
+    with open(path, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _read_holder(path)
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return None
+
+
+def _read_holder(path: Path) -> str:
+    try:
+        return str(json.loads(path.read_text(encoding="utf-8"))["holder"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another run"
+
+
+class PhoneLease:
+    """``with PhoneLease(adb, serial, "REST task 12 (alice)", wait_s=30):`` — the phone is this
+    caller's inside the block. ``wait_s`` = 0 refuses at once when it is held; ``cancel`` stops
+    the wait early (then ``PhoneBusyError`` too)."""
+
+    def __init__(self, adb: AdbSettings, serial: str, holder: str, *, wait_s: float = 0.0,
+                 cancel: threading.Event | None = None) -> None:
+        self.path = _lease_file(adb, serial)
+        self.serial = serial
+        self.holder = holder
+        self.wait_s = wait_s
+        self.cancel = cancel
+        self._handle: IO[str] | None = None
+
+    def acquire(self) -> None:
+        if sys.platform == "win32":
+            log.info("no flock on this system: phone %s is not leased", self.serial)
+            return
+        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115  (held until release)
+        deadline = time.monotonic() + self.wait_s
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                stop = self.cancel is not None and self.cancel.is_set()
+                if stop or time.monotonic() >= deadline:
+                    holder = _read_holder(self.path)
+                    handle.close()
+                    raise PhoneBusyError(f"phone {self.serial} is busy: {holder} holds it", serial=self.serial,
+                                         holder=holder) from None
+                time.sleep(_POLL_S)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(json.dumps({"holder": self.holder, "pid": os.getpid(), "since": time.time()}))
+        handle.flush()
+        self._handle = handle
+
+    def release(self) -> None:
+        handle, self._handle = self._handle, None
+        if handle is None or sys.platform == "win32":
+            return
+        with contextlib.suppress(OSError):
+            handle.truncate(0)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+    def __enter__(self) -> PhoneLease:
+        self.acquire()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.release()
