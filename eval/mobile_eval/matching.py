@@ -28,6 +28,14 @@ Then PS = correct steps / agent steps, and the reference steps *reached* are ``p
 furthest consumed step); CR = p / len(reference), or 1 when the validator says the task
 succeeded (the paper's rule).
 
+**Grounded dialects** (UI-TARS, Qwen ``mobile_use``, AutoGLM) tap at points; the
+reference names texts and icons. Such a step is judged by its effect, as the data
+engine's targets map a step the other way (``eval.data_engine.targets``): a tap stands
+for a ``Click text`` or ``Click icon`` and a long press for a ``Long press`` (the act
+matches), and its argument score is 1 when the point lands on that reference target as
+located on the step's own screenshot, else 0 (``ActionRef.lands_on``, set by
+``mobile_eval.effects``). The ``Exit`` and ``Home`` operations are the same key.
+
 May import: rapidfuzz, mobile_eval.records.
 """
 
@@ -43,6 +51,7 @@ from eval.mobile_eval.records import StepJudgement
 
 __all__ = [
     "ALTERNATIVE_SEPARATOR",
+    "POINT_STANDS_FOR",
     "ActionRef",
     "ReferenceStep",
     "StepScores",
@@ -55,6 +64,13 @@ ALTERNATIVE_SEPARATOR = " || "
 EXACT_KEYS = frozenset({"position", "direction"})
 ARGS_THRESHOLD = 0.5  # GPT4Tools' SR: I(η > 0.5)
 STOP_NAMES = frozenset({"stop"})
+# a grounded step at a point, and the paper's operations it may stand for (judged by effect)
+POINT_STANDS_FOR: dict[str, frozenset[str]] = {
+    "tap_point": frozenset({"click_text", "click_icon"}),
+    "double_tap_point": frozenset({"click_text", "click_icon"}),
+    "long_press_point": frozenset({"long_press"}),
+}
+_SAME_NAME = {"exit": "home"}  # Exit presses Home
 
 
 @dataclass(frozen=True)
@@ -64,6 +80,8 @@ class ActionRef:
     name: str
     params: Mapping[str, Any] = field(default_factory=dict)
     text: str = ""
+    # a step at a point: whether it lands on a reference action's target (None: cannot say)
+    lands_on: Callable[[ActionRef], bool | None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_stop(self) -> bool:
@@ -128,12 +146,24 @@ def args_score(predicted: Mapping[str, Any], expected: Mapping[str, Any]) -> flo
     return total / len(keys)
 
 
+def _name(action: ActionRef) -> str:
+    name = action.name.strip().lower()
+    return _SAME_NAME.get(name, name)
+
+
 def _same_operation(a: ActionRef, b: ActionRef) -> bool:
-    return a.name.strip().lower() == b.name.strip().lower()
+    return _name(a) == _name(b)
 
 
 def _best_args(action: ActionRef, step: ReferenceStep) -> float | None:
-    scores = [args_score(action.params, alt.params) for alt in step.alternatives if _same_operation(action, alt)]
+    """The best η among the alternatives ``action`` can stand for; None when it stands for none."""
+    scores = []
+    stands_for = POINT_STANDS_FOR.get(_name(action), frozenset())
+    for alt in step.alternatives:
+        if _same_operation(action, alt):
+            scores.append(args_score(action.params, alt.params))
+        elif action.lands_on is not None and _name(alt) in stands_for:
+            scores.append(1.0 if action.lands_on(alt) else 0.0)
     return max(scores) if scores else None
 
 

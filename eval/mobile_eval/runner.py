@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from eval.mobile_eval.app_validators import derive
+from eval.mobile_eval.effects import StepEffects
 from eval.mobile_eval.environment import PhoneEnvironment
 from eval.mobile_eval.errors import JudgeError
 from eval.mobile_eval.judges import MllmJudge, result_from_annotation
@@ -68,7 +69,8 @@ def parse_action_ref(text: str) -> ActionRef:
 
 
 def step_action_ref(step: Any) -> ActionRef | None:
-    """The action of a ``StepRecord`` (or its dict), ``None`` when the reply did not parse."""
+    """The action of a ``StepRecord`` (or its dict) as recorded, ``None`` when the reply did
+    not parse (``effects.StepEffects`` reads a grounded step by what it did)."""
     operation = step.get("operation") if isinstance(step, dict) else step.operation
     text = step.get("action_text", "") if isinstance(step, dict) else step.action_text
     if not operation:
@@ -237,7 +239,8 @@ class SuiteRunner:
         assert before is not None  # read above whenever the phone keeps state
         verdict = validate(task.validator.filled(task.resolved_params(values)), before, after)
         reference = parse_reference(task.reference_lines(values), parse_action_ref)
-        scores = judge_steps([step_action_ref(s) for s in run.steps], reference, [s.ok for s in run.steps])
+        effects = StepEffects(Path(run.trajectory_dir), self._judging_locator)
+        scores = judge_steps([effects.action_ref(s) for s in run.steps], reference, [s.ok for s in run.steps])
         return TaskResult(
             task_id=task.id, app=task.app, level=task.level, success=verdict.success, judged_by="state",
             agent_steps=scores.agent_steps, human_steps=task.human_steps, ps=scores.ps,
@@ -245,6 +248,15 @@ class SuiteRunner:
             steps=scores.steps, reasons=list(verdict.reasons), trajectory_dir=str(run.trajectory_dir),
             replay=str(run.report_path), **extra,
         )
+
+    def _judging_locator(self) -> Locator:
+        """The perception that locates a reference target on a step's screenshot (the runs'
+        own, or the settings' built on first need: ``effects``)."""
+        if self.locator is None:
+            from mobile_agent.locate import build_locator
+
+            self.locator = build_locator(self.settings)
+        return self.locator
 
     def _judge_without_state(self, task: EvalTask, run: Any, instruction: str, extra: dict[str, Any]) -> TaskResult:
         why = []

@@ -1,0 +1,83 @@
+"""Step metrics of the grounded dialects (UI-TARS, Qwen ``mobile_use``, AutoGLM) in
+`mobile-agent eval mobile-eval` and `eval families`: a grounded model taps at points, and
+its steps are judged by their effect (the element under the tapped point, located on the
+step's own screenshot) against the reference's text and icon targets, as the data
+engine's targets map the other way. A key press is the paper's key, Finished its Stop.
+
+The scripted grounding model (tests/grounding_model.py) plays the reference solution in
+each dialect's own format and coordinate space, so every step is right: PS, SR_act,
+SR_args and SR are 1. Before, correct coordinate taps were counted as wrong operations
+(PS 0.25 on settings-1 with UI-TARS).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from eval.families import FAMILIES
+from eval.mobile_eval.records import load_results
+from eval.mobile_eval.schema import load_tasks
+from mobile_agent.cli import main
+from tests.grounding_model import GroundingModel
+from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
+
+GROUNDED = [
+    ("ui-tars-1.5-7b", "ui_tars", "image"),
+    ("Qwen/Qwen2.5-VL-7B-Instruct", "mobile_use", "image"),
+    ("autoglm-phone-9b", "autoglm", "grid"),
+]
+
+
+@pytest.fixture
+def adb_env(adb_server, monkeypatch):
+    monkeypatch.setenv("MOBILE_AGENT_ADB__SERVER_PORT", str(adb_server.port))
+    for name in ("BASE_URL", "API_KEY", "MODEL", "DIALECT"):
+        monkeypatch.delenv(f"MOBILE_AGENT_PLANNER__{name}", raising=False)
+    monkeypatch.setenv("MOBILE_AGENT_PERCEPTION__DETECTOR", "proposals")
+    monkeypatch.setenv("MOBILE_AGENT_PERCEPTION__RANKER", "heuristic")
+    return adb_server
+
+
+def _model_args(llm_server, model: str) -> list[str]:
+    return ["--base-url", llm_server.base_url, "--api-key", "k", "--model", model]
+
+
+@pytest.mark.parametrize(("model", "dialect", "space"), GROUNDED, ids=[g[1] for g in GROUNDED])
+def test_mobile_eval_scores_a_grounded_dialects_taps_by_what_they_hit(adb_env, sim_phone, llm_server, tmp_path,  # noqa: F811
+                                                                      model, dialect, space):
+    phone = sim_phone.phone
+    task = next(t for t in load_tasks() if t.id == "settings-1")
+    llm_server.model = model
+    llm_server.script([], default=GroundingModel(dialect, space, task.reference_lines(), phone.ground_truth,
+                                                 screen=(phone.width, phone.height)))
+    out = tmp_path / "eval"
+    assert main(["eval", "mobile-eval", "--task", "settings-1", "--device", sim_phone.serial, "--output", str(out),
+                 *_model_args(llm_server, model)]) == 0
+    (record,) = load_results(out / "results.jsonl")
+    assert record.success and phone.dark_mode
+    assert (record.ps, record.sr_act, record.sr_args, record.sr) == (1.0, 1.0, 1.0, 1.0), record.steps
+    assert record.cr == 1.0 and record.agent_steps == 3
+
+
+@pytest.mark.parametrize(("model", "dialect", "space"), [GROUNDED[0], GROUNDED[2]], ids=["ui_tars", "autoglm"])
+def test_eval_families_scores_a_grounded_dialect_by_effect(adb_env, sim_phone, llm_server, tmp_path,  # noqa: F811
+                                                          model, dialect, space):
+    """notes-create: an icon tap (the orange plus), typing, two Back keys."""
+    phone = sim_phone.phone
+    task = FAMILIES["notes-create"].instance(0)
+    lines = [line.split(" || ")[0] for line in task.reference_lines()]
+    llm_server.model = model
+    llm_server.script([], default=GroundingModel(dialect, space, lines, phone.ground_truth,
+                                                 screen=(phone.width, phone.height)))
+    out = tmp_path / "families"
+    assert main(["eval", "families", "--family", "notes-create", "--seeds", "0:1", "--device", sim_phone.serial,
+                 "-o", str(out), *_model_args(llm_server, model)]) == 0
+    report = json.loads((out / "families.json").read_text())
+    row = report["families"]["notes-create"]
+    assert (row["su"], row["sr_act"], row["sr_args"], row["sr"]) == (1.0, 1.0, 1.0, 1.0), row
+    (record,) = load_results(out / "results.jsonl")
+    assert record.ps == 1.0, record.steps
