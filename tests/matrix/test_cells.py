@@ -1,0 +1,64 @@
+"""Every cell of the covering design (``tests/matrix/design.py``), through its interface:
+the simulated phone over the real adb server, the scripted model server answering in the
+cell's dialect. Each cell is judged on the phone's state, then on what the runs left behind:
+a warm plan cache replays (fewer model calls, steps ``by: replay``), a secret is in no
+file, plan or model request, and every recorded step names its operation."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+from tests.matrix.design import CELLS, SLOW_INTERFACES, Cell, known_bug
+from tests.matrix.drivers import SECRET_VALUE, Rig, run_cell
+from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _marks(cell: Cell) -> list[pytest.MarkDecorator]:
+    marks = []
+    if cell.interface in SLOW_INTERFACES or cell.cache == "warm":
+        marks.append(pytest.mark.slow)
+    bug = known_bug(cell)
+    if bug is not None:
+        marks.append(pytest.mark.xfail(strict=True, reason=bug.reason))
+    return marks
+
+
+def _leaks(folders: list[Path], cache_db: Path) -> list[str]:
+    value = SECRET_VALUE.encode()
+    found = [str(p) for folder in folders if folder.is_dir() for p in folder.rglob("*")
+             if p.is_file() and value in p.read_bytes()]  # fmt: skip
+    if cache_db.is_file() and value in cache_db.read_bytes():
+        found.append(f"{cache_db} (the plan cache)")
+    return found
+
+
+@pytest.mark.parametrize("cell", [pytest.param(c, id=c.id, marks=_marks(c)) for c in CELLS])
+def test_cell(cell: Cell, adb_server, sim_phones, llm_server, service, tmp_path, monkeypatch) -> None:  # noqa: F811
+    (phone,) = sim_phones(1, width=540, height=1200)
+    for name in [k for k in os.environ if k.startswith("MOBILE_AGENT_")]:
+        monkeypatch.delenv(name)
+    rig = Rig(phone, llm_server, adb_server.port, tmp_path, service, monkeypatch.setenv)
+
+    task, ran = run_cell(cell, rig)
+
+    assert all(ran.ok), "\n".join(ran.detail)
+    wrong = task.check(phone.phone.state())  # the phone itself says whether the task was done
+    assert wrong is None, f"{wrong}\n" + "\n".join(ran.detail)
+    steps = ran.last_steps()
+    assert steps, "no trajectory was written"
+    if cell.cache == "warm":
+        cold, warm = ran.model_calls[-2], ran.model_calls[-1]
+        assert warm < cold, f"the warm run called the model {warm} times, the cold one {cold}"
+        assert any(s.get("by") == "replay" for s in steps), [s.get("by") for s in steps]
+    if cell.secret:
+        assert not _leaks(ran.folders, rig.cache_db), _leaks(ran.folders, rig.cache_db)
+        sent = " ".join(r.body.decode("utf-8", "replace") for r in llm_server.requests)
+        assert SECRET_VALUE not in sent, "the secret's value reached the model"
+    named = [s.get("action_text") or "" for s in steps if s.get("by") in ("model", "replay")]
+    assert all(not text.startswith(("Observation", "Thought")) for text in named), named
