@@ -7,7 +7,8 @@ with the perception models loaded once per process and shared by every run.
 It runs in a worker thread, never in a request. It may raise: the scheduler turns an
 exception into an ``error`` outcome (a device error also marks the phone lost).
 
-May import: ``mobile_agent`` (public API), the standard library, ``server.people``, ``server.webhooks``.
+May import: ``mobile_agent`` (public API), the standard library, ``server.people``, ``server.webhooks``,
+``server.schemas`` (the task's typed options), ``server.store`` (its row).
 """
 
 from __future__ import annotations
@@ -20,11 +21,23 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from mobile_agent.agent import jsonable
-from mobile_agent.locate import LazyLocator
+from mobile_agent.locate import LazyLocator, PerceptionLocator
 from mobile_agent.settings import Settings
+from server.schemas import StoredOptions
+from server.store import TaskRow
 from server.webhooks import WebhookSender, task_finished
 
-__all__ = ["AgentTaskRunner", "Emit", "TaskOutcome", "TaskRunner", "TaskSpec", "cache_namespace", "task_settings"]
+__all__ = [
+    "OPTIONS_USED_ELSEWHERE",
+    "OPTION_SETTINGS",
+    "AgentTaskRunner",
+    "Emit",
+    "TaskOutcome",
+    "TaskRunner",
+    "TaskSpec",
+    "cache_namespace",
+    "task_settings",
+]
 
 Emit = Callable[[str, dict[str, Any]], None]
 log = logging.getLogger(__name__)
@@ -33,13 +46,19 @@ PHONE_WAIT_S = 600.0  # a task whose phone another interface holds waits this lo
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """What one run needs: the task as submitted and the phone it was given."""
+    """What one run needs: the task as submitted (its typed options, ``server.schemas``) and
+    the phone it was given."""
 
     task_id: int
     instruction: str
     serial: str
-    options: dict[str, Any]
+    options: StoredOptions
     output_dir: Path
+
+    @classmethod
+    def of(cls, task: TaskRow, serial: str, output_dir: Path) -> TaskSpec:
+        """The spec of a stored task (the embedded scheduler's, or a farm worker's from its job)."""
+        return cls(task.id, task.instruction, serial, StoredOptions.model_validate(task.options), output_dir)
 
 
 @dataclass(frozen=True)
@@ -60,28 +79,40 @@ class TaskRunner(Protocol):
     def __call__(self, spec: TaskSpec, *, cancel: threading.Event, emit: Emit) -> TaskOutcome: ...
 
 
-def task_settings(base: Settings, options: dict[str, Any], serial: str) -> Settings:
+# Which setting each option of a task overrides for its run. Every field of TaskOptions is here
+# or in OPTIONS_USED_ELSEWHERE (tests/test_task_options.py holds the two to the model).
+OPTION_SETTINGS: dict[str, str] = {
+    "model": "planner.model",
+    "base_url": "planner.base_url",
+    "temperature": "planner.temperature",
+    "max_steps": "agent.max_steps",
+    "reflection": "agent.reflection",
+    "cache": "cache.enabled",
+    "confirmations": "agent.safety.confirmations",
+    "deny_apps": "agent.safety.deny_apps",
+    "allow_apps": "agent.safety.allow_apps",
+    "user_timeout_s": "agent.user_timeout_s",
+}
+OPTIONS_USED_ELSEWHERE = {
+    "script": "the runner runs it instead of planning (AgentTaskRunner._run)",
+    "callback_url": "webhooks (AgentTaskRunner, server.people.StoreChannel)",
+    "host": "routing (server.farm.routing)",
+    "requires": "routing (server.farm.routing)",
+    "labels": "routing (server.farm.routing)",
+    "retries": "the farm's queue (server.farm.queue)",
+}
+
+
+def task_settings(base: Settings, options: StoredOptions, serial: str) -> Settings:
     """The settings of one run: the server's, with the task's overrides applied."""
-    overrides: dict[str, Any] = {"adb.serial": serial}
-    for key, dotted in (
-        ("model", "planner.model"),
-        ("base_url", "planner.base_url"),
-        ("temperature", "planner.temperature"),
-        ("max_steps", "agent.max_steps"),
-        ("reflection", "agent.reflection"),
-        ("cache", "cache.enabled"),
-        ("confirmations", "agent.safety.confirmations"),
-        ("deny_apps", "agent.safety.deny_apps"),
-        ("allow_apps", "agent.safety.allow_apps"),
-        ("user_timeout_s", "agent.user_timeout_s"),
-    ):
-        if options.get(key) is not None:
-            overrides[dotted] = options[key]
-    overrides["cache.namespace"] = cache_namespace(base, options.get("owner"), options.get("team"))
+    given = options.model_dump(include=set(OPTION_SETTINGS), exclude_none=True)
+    overrides: dict[str, Any] = {OPTION_SETTINGS[name]: value for name, value in given.items()}
+    overrides["adb.serial"] = serial
+    overrides["cache.namespace"] = cache_namespace(base, options.owner, options.team)
     return base.with_overrides(overrides)
 
 
-def cache_namespace(base: Settings, owner: Any, team: Any) -> str:
+def cache_namespace(base: Settings, owner: str | None, team: str | None) -> str:
     """Whose cached plans a task replays and adds to (``server.auth``): its team's, else its
     owner's; "" (the local user's, as ``mobile-agent run``) with ``cache.shared`` or on a service
     with no tokens."""
@@ -100,7 +131,7 @@ class AgentTaskRunner:
         # with the task store, a run can ask its person (server/people.py) and tell its callback_url
         self.store = store
         self.webhooks = WebhookSender(settings, report=store.add_event if store is not None else None)
-        self._locator: Any = None
+        self._locator: PerceptionLocator | None = None
         self._locator_lock = threading.Lock()
 
     def prepare(self) -> None:
@@ -112,21 +143,17 @@ class AgentTaskRunner:
         from mobile_agent.planner import prepare
 
         prepare(self.settings.planner)  # its client too: the TLS context reads the CA bundle
-        locator = self._get_locator()
-        ocr = getattr(locator, "ocr", None)
-        if callable(ocr):
-            import numpy as np
+        import numpy as np
 
-            ocr(np.full((96, 96, 3), 255, dtype=np.uint8))
+        self._get_locator().ocr(np.full((96, 96, 3), 255, dtype=np.uint8))
 
     def describe(self) -> dict[str, str]:
         """The perception backends, once loaded (for /readyz)."""
         with self._locator_lock:
             locator = self._locator
-        describe = getattr(locator, "describe_backends", None)
-        return dict(describe()) if callable(describe) else {}
+        return dict(locator.describe_backends()) if locator is not None else {}
 
-    def _get_locator(self) -> Any:
+    def _get_locator(self) -> PerceptionLocator:
         with self._locator_lock:
             if self._locator is None:
                 from mobile_agent.locate import build_locator
@@ -135,7 +162,7 @@ class AgentTaskRunner:
             return self._locator
 
     def __call__(self, spec: TaskSpec, *, cancel: threading.Event, emit: Emit) -> TaskOutcome:
-        callback_url = spec.options.get("callback_url")
+        callback_url = spec.options.callback_url
         outcome: TaskOutcome | None = None
         try:
             outcome = self._leased(spec, cancel=cancel, emit=emit)
@@ -154,7 +181,7 @@ class AgentTaskRunner:
         from mobile_agent.device import PhoneLease, lease_holder
         from mobile_agent.errors import PhoneBusyError
 
-        owner = spec.options.get("owner") or "anonymous"
+        owner = spec.options.owner or "anonymous"
         lease = PhoneLease(self.settings.adb, spec.serial, f"REST task {spec.task_id} of {owner}",
                            wait_s=PHONE_WAIT_S, cancel=cancel)
         try:
@@ -188,7 +215,7 @@ class AgentTaskRunner:
             data.setdefault("run_id", getattr(event, "run_id", None))
             emit(str(getattr(event, "kind", "event")), data)
 
-        script = spec.options.get("script")
+        script = spec.options.script
         if script:  # no model: the operations as written
             from mobile_agent.agent import run_script
 
@@ -201,7 +228,7 @@ class AgentTaskRunner:
                 from server.people import StoreChannel
 
                 channel = StoreChannel(self.store, spec.task_id, webhooks=self.webhooks,
-                                       callback_url=spec.options.get("callback_url"))
+                                       callback_url=spec.options.callback_url)
             agent = Agent(settings, device=device, locator=LazyLocator(self._get_locator), on_event=on_event,
                           channel=channel)
             result = agent.run(spec.instruction, cancel=cancel, output_dir=spec.output_dir)

@@ -257,7 +257,7 @@ class Scheduler:
             self.store.add_event(task.id, kind, data, steps=steps if kind == "step_finished" else None)
             self._notify_listeners(task.id)
 
-        spec = TaskSpec(task.id, task.instruction, serial, dict(task.options), output_dir)
+        spec = TaskSpec.of(task, serial, output_dir)
         started = time.monotonic()
         lost = False
         try:

@@ -17,11 +17,13 @@ __all__ = [
     "MAX_ID",
     "ConnectRequest",
     "ReplyCreate",
+    "StoredOptions",
     "DeviceListPublic",
     "DevicePublic",
     "EventPublic",
     "TaskCreate",
     "TaskListPublic",
+    "TaskOptions",
     "TaskPublic",
     "TaskStatus",
 ]
@@ -40,19 +42,21 @@ _SERIAL = re.compile(r"^[A-Za-z0-9._:\-\[\]]{1,200}$")
 _ADDRESS = re.compile(r"^[A-Za-z0-9.\-\[\]:]{1,253}:\d{1,5}$")
 
 
-class TaskCreate(BaseModel):
+class TaskOptions(BaseModel):
+    """A task's options: what a client may set besides the instruction and the phone. The one
+    record that crosses every boundary of a task — the REST body (``TaskCreate``), the row the
+    store keeps (``StoredOptions``, JSON), the farm's job (its worker reads the row) and the
+    runner (``server.runner.TaskSpec``, ``task_settings``) — so a new option is declared once,
+    and ``tests/test_task_options.py`` fails until the runner uses it."""
+
     model_config = ConfigDict(extra="forbid")
 
-    instruction: str | None = Field(
-        None, min_length=1, description="what the agent should do, in words (with a script: its name)"
-    )
     script: str | None = Field(
         None,
         min_length=1,
         description="operations to run with no model, one per line in the model's syntax "
         '(e.g. "Open App (Settings)", "Click text (Display)"); runs without a planner endpoint',
     )
-    device: str = Field("any", description='a serial, or "any" for the first free phone')
     model: str | None = Field(None, min_length=1, max_length=200, description="planner model override")
     base_url: str | None = Field(None, max_length=2000, description="planner endpoint override")
     temperature: float | None = Field(None, ge=0.0, le=2.0)
@@ -81,35 +85,11 @@ class TaskCreate(BaseModel):
         description="POSTed (HMAC-signed, server.webhook_secret) when the task waits for its person and when it ends",
     )
 
-    @model_validator(mode="after")
-    def _instruction_or_script(self) -> TaskCreate:
-        if self.instruction is None and self.script is None:
-            raise ValueError("give an instruction, or a script (one operation per line)")
-        return self
-
     @field_validator("script")
     @classmethod
     def _script_has_no_nul(cls, value: str | None) -> str | None:
         if value is not None and "\x00" in value:
             raise ValueError("script contains a NUL character")
-        return value
-
-    @field_validator("instruction")
-    @classmethod
-    def _instruction_has_text(cls, value: str | None) -> str | None:
-        if value is None:
-            return value
-        if not value.strip():
-            raise ValueError("instruction is blank")
-        if "\x00" in value:
-            raise ValueError("instruction contains a NUL character")
-        return value
-
-    @field_validator("device")
-    @classmethod
-    def _device_is_serial(cls, value: str) -> str:
-        if value != "any" and not _SERIAL.match(value):
-            raise ValueError('device must be "any" or an adb serial')
         return value
 
     @field_validator("requires")
@@ -139,12 +119,62 @@ class TaskCreate(BaseModel):
             raise ValueError("base_url must be an http(s) URL")
         return value
 
-    def options(self) -> dict[str, Any]:
-        return {
-            k: v
-            for k, v in self.model_dump(exclude={"instruction", "device"}).items()
-            if v is not None
-        }
+    def stored(self) -> dict[str, Any]:
+        """The options as the store keeps them (JSON; options not given are left out)."""
+        return self.model_dump(exclude_none=True)
+
+
+class StoredOptions(TaskOptions):
+    """A stored task's options: the client's, and what the server adds — whose task it is
+    (``server.auth``), the schedule that made it, the running limit its quota holds it to
+    (``server.quota``). Read from a row, keys another version wrote are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    owner: str | None = None
+    team: str | None = None
+    schedule_id: int | None = None
+    quota_running_limit: int | None = None
+
+
+class TaskCreate(TaskOptions):
+    """``POST /v1/tasks``: an instruction (or a script), the phone, and the task's options."""
+
+    instruction: str | None = Field(
+        None, min_length=1, description="what the agent should do, in words (with a script: its name)"
+    )
+    device: str = Field("any", description='a serial, or "any" for the first free phone')
+
+    @model_validator(mode="after")
+    def _instruction_or_script(self) -> TaskCreate:
+        if self.instruction is None and self.script is None:
+            raise ValueError("give an instruction, or a script (one operation per line)")
+        return self
+
+    @field_validator("instruction")
+    @classmethod
+    def _instruction_has_text(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        if not value.strip():
+            raise ValueError("instruction is blank")
+        if "\x00" in value:
+            raise ValueError("instruction contains a NUL character")
+        return value
+
+    @field_validator("device")
+    @classmethod
+    def _device_is_serial(cls, value: str) -> str:
+        if value != "any" and not _SERIAL.match(value):
+            raise ValueError('device must be "any" or an adb serial')
+        return value
+
+    def options(self) -> TaskOptions:
+        return TaskOptions.model_validate(self.model_dump(exclude={"instruction", "device"}))
+
+    def stored_options(self, owner: str, team: str | None) -> dict[str, Any]:
+        """The options to store the task with, owned by ``owner`` (of ``team``)."""
+        return StoredOptions.model_validate({**self.options().stored(), "owner": owner, "team": team}).stored()
 
 
 class TaskPublic(BaseModel):

@@ -129,7 +129,7 @@ def create_schedule(body: ScheduleCreate, service: Service, principal: Actor, re
     instruction = checked_task(body.task, service)
     owner = principal.name
     task = {"instruction": instruction, "device": body.task.device,
-            "options": {**body.task.options(), "owner": owner, **({"team": principal.team} if principal.team else {})}}
+            "options": body.task.stored_options(owner, principal.team)}
     schedules = service.schedules
     limits = service.settings.server
     try:

@@ -27,7 +27,15 @@ from starlette.concurrency import run_in_threadpool
 
 from server.deps import ActedTask, Actor, Authorized, CurrentPrincipal, OwnedTask, Service
 from server.quota import Quota, QuotaExceeded
-from server.schemas import MAX_ID, EventPublic, TaskCreate, TaskListPublic, TaskPublic, TaskStatus
+from server.schemas import (
+    MAX_ID,
+    EventPublic,
+    StoredOptions,
+    TaskCreate,
+    TaskListPublic,
+    TaskPublic,
+    TaskStatus,
+)
 from server.state import ServiceState
 from server.store import EventRow, TaskRow
 from server.webhooks import WebhookSender, callback_refusal, task_finished
@@ -89,7 +97,7 @@ def _get_task(service: ServiceState, task_id: int) -> TaskRow:
 def create_task(body: TaskCreate, service: Service, response: Response, principal: Actor) -> TaskPublic:
     instruction = checked_task(body, service)
     owner = principal.name
-    options = {**body.options(), "owner": owner, **({"team": principal.team} if principal.team else {})}
+    options = body.stored_options(owner, principal.team)
     try:
         task = service.store.create_task(
             instruction, body.device, options, quota=Quota.of(service.settings.server)
@@ -161,7 +169,7 @@ def checked_task(body: TaskCreate, service: ServiceState) -> str:
         refusal = slot.refusal if slot is not None else None
         if refusal is not None:
             raise _unprocessable("device", f"{refusal}: a task for it would wait forever", "device_not_ready")
-    refusal = service.scheduler.route_refusal(body.device, body.options())
+    refusal = service.scheduler.route_refusal(body.device, body.options().stored())
     if refusal is not None:
         raise _unprocessable("requires", refusal, "unroutable")
     from mobile_agent.operations import referenced_secrets
@@ -220,8 +228,9 @@ def cancel_task(task_id: TaskId, task: ActedTask, service: Service, principal: C
     service.store.audit(principal.name, principal.role, "task.cancel", f"task {task_id}", {"owner": task.owner})
     after = _get_task(service, task_id)
     if after.status == "cancelled" and after.started_at is None:  # never ran: no runner tells its end
-        WebhookSender(service.settings, report=service.store.add_event).send(after.options.get("callback_url"), "task_finished",
-                                             task_finished(task_id, "cancelled", result={"reason": "cancelled while queued"}))
+        callback_url = StoredOptions.model_validate(after.options).callback_url
+        WebhookSender(service.settings, report=service.store.add_event).send(
+            callback_url, "task_finished", task_finished(task_id, "cancelled", result={"reason": "cancelled while queued"}))
     return task_public(after)
 
 
