@@ -56,6 +56,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("--seed", type=int, default=0, help="seed of the simulated phone's reset (default 0)")
     run.add_argument("--param", action="append", metavar="NAME=VALUE", help="task parameter, e.g. address=a@b.c")
     run.add_argument("--max-steps", type=int, help="step budget per task (default: 3 x human steps + 5)")
+    run.add_argument("--cache", action="store_true", default=None,
+                     help="replay cached plans without the model where a task's instruction and screens match, and "
+                          "cache each completed run's plan (cache.enabled); the plans live in DIR/plan-cache.sqlite3 "
+                          "unless cache.database_url says otherwise")
     run.add_argument("--judge", choices=("auto", "mllm"), default="auto",
                      help="phones without readable state: auto = annotate later, mllm = ask the planner model")
     run.set_defaults(func=mobile_eval_command)
@@ -108,8 +112,12 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
 
     settings = load_settings(args.config, {
         "adb.connect": args.connect, "planner.model": args.model,
-        "planner.base_url": args.base_url, "planner.api_key": args.api_key,
+        "planner.base_url": args.base_url, "planner.api_key": args.api_key, "cache.enabled": args.cache,
     })
+    if settings.cache.enabled and not settings.cache.database_url:  # the plans beside the results, not in ./runs
+        from mobile_agent.replay import default_cache_url
+
+        settings = settings.with_overrides({"cache.database_url": default_cache_url(args.output)})
     if not args.script_reference and not settings.planner.configured:
         if args.model:  # asked for a model's run: reference records under its name would lie
             print("mobile-agent eval: no planner endpoint configured for --model (set "
@@ -193,13 +201,18 @@ def open_devices(settings: Any, serials: list[str] | None) -> list[Any]:
     return [open_device(settings.adb, ready[0] if ready else None)]
 
 
+# what starting over leaves in place: the plans cached by earlier runs (a run with --cache replays them)
+_KEPT = ("plan-cache.sqlite3", "plan-cache.sqlite3-wal", "plan-cache.sqlite3-shm", "plan-cache.sqlite3-journal")
+
+
 def start_over(folder: Path) -> Path | None:
-    """Move what an earlier run left in ``folder`` into ``folder/previous-<UTC time>``."""
+    """Move what an earlier run left in ``folder`` into ``folder/previous-<UTC time>``
+    (the plan cache stays: it is what a run learns, not its results)."""
     from datetime import datetime, timezone
 
     if not folder.is_dir():
         return None
-    entries = [p for p in folder.iterdir() if not p.name.startswith("previous-")]
+    entries = [p for p in folder.iterdir() if not p.name.startswith("previous-") and p.name not in _KEPT]
     if not entries:
         return None
     target = folder / f"previous-{datetime.now(timezone.utc):%Y%m%dT%H%M%S%fZ}"

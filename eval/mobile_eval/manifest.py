@@ -71,6 +71,8 @@ def run_manifest(settings: Settings, *, mode: str, label: str, seed: int, params
         "judge": judge,
         "max_steps": max_steps,
     }
+    if agent_mode and settings.cache.enabled:  # replayed plans are not the model's steps
+        run["cache"] = True
     return {"version": MANIFEST_VERSION, "run": run, "tasks": {t.id: task_digest(t) for t in tasks}}
 
 
