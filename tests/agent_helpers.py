@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from mobile_agent.settings import AdbSettings, AgentSettings, PerceptionSettings, Settings
+
+ROOT = Path(__file__).resolve().parents[1]  # the repository
 
 
 def plan_reply(action: str, thought: str = "This is the next operation.", observation: str = "A phone screen.") -> str:
@@ -37,3 +43,29 @@ def agent_settings(adb_port: int, serial: str, output_dir: Path, llm: Any | None
 def request_text(request: Any) -> str:
     """Every text part of a recorded chat request, joined."""
     return request.text()
+
+
+def cli_env(adb_port: int, **extra: str) -> dict[str, str]:
+    """The environment of a `mobile-agent` subprocess: no MOBILE_AGENT_ settings but the test adb server."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")}
+    env.update({"MOBILE_AGENT_ADB__SERVER_PORT": str(adb_port), "PYTHONUNBUFFERED": "1"}, **extra)
+    return env
+
+
+def run_cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
+    """`mobile-agent run ARGS` as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "mobile_agent.cli", "run", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def trajectory_of(stdout: str) -> Path:
+    """The trajectory folder a run printed."""
+    match = re.search(r"^trajectory: (.+)$", stdout, re.M)
+    assert match, stdout
+    return Path(match.group(1))

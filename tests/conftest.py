@@ -52,6 +52,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+# the browser tests' fixture: one headless chromium per test (tests/browser_support.py)
+from tests.browser_support import browser  # noqa: E402,F401  (fixture)
 from tests.ports import free_port
 
 # Before anything imports adbutils' module-level client (it reads this when built).

@@ -4,7 +4,6 @@ server, the scripted LLM server on loopback; exit codes, progress, Ctrl-C."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -15,28 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent_helpers import DONE, plan_reply
+from tests.agent_helpers import DONE, ROOT, plan_reply
+from tests.agent_helpers import cli_env as _env
+from tests.agent_helpers import run_cli as _cli
+from tests.agent_helpers import trajectory_of as _trajectory
 from tests.llm_fixtures import Reply, llm_server  # noqa: F401  (fixture)
 
-ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.timeout(180)
-
-
-def _env(adb_port: int, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")}
-    env.update({"MOBILE_AGENT_ADB__SERVER_PORT": str(adb_port), "PYTHONUNBUFFERED": "1"}, **extra)
-    return env
-
-
-def _cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mobile_agent.cli", "run", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def _start(*args: str, env: dict[str, str]) -> subprocess.Popen:
@@ -49,12 +33,6 @@ def _start(*args: str, env: dict[str, str]) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
     )
-
-
-def _trajectory(stdout: str) -> Path:
-    match = re.search(r"^trajectory: (.+)$", stdout, re.M)
-    assert match, stdout
-    return Path(match.group(1))
 
 
 def _final(path: Path) -> dict:

@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-import pytest
 from PIL import Image
 
+from tests.browser_support import BROWSER_MARKS, TOKEN
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.server_fixtures import (
     TaggedPlanner,
@@ -20,33 +20,12 @@ from tests.server_fixtures import (
     waits,
 )
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="chromium is not installed (make browser)"),
-]
-
-TOKEN = "dashboard-test-token"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
+pytestmark = BROWSER_MARKS
 
 
 def _not_blank(png: bytes) -> float:
     pixels = np.asarray(Image.open(io.BytesIO(png)).convert("L"), dtype=np.float32)
     return float(pixels.std())
-
-
-@pytest.fixture
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 def test_dashboard_shows_phones_runs_a_task_live_cancels_and_replays(service, sim_phones, browser, tmp_path) -> None:

@@ -4,14 +4,14 @@ shown as the server's message."""
 
 from __future__ import annotations
 
+from tests.browser_support import BROWSER_MARKS, TOKEN
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
-from tests.test_dashboard_browser import ARGS, CHROMIUM, TOKEN, browser, pytestmark  # noqa: F401
 
-pytestmark = pytestmark  # browser, slow; skipped without chromium
+pytestmark = BROWSER_MARKS
 
 
-def test_recurring_panel_adds_shows_and_deletes(service, sim_phones, browser) -> None:  # noqa: F811
+def test_recurring_panel_adds_shows_and_deletes(service, sim_phones, browser) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     live = service([phone], **{"server.api_token": TOKEN})
     page = browser.new_page(viewport={"width": 1280, "height": 1400})

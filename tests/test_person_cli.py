@@ -15,9 +15,11 @@ import time
 
 import pytest
 
-from tests.agent_helpers import plan_reply, request_text
+from tests.agent_helpers import ROOT, plan_reply, request_text
+from tests.agent_helpers import cli_env as _env
+from tests.agent_helpers import run_cli as _cli
+from tests.agent_helpers import trajectory_of as _trajectory
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.test_agent_cli import ROOT, _cli, _env, _trajectory
 
 pytestmark = pytest.mark.timeout(180)
 NOTES = "com.google.android.keep"

@@ -13,29 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser_support import BROWSER_MARKS, TOKEN
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.server_fixtures import TaggedPlanner, service_fixture  # noqa: F401  (the `service` fixture)
-from tests.test_dashboard_browser import ARGS, CHROMIUM, TOKEN
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.timeout(300),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="chromium is not installed (make browser)"),
-]
+pytestmark = [*BROWSER_MARKS, pytest.mark.timeout(300)]
 NOTES = "com.google.android.keep"
-
-
-@pytest.fixture
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 def test_takeover_on_the_live_view(service, sim_phones, browser, tmp_path) -> None:
