@@ -1,0 +1,102 @@
+"""Every MCP tool over streamable HTTP, walked with each principal (docs/security.md): the
+bearer token maps to its principal as in the REST service; a viewer's token may call every
+tool that only looks and is refused every tool that acts on the phone (before it acts), an
+admin's and a user's tokens reach the tools, no token is a 401. ``LOOKING`` is the table: a
+tool the server lists that is neither there nor an operation card fails the test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import ClientSession  # noqa: E402
+
+from mobile_agent.mcp_server.phone import operation_cards  # noqa: E402
+from tests.mcp_helpers import mcp_env, serve_http  # noqa: E402
+from tests.ports import free_port  # noqa: E402
+
+TOKENS = {"admin": "mcp-admin-1", "alice": "mcp-alice-1", "vic": "mcp-vic-1"}
+LOOKING = {"list_devices", "screenshot", "find_text", "find_icon", "read_trajectory"}  # never act
+ACTING = {card.name for card in operation_cards()} | {"run_instruction"}
+
+
+def _sample(schema: dict[str, Any]) -> Any:
+    """A value of the JSON schema's type (the viewer's calls must pass validation, to be refused
+    for what they are, not for their arguments)."""
+    for option in schema.get("anyOf", []):
+        if option.get("type") != "null":
+            return _sample(option)
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "integer":
+        return max(int(schema.get("minimum", 1)), 1)
+    if kind == "number":
+        return max(float(schema.get("minimum", 0.5)), 0.5)
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return [_sample(schema.get("items", {"type": "string"}))]
+    return "Settings"
+
+
+def _arguments(tool: Any) -> dict[str, Any]:
+    schema = tool.input_schema
+    return {name: _sample(schema["properties"][name]) for name in schema.get("required", [])}
+
+
+def test_every_mcp_tool_answers_each_principal_as_its_role_allows(adb_server, sim_phone, tmp_path: Path) -> None:
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    env = mcp_env(adb_server.port, MOBILE_AGENT_SERVER__API_TOKEN=TOKENS["admin"],
+                  MOBILE_AGENT_SERVER__TOKENS='{"alice": {"token": "mcp-alice-1"}, '
+                                              '"vic": {"token": "mcp-vic-1", "role": "viewer"}}')
+    port = free_port()
+    proc = serve_http(env, port, "--serial", sim_phone.serial, "--runs-dir", str(tmp_path / "runs"),
+                      log=tmp_path / "server.log")
+    url = f"http://127.0.0.1:{port}/mcp"
+    answers: dict[tuple[str, str], tuple[bool, str]] = {}
+    listed: set[str] = set()
+
+    async def walk(who: str, names: set[str] | None) -> None:
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {TOKENS[who]}"}) as client:
+            async with streamable_http_client(url, http_client=client) as (read, write, *_):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    tools = (await session.list_tools()).tools
+                    listed.update(t.name for t in tools)
+                    for tool in tools:
+                        if names is not None and tool.name not in names:
+                            continue
+                        result = await session.call_tool(tool.name, _arguments(tool))
+                        text = " ".join(getattr(c, "text", "") for c in result.content)
+                        answers[(who, tool.name)] = (bool(result.is_error), text)
+
+    async def main() -> None:
+        await walk("vic", None)  # every tool: the acting ones are refused before they act
+        await walk("admin", LOOKING | {"home"})
+        await walk("alice", LOOKING | {"back"})
+
+    try:
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+        assert httpx.post(url, json=hello, timeout=10).status_code == 401
+        anyio.run(main)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert listed == LOOKING | ACTING, f"tools without an entry: {sorted(listed - LOOKING - ACTING)}"
+    wrong = []
+    for (who, name), (is_error, text) in sorted(answers.items()):
+        refused = is_error and "viewer" in text
+        if refused != (who == "vic" and name in ACTING):
+            wrong.append(f"{who} {name}: {'refused' if refused else 'not refused'}: {text[:200]}")
+    assert not wrong, "\n".join(wrong)
+    assert not answers[("admin", "home")][0] and not answers[("alice", "back")][0]
+    assert not answers[("vic", "list_devices")][0] and not answers[("vic", "screenshot")][0]
