@@ -142,11 +142,12 @@ class Planner:
         dialect = self.dialect
         if getattr(dialect, "uses_paper_prompt", False):
             messages = self.plan_messages(request)
-            text, usage = self._complete(messages, purpose="plan", tools=dialect.tools())
+            tools = dialect.tools()
+            text, usage = self._complete(messages, purpose="plan", tools=tools)
             calls = self._last_tool_calls()
             observation, thought, action = split_plan_reply(text)
-            if calls and not action.strip():
-                action = "; ".join(f"{c['function']['name']}({c['function']['arguments']})" for c in calls)
+            if tools:  # function calling: the call is the step, the text its Observation and Thought
+                action = self._called(text, calls, action)
             return PlanReply(observation, thought, action, text, usage, tool_calls=calls)
         viewport = self.viewport(request.screenshot)
         feedback = [*request.feedback, *([request.reflection_note] if request.reflection_note else [])]
@@ -165,6 +166,18 @@ class Planner:
         except OperationError:
             pass  # parse() says so to the loop, with the message for the model
         return PlanReply("", thought, action_text, text, usage, tool_calls=calls, viewport=viewport)
+
+    def _called(self, text: str, calls: tuple[dict[str, Any], ...], written: str) -> str:
+        """A function-calling reply's step: the operation its call names, as the paper writes
+        it (``Open App (Settings)``: the progress, the history sent back, a hand-over's
+        question), or the call as sent when it does not parse (the loop says why)."""
+        try:
+            action: ParsedAction = self.dialect.parse(text, Viewport(1, 1, 1, 1), calls).action
+            return action.text
+        except OperationError:
+            if calls:
+                return "; ".join(f"{c['function']['name']}({c['function']['arguments']})" for c in calls)
+            return written
 
     def _check_image_size(self, usage: Usage, viewport: Viewport) -> None:
         """Warn once when the server shrank the image (its max_pixels below ours)."""
