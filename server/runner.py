@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from mobile_agent.agent import jsonable
 from mobile_agent.locate import LazyLocator, PerceptionLocator
+from mobile_agent.operations import AgentDevice
 from mobile_agent.settings import Settings
 from server.schemas import StoredOptions
 from server.store import TaskRow
@@ -95,6 +96,8 @@ OPTION_SETTINGS: dict[str, str] = {
 }
 OPTIONS_USED_ELSEWHERE = {
     "script": "the runner runs it instead of planning (AgentTaskRunner._run)",
+    "flow": "the runner runs the flow's steps (AgentTaskRunner._run_flow)",
+    "record": "the flow's video (AgentTaskRunner._run_flow; mobile_agent.testing.FlowRunner)",
     "callback_url": "webhooks (AgentTaskRunner, server.people.StoreChannel)",
     "host": "routing (server.farm.routing)",
     "requires": "routing (server.farm.routing)",
@@ -201,6 +204,31 @@ class AgentTaskRunner:
         finally:
             lease.release()
 
+    def _run_flow(self, spec: TaskSpec, settings: Settings, device: AgentDevice, text: str) -> TaskOutcome:
+        """A test flow as the task (``mobile_agent.testing``): its steps in one trajectory, the
+        flow's verdict as the task's status (a failed step: ``not_completed``), the video in the
+        task's files with ``record``. The flow runs to its end or first failure (no cancel)."""
+        from mobile_agent.testing import FlowRunner, parse_flow
+
+        flow = parse_flow(text)  # checked when the task was submitted
+        runner = FlowRunner(settings, device, output_dir=spec.output_dir, record=bool(spec.options.record),
+                            cache=bool(settings.cache.enabled))  # fmt: skip
+        result = runner.run(flow)
+        status = "completed" if result.passed else ("error" if result.status == "error" else "not_completed")
+        # paths under the task's folder, as GET /v1/tasks/{id}/files/{path} takes them
+        folder = result.trajectory_dir.name
+        files = {"report": f"{folder}/report.html", "flow": f"{folder}/flow.json",
+                 **({"video": f"{folder}/{result.video.name}"} if result.video else {})}  # fmt: skip
+        return TaskOutcome(
+            status=status,
+            error={"type": "FlowError", "message": result.message} if result.status == "error" else None,
+            steps=len(result.steps),
+            trajectory_dir=result.trajectory_dir,
+            extra={"reason": result.message or "every step held", "run_id": result.run_id,
+                   "duration_s": round(result.seconds, 3), "flow": result.name, "flow_status": result.status,
+                   "files": files, **({"cache": result.cache_note} if result.cache_note else {})},
+        )  # fmt: skip
+
     def _run(self, spec: TaskSpec, *, cancel: threading.Event, emit: Emit) -> TaskOutcome:
         from mobile_agent.agent import Agent
         from mobile_agent.device import open_device
@@ -215,6 +243,8 @@ class AgentTaskRunner:
             data.setdefault("run_id", getattr(event, "run_id", None))
             emit(str(getattr(event, "kind", "event")), data)
 
+        if spec.options.flow:
+            return self._run_flow(spec, settings, device, spec.options.flow)
         script = spec.options.script
         if script:  # no model: the operations as written
             from mobile_agent.agent import run_script

@@ -57,6 +57,13 @@ class TaskOptions(BaseModel):
         description="operations to run with no model, one per line in the model's syntax "
         '(e.g. "Open App (Settings)", "Click text (Display)"); runs without a planner endpoint',
     )
+    flow: str | None = Field(
+        None,
+        min_length=1,
+        description="a test flow (YAML, the format of `mobile-agent test`, docs/testing.md) to run instead of "
+        "an instruction: its steps, one report, and the verdict in the result",
+    )
+    record: bool | None = Field(None, description="with a flow: keep a video of its run (video.mp4 in the task's files)")
     model: str | None = Field(None, min_length=1, max_length=200, description="planner model override")
     base_url: str | None = Field(None, max_length=2000, description="planner endpoint override")
     temperature: float | None = Field(None, ge=0.0, le=2.0)
@@ -90,6 +97,18 @@ class TaskOptions(BaseModel):
     def _script_has_no_nul(cls, value: str | None) -> str | None:
         if value is not None and "\x00" in value:
             raise ValueError("script contains a NUL character")
+        return value
+
+    @field_validator("flow")
+    @classmethod
+    def _flow_loads(cls, value: str | None) -> str | None:
+        if value is not None:
+            from mobile_agent.testing import FlowError, parse_flow
+
+            try:
+                parse_flow(value)
+            except FlowError as exc:  # a 422 naming the step, not a failed task
+                raise ValueError(exc.message) from None
         return value
 
     @field_validator("requires")
@@ -147,8 +166,10 @@ class TaskCreate(TaskOptions):
 
     @model_validator(mode="after")
     def _instruction_or_script(self) -> TaskCreate:
-        if self.instruction is None and self.script is None:
-            raise ValueError("give an instruction, or a script (one operation per line)")
+        if self.instruction is None and self.script is None and self.flow is None:
+            raise ValueError("give an instruction, a script (one operation per line) or a flow")
+        if self.script is not None and self.flow is not None:
+            raise ValueError("give a script or a flow, not both")
         return self
 
     @field_validator("instruction")

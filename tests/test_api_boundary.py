@@ -33,6 +33,7 @@ PUBLIC_MODULES = (
     "mobile_agent.planner.dialects",
     "mobile_agent.replay",
     "mobile_agent.settings",
+    "mobile_agent.testing",
 )
 LAYERS_ABOVE = ("server", "eval")
 

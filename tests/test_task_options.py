@@ -19,7 +19,10 @@ SAMPLES: dict[str, Any] = {
     "max_steps": 7, "reflection": False, "cache": True, "host": "lab-1", "requires": ["android>=13"],
     "labels": {"lab": "berlin"}, "retries": 2, "confirmations": "deny", "deny_apps": ["com.android.vending"],
     "allow_apps": ["com.android.settings"], "user_timeout_s": 42.0, "callback_url": "https://hooks.example.com/x",
+    "flow": "name: t\nsteps:\n  - do: Home\n", "record": True,
 }
+# a body has a script or a flow, not both (TaskCreate refuses the pair)
+BODY = {k: v for k, v in SAMPLES.items() if k != "flow"}
 
 
 def _setting(settings: Any, dotted: str) -> Any:
@@ -42,9 +45,9 @@ def test_every_option_is_used_by_the_runner_and_reaches_the_run_settings() -> No
         assert _setting(settings, dotted) == SAMPLES[name], (name, dotted)
     assert settings.adb.serial == "emulator-5554" and settings.cache.namespace == "team:lab"
     # the body is the options plus the instruction and the phone; the stored row adds the owner
-    body = TaskCreate.model_validate({**SAMPLES, "instruction": "x", "device": "any"})
-    assert body.options() == TaskOptions.model_validate(SAMPLES)
-    assert body.stored_options("bob", None) == {**SAMPLES, "owner": "bob"}
+    body = TaskCreate.model_validate({**BODY, "instruction": "x", "device": "any"})
+    assert body.options() == TaskOptions.model_validate(BODY)
+    assert body.stored_options("bob", None) == {**BODY, "owner": "bob"}
     # a row written by another version: keys it does not know are left behind, not a failure
     assert StoredOptions.model_validate({"max_steps": 3, "from_the_future": 1}).max_steps == 3
 
@@ -70,7 +73,7 @@ def test_the_rest_body_reaches_the_runner_as_the_same_typed_options(adb_server, 
     runner = Capture()
     live = start_service(settings, runner=runner)
     try:
-        given = {k: v for k, v in SAMPLES.items() if k not in ("host", "requires", "labels", "base_url")}
+        given = {k: v for k, v in BODY.items() if k not in ("host", "requires", "labels", "base_url")}
         task = live.submit("typed", **given)
         live.wait_task(task["id"])
         assert runner.ran.wait(10)

@@ -13,6 +13,7 @@ May import: ``mobile_agent`` and ``perception``; never ``server`` or ``eval``.
 """
 
 from mobile_agent.testing.agent import Agent, CheckFailedError
+from mobile_agent.testing.flows import Flow, FlowError, load_flow, parse_flow
 from mobile_agent.testing.judge import (
     AnswerSchema,
     CheckAnswer,
@@ -22,6 +23,7 @@ from mobile_agent.testing.judge import (
     answer_mode,
 )
 from mobile_agent.testing.phone import Phone, ScreenAssertionError, ScreenEvidence
+from mobile_agent.testing.runner import FlowResult, FlowRunner, SuiteResult
 
 __all__ = [
     "Agent",
@@ -29,10 +31,17 @@ __all__ = [
     "CheckAnswer",
     "CheckFailedError",
     "ExtractionError",
+    "Flow",
+    "FlowError",
+    "FlowResult",
+    "FlowRunner",
     "ModelJudge",
     "Phone",
     "ScreenAssertionError",
     "ScreenEvidence",
+    "SuiteResult",
     "Verdict",
     "answer_mode",
+    "load_flow",
+    "parse_flow",
 ]

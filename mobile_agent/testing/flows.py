@@ -150,6 +150,9 @@ STEP_KINDS: dict[str, type[_StepBase]] = {
 }  # fmt: skip
 
 
+MODEL_STEPS = frozenset({"run", "assert", "extract", "wait_for"})
+
+
 class Flow(_Strict):
     """One flow file."""
 
@@ -163,6 +166,11 @@ class Flow(_Strict):
 
     def kind_of(self, step: FlowStep) -> str:
         return next(k for k, cls in STEP_KINDS.items() if isinstance(step, cls))
+
+    @property
+    def needs_model(self) -> bool:
+        """Whether a step asks the model (run, assert, extract, wait_for)."""
+        return any(self.kind_of(step) in MODEL_STEPS for step in self.steps)
 
 
 def flow_json_schema() -> dict[str, Any]:
@@ -192,7 +200,7 @@ def load_flow(path: Path) -> Flow:
 
 
 def parse_flow(text: str, *, source: Path | None = None) -> Flow:
-    """A flow from its YAML text."""
+    """A flow from its YAML text (``FlowError`` naming the step and the problem)."""
     where = str(source) if source is not None else "the flow"
     try:
         data = yaml.safe_load(text)

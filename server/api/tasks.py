@@ -120,7 +120,22 @@ def checked_task(body: TaskCreate, service: ServiceState) -> str:
     a script that parses, a planner for an instruction, the limits, a phone that can run it."""
     limits = service.settings.server
     script_lines = 0
-    if body.script is not None:
+    flow_name = None
+    if body.flow is not None:  # it parsed (TaskCreate); a flow of model steps needs a planner
+        from mobile_agent.testing import parse_flow
+
+        flow = parse_flow(body.flow)
+        flow_name = flow.name
+        if flow.needs_model and not (service.settings.planner.configured or limits.planner_base_urls or body.base_url):
+            raise _unprocessable(
+                "flow",
+                "the flow has run / assert / extract / wait_for steps, which ask a model, and no planner endpoint "
+                "is configured on this server",
+                "no_planner",
+            )
+        if len(flow.steps) > limits.max_steps_limit:
+            raise _unprocessable("flow", f"the flow has over {limits.max_steps_limit} steps", "too_long")
+    elif body.script is not None:
         from mobile_agent.agent import parse_script
         from mobile_agent.errors import OperationError
 
@@ -138,7 +153,9 @@ def checked_task(body: TaskCreate, service: ServiceState) -> str:
             "MOBILE_AGENT_PLANNER__BASE_URL / MOBILE_AGENT_PLANNER__API_KEY",
             "no_planner",
         )
-    instruction = body.instruction or f"script of {script_lines} operation{'s' if script_lines != 1 else ''}"
+    instruction = body.instruction or (
+        f"flow: {flow_name}" if flow_name else f"script of {script_lines} operation{'s' if script_lines != 1 else ''}"
+    )
     if len(instruction) > limits.max_instruction_chars:
         raise _unprocessable(
             "instruction", f"instruction is longer than {limits.max_instruction_chars} characters", "string_too_long"
@@ -175,7 +192,7 @@ def checked_task(body: TaskCreate, service: ServiceState) -> str:
     from mobile_agent.operations import referenced_secrets
 
     named = service.settings.agent.named_secrets
-    missing = sorted({n for t in (body.instruction, body.script) if t for n in referenced_secrets(t)} - set(named))
+    missing = sorted({n for t in (body.instruction, body.script, body.flow) if t for n in referenced_secrets(t)} - set(named))
     if missing:  # a run that would type nothing where the person meant a secret
         raise _unprocessable(
             "instruction", f"no secret named {', '.join(missing)} on this server (agent.named_secrets)", "unknown_secret"
