@@ -40,6 +40,7 @@ __all__ = [
     "FarmSettings",
     "PerceptionSettings",
     "PlannerSettings",
+    "RetentionSettings",
     "SafetySettings",
     "ServerSettings",
     "Settings",
@@ -229,6 +230,29 @@ class TokenSettings(BaseModel):
     team: str | None = Field(None, min_length=1, max_length=100, description="members of a team share their tasks")
 
 
+class RetentionSettings(BaseModel):
+    """What the service deletes, and when (``mobile-agent gc``, and a periodic cleanup: the embedded
+    scheduler's timer, the farm's maintenance job). Finished tasks only, oldest first; a queued,
+    running or waiting task's row and files are never touched. 0 turns a limit off."""
+
+    model_config = _SECTION
+
+    task_days: float = Field(
+        30.0, ge=0, le=36500, description="finished tasks older than this (their row, events, trajectory) go"
+    )
+    runs_max_mb: float = Field(
+        0.0, ge=0, description="the task folders' total size: the oldest finished tasks go until it fits"
+    )
+    cache_unused_days: float = Field(90.0, ge=0, le=36500, description="cached plans unused this long go")
+    relay_max_age_s: float = Field(
+        3600.0, ge=0, description="the farm's live-view relay files (<runs>/.live) older than this go"
+    )
+    interval_s: float = Field(3600.0, ge=10, le=7 * 86400, description="how often the cleanup runs")
+    min_free_mb: float = Field(
+        100.0, ge=0, description="new tasks are refused (507) while the runs folder's disk has less free space"
+    )
+
+
 class ServerSettings(BaseModel):
     """The REST service."""
 
@@ -280,6 +304,7 @@ class ServerSettings(BaseModel):
     live_fps: float = Field(3.0, gt=0, le=10, description="frames a second of a phone's live view, shared by its viewers")
     live_viewers_per_phone: int = Field(20, ge=0, description="live viewers of one phone at once (0 = no limit)")
     live_viewers_per_token: int = Field(10, ge=0, description="live views one token may have open (0 = no limit)")
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
 
 
     @field_validator("tokens", mode="before")

@@ -247,11 +247,16 @@ def create_app(
         ticker = ScheduleTicker(state.schedules, state.store, state.scheduler.submit,
                                 quota=Quota.of(settings.server))
         ticker.start()
+        from server.retention import RetentionTimer
+
+        cleanup = RetentionTimer(state.retention, settings.server.retention.interval_s)
+        cleanup.start()
         state.ready.set()
         try:
             yield
         finally:
             state.ready.clear()
+            cleanup.stop()
             ticker.stop()
             state.drain()
             await asyncio.to_thread(state.scheduler.stop)

@@ -20,6 +20,7 @@ from mobile_agent.settings import Settings
 from server.devices import DeviceSlot
 from server.live import LiveHub
 from server.metrics import Metrics
+from server.retention import Retention
 from server.runner import TaskRunner
 from server.store import TaskRow, TaskStore
 
@@ -136,11 +137,13 @@ class ServiceState:
     closing: threading.Event = field(default_factory=threading.Event)
     started_at: float = field(default_factory=time.time)
     live: LiveHub = field(init=False)  # the live views' capture loops, one per phone
+    retention: Retention = field(init=False)  # what is deleted, and the disk's free space
 
     def __post_init__(self) -> None:
         server = self.settings.server
         self.live = LiveHub(fps=server.live_fps, per_phone=server.live_viewers_per_phone,
                             per_token=server.live_viewers_per_token, closing=self.closing.is_set)
+        self.retention = Retention(self.settings, self.store, self.runs_dir)
 
     def drain(self) -> None:
         """The server is stopping: start no more tasks and end the event streams (clients

@@ -14,6 +14,7 @@ May import: SQLAlchemy, the standard library and this package.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import json
 import threading
@@ -43,6 +44,7 @@ _plans = sa.Table(
     sa.Column("failures", sa.Integer, nullable=False, default=0),
     sa.Column("created_at", sa.Float, nullable=False),
     sa.Column("namespace", sa.String(200), nullable=False, default="", server_default="", index=True),
+    sa.Column("used_at", sa.Float, nullable=True),  # the last replay; None: never replayed (retention)
 )
 
 
@@ -50,12 +52,15 @@ _Filtered = TypeVar("_Filtered", sa.Select[Any], sa.Delete)
 
 
 def _add_namespace(engine: sa.engine.Engine) -> None:
-    """A cache file from before namespaces gets the column; its plans become the local user's."""
-    if "namespace" in {c["name"] for c in sa.inspect(engine).get_columns("cached_plans")}:
-        return
-    with contextlib.suppress(sa.exc.OperationalError, sa.exc.ProgrammingError):  # another process added it
-        with engine.begin() as conn:
-            conn.exec_driver_sql("ALTER TABLE cached_plans ADD COLUMN namespace VARCHAR(200) NOT NULL DEFAULT ''")
+    """A cache file from before namespaces gets the column; its plans become the local user's.
+    One from before ``used_at`` gets it too (NULL: counted from ``created_at``)."""
+    columns = {c["name"] for c in sa.inspect(engine).get_columns("cached_plans")}
+    for name, ddl in (("namespace", "namespace VARCHAR(200) NOT NULL DEFAULT ''"), ("used_at", "used_at FLOAT")):
+        if name in columns:
+            continue
+        with contextlib.suppress(sa.exc.OperationalError, sa.exc.ProgrammingError):  # another process added it
+            with engine.begin() as conn:
+                conn.exec_driver_sql(f"ALTER TABLE cached_plans ADD COLUMN {ddl}")
 
 
 def default_cache_url(output_dir: Path) -> str:
@@ -133,8 +138,22 @@ class PlanStore:
         column = _plans.c.successes if succeeded else _plans.c.failures
         with self.engine.begin() as conn:
             conn.execute(
-                _plans.update().where(_plans.c.id == plan_id).values({_plans.c.uses: _plans.c.uses + 1, column: column + 1})
+                _plans.update().where(_plans.c.id == plan_id).values(
+                    {_plans.c.uses: _plans.c.uses + 1, column: column + 1, _plans.c.used_at: time.time()})
             )
+
+    def unused_since(self, before: float) -> builtins.list[tuple[int, str, float]]:
+        """(id, template, last use or creation) of the plans not replayed since ``before``, oldest first."""
+        last = sa.func.coalesce(_plans.c.used_at, _plans.c.created_at)
+        query = self._mine(sa.select(_plans.c.id, _plans.c.template, last).where(last < before).order_by(last))
+        with self.engine.connect() as conn:
+            return [(int(r[0]), str(r[1]), float(r[2])) for r in conn.execute(query)]
+
+    def forget_unused(self, before: float) -> int:
+        """Delete the plans not replayed since ``before`` (retention); how many went."""
+        last = sa.func.coalesce(_plans.c.used_at, _plans.c.created_at)
+        with self.engine.begin() as conn:
+            return int(conn.execute(self._mine(_plans.delete().where(last < before))).rowcount or 0)
 
     def delete(self, plan_id: int) -> bool:
         with self.engine.begin() as conn:

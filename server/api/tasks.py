@@ -96,6 +96,9 @@ def _get_task(service: ServiceState, task_id: int) -> TaskRow:
 @router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=TaskPublic)
 def create_task(body: TaskCreate, service: Service, response: Response, principal: Actor) -> TaskPublic:
     instruction = checked_task(body, service)
+    full = service.retention.disk_refusal()
+    if full is not None:  # refused now rather than dying mid-run when the disk fills (server.retention)
+        raise HTTPException(status.HTTP_507_INSUFFICIENT_STORAGE, full)
     owner = principal.name
     options = body.stored_options(owner, principal.team)
     try:
