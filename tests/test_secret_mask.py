@@ -131,3 +131,62 @@ def test_secret_text_finds_the_value_its_parts_and_near_misreads() -> None:
     assert not text.shows("Quo…") and not text.shows("Notes") and not text.shows("ab")  # too short to be one
     assert text.redact("Text 'Quokka77' not found; closest: 'Quokka7731Zz', 'Notes'") == (
         "Text [REDACTED] not found; closest: [REDACTED] 'Notes'")
+
+
+def _mcp_image_texts(result: Any) -> list[str]:
+    import base64
+
+    (image,) = [c for c in result.content if c.type == "image"]
+    return _ocr_texts(base64.b64decode(image.data))
+
+
+@pytest.mark.timeout(400)
+def test_mcp_screenshots_and_find_text_never_show_a_typed_secret(adb_server, sim_phone, tmp_path):
+    """Over MCP (``mobile-agent mcp`` on stdio, as a desktop client starts it): a secret typed with
+    the ``type`` tool shows in no screenshot, no screenshot resource, and ``find_text`` answers
+    for the value and its parts just as for a text the screen does not show."""
+    import base64
+
+    import anyio
+
+    from tests.mcp_helpers import mcp_env, stdio_session, tool_json
+
+    env = mcp_env(adb_server.port, MCP_TEST_LOG=str(tmp_path / "server.log"),
+                  MOBILE_AGENT_AGENT__NAMED_SECRETS=json.dumps({"pin": SECRET}),
+                  MOBILE_AGENT_PERCEPTION__DETECTOR="proposals", MOBILE_AGENT_PERCEPTION__RANKER="heuristic")
+    answers: list[Any] = []
+
+    async def main() -> None:
+        async with stdio_session(env, "--serial", sim_phone.serial, "--runs-dir", str(tmp_path / "runs")) as session:
+            async def call(name: str, args: dict[str, Any]) -> Any:
+                result = await session.call_tool(name, args)
+                if name != "find_text":  # a find_text answer echoes the client's own guess
+                    answers.append(result)
+                return result
+
+            assert tool_json(await call("open_app", {"app": "Notes"}))["ok"]
+            assert tool_json(await call("click_icon", {"icon": "orange plus", "position": "bottom right"}))["ok"]
+            assert tool_json(await call("type", {"text": "{{secret:pin}}"}))["ok"]
+            for moment in ("typed", "saved"):
+                shot = await call("screenshot", {"max_side": 1080})
+                assert not _showing(_mcp_image_texts(shot), SECRET), moment
+                resource = await session.read_resource(f"phone://devices/{sim_phone.serial}/screenshot")
+                assert not _showing(_ocr_texts(base64.b64decode(resource.contents[0].blob)), SECRET), moment
+                absent = tool_json(await call("find_text", {"text": "Zzyzx nowhere"}))
+                for guess in (SECRET, "Quokka", "7731", SECRET.lower()):
+                    found = tool_json(await call("find_text", {"text": guess}))
+                    assert found["status"] == absent["status"] == "not_found", (moment, guess, found)
+                    assert set(found) == set(absent) and found["candidates"] == [], found
+                    assert "secret" not in json.dumps(found).lower() and "redact" not in json.dumps(found).lower()
+                if moment == "typed":
+                    assert tool_json(await call("back", {}))["ok"]  # the keyboard goes
+                    assert tool_json(await call("back", {}))["ok"]  # the note is saved: its title is in the list
+                    notes = sim_phone.phone.state()["apps"]["com.google.android.keep"]["notes"]
+                    assert [n["title"] for n in notes][-1] == SECRET
+
+    anyio.run(main)
+    for result in answers:
+        texts = [c.text for c in result.content if c.type == "text"]
+        assert not _showing(texts, SECRET), texts
+    # the phone itself shows it: the checks above could see a leak
+    assert _showing(_ocr_texts(np.asarray(sim_phone.device.screenshot(), dtype=np.uint8)), SECRET)

@@ -45,7 +45,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -64,7 +64,9 @@ __all__ = [
     "SecretText",
     "black_out",
     "mask_live_frame",
+    "hide_live_mask",
     "masking_live_frames",
+    "show_live_mask",
     "password_boxes",
     "screen_nodes",
     "secret_values",
@@ -126,6 +128,18 @@ class SecretText:
             if len(line) >= len(secret) - 1 and fuzz.partial_ratio(secret, line) >= _NEAR:
                 return True
         return False
+
+    def __call__(self, value: Any) -> Any:
+        """A copy of ``value`` (JSON-able: an MCP answer) with every string ``redact``-ed."""
+        if not self._secrets:
+            return value
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            return {k: self(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self(v) for v in value]
+        return value
 
     def redact(self, text: str) -> str:
         """``text`` with every word that shows a secret (``shows``) replaced by ``[REDACTED]``."""
@@ -331,7 +345,9 @@ class SecretMask:
         return self.masked(pixels)
 
 
-_shown: dict[str, LiveMask] = {}  # serial -> the mask of the run on that phone, in this process
+# serial -> the masks of the runs on that phone in this process, newest last (an MCP session's,
+# then a run it started: the run's applies while it lasts, then the session's again)
+_shown: dict[str, list[LiveMask]] = {}
 _shown_lock = threading.Lock()
 
 
@@ -341,19 +357,32 @@ def masking_live_frames(serial: str | None, mask: LiveMask) -> Iterator[None]:
     if not serial:
         yield
         return
-    with _shown_lock:
-        _shown[serial] = mask
+    show_live_mask(serial, mask)
     try:
         yield
     finally:
-        with _shown_lock:
-            if _shown.get(serial) is mask:
-                del _shown[serial]
+        hide_live_mask(serial, mask)
+
+
+def show_live_mask(serial: str, mask: LiveMask) -> None:
+    """``mask_live_frame(serial, ...)`` applies ``mask`` until ``hide_live_mask`` (an MCP session's span)."""
+    with _shown_lock:
+        _shown.setdefault(serial, []).append(mask)
+
+
+def hide_live_mask(serial: str, mask: LiveMask) -> None:
+    with _shown_lock:
+        masks = [m for m in _shown.get(serial, []) if m is not mask]
+        if masks:
+            _shown[serial] = masks
+        else:
+            _shown.pop(serial, None)
 
 
 def mask_live_frame(serial: str, pixels: np.ndarray) -> np.ndarray:
     """``pixels`` (a capture of phone ``serial``) as the run on it would keep them: what its
     mask blacks out, filled black (a copy when any); unchanged when no run shows one."""
     with _shown_lock:
-        mask = _shown.get(serial)
+        masks = _shown.get(serial)
+        mask = masks[-1] if masks else None
     return mask(pixels) if mask is not None else pixels

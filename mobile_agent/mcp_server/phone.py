@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from PIL import Image as PILImage
 
+from mobile_agent.agent.mask import SecretMask, black_out, mask_live_frame, secret_values
 from mobile_agent.errors import MobileAgentError
 from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
 from mobile_agent.operations.parser import ParsedAction
@@ -81,6 +83,7 @@ class PhoneService:
     max_side: int = 1024
     _devices: dict[str, Device] = field(default_factory=dict)
     _shots: dict[str, Shot] = field(default_factory=dict)
+    _mask: SecretMask | None = None  # the secrets' OCR lines of each look (``agent.mask``)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     runs: dict[str, Path] = field(default_factory=dict)  # run id -> trajectory folder, this server's runs
 
@@ -110,7 +113,7 @@ class PhoneService:
     def screenshot(self, serial: str | None, max_side: int | None = None) -> Shot:
         device = self.device(serial)
         frame = device.screenshot()
-        image = PILImage.fromarray(frame.pixels)
+        image = PILImage.fromarray(self._shown(device.serial, frame.pixels))
         side = max_side or self.max_side
         scale = min(1.0, side / max(frame.width, frame.height))
         if scale < 1.0:
@@ -135,11 +138,36 @@ class PhoneService:
         device = self.device(serial)
         frame = device.screenshot()
         locator = build_locator(self.settings)
-        if text is not None:
+        shown = self._shown(device.serial, frame.pixels)
+        secrets = self._secret_mask().text
+        if text is not None and (shown is not frame.pixels or secrets.shows(text)):
+            # a secret on the screen, or asked for: looked for where the screen shows no secret (the
+            # screenshot's own copy, not the accessibility tree, which holds the typed value), so that
+            # the value and its parts are "not found" like any text the screen does not show
+            location = locator.find_text(shown, text)
+        elif text is not None:
             location = find_text_on(device, locator, frame.pixels, text, self.settings)
         else:
-            location = find_icon_on(device, locator, frame.pixels, icon or "", position, self.settings)
+            location = find_icon_on(device, locator, shown, icon or "", position, self.settings)
+        # the answer's texts are the masked frame's: it echoes the query, never says it was a secret
         return {"serial": device.serial, "screen": [frame.width, frame.height], **_location_dict(location)}
+
+    def _secret_mask(self) -> SecretMask:
+        with self._lock:
+            if self._mask is None:
+                from mobile_agent.locate import build_locator
+
+                settings = self.settings
+                self._mask = SecretMask(secret_values(settings), lambda: build_locator(settings))
+            return self._mask
+
+    def _shown(self, serial: str, pixels: np.ndarray) -> np.ndarray:
+        """A capture of phone ``serial`` as it may leave (``agent.mask``): what the run or MCP
+        session on the phone hides (its password fields, the field a secret was typed into),
+        and every line of this frame's OCR that shows a secret or a part of one."""
+        live = mask_live_frame(serial, pixels)
+        mask = self._secret_mask()
+        return black_out(live, mask.boxes(pixels)) if mask.active else live
 
     # -- acting -------------------------------------------------------------------
     def operate(self, card: OperationCard, params: dict[str, Any], serial: str | None,

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from mobile_agent.agent.mask import hide_live_mask, show_live_mask
 from mobile_agent.agent.parts import run_locator
 from mobile_agent.agent.people import NoPersonChannel, UserChannel
 from mobile_agent.agent.records import RunResult, RunStatus, StepRecord
@@ -55,6 +56,8 @@ class SessionTrajectory:
         self.run = RunSession(settings, instruction=title, mode="mcp", device=device, on_event=None,
                               output_dir=None, cancel=None, locator=self.locator.untimed)
         self._lock = threading.Lock()  # one step at a time: calls of one session may overlap
+        # the phone's live view and MCP screenshots hide what this session's steps hide, while it is open
+        show_live_mask(device.serial, self.run.live_mask)
         self.result: RunResult | None = None
 
     @property
@@ -115,6 +118,7 @@ class SessionTrajectory:
         with self._lock, redacted_logs(self.run.redact):
             if self.result is None:
                 self.result = self.run.finish(RunStatus.COMPLETED, reason)
+                hide_live_mask(self.device.serial, self.run.live_mask)
             return self.result
 
     def _check_open(self) -> None:
@@ -136,7 +140,7 @@ class SessionTrajectory:
             "run_id": self.run_id,
             "trajectory_dir": str(self.run.trajectory_dir.resolve()),
         }
-        redacted: dict[str, Any] = self.run.redact(answer)
+        redacted: dict[str, Any] = self.run.mask.text(self.run.redact(answer))
         return redacted
 
 
