@@ -111,7 +111,7 @@ class Perception:
         target = _check_target(text, "text")
         key = frame_key(image)
         if hierarchy is not None and self.blank(image):  # nothing to read: the tree alone answers
-            alone = tree_only_location(image, target, hierarchy, self._locate)
+            alone = tree_only_location(image, target, hierarchy, self._locate, self.config.crop_margin)
             if alone is not None:
                 return alone
         if hierarchy is not None and self.config.accessibility:

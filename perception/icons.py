@@ -66,6 +66,8 @@ _POSITION_WEIGHT = 0.06
 _TREE_WEIGHT = 0.5
 _TREE_NODE_AREA = 0.06
 _TREE_PIXEL_SHARE = 0.5
+# tree alone: the agreement a content-desc gives (icon_tree: 0.8 a shared word, 1.0 a shape)
+_TREE_NAMED = 0.8
 # proposals kept per frame before the place filters (a photo gives hundreds of blobs)
 _PROPOSAL_LIMIT = 400
 
@@ -304,7 +306,9 @@ class IconLocator:
                             feedback=f'The screen is protected from capture and no control in its accessibility tree '
                                      f'is named like "{description}". Click text instead.')  # fmt: skip
         best = [b for b, a in found if a >= found[0][1]]
-        if len(best) == 1:
+        # a content-desc is what the control says it is; a resource id only a developer's
+        # name for it ("tvBackTitle" is the title beside the back chevron): a tap wants the first
+        if len(best) == 1 and found[0][1] >= _TREE_NAMED:
             return Location(LocateStatus.FOUND, description, point=best[0].center, box=best[0], backend=backend)
         top = best[: self.config.max_text_candidates]
         candidates = numbered_candidates(image, [(b, None, found[0][1]) for b in top], self.config.crop_margin)

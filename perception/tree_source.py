@@ -17,8 +17,9 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from perception.accessibility import AccessibilityNode, parse_uiautomator_dump, text_lines, tree_fits_image
+from perception.crops import numbered_candidates
 from perception.errors import InvalidInputError
-from perception.text_match import TIER_PARTIAL, fold, match_text
+from perception.text_match import TIER_EXACT, TIER_PARTIAL, fold, match_text
 from perception.types import Box, LocateStatus, Location, TextLine
 
 __all__ = ["node_shows_text", "tree_location", "tree_only_location"]
@@ -63,6 +64,7 @@ def tree_only_location(
     target: str,
     hierarchy: object,
     locate: Callable[[np.ndarray, list[TextLine], str, str], Location],
+    crop_margin: float = 0.02,
 ) -> Location | None:
     """The target's place from the tree alone, for a frame whose pixels hold nothing to
     check it against (a FLAG_SECURE window captures black: ``perception.blank_screen``).
@@ -76,7 +78,15 @@ def tree_only_location(
     # TextView, a row's content-desc and its title): one place, the control's
     lines = [a for a in lines if not any(b is not a and fold(b.text) == fold(a.text) and _within(a.box, b.box)
                                          for b in lines)]  # fmt: skip
-    return locate(image, lines, target, "accessibility only (the capture is blank)")
+    location = locate(image, lines, target, "accessibility only (the capture is blank)")
+    exact = [m.line.box for m in match_text(lines, target, (width, height), 1.0) if m.tier == TIER_EXACT]
+    if location.status is LocateStatus.FOUND and location.box is not None and location.box not in exact:
+        # not a whole label: a part of a longer one (a URL, a sentence) or a look-alike; nothing
+        # on the pixels can confirm that is the place, so the planner confirms it (one candidate)
+        only = numbered_candidates(image, [(location.box, location.target, 1.0)], crop_margin)
+        return Location(LocateStatus.CANDIDATES, target, candidates=only, backend=location.backend,
+                        feedback=f'Only a longer text holds "{target}"; choose 1 if that is the place.')  # fmt: skip
+    return location
 
 
 def _within(inner: Box, outer: Box) -> bool:
@@ -100,6 +110,11 @@ def tree_location(
     matches = [m for m in match_text(lines, target, (width, height), 1.0) if m.tier != TIER_PARTIAL]
     if not matches:
         return None  # the tree does not hold it (a WebView, a canvas): vision decides
+    if not any(m.tier == TIER_EXACT for m in matches):
+        # the tree holds it only inside a longer label ("youtube" in the URL bar's
+        # https://m.youtube.com/...): the screen may show it whole elsewhere, in a WebView
+        # the tree cannot see. Vision decides, and finds the span too if that is all there is
+        return None
     checked = {id(m.line): m.line for m in matches[:_SPOT_CHECKS]}
     if not all(node_shows_text(read, image, line) for line in checked.values()):
         return None  # out of sync with the pixels
