@@ -6,6 +6,7 @@ tool the server lists that is neither there nor an operation card fails the test
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from mobile_agent.mcp_server.phone import operation_cards  # noqa: E402
 from tests.mcp_helpers import mcp_env, serve_http  # noqa: E402
 from tests.ports import free_port  # noqa: E402
 
-TOKENS = {"admin": "mcp-admin-1", "alice": "mcp-alice-1", "vic": "mcp-vic-1"}
+TOKENS = {"admin": "mcp-admin-1", "alice": "mcp-alice-1", "bob": "mcp-bob-1", "vic": "mcp-vic-1"}
 LOOKING = {"list_devices", "screenshot", "find_text", "find_icon", "read_trajectory"}  # never act
 ACTING = {card.name for card in operation_cards()} | {"run_instruction"}
 
@@ -56,7 +57,7 @@ def test_every_mcp_tool_answers_each_principal_as_its_role_allows(adb_server, si
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     env = mcp_env(adb_server.port, MOBILE_AGENT_SERVER__API_TOKEN=TOKENS["admin"],
-                  MOBILE_AGENT_SERVER__TOKENS='{"alice": {"token": "mcp-alice-1"}, '
+                  MOBILE_AGENT_SERVER__TOKENS='{"alice": {"token": "mcp-alice-1"}, "bob": {"token": "mcp-bob-1"}, '
                                               '"vic": {"token": "mcp-vic-1", "role": "viewer"}}')
     port = free_port()
     proc = serve_http(env, port, "--serial", sim_phone.serial, "--runs-dir", str(tmp_path / "runs"),
@@ -79,10 +80,24 @@ def test_every_mcp_tool_answers_each_principal_as_its_role_allows(adb_server, si
                         text = " ".join(getattr(c, "text", "") for c in result.content)
                         answers[(who, tool.name)] = (bool(result.is_error), text)
 
+    async def read(who: str, run_id: str) -> tuple[bool, str]:
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {TOKENS[who]}"}) as client:
+            async with streamable_http_client(url, http_client=client) as (read_stream, write, *_):
+                async with ClientSession(read_stream, write) as session:
+                    await session.initialize()
+                    result = await session.call_tool("read_trajectory", {"run_id": run_id})
+                    return bool(result.is_error), " ".join(getattr(c, "text", "") for c in result.content)
+
+    reads: dict[str, tuple[bool, str]] = {}
+
     async def main() -> None:
         await walk("vic", None)  # every tool: the acting ones are refused before they act
         await walk("admin", LOOKING | {"home"})
         await walk("alice", LOOKING | {"back"})
+        # alice's session trajectory is hers: another user's token reads "no run", an admin's reads it
+        run_id = json.loads(answers[("alice", "back")][1])["run_id"]
+        for who in ("alice", "bob", "admin"):
+            reads[who] = await read(who, run_id)
 
     try:
         hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
@@ -100,3 +115,5 @@ def test_every_mcp_tool_answers_each_principal_as_its_role_allows(adb_server, si
     assert not wrong, "\n".join(wrong)
     assert not answers[("admin", "home")][0] and not answers[("alice", "back")][0]
     assert not answers[("vic", "list_devices")][0] and not answers[("vic", "screenshot")][0]
+    assert not reads["alice"][0] and not reads["admin"][0], reads
+    assert reads["bob"][0] and "no run" in reads["bob"][1], reads

@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -86,6 +87,7 @@ class PhoneService:
     _mask: SecretMask | None = None  # the secrets' OCR lines of each look (``agent.mask``)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     runs: dict[str, Path] = field(default_factory=dict)  # run id -> trajectory folder, this server's runs
+    owners: dict[str, str] = field(default_factory=dict)  # run id -> the principal whose session made it
 
     # -- devices ------------------------------------------------------------------
     def list_devices(self) -> list[dict[str, Any]]:
@@ -172,21 +174,22 @@ class PhoneService:
     # -- acting -------------------------------------------------------------------
     def operate(self, card: OperationCard, params: dict[str, Any], serial: str | None,
                 channel: UserChannel | None, session: McpSession, candidate: int | None = None,
-                holder: str = "an MCP session") -> dict[str, Any]:
+                owner: str = "local") -> dict[str, Any]:
         """One operation, as the next step of ``session``'s trajectory on the phone, holding the
-        phone's lease (``mobile_agent.device.lease``: never between another run's steps)."""
+        phone's lease (``mobile_agent.device.lease``: never between another run's steps).
+        ``owner`` is the principal the session belongs to (its runs are theirs)."""
         from mobile_agent.device import PhoneLease
 
         model = card.params_model.model_validate(params)  # ValidationError: the caller's mistake
         text = card.render(model)
         action = ParsedAction(card.name, model, raw=text, text=text)
         device = self.device(serial)
-        with PhoneLease(self.settings.adb, device.serial, holder, wait_s=OPERATION_WAIT_S):
-            return session.trajectory(device, self._remember).operate(action, candidate, channel)
+        with PhoneLease(self.settings.adb, device.serial, f"MCP session of {owner}", wait_s=OPERATION_WAIT_S):
+            return session.trajectory(device, self._remembered_for(owner)).operate(action, candidate, channel)
 
     def run_instruction(self, instruction: str, serial: str | None, *, cancel: threading.Event, on_event: Any,
                         channel: UserChannel | None, max_steps: int | None, session: McpSession,
-                        holder: str = "an MCP session") -> RunResult:
+                        owner: str = "local") -> RunResult:
         """A planned run with its own trajectory, linked from ``session``'s on that phone; the
         phone's lease is held from its first step to its last (a second run waits for it)."""
         from mobile_agent.agent import Agent
@@ -206,21 +209,37 @@ class PhoneService:
             result = Agent(settings, device=device, on_event=on_event, channel=channel).run(instruction, cancel=cancel)
             with self._lock:
                 self.runs[result.run_id] = result.trajectory_dir
+                self.owners[result.run_id] = owner
             return result
 
-        with PhoneLease(self.settings.adb, device.serial, holder, wait_s=RUN_WAIT_S, cancel=cancel):
-            return session.trajectory(device, self._remember).linked(instruction, start)
+        with PhoneLease(self.settings.adb, device.serial, f"MCP session of {owner}", wait_s=RUN_WAIT_S, cancel=cancel):
+            return session.trajectory(device, self._remembered_for(owner)).linked(instruction, start)
 
     # -- records ------------------------------------------------------------------
     def _remember(self, run_id: str, trajectory: SessionTrajectory) -> None:
         with self._lock:
             self.runs[run_id] = trajectory.run.trajectory_dir
 
-    def run_folder(self, run_id: str) -> Path:
+    def _remembered_for(self, owner: str) -> Callable[[str, SessionTrajectory], None]:
+        def remember(run_id: str, trajectory: SessionTrajectory) -> None:
+            with self._lock:
+                self.runs[run_id] = trajectory.run.trajectory_dir
+                self.owners[run_id] = owner
+
+        return remember
+
+    def run_folder(self, run_id: str, reader: str | None = None) -> Path:
         """The trajectory folder of ``run_id``: one of this server's runs, else a folder of
-        ``agent.output_dir`` whose header names it."""
+        ``agent.output_dir`` whose header names it. With ``reader`` (a principal that is not an
+        admin), only a run of that principal's own sessions: any other is "no run", as one
+        that does not exist (docs/security.md)."""
         with self._lock:
             known = self.runs.get(run_id)
+            owner = self.owners.get(run_id)
+        if reader is not None:
+            if known is None or owner != reader:
+                raise ToolFailure(f"no run {run_id!r} of yours on this server")
+            return known
         if known is not None:
             return known
         if not run_id or "/" in run_id or "\\" in run_id or run_id.startswith("."):
@@ -238,23 +257,23 @@ class PhoneService:
                 return path.parent
         raise ToolFailure(f"no run {run_id!r} in {root}")
 
-    def trajectory(self, run_id: str) -> dict[str, Any]:
+    def trajectory(self, run_id: str, reader: str | None = None) -> dict[str, Any]:
         from mobile_agent.agent import load_trajectory
 
-        folder = self.run_folder(run_id)
+        folder = self.run_folder(run_id, reader)
         try:
             header, steps, result = load_trajectory(folder)
         except (OSError, ValueError) as exc:
             raise ToolFailure(f"cannot read the trajectory of {run_id!r}: {exc}") from exc
         return {"folder": str(folder.resolve()), "run": header, "steps": steps, "result": result}
 
-    def report(self, run_id: str) -> str:
+    def report(self, run_id: str, reader: str | None = None) -> str:
         """The run's HTML report; one still open (an MCP session's) or left unfinished by a
         process that died is rendered from its trajectory file as it stands."""
         from mobile_agent.agent.report import render_report
         from mobile_agent.agent.trajectory import load_trajectory
 
-        folder = self.run_folder(run_id)
+        folder = self.run_folder(run_id, reader)
         try:
             header, steps, result = load_trajectory(folder)
             written = folder / "report.html"

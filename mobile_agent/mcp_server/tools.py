@@ -157,11 +157,18 @@ def _principal(ctx: Context[Any, Any]) -> tuple[str, str]:
 
 
 def _actor(ctx: Context[Any, Any]) -> str:
-    """The lease holder's name for a call that acts on the phone; a viewer's token may not act."""
+    """The principal of a call that acts on the phone (its runs are theirs; the lease names
+    it); a viewer's token may not act."""
     name, role = _principal(ctx)
     if role == "viewer":
         raise ToolError(f"the token {name!r} is a viewer: it may look at the phone, not act on it")
-    return f"MCP session of {name}"
+    return name
+
+
+def _reader(ctx: Context[Any, Any]) -> str | None:
+    """Whose runs a call may read: None (every run) for an admin, else the principal's own."""
+    name, role = _principal(ctx)
+    return None if role == "admin" else name
 
 
 def _channel(ctx: Context[Any, Any]) -> UserChannel:
@@ -204,11 +211,11 @@ def _card_tool(service: PhoneService, card: OperationCard) -> Callable[..., Awai
     async def tool(ctx: Context[Any, Any], **kwargs: Any) -> dict[str, Any]:
         serial = kwargs.pop("serial", None)
         candidate = kwargs.pop("candidate", None)
-        holder = _actor(ctx)
+        owner = _actor(ctx)
         channel = _channel(ctx)
         async with _session_of(ctx, service.settings) as session:
             answer: dict[str, Any] = await _in_thread(
-                lambda: service.operate(card, kwargs, serial, channel, session, candidate, holder))
+                lambda: service.operate(card, kwargs, serial, channel, session, candidate, owner))
         return answer
 
     parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)]
@@ -286,7 +293,7 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
         max_steps: Annotated[int | None, Field(ge=1, le=200, description="step budget (default agent.max_steps)")] = None,
         serial: Serial = None,
     ) -> dict[str, Any]:
-        holder = _actor(ctx)
+        owner = _actor(ctx)
         cancel = threading.Event()
         total = float(max_steps or settings.agent.max_steps)
         channel = _channel(ctx)
@@ -306,7 +313,7 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
             result = await _in_thread(
                 lambda: service.run_instruction(instruction, serial, cancel=cancel, on_event=on_event,
                                                 channel=channel, max_steps=max_steps, session=session,
-                                                holder=holder),
+                                                owner=owner),
                 cancel=cancel,
             )
         return run_answer(settings, result)
@@ -315,10 +322,12 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
                  "agent.output_dir): the run header, every step (action, feedback, tap point, timings) and the "
                  "result (none yet for a session still open).")
     async def read_trajectory(
+        ctx: Context[Any, Any],
         run_id: Annotated[str, Field(min_length=1, max_length=200, description="the run's id")],
         max_steps: Annotated[int, Field(ge=1, le=1000, description="the last this many steps")] = 50,
     ) -> dict[str, Any]:
-        data: dict[str, Any] = await _in_thread(lambda: service.trajectory(run_id))
+        reader = _reader(ctx)
+        data: dict[str, Any] = await _in_thread(lambda: service.trajectory(run_id, reader))
         data["steps"] = data["steps"][-max_steps:]
         return data
 
@@ -337,8 +346,9 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
 
     @server.resource("run://{run_id}/report", name="run_report", mime_type="text/html",
                      description="A run's HTML report.")
-    async def report_resource(run_id: str) -> str:
-        report: str = await _resource(lambda: service.report(run_id))
+    async def report_resource(run_id: str, ctx: Context[Any, Any]) -> str:
+        reader = _reader(ctx)
+        report: str = await _resource(lambda: service.report(run_id, reader))
         return report
 
     return server
