@@ -64,6 +64,10 @@ def test_fixtures_and_failure_evidence_in_output_and_junit(pytester, adb_server,
     report = Path(re.search(r"report: (\S+report\.html)", section).group(1))
     assert shot.is_file() and report.is_file() and out in shot.parents
     assert "Teleportation options" in report.read_text()  # the report holds the failure
+    import xmlschema
+
+    xsd = Path(__file__).resolve().parent / "fixtures" / "junit" / "junit-10.xsd"
+    xmlschema.XMLSchema(str(xsd)).validate(str(junit))  # the evidence keeps pytest's XML valid for CI
     failure = ET.parse(junit).getroot().find(".//testcase[@name='test_a_text_that_is_not_there']/failure")
     assert failure is not None
     assert f"screenshot: {shot}" in failure.text and f"report: {report}" in failure.text
