@@ -297,7 +297,7 @@ class ServerSettings(BaseModel):
         "limit counts running tasks (the others wait, saying why)",
     )
     schedule_min_interval_s: float = Field(
-        1.0, ge=1.0, le=86400.0,
+        60.0, ge=1.0, le=86400.0,
         description="the shortest time between two occurrences of a schedule (every_s, or a cron's closest two)",
     )
     max_schedules_per_token: int = Field(20, ge=0, description="schedules one token may have (0 = no limit)")

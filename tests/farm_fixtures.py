@@ -116,6 +116,7 @@ def farm_settings(tmp_path: Path, database: str, *, planner_url: str | None = No
         "server.preload_perception": False,
         "farm.enabled": True,
         "agent.output_dir": str(tmp_path / "shared-runs"),
+        "server.schedule_min_interval_s": 1.0,  # schedules every second, for the tests' sake
         **{f"farm.{k}": v for k, v in FARM_TIMINGS.items()},
     }
     if planner_url:

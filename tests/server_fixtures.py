@@ -96,6 +96,7 @@ def service_settings(tmp_path: Path, adb_port: int, llm: ScriptedLLMServer, seri
         "server.devices": serials,
         "server.preload_perception": False,
         "server.device_refresh_s": 0.5,
+        "server.schedule_min_interval_s": 1.0,  # schedules every second, for the tests' sake
         "agent.output_dir": str(tmp_path / "runs"),
         "agent.completion_check": False,
         "agent.settle_timeout_s": 0.6,
