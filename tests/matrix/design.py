@@ -232,23 +232,10 @@ def _cell(test: Callable[[Cell], bool]) -> Callable[[Cell | ProfileCell], bool]:
 _EVALS = ("eval_mobile_eval", "eval_families", "data_collect")
 
 KNOWN_BUGS: dict[str, KnownBug] = {
-    "function-calling-step-text": KnownBug(
-        "#28 function calling: steps are recorded by the reply text ('Observation: …'), not the operation (matrix's fix)",
-        _cell(lambda c: c.dialect == "function_calling"),
-    ),
-    "eval-cache-flag": KnownBug(
-        "#28 `eval mobile-eval|families` / `data collect` refuse --cache as an unknown argument (matrix's fix)",
-        _cell(lambda c: c.interface in _EVALS and c.cache != "off"),
-    ),
     "large-screens": KnownBug(
         "#28 large screens: on the Pixel Tablet and the Z Fold5 'Display & brightness' is below Settings' first "
         "screen and neither the reference script nor the model's steps scroll to it (combos' fix)",
         lambda c: isinstance(c, ProfileCell) and c.profile in ("pixel-tablet-14", "galaxy-fold5-14"),
-    ),
-    "grounded-step-metrics": KnownBug(
-        "#28 step metrics mis-score grounded dialects: a correct coordinate tap counts as wrong (PS, SR 0.25) "
-        "(matrix's fix)",
-        _cell(lambda c: c.interface in _EVALS and c.grounded),
     ),
 }
 
