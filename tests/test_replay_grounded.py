@@ -107,3 +107,65 @@ def test_a_step_only_its_points_describe_is_scaled_to_the_screen_it_meets() -> N
     step = CachedStep("Tap point (540, 1200)", "tap_point", ScreenFingerprint(texts=frozenset(), thumb=(0.0,) * 4),
                       point=(0.5, 0.5), screen=(1080, 2400))
     assert CachedStep.from_dict(json.loads(json.dumps(step.to_dict()))).screen == (1080, 2400)
+
+
+@pytest.mark.parametrize(("model", "dialect", "space"), [GROUNDED[0], GROUNDED[2]], ids=["ui_tars", "autoglm"])
+def test_an_icon_tap_is_replayed_at_its_point_on_the_screen_it_meets(adb_server, sim_phone, llm_server,  # noqa: F811
+                                                                     tmp_path, model, dialect, space):
+    """notes-create: the orange plus has no text, so its tap is kept at its point (and the
+    screen's size); the replay taps there again and the note is written."""
+    from eval.families import FAMILIES
+
+    phone = sim_phone.phone
+    task = FAMILIES["notes-create"].instance(0)
+    lines = [line.split(" || ")[0] for line in task.reference_lines()]
+    llm_server.model = model
+    llm_server.script([], default=GroundingModel(dialect, space, lines, phone.ground_truth,
+                                                 screen=(phone.width, phone.height)))
+    env = _env(adb_server.port, llm_server.base_url, model)
+    runs = tmp_path / "runs"
+    instruction = task.render({})
+    args = ("--serial", sim_phone.serial, "--cache", "-o", str(runs), "--instruction", instruction)
+
+    first = _cli(*args, env=env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    typed = lines[2].removeprefix("Type (").removesuffix(")")
+    notes = lambda: [n["title"] for n in phone.state()["apps"]["com.google.android.keep"]["notes"]]  # noqa: E731
+    assert notes() == [typed]
+    cold_calls = len(llm_server.chat_requests)
+    (steps,) = _cached_steps(runs)
+    icon = steps[1]
+    assert icon["operation"] == "tap_point" and icon["screen"] == [phone.width, phone.height], steps
+
+    phone.reset()
+    second = _cli(*args, env=env)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert len(llm_server.chat_requests) == cold_calls, second.stdout
+    assert notes() == [typed], second.stdout
+
+
+def test_a_point_step_recorded_on_one_screen_replays_on_another_size(
+    adb_server, sim_phone, sim_phones, llm_server, tmp_path  # noqa: F811
+):
+    """Recorded on the 1080x2400 phone, replayed on a 720x1600 one: the icon tap is scaled."""
+    from eval.families import FAMILIES
+
+    model, dialect, space = GROUNDED[0]
+    task = FAMILIES["notes-create"].instance(0)
+    lines = [line.split(" || ")[0] for line in task.reference_lines()]
+    llm_server.model = model
+    llm_server.script([], default=GroundingModel(dialect, space, lines, sim_phone.phone.ground_truth,
+                                                 screen=(sim_phone.phone.width, sim_phone.phone.height)))
+    env = _env(adb_server.port, llm_server.base_url, model)
+    runs = tmp_path / "runs"
+    common = ("--cache", "-o", str(runs), "--instruction", task.render({}))
+    first = _cli("--serial", sim_phone.serial, *common, env=env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    cold_calls = len(llm_server.chat_requests)
+
+    (small,) = sim_phones(1, width=720, height=1600)
+    second = _cli("--serial", small.serial, *common, env=env)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert len(llm_server.chat_requests) == cold_calls, second.stdout
+    typed = lines[2].removeprefix("Type (").removesuffix(")")
+    assert [n["title"] for n in small.phone.state()["apps"]["com.google.android.keep"]["notes"]] == [typed]
