@@ -1,8 +1,9 @@
 """The adb server is SIGKILLed while 4 tasks run on 4 network phones that an outside
 ``adb connect`` attached (not ``adb.connect``, not the API): the service starts the adb server
 again, connects every phone it had seen again, and the phones are back within 10 s; the
-running tasks finish, or fail naming the phone they lost. Real parts only: the adb binary of
-the adbutils wheel on a private port, four simulated phones over ADB, real uvicorn.
+running tasks finish, or fail naming the phone they lost. The same under a farm worker (2
+phones, PostgreSQL). Real parts only: the adb binary of the adbutils wheel on a private port,
+simulated phones over ADB, real uvicorn, a real worker process.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from mobile_agent.device.server import parse_devices_l
 from mobile_agent.errors import DeviceError
 from mobile_agent.settings import AdbSettings
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
 from tests.ports import free_port
 from tests.server_fixtures import service_settings, start_service
 
@@ -131,4 +133,60 @@ def test_sigkill_of_the_adb_server_during_4_runs(killable_adb, llm_server, tmp_p
     finally:
         if live is not None:
             live.stop()
+        phones.stop()
+
+
+def _adb_lists(port: int, serials: list[str]) -> dict[str, str]:
+    """The adb server's own list, by a raw query (the adb CLI or adbutils would start a server)."""
+    try:
+        return {d.serial: d.state for d in parse_devices_l(AdbHost("127.0.0.1", port, 5).query("host:devices-l"))
+                if d.serial in serials}
+    except DeviceError:
+        return {}  # not started again yet
+
+
+@pytest.mark.postgres
+def test_sigkill_of_the_adb_server_under_a_farm_worker(killable_adb, pg_database: str,  # noqa: F811
+                                                       tmp_path: Path) -> None:
+    from simphone import Phone
+    from simphone.server import PhoneServer
+    from tests.farm_fixtures import start_farm_api, start_worker, wait_done, wait_free
+
+    settings, adb, process = killable_adb
+    phones = PhoneServer([Phone(number=n + 1, width=540, height=1200) for n in range(2)]).start()
+    serials = phones.serials
+    worker = api = None
+    try:
+        for serial in serials:
+            answer = subprocess.run([adb, "-P", str(settings.server_port), "connect", serial],
+                                    capture_output=True, text=True, timeout=30)
+            assert "connected to" in answer.stdout, answer
+        worker = start_worker(tmp_path, "h1", database=pg_database, adb_port=settings.server_port, serials=serials)
+        api = start_farm_api(tmp_path, pg_database)
+        wait_free(api, serials, workers=[worker])
+        script = "\n".join(["Home", "Wait (0.3)"] * 12)
+        ids = [_submit(api, script) for _ in range(2)]
+        deadline = time.monotonic() + 30
+        while not all(api.client.get(f"/v1/tasks/{i}").json()["steps"] >= 1 for i in ids):
+            assert time.monotonic() < deadline, [api.client.get(f"/v1/tasks/{i}").json() for i in ids]
+            time.sleep(0.1)
+
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(10)
+        killed = time.monotonic()
+        while set(_adb_lists(settings.server_port, serials).values()) != {"device"} or len(
+                _adb_lists(settings.server_port, serials)) != 2:
+            assert time.monotonic() - killed < 10, _adb_lists(settings.server_port, serials)
+            time.sleep(0.1)
+        for task_id in ids:
+            done = wait_done(api.client, task_id, timeout=60)
+            if done["status"] != "completed":
+                assert done["status"] == "error" and done["device"] in done["error"]["message"], done
+        wait_free(api, serials, workers=[worker])
+        assert wait_done(api.client, _submit(api, "Home"), timeout=60)["status"] == "completed"
+    finally:
+        if api is not None:
+            api.stop()
+        if worker is not None:
+            worker.stop()
         phones.stop()
