@@ -95,13 +95,13 @@ class Worker:
 
 def start_worker(tmp_path: Path, name: str, *, database: str, adb_port: int, serials: list[str],
                  labels: dict[str, str] | None = None, planner_url: str | None = None,
-                 server: dict[str, Any] | None = None, **farm: Any) -> Worker:
+                 server: dict[str, Any] | None = None, agent: dict[str, Any] | None = None, **farm: Any) -> Worker:
     sections: dict[str, dict[str, Any]] = {
         "adb": {"server_port": adb_port},
         "server": {"database_url": database, "devices": serials, "device_refresh_s": 0.5, **(server or {})},
         "farm": {"host": name, "labels": labels or {}, **FARM_TIMINGS, **farm},
         "agent": {"output_dir": str(tmp_path / "shared-runs"), "completion_check": False,
-                  "settle_timeout_s": 0.6, "settle_interval_s": 0.1},
+                  "settle_timeout_s": 0.6, "settle_interval_s": 0.1, **(agent or {})},
     }
     if planner_url:
         sections["planner"] = {"base_url": planner_url, "api_key": "test-key", "timeout_s": 20.0, "max_retries": 1,

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ from mobile_agent.settings import PerceptionSettings
 from perception.text_match import fold
 from tests.agent_helpers import DONE, plan_reply
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
+from tests.server_fixtures import service_fixture  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.slow
 
@@ -190,3 +193,110 @@ def test_mcp_screenshots_and_find_text_never_show_a_typed_secret(adb_server, sim
         assert not _showing(texts, SECRET), texts
     # the phone itself shows it: the checks above could see a leak
     assert _showing(_ocr_texts(np.asarray(sim_phone.device.screenshot(), dtype=np.uint8)), SECRET)
+
+
+_LIVE_PLAN = [
+    "Open App (Notes)", "Click icon (orange plus, bottom right)", "Type ({{secret:pin}})",
+    "Wait (0.31)", "Back", "Back", "Wait (0.32)", "Wait (0.33)", "Wait (0.34)", "Wait (0.35)",
+]  # fmt: skip
+
+
+def _watch(url: str, client: Any, task_id: int, calls: Callable[[], int], *, device_screenshot: str | None) -> list[bytes]:
+    """Live frames (and the device screenshot, when given) taken from the step after the typing
+    to the end of the run."""
+    import time
+
+    from tests.server_fixtures import first_live_frame
+
+    deadline = time.monotonic() + 180
+    while calls() < 4:  # the model has been asked about the screen after the typing
+        assert time.monotonic() < deadline, "the run did not get past the typing"
+        assert client.get(f"/v1/tasks/{task_id}").json()["status"] in ("queued", "running")
+        time.sleep(0.1)
+    frames: list[bytes] = []
+    while client.get(f"/v1/tasks/{task_id}").json()["status"] == "running" and time.monotonic() < deadline:
+        try:
+            taken = [first_live_frame(url, task_id, dict(client.headers))[1]]
+        except AssertionError:  # the run ended while the stream started
+            break
+        if device_screenshot is not None:
+            shot = client.get(device_screenshot)
+            assert shot.status_code == 200, shot.text
+            taken.append(shot.content)
+        # kept when the run still went on after them (after the run the phone shows what it shows)
+        if client.get(f"/v1/tasks/{task_id}").json()["status"] != "running":
+            break
+        frames += taken
+        time.sleep(0.3)
+    return frames
+
+
+def _check_frames(frames: list[bytes], secret: str) -> None:
+    assert len(frames) >= 4, f"only {len(frames)} frames seen during the run"
+    for number, frame in enumerate(frames):
+        shown = _showing(_ocr_texts(frame), secret)
+        assert not shown, f"frame {number} of {len(frames)} shows the secret: {shown}"
+
+
+def _check_model_requests(llm: Any, secret: str) -> None:
+    requests = [r for r in llm.chat_requests if "[t-sec]" in r.text()]
+    assert len(requests) >= 7
+    for number, image in enumerate(i for r in requests for i in r.images()):
+        assert not _showing(_ocr_texts(image), secret), f"image {number} sent to the model shows the secret"
+    for request in requests:
+        assert secret not in request.body.decode("utf-8") and not _showing([request.text()], secret)
+
+
+@pytest.mark.timeout(400)
+def test_the_live_view_and_the_device_screenshot_never_show_a_typed_secret(service, sim_phones, llm_server):  # noqa: F811
+    """A REST task on the embedded service (real uvicorn, the phone over adb): every live frame
+    of ``GET /v1/tasks/{id}/live`` and every ``GET /v1/devices/{serial}/screenshot`` taken while the
+    run goes on after the typing, OCR'd; and every image the model server received."""
+    from tests.server_fixtures import TaggedPlanner
+
+    (phone,) = sim_phones(1)
+    planner = TaggedPlanner(plans={"t-sec": _LIVE_PLAN}, delay_s={"t-sec": 0.6})
+    live = service([phone], planner=planner, **{"agent.named_secrets": {"pin": SECRET},
+                                                 "perception.detector": "proposals", "perception.ranker": "heuristic"})
+    task = live.submit("[t-sec] write a note titled {{secret:pin}}")
+    frames = _watch(live.url, live.client, task["id"], lambda: planner.calls.get("t-sec", 0),
+                    device_screenshot=f"/v1/devices/{phone.serial}/screenshot")
+    done = live.wait_task(task["id"], timeout=120)
+    assert done["status"] == "completed", done
+    notes = phone.phone.state()["apps"]["com.google.android.keep"]["notes"]
+    assert [n["title"] for n in notes][-1] == SECRET
+    _check_frames(frames, SECRET)
+    _check_model_requests(llm_server, SECRET)
+    assert _showing(_ocr_texts(np.asarray(phone.device.screenshot(), dtype=np.uint8)), SECRET)  # a leak would show
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(400)
+def test_a_farm_worker_s_run_keeps_the_secret_on_the_phone(pg_database, tmp_path, adb_server, sim_phones,  # noqa: F811
+                                                          llm_server):  # noqa: F811
+    """The same run under the farm: a ``mobile-agent worker`` process runs it, the API server holds
+    no phone; the live frames relayed through the shared folder and the model's images hide it."""
+    from tests.farm_fixtures import start_farm_api, start_worker, wait_free
+    from tests.server_fixtures import TaggedPlanner
+
+    (phone,) = sim_phones(1)
+    planner = TaggedPlanner(plans={"t-sec": _LIVE_PLAN}, delay_s={"t-sec": 0.6})
+    llm_server.script([], default=planner)
+    secrets = {"named_secrets": {"pin": SECRET}}
+    worker = start_worker(tmp_path, "h1", database=pg_database, adb_port=adb_server.port, serials=[phone.serial],
+                          planner_url=llm_server.base_url, agent=secrets)
+    api = start_farm_api(tmp_path, pg_database, planner_url=llm_server.base_url,
+                         **{"agent.named_secrets": {"pin": SECRET}})
+    try:
+        wait_free(api, [phone.serial], workers=[worker])
+        task = api.submit("[t-sec] write a note titled {{secret:pin}}")
+        frames = _watch(api.url, api.client, task["id"], lambda: planner.calls.get("t-sec", 0), device_screenshot=None)
+        done = api.wait_task(task["id"], timeout=120)
+        assert done["status"] == "completed", (done, worker.text()[-3000:])
+    finally:
+        api.stop()
+        worker.stop()
+    notes = phone.phone.state()["apps"]["com.google.android.keep"]["notes"]
+    assert [n["title"] for n in notes][-1] == SECRET
+    _check_frames(frames, SECRET)
+    _check_model_requests(llm_server, SECRET)
