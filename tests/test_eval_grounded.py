@@ -13,6 +13,7 @@ SR_args and SR are 1. Before, correct coordinate taps were counted as wrong oper
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -42,8 +43,8 @@ def adb_env(adb_server, monkeypatch):
     return adb_server
 
 
-def _model_args(llm_server, model: str) -> list[str]:
-    return ["--base-url", llm_server.base_url, "--api-key", "k", "--model", model]
+def _model_args(llm: Any, model: str) -> list[str]:
+    return ["--base-url", llm.base_url, "--api-key", "k", "--model", model]
 
 
 @pytest.mark.parametrize(("model", "dialect", "space"), GROUNDED, ids=[g[1] for g in GROUNDED])
