@@ -219,7 +219,7 @@ def create_app(
             import procrastinate  # noqa: F401
         except ImportError as exc:
             raise ConfigError("serve --farm needs the postgres extra: pip install 'mobile-agent[postgres]'") from exc
-    from server.api import audit, cache, dashboard, devices, ops, people, schedules, tasks
+    from server.api import audit, cache, dashboard, devices, me, ops, people, schedules, tasks
 
     metrics = Metrics()
     token = settings.server.api_token.get_secret_value() if settings.server.api_token else None
@@ -292,6 +292,7 @@ def create_app(
     app.include_router(cache.router, prefix=f"/{API_VERSION}")
     app.include_router(schedules.router, prefix=f"/{API_VERSION}")
     app.include_router(audit.router, prefix=f"/{API_VERSION}")
+    app.include_router(me.router, prefix=f"/{API_VERSION}")
     app.include_router(ops.router)
     app.include_router(dashboard.router)
     static_dir = Path(str(resources.files("server") / "static"))

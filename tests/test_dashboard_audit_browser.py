@@ -1,6 +1,6 @@
 """The dashboard for several principals, in a real headless chromium: an admin's session shows
 the audit trail (who submitted what); a user's session shows only its own runs and no audit
-trail (docs/security.md). Skipped only where chromium is not installed."""
+trail; a viewer's session is not offered the forms that act (docs/security.md). Skipped only where chromium is not installed."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ pytestmark = [
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]
 TOKENS = {"server.api_token": "admin-token-2",
-          "server.tokens": {"alice": {"token": "alice-token-2"}, "bob": {"token": "bob-token-2"}}}
+          "server.tokens": {"alice": {"token": "alice-token-2"}, "bob": {"token": "bob-token-2"},
+                            "vic": {"token": "vic-token-2", "role": "viewer"}}}
 
 
 @pytest.fixture
@@ -67,3 +68,9 @@ def test_the_admin_sees_the_audit_trail_and_a_user_only_its_own_runs(service, si
     bob.wait_for_timeout(500)
     assert bob.locator("#audit-section").is_hidden()
     assert "alice" not in bob.content() and bob.locator("#tasks tbody tr").count() == 0
+    assert bob.locator("#whoami").inner_text() == "signed in as bob (user)"
+    assert bob.locator("#submit-section").is_visible()
+
+    viewer = _signed_in(browser, live.url, "vic-token-2")
+    viewer.wait_for_function("() => document.getElementById('whoami').textContent.includes('viewer')")
+    assert viewer.locator("#submit-section").is_hidden() and viewer.locator("#schedule-form").is_hidden()

@@ -106,6 +106,7 @@ ROUTES: dict[tuple[str, str], Route] = {
     ("GET", "/v1/schedules/{schedule_id}/history"): Route(
         lambda w: ("GET", f"/v1/schedules/{w.make_schedule()}/history", {}), {BOB: GONE, NOBODY: UNAUTH}, OK),
     ("GET", "/v1/audit"): Route(_get("/v1/audit"), {ADMIN: OK, NOBODY: UNAUTH}, DENY),
+    ("GET", "/v1/me"): Route(_get("/v1/me"), {NOBODY: UNAUTH}, OK),
     ("GET", "/healthz"): Route(_get("/healthz"), {}, OK),
     ("GET", "/readyz"): Route(_get("/readyz"), {}, OK),
     ("GET", "/metrics"): Route(_get("/metrics"), {NOBODY: UNAUTH}, OK),

@@ -1,5 +1,6 @@
-// The dashboard's audit trail (GET /v1/audit, admins only): who submitted, replied, cancelled,
-// deleted, cleared the cache, connected a phone. Hidden for a token that may not read it.
+// Who is signed in (GET /v1/me: a viewer's session is not offered the forms that act), and the
+// audit trail (GET /v1/audit, admins only): who submitted, replied, cancelled, deleted, cleared
+// the cache, connected a phone. The trail is hidden for a token that may not read it.
 // Uses api() and el() of app.js (loaded after this file; called only on events and timers).
 "use strict";
 
@@ -40,6 +41,22 @@ document.getElementById("audit-older").addEventListener("click", () => {
   refreshAudit();
 });
 
+async function showPrincipal() {
+  let me;
+  try {
+    me = await api("/v1/me");
+  } catch (err) {
+    return;
+  }
+  document.getElementById("whoami").textContent =
+    `signed in as ${me.name} (${me.role}${me.team ? `, team ${me.team}` : ""})`;
+  if (!me.may_act) {
+    document.getElementById("submit-section").hidden = true;
+    document.getElementById("schedule-form").hidden = true;
+  }
+}
+
 window.addEventListener("load", async () => {
+  showPrincipal();
   if (await refreshAudit()) setInterval(refreshAudit, 10000);
 });
