@@ -73,7 +73,7 @@ class ScreenMixin(_Base):
                     self.unlock()
                 return
             canvas = self._ensure_frame()
-            if not self.shade_open and y1 < chrome.STATUS_H * canvas.scale and y2 - y1 > 100 * canvas.scale:
+            if not self.shade_open and y1 < chrome.status_bar_px(self) and y2 - y1 > 100 * canvas.scale:
                 self._state["shade_open"] = True  # pulled down from the status bar
                 return
             area = canvas.scroll_area_at(x1, y1)

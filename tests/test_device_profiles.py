@@ -15,6 +15,7 @@ import pytest
 
 from mobile_agent.device import Device, open_device
 from mobile_agent.settings import AdbSettings
+from simphone.apps.settings import layout_of
 from simphone.profiles import load_profile, profile_names
 
 PROFILES = profile_names()
@@ -156,10 +157,13 @@ def test_tap_maps_to_the_phone_pixel(phone_and_device) -> None:
 def test_swipe_direction_scrolls_the_phone(phone_and_device) -> None:
     phone, device = phone_and_device
     _unlock(phone, device)
-    device.launch_app("com.android.settings")
-    before = phone.state()["tasks"]["com.android.settings"][-1].get("scroll", 0)
+    # the list under the screen's centre: Settings' homepage, or on a two-pane tablet (where
+    # its second pane, a page too short to scroll, is there) the mail inbox
+    package = "com.google.android.gm" if layout_of(phone) == "two_pane" else "com.android.settings"
+    device.launch_app(package)
+    before = phone.state()["tasks"][package][-1].get("scroll", 0)
     device.swipe_direction("up", distance=0.4)
-    after = phone.state()["tasks"]["com.android.settings"][-1].get("scroll", 0)
+    after = phone.state()["tasks"][package][-1].get("scroll", 0)
     assert after > before
 
 

@@ -5,7 +5,9 @@ instructions. A task carries its instruction template (``{address}`` and the lik
 from ``params``), the human step count of Table 2 (the second number of RE), a reference
 solution in the model's action syntax (one action per line; ``A || B`` lists equivalent
 alternatives, the first is what the scripted run executes), and the validator that reads
-success from the phone's state.
+success from the phone's state. The scripted run pages down to each text it taps (``Page
+down until (Text)``, bounded, no step where the text shows): a list drawn on a smaller or
+larger screen puts a row below the first page (issue 28).
 
 May import: pydantic, mobile_eval.errors, mobile_eval.validators, mobile_eval.app_validators.
 """
@@ -27,6 +29,8 @@ from eval.mobile_eval.validators import ValidatorSpec
 __all__ = ["EvalTask", "TaskFile", "load_tasks", "select_tasks"]
 
 ALTERNATIVE_SEPARATOR = " || "
+# a reference line that taps a text: the scripted run first pages down until that text shows
+_TAPS_TEXT_RE = re.compile(r"^(?:click\s*text|long\s*press)\s*\((?P<text>.*\S.*)\)(?:\s*#\s*\d+)?$", re.IGNORECASE)
 _ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*-[123]$")
 
 
@@ -87,8 +91,16 @@ class EvalTask(BaseModel):
         return [self._fill(line, overrides) for line in self.reference]
 
     def reference_script(self, overrides: dict[str, str] | None = None) -> str:
-        """The script that scripted mode runs: the first alternative of each line."""
-        return "\n".join(line.split(ALTERNATIVE_SEPARATOR)[0].strip() for line in self.reference_lines(overrides))
+        """The script that scripted mode runs: the first alternative of each line, each
+        text tap preceded by ``Page down until (Text)`` (a no-op where the text shows)."""
+        lines: list[str] = []
+        for line in self.reference_lines(overrides):
+            first = line.split(ALTERNATIVE_SEPARATOR)[0].strip()
+            taps = _TAPS_TEXT_RE.match(first)
+            if taps is not None:
+                lines.append(f"Page down until ({taps.group('text')})")
+            lines.append(first)
+        return "\n".join(lines)
 
     def resolved_params(self, overrides: dict[str, str] | None = None) -> dict[str, str]:
         unknown = set(overrides or {}) - set(self.params) - set(self.derived)

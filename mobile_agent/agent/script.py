@@ -21,6 +21,14 @@ several (numbered in reading order, as the annotated screenshots show them)::
 
     Click text (Groceries) #2
 
+A list longer than the screen: ``Page down until (Text)`` (or ``Page up until``) turns
+pages until Text is on the screen, at most ``MAX_PAGES`` times, and takes no step when it
+is there already (the reference solutions put one before each text they tap, so that they
+reach it on a screen of any size)::
+
+    Page down until (About phone)
+    Click text (About phone)
+
 May import: ``mobile_agent`` (settings, errors, device, operations, locate) and this
 package's modules.
 """
@@ -42,15 +50,18 @@ from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import REGISTRY, parse_action
 from mobile_agent.settings import Settings
-from perception.types import Location
+from perception.types import LocateStatus, Location
 
-__all__ = ["ScriptLine", "ScriptedRun", "parse_script", "run_script"]
+__all__ = ["MAX_PAGES", "ScriptLine", "ScriptedRun", "parse_script", "run_script"]
 
 
 # "... #2" at the end of a line: the candidate to use when several places match
 _CANDIDATE_RE = re.compile(r"^(?P<action>.*\S)\s+#\s*(?P<number>\d{1,3})\s*$")
 _CHOOSING = frozenset({"click_text", "long_press", "click_icon"})  # operations that locate a target
 _FREE_TEXT = frozenset({"type"})  # their text may end with "#N" itself
+# "Page down until (Text)": turn pages until Text shows, at most MAX_PAGES times
+_UNTIL_RE = re.compile(r"^(?P<action>page\s*(?:down|up))\s+until\s*\((?P<text>.*\S.*)\)\s*$", re.IGNORECASE)
+MAX_PAGES = 10
 
 
 @dataclass(frozen=True)
@@ -59,9 +70,13 @@ class ScriptLine:
     text: str
     action: ParsedAction
     candidate: int | None = None  # "#N": the candidate to use when several places match
+    until: str | None = None  # "Page down until (Text)": the text whose showing ends the paging
 
 
 def _parse_line(number: int, text: str) -> ScriptLine:
+    until = _UNTIL_RE.match(text)
+    if until is not None:
+        return ScriptLine(number, text, parse_action(f"Action: {until.group('action')}"), until=until.group("text").strip())
     match = _CANDIDATE_RE.match(text)
     if match is not None:
         action = parse_action(f"Action: {match.group('action')}")
@@ -158,7 +173,9 @@ class ScriptedRun:
         self.lines = lines
         self.device = device
         self.locator = locator
-        self.max_steps = len(lines)
+        self.max_steps = sum(MAX_PAGES + 1 if line.until else 1 for line in lines)
+        self._next = 0  # the line to run next
+        self._pages = 0  # pages turned for the "until" line in progress
 
     def open(self) -> AgentDevice:
         if self.device is None:
@@ -168,12 +185,28 @@ class ScriptedRun:
     def out_of_steps(self, session: RunSession) -> RunResult:
         return session.finish(RunStatus.COMPLETED, f"the script ran all {len(self.lines)} operations")
 
+    def _shows(self, draft: StepDraft, text: str) -> bool:
+        found = self.locator.find_text(draft.frame.pixels, text)
+        return found.status in (LocateStatus.FOUND, LocateStatus.CANDIDATES, LocateStatus.TOO_MANY)
+
     def step(self, session: RunSession, draft: StepDraft) -> StepEnd:
-        """One script line on ``draft.frame``."""
-        line = self.lines[draft.index - 1]
+        """The next script line on ``draft.frame`` (an "until" line whose text shows is
+        passed over without a step)."""
+        while self._next < len(self.lines) and self.lines[self._next].until is not None \
+                and self._shows(draft, str(self.lines[self._next].until)):  # fmt: skip
+            self._next, self._pages = self._next + 1, 0
+        if self._next == len(self.lines):
+            return StepEnd(draft.frame, self.out_of_steps(session))
+        line = self.lines[self._next]
         device = self.open()
         draft.action_text = line.text
         draft.by = "script"
+        if line.until is not None and self._pages == MAX_PAGES:
+            draft.ok = False
+            draft.feedback = f"{line.until!r} is not on the screen after {MAX_PAGES} pages"
+            session.record(draft)
+            reason = f"script line {line.number} ({line.text}) failed: {draft.feedback}"
+            return StepEnd(draft.frame, session.finish(RunStatus.NOT_COMPLETED, reason))
 
         def choose(location: Location) -> int | None:  # several places match: the line's #N, if any
             draft.chosen_candidate = line.candidate
@@ -193,4 +226,10 @@ class ScriptedRun:
             return StepEnd(draft.frame, session.finish(RunStatus.NOT_COMPLETED, reason))
         settled = session.settle(device, draft)
         session.record(draft)
+        if line.until is not None:
+            self._pages += 1  # the same line again on the next step: look, then page or go on
+            return StepEnd(next_frame=settled.frame)
+        self._next, self._pages = self._next + 1, 0
+        if self._next == len(self.lines):
+            return StepEnd(settled.frame, self.out_of_steps(session))
         return StepEnd(next_frame=settled.frame)

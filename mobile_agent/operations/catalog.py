@@ -323,24 +323,33 @@ def type_text(params: TypeParams, ctx: OperationContext) -> Outcome:
     return Outcome(ok=True, feedback=f"Typed {len(lines)} lines, pressing Enter between them: {params.text!r}.")
 
 
+# A page scroll moves the content by 40% of the screen: less than any list's visible part
+# (a title bar, the status and navigation bars take the rest), so the new view keeps rows of
+# the last one and no row is ever skipped between two pages (issue 28: on a tablet, a half
+# screen stepped over a row in the 56% of the screen its list had).
+PAGE_SCROLL = 0.4
+
+
 @operation(
     syntax="Page up",
-    description="Scroll the current page up to show what is above (swipes down by half a screen).",
+    description="Scroll the current page up to show what is above (the finger moves down 40% of the screen; "
+    "the new view keeps part of the last one).",
     examples=("Page up",),
     aliases=("scroll up", "page_up"),
 )
 def page_up(params: NoParams, ctx: OperationContext) -> Outcome:
-    return _swipe(ctx, 0.5, 0.25, 0.5, 0.75)
+    return _swipe(ctx, 0.5, 0.5 - PAGE_SCROLL / 2, 0.5, 0.5 + PAGE_SCROLL / 2)
 
 
 @operation(
     syntax="Page down",
-    description="Scroll the current page down to show what is below (swipes up by half a screen).",
+    description="Scroll the current page down to show what is below (the finger moves up 40% of the screen; "
+    "the new view keeps part of the last one).",
     examples=("Page down",),
     aliases=("scroll down", "page_down"),
 )
 def page_down(params: NoParams, ctx: OperationContext) -> Outcome:
-    return _swipe(ctx, 0.5, 0.75, 0.5, 0.25)
+    return _swipe(ctx, 0.5, 0.5 + PAGE_SCROLL / 2, 0.5, 0.5 - PAGE_SCROLL / 2)
 
 
 @operation(

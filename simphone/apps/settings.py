@@ -7,13 +7,24 @@ Notifications & status bar, About phone ... ). State lives in the phone's settin
 global airplane_mode_on / wifi_on / bluetooth_on, secure ui_night_mode (2 = dark),
 system status_bar_network_speed (1 = the speed shows in the status bar).
 
+Large screens, as AOSP's Settings lays them out (activity embedding, Android 12L+): a
+window at least 720dp wide whose smallest width is at least 600dp shows the homepage and
+the open page side by side, the homepage on `SPLIT_RATIO` of the width, its open entry
+highlighted, the first entry's page on the right until another is chosen (a tablet). A
+large screen narrower than that (a foldable's inner screen: 690dp) keeps one pane. Either
+way a large screen draws at its density (a row is as many dp as on a phone), not stretched
+to its width: more rows show, none bigger.
+
 May import: the standard library, `simphone.apps`, `simphone.ui`.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from simphone.apps import App, AppContext, register
 from simphone.ui.canvas import Canvas
+from simphone.ui.chrome import UNIT_DENSITY, is_large_screen
 from simphone.ui.icons import COLORS
 from simphone.ui.widgets import ROW_H, TITLE_BAR_H, list_row, scroll_list, text_field, title_bar
 
@@ -47,6 +58,37 @@ SEARCHABLE = [("Dark mode", "display"), ("Light mode", "display"), ("Brightness 
               ("Pair new device", "bluetooth")]
 PAGE_ACTIVITIES = {"wifi": ".wifi.WifiSettings", "bluetooth": ".bluetooth.BluetoothSettings",
                    "display": ".DisplaySettings"}
+
+
+# AOSP packages/apps/Settings, src/com/android/settings/activityembedding/ActivityEmbeddingUtils.java:
+# MIN_CURRENT_SCREEN_SPLIT_WIDTH_DP = 720, MIN_SMALLEST_SCREEN_SPLIT_WIDTH_DP = 600; the homepage's
+# share of the width is R.dimen.config_activity_embed_split_ratio (0.3636 in AOSP's res/values/dimens.xml).
+# Large screens: Android's sw600dp (developer.android.com/guide/topics/large-screens/activity-embedding).
+SPLIT_MIN_WIDTH_DP = 720
+SPLIT_MIN_SMALLEST_WIDTH_DP = 600
+SPLIT_RATIO = 0.3636
+FIRST_PAGE = MAIN_ROWS[0][0]  # what the right pane shows until an entry is chosen
+
+
+def layout_of(phone: Any) -> str:
+    """"phone", "large" (one pane at the screen's density) or "two_pane"."""
+    if not is_large_screen(phone):  # smallest width under SPLIT_MIN_SMALLEST_WIDTH_DP (600dp)
+        return "phone"
+    return "two_pane" if phone.width * 160 / phone.density >= SPLIT_MIN_WIDTH_DP else "large"
+
+
+class _Pane(AppContext):
+    """The app's context inside one pane: the pane's own box and the view it shows (the
+    homepage beside the page on top of it)."""
+
+    def __init__(self, ctx: AppContext, content: tuple[float, float, float, float],
+                 view: dict[str, Any] | None = None) -> None:
+        super().__init__(ctx.phone, ctx.package, content, ctx.theme)
+        self._shown = view
+
+    @property
+    def view(self) -> dict[str, Any]:
+        return self._shown if self._shown is not None else super().view
 
 
 # Settings that are on until someone turns them off (Android shows the battery percentage
@@ -93,6 +135,29 @@ class Settings(App):
         return {"view": "main"} if page == "main" else {"view": "page", "page": page}
 
     def render(self, ctx: AppContext, c: Canvas) -> None:
+        layout = layout_of(ctx.phone)
+        if layout == "phone" or ctx.view["view"] == "search":
+            self._one_pane(ctx, c)
+            return
+        box = c.px(ctx.content)
+        scale = ctx.phone.density / UNIT_DENSITY
+        if layout == "large":
+            with c.pane(box, scale):
+                self._one_pane(_Pane(ctx, (0, 0, c.width, c.height)), c)
+            return
+        stack = ctx.phone.task(ctx.package)
+        home, top = stack[0], stack[-1]
+        on_page = top.get("view") == "page"
+        page = top.get("page", FIRST_PAGE) if on_page else FIRST_PAGE
+        split = box[0] + round((box[2] - box[0]) * SPLIT_RATIO)
+        with c.pane((box[0], box[1], split, box[3]), scale):
+            self._main(_Pane(ctx, (0, 0, c.width, c.height), view=home), c, selected=page)
+        with c.pane((split, box[1], box[2], box[3]), scale):
+            shown = _Pane(ctx, (0, 0, c.width, c.height), view=top if on_page else home)
+            self._page(shown, c, page, back=False, key="scroll" if on_page else "first_page_scroll")
+        c.line([(split / c.scale, ctx.content[1]), (split / c.scale, ctx.content[3])], c.theme.divider, width=2)
+
+    def _one_pane(self, ctx: AppContext, c: Canvas) -> None:
         if ctx.view["view"] == "page":
             self._page(ctx, c, ctx.view.get("page", ""))
         elif ctx.view["view"] == "search":
@@ -113,16 +178,26 @@ class Settings(App):
             return "Dark mode" if ctx.phone.dark_mode else "Light mode"
         return default
 
-    def _main(self, ctx: AppContext, c: Canvas) -> None:
+    def _main(self, ctx: AppContext, c: Canvas, selected: str | None = None) -> None:
+        """The homepage; `selected`: beside a page (two panes), the entry it shows is
+        highlighted and an entry opens in place of the page."""
         top = ctx.content[1] + TITLE_BAR_H
+
+        def open_page(key: str) -> None:
+            if selected is not None and ctx.phone.task(ctx.package)[-1].get("view") == "page":
+                ctx.replace({"view": "page", "page": key})
+            else:
+                ctx.push({"view": "page", "page": key})
 
         def draw(y: float) -> None:
             for key, title, icon, color, subtitle in MAIN_ROWS:
+                if key == selected:
+                    c.rect((16, y + 6, c.width - 16, y + ROW_H - 6), fill=c.theme.surface, radius=40)
                 if key == "airplane":
                     y = list_row(c, y, title, on_tap=lambda: ctx.phone.set_airplane_mode(not ctx.phone.airplane_mode),
                                  icon=icon, icon_color=COLORS[color], toggle=ctx.phone.airplane_mode)
                 else:
-                    y = list_row(c, y, title, on_tap=lambda k=key: ctx.push({"view": "page", "page": k}),
+                    y = list_row(c, y, title, on_tap=lambda k=key: open_page(k),
                                  subtitle=self._subtitle(ctx, key, subtitle) or None, icon=icon,
                                  icon_color=COLORS[color], chevron=True)
 
@@ -154,7 +229,7 @@ class Settings(App):
         c.on_tap((10, y0 + 20, 140, y0 + 150), ctx.back)
         text_field(c, ctx, (150, y0 + 25, c.width - 40, y0 + 145), "query", "Search settings", size=44)
 
-    def _page(self, ctx: AppContext, c: Canvas, page: str) -> None:
+    def _page(self, ctx: AppContext, c: Canvas, page: str, back: bool = True, key: str = "scroll") -> None:
         top = ctx.content[1] + TITLE_BAR_H
         rows = self._page_rows(ctx, c, page)
 
@@ -162,8 +237,8 @@ class Settings(App):
             for row in rows:
                 y = row(y)
 
-        scroll_list(c, ctx, top, (len(rows) + 1) * ROW_H + 40, draw)
-        title_bar(c, ctx, TITLES.get(page, "Settings"))
+        scroll_list(c, ctx, top, (len(rows) + 1) * ROW_H + 40, draw, key=key)
+        title_bar(c, ctx, TITLES.get(page, "Settings"), back=back)
 
     def _page_rows(self, ctx: AppContext, c: Canvas, page: str) -> list:
         def toggle(title: str, ns: str, key: str):

@@ -8,6 +8,10 @@ are not visible and not recorded). `on_tap` regions and `on_scroll` areas are re
 the same way; the phone hit-tests them (the last registered wins, so later layers such
 as the status bar and the keyboard sit on top).
 
+`pane(box_px, scale)` draws into a region of the screen with its own units (a large
+screen's two panes, drawn at the phone's density rather than stretched to its width):
+inside it (0, 0) is the region's top-left corner.
+
 May import: the standard library, Pillow, `simphone.ui.fonts`, `simphone.ui.icons`,
 `simphone.ui.theme`.
 """
@@ -59,11 +63,28 @@ class Canvas:
         self.targets: list[TapTarget] = []
         self.scroll_areas: list[ScrollArea] = []
         self._clips: list[tuple[int, int, int, int]] = [(0, 0, width_px, height_px)]
+        self._origin = (0, 0)  # screen pixels of the layout's (0, 0): a pane's corner
+        self._root_scale = self.scale
 
     # -- coordinates ----------------------------------------------------------------
     def px(self, box: Box) -> tuple[int, int, int, int]:
-        s = self.scale
-        return (round(box[0] * s), round(box[1] * s), round(box[2] * s), round(box[3] * s))
+        s, (ox, oy) = self.scale, self._origin
+        return (round(ox + box[0] * s), round(oy + box[1] * s), round(ox + box[2] * s), round(oy + box[3] * s))
+
+    @contextmanager
+    def pane(self, box_px: tuple[int, int, int, int], scale: float):
+        """Draw inside `box_px` (screen pixels) at `scale` pixels per unit: `width` and
+        `height` are the pane's, (0, 0) its top-left corner; records are clipped to it and
+        scrolls inside it are given in its units."""
+        saved = (self.scale, self.width, self.height, self._origin)
+        self.scale, self._origin = scale, (box_px[0], box_px[1])
+        self.width, self.height = (box_px[2] - box_px[0]) / scale, (box_px[3] - box_px[1]) / scale
+        self._clips.append(tuple(self._clipped(box_px) or [0, 0, 0, 0]))  # type: ignore[arg-type]
+        try:
+            yield
+        finally:
+            self._clips.pop()
+            self.scale, self.width, self.height, self._origin = saved
 
     def _clipped(self, box_px: tuple[int, int, int, int]) -> list[int] | None:
         cl, ct, cr, cb = self._clips[-1]
@@ -100,8 +121,8 @@ class Canvas:
         self.draw.ellipse(self.px(box), fill=fill, outline=outline, width=max(1, round(width * self.scale)))
 
     def line(self, points: list[tuple[float, float]], fill: Color, width: float = 2) -> None:
-        s = self.scale
-        self.draw.line([(x * s, y * s) for x, y in points], fill=fill, width=max(1, round(width * s)))
+        s, (ox, oy) = self.scale, self._origin
+        self.draw.line([(ox + x * s, oy + y * s) for x, y in points], fill=fill, width=max(1, round(width * s)))
 
     def text_size(self, text: str, size: float, bold: bool = False) -> tuple[float, float]:
         f = font(max(1, round(size * self.scale)), bold, text)
@@ -117,11 +138,11 @@ class Canvas:
                 text = text[:-1]
             text = text + "…"
         f = font(max(1, round(size * self.scale)), bold, text)
-        s = self.scale
-        pos = (xy[0] * s, xy[1] * s)
+        s, (ox, oy) = self.scale, self._origin
+        pos = (ox + xy[0] * s, oy + xy[1] * s)
         self.draw.text(pos, text, font=f, fill=color or self.theme.text, anchor=anchor)
         left, top, right, bottom = self.draw.textbbox(pos, text, font=f, anchor=anchor)
-        box = (left / s, top / s, right / s, bottom / s)
+        box = ((left - ox) / s, (top - oy) / s, (right - ox) / s, (bottom - oy) / s)
         if record and text.strip():
             self.record("text", box, text=text)
         return box
@@ -163,8 +184,11 @@ class Canvas:
 
     def on_scroll(self, box: Box, handler: Callable[[float, float], bool]) -> None:
         clipped = self._clipped(self.px(box))
-        if clipped is not None:
-            self.scroll_areas.append(ScrollArea(tuple(clipped), handler))  # type: ignore[arg-type]
+        if clipped is None:
+            return
+        factor = self._root_scale / self.scale  # the screen gives the finger's move in the root's units
+        scaled = handler if factor == 1 else (lambda dx, dy: handler(dx * factor, dy * factor))
+        self.scroll_areas.append(ScrollArea(tuple(clipped), scaled))  # type: ignore[arg-type]
 
     # -- hit testing ------------------------------------------------------------------
     def target_at(self, x: float, y: float) -> TapTarget | None:

@@ -8,6 +8,10 @@ QWERTY keyboard whose keys type, or the ADB Keyboard's one-line bar when that IM
 Notification shade (a swipe down from the status bar): quick-settings tiles for Wi-Fi,
 Bluetooth, Airplane mode and Dark theme, drawn over the whole screen.
 
+The bars are as many dp high on a large screen (smallest width 600dp or more: a tablet, a
+foldable's inner screen) as on a phone: there they are drawn at the screen's density
+(`bar_scale`), not stretched with the screen's width.
+
 May import: the standard library, `simphone.ui` modules. Uses the `Phone` passed in.
 """
 
@@ -20,13 +24,36 @@ from simphone.ui.canvas import Canvas
 if TYPE_CHECKING:
     from simphone.phone import PhoneModel as Phone
 
-__all__ = ["KEYBOARD_H", "NAV_H", "STATUS_H", "content_box", "draw_system_ui", "network_speed"]
+__all__ = ["KEYBOARD_H", "LARGE_SCREEN_DP", "NAV_H", "STATUS_H", "UNIT_DENSITY", "bar_scale", "content_box",
+           "draw_system_ui", "is_large_screen", "network_speed", "status_bar_px"]
 
 STATUS_H = 110
 NAV_H = 130
 KEYBOARD_H = 780
 ADB_KEYBOARD_H = 110
 ROWS = ["qwertyuiop", "asdfghjkl", "zxcvbnm"]
+
+
+UNIT_DENSITY = 420  # the density at which one layout unit is one pixel (a 1080-pixel, 420-dpi phone)
+LARGE_SCREEN_DP = 600  # Android's large screens: smallest width 600dp and more (sw600dp)
+
+
+def is_large_screen(phone: Phone) -> bool:
+    return min(phone.width, phone.height) * 160 / phone.density >= LARGE_SCREEN_DP
+
+
+def bar_scale(phone: Phone) -> float:
+    """Pixels per layout unit of the system bars: the screen's width / 1080 on a phone, the
+    density / 420 on a large screen."""
+    return phone.density / UNIT_DENSITY if is_large_screen(phone) else phone.width / 1080
+
+
+def status_bar_px(phone: Phone) -> int:
+    return round(STATUS_H * bar_scale(phone))
+
+
+def _nav_bar_px(phone: Phone) -> int:
+    return round(NAV_H * bar_scale(phone))
 
 
 def _keyboard_height(phone: Phone) -> float:
@@ -37,8 +64,9 @@ def _keyboard_height(phone: Phone) -> float:
 
 def content_box(phone: Phone, width_px: int, height_px: int) -> tuple[float, float, float, float]:
     """The apps' area in layout units: between the status bar and the navigation bar / keyboard."""
-    height = height_px * 1080 / width_px
-    return (0, STATUS_H, 1080, height - NAV_H - _keyboard_height(phone))
+    root = width_px / 1080
+    height = height_px / root
+    return (0, status_bar_px(phone) / root, 1080, height - _nav_bar_px(phone) / root - _keyboard_height(phone))
 
 
 def network_speed(phone: Phone) -> str:
@@ -49,12 +77,23 @@ def network_speed(phone: Phone) -> str:
 
 
 def draw_system_ui(phone: Phone, c: Canvas) -> None:
-    th = c.theme
+    nav_top = c.height - _nav_bar_px(phone) / c.scale
     if phone.shade_open:
         _shade(phone, c)
     elif phone.keyboard_visible:
-        _keyboard(phone, c)
-    # status bar
+        _keyboard(phone, c, nav_top)
+    if bar_scale(phone) == c.scale:  # a phone: the bars span the layout as drawn
+        _status_bar(phone, c)
+        _nav_bar(phone, c, c.height - NAV_H)
+        return
+    with c.pane((0, 0, c.width_px, status_bar_px(phone)), bar_scale(phone)):
+        _status_bar(phone, c)
+    with c.pane((0, c.height_px - _nav_bar_px(phone), c.width_px, c.height_px), bar_scale(phone)):
+        _nav_bar(phone, c, 0)
+
+
+def _status_bar(phone: Phone, c: Canvas) -> None:
+    th = c.theme
     c.rect((0, 0, c.width, STATUS_H), fill=th.status_bg)
     mid = STATUS_H / 2
     c.text((50, mid), phone.clock.strftime("%H:%M"), size=40, color=th.status_fg, anchor="lm", bold=True)
@@ -81,17 +120,20 @@ def draw_system_ui(phone: Phone, c: Canvas) -> None:
         x -= 64
     if phone.settings_get("system", "status_bar_network_speed") == "1":
         c.text((x, mid), network_speed(phone), size=30, color=th.status_fg, anchor="rm")
-    # navigation bar
-    top = c.height - NAV_H
-    c.rect((0, top, c.width, c.height), fill=th.nav_bg)
+
+
+def _nav_bar(phone: Phone, c: Canvas, top: float) -> None:
+    th = c.theme
+    c.rect((0, top, c.width, top + NAV_H), fill=th.nav_bg)
     cy = top + NAV_H / 2
+    middle = c.width / 2
     for cx, icon, description, action in (
-        (250, "nav_back", "back", phone.press_back),
-        (540, "nav_home", "home", phone.go_home),
-        (830, "nav_recents", "recent apps", phone.show_recents),
+        (middle - 290, "nav_back", "back", phone.press_back),
+        (middle, "nav_home", "home", phone.go_home),
+        (middle + 290, "nav_recents", "recent apps", phone.show_recents),
     ):
         c.icon(icon, (cx - 36, cy - 36, cx + 36, cy + 36), th.nav_fg, description=description)
-        c.on_tap((cx - 120, top, cx + 120, c.height), action)
+        c.on_tap((cx - 120, top, cx + 120, top + NAV_H), action)
 
 
 def _shade(phone: Phone, c: Canvas) -> None:
@@ -126,9 +168,8 @@ def _shade(phone: Phone, c: Canvas) -> None:
     c.text((c.width / 2, STATUS_H + 720), "No notifications", size=42, color=th.text_secondary, anchor="mm")
 
 
-def _keyboard(phone: Phone, c: Canvas) -> None:
+def _keyboard(phone: Phone, c: Canvas, bottom: float) -> None:
     th = c.theme
-    bottom = c.height - NAV_H
     if phone.current_ime.startswith("com.android.adbkeyboard/"):
         top = bottom - ADB_KEYBOARD_H
         c.rect((0, top, c.width, bottom), fill=th.keyboard_bg)

@@ -93,6 +93,7 @@ COMMANDS: dict[str, str] = {
     "schedule list": "none: reads schedules, runs nothing",
     "schedule delete": "none: removes a schedule, runs nothing",
     "test": "none yet: YAML test flows (mobile_agent.testing) came after issue 28's list; its own tests",
+    "gc": "none: applies server.retention (deletes old tasks, runs, plans), runs nothing",
     "devices": "none: lists phones",
     "doctor": "none: checks the set-up",
     "adb": "none: the bundled adb",
@@ -232,11 +233,6 @@ def _cell(test: Callable[[Cell], bool]) -> Callable[[Cell | ProfileCell], bool]:
 _EVALS = ("eval_mobile_eval", "eval_families", "data_collect")
 
 KNOWN_BUGS: dict[str, KnownBug] = {
-    "large-screens": KnownBug(
-        "#28 large screens: on the Pixel Tablet and the Z Fold5 'Display & brightness' is below Settings' first "
-        "screen and neither the reference script nor the model's steps scroll to it (combos' fix)",
-        lambda c: isinstance(c, ProfileCell) and c.profile in ("pixel-tablet-14", "galaxy-fold5-14"),
-    ),
 }
 
 
