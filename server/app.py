@@ -60,12 +60,14 @@ def is_loopback(host: str) -> bool:
 
 
 def check_exposure(settings: Settings) -> None:
-    """Refuse to serve beyond localhost without an API token."""
-    token = settings.server.api_token.get_secret_value() if settings.server.api_token else ""
-    if not is_loopback(settings.server.host) and not token:
+    """Refuse to serve beyond localhost without an API token (server.api_token, or any of
+    server.tokens: with none, every request would be the local admin, ``server.auth``)."""
+    from server.auth import principals
+
+    if not is_loopback(settings.server.host) and not principals(settings.server):
         raise ConfigError(
             f"server.host is {settings.server.host!r} (beyond localhost) but no server.api_token is set; "
-            "set MOBILE_AGENT_SERVER__API_TOKEN or listen on 127.0.0.1",
+            "set MOBILE_AGENT_SERVER__API_TOKEN (or server.tokens) or listen on 127.0.0.1",
             host=settings.server.host,
         )
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
@@ -250,6 +251,17 @@ def test_a_named_token_signs_in_to_the_dashboard_as_itself(service, sim_phones) 
     with httpx.Client(base_url=live.url, timeout=30) as browser:
         assert browser.post("/dashboard/login", data={"token": "not-a-token"}).status_code == 401
         assert browser.get("/v1/tasks").status_code == 401
+
+
+def test_named_tokens_alone_may_serve_beyond_localhost_and_empty_ones_do_not_count() -> None:
+    from mobile_agent.errors import ConfigError
+    from mobile_agent.settings import load_settings
+    from server.app import check_exposure
+
+    check_exposure(load_settings(overrides={"server.host": "0.0.0.0",
+                                            "server.tokens": {"ann": {"token": "t", "role": "user"}}}))
+    with pytest.raises(ConfigError):
+        check_exposure(load_settings(overrides={"server.host": "0.0.0.0", "server.tokens": {"ann": ""}}))
 
 
 def test_a_bare_token_string_stays_an_admin() -> None:
