@@ -128,7 +128,7 @@ def text_field(c: Canvas, ctx: AppContext, box: tuple[float, float, float, float
     else:
         lines = [value.replace("\n", " ")]
         if focused and c.text_size(lines[0], size, bold)[0] > width:
-            lines = [_tail(c, lines[0], size, width, bold)]  # scrolled to the cursor: the end shows
+            lines = [_tail(c, lines[0], size, width, bold)]  # scrolled to the cursor: the end shows, the start cut
     y = top + pad
     last_box = (left + pad, y, left + pad, y + size)
     if not value:
@@ -150,15 +150,18 @@ def text_field(c: Canvas, ctx: AppContext, box: tuple[float, float, float, float
 
 
 def _tail(c: Canvas, text: str, size: float, width: float, bold: bool) -> str:
-    """The end of `text` that fits in `width` after a leading ellipsis."""
-    low, high = 0, len(text)  # the shortest cut whose "…" + rest fits
+    """The end of `text` that fits in `width`: a single-line EditText scrolls its text
+    horizontally to keep the cursor in view, the start cut off at the field's edge, with no
+    ellipsis (AOSP TextView draws one only for ``android:ellipsize``, which an editable
+    field does not use); whole characters are cut here where the phone clips a glyph."""
+    low, high = 0, len(text)  # the shortest cut whose rest fits
     while low < high:
         mid = (low + high) // 2
-        if c.text_size("…" + text[mid:], size, bold)[0] > width:
+        if c.text_size(text[mid:], size, bold)[0] > width:
             low = mid + 1
         else:
             high = mid
-    return "…" + text[low:]
+    return text[low:]
 
 
 def wrap(c: Canvas, text: str, size: float, width: float, bold: bool = False) -> list[str]:
