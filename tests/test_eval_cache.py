@@ -65,3 +65,23 @@ def test_the_cache_setting_keeps_the_plans_under_output(eval_env, sim_phone, llm
     assert sim_phone.phone.state()["airplane_mode"] is True
     assert _plans(out / "plan-cache.sqlite3") == 1
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_task_that_ends_on_an_internal_error_makes_eval_exit_3(eval_env, sim_phone, tmp_path, monkeypatch, capsys):
+    """A bug of the software (the accessibility source's TypeError was one) is not a model's
+    failure: the suite goes on, writes its reports, says which task and exits 3, not 0."""
+    from mobile_agent.locate import PerceptionLocator
+
+    def broken(self, image, text, hierarchy=None):  # the kind of bug #28 found: a wrapper's wrong signature
+        raise TypeError("find_text() takes 3 positional arguments but 4 were given")
+
+    monkeypatch.setattr(PerceptionLocator, "find_text", broken)
+    out = tmp_path / "eval"
+    code = main(["eval", "mobile-eval", "--task", "settings-1", "--script-reference", "--device", sim_phone.serial,
+                 "--output", str(out)])
+    assert code == 3
+    err = capsys.readouterr().err
+    assert "settings-1 ended with an internal error" in err and "TypeError" in err
+    (record,) = load_results(out / "results.jsonl")
+    assert record.status == "error" and record.error["cause"] == "internal"
+    assert (out / "report.md").is_file()

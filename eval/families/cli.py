@@ -68,7 +68,8 @@ def families_command(args: argparse.Namespace, command: Any) -> int:
     args.selected_tasks, args.app, args.level = tasks, None, None
     code = int(command(args))
     results = args.output / "results.jsonl"
-    if code == 0 and results.is_file():  # GPT4Tools' step rates per level and family, beside Table 2
+    # GPT4Tools' step rates per level and family, beside Table 2 (also when a task hit a bug: exit 3)
+    if code in (0, 3) and results.is_file():
         from eval.families.report import write_family_reports
         from eval.mobile_eval.records import load_results
 

@@ -181,7 +181,39 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
     paths = write_reports([r for r in records if r.task_id in chosen], args.output, paper=paper,
                           label=label)
     print(f"results: {runner.results.path}\nreport: {paths['html']}\n{paths['markdown'].read_text()}")
+    faults = internal_errors([r for r in records if r.task_id in chosen])
+    if faults:  # a bug of mobile-agent, not a model's failure: the figures are not the model's
+        for record in faults:
+            error = record.error or {}
+            print(f"mobile-agent eval: {record.task_id} ended with an internal error (a bug, not the model's "
+                  f"failure): {error.get('type', '?')}: {error.get('message', '')}"[:400], file=sys.stderr)
+        return EXIT_ERROR
     return EXIT_OK
+
+
+def internal_errors(records: list[Any]) -> list[Any]:
+    """The records of tasks that ended on an error of the software itself (cause ``internal``
+    of ``mobile_agent.agent.causes``, or a crash of the harness that is no ``MobileAgentError``):
+    a run with any is reported and exits 3, not 0."""
+    from mobile_agent.errors import MobileAgentError
+
+    known = {cls.__name__ for cls in _subclasses(MobileAgentError)}
+    faulty = []
+    for record in records:
+        error = record.error or {}
+        if record.status == "error" and error.get("cause") == "internal":
+            faulty.append(record)
+        elif record.status == "crashed" and error.get("type") not in known:
+            faulty.append(record)
+    return faulty
+
+
+def _subclasses(cls: type) -> set[type]:
+    found = {cls}
+    sub: type
+    for sub in cls.__subclasses__():
+        found |= _subclasses(sub)
+    return found
 
 
 def open_devices(settings: Any, serials: list[str] | None) -> list[Any]:
