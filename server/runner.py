@@ -204,7 +204,8 @@ class AgentTaskRunner:
         finally:
             lease.release()
 
-    def _run_flow(self, spec: TaskSpec, settings: Settings, device: AgentDevice, text: str) -> TaskOutcome:
+    def _run_flow(self, spec: TaskSpec, settings: Settings, device: AgentDevice, text: str,
+                  on_event: Callable[[Any], None]) -> TaskOutcome:  # fmt: skip
         """A test flow as the task (``mobile_agent.testing``): its steps in one trajectory, the
         flow's verdict as the task's status (a failed step: ``not_completed``), the video in the
         task's files with ``record``. The flow runs to its end or first failure (no cancel)."""
@@ -212,7 +213,7 @@ class AgentTaskRunner:
 
         flow = parse_flow(text)  # checked when the task was submitted
         runner = FlowRunner(settings, device, output_dir=spec.output_dir, record=bool(spec.options.record),
-                            cache=bool(settings.cache.enabled))  # fmt: skip
+                            cache=bool(settings.cache.enabled), on_event=on_event)  # fmt: skip
         result = runner.run(flow)
         status = "completed" if result.passed else ("error" if result.status == "error" else "not_completed")
         # paths under the task's folder, as GET /v1/tasks/{id}/files/{path} takes them
@@ -243,8 +244,9 @@ class AgentTaskRunner:
             data.setdefault("run_id", getattr(event, "run_id", None))
             emit(str(getattr(event, "kind", "event")), data)
 
-        if spec.options.flow:
-            return self._run_flow(spec, settings, device, spec.options.flow)
+        if spec.options.flow:  # its steps' events are the flow trajectory's
+            return self._run_flow(spec, settings, device, spec.options.flow, on_event)
+
         script = spec.options.script
         if script:  # no model: the operations as written
             from mobile_agent.agent import run_script

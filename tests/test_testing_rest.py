@@ -44,6 +44,8 @@ def test_a_flow_runs_as_a_task_with_its_report_and_video(adb_server, sim_phones,
             assert container.duration > 0 and sum(1 for _ in container.decode(video=0)) >= 4
         assert live.client.get(f"/v1/tasks/{task['id']}/files/{files['flow']}").json()["status"] == "passed"
         assert "video.mp4" in live.client.get(f"/v1/tasks/{task['id']}/files/{files['report']}").text
+        shot = live.client.get(f"/v1/tasks/{task['id']}/steps/1/screenshot")  # the flow's steps are the task's events
+        assert shot.status_code == 200 and shot.headers["content-type"] == "image/png"
 
         failing = (FLOWS / "failing" / "false-assertion.yaml").read_text()
         task = live.wait_task(live.client.post("/v1/tasks", json={"flow": failing}).json()["id"], timeout=120)

@@ -34,7 +34,7 @@ from mobile_agent.agent import RunStatus, run_script
 from mobile_agent.agent.parts import run_locator
 from mobile_agent.agent.records import RunResult
 from mobile_agent.agent.report import VIDEO_NAME
-from mobile_agent.agent.session import RunSession
+from mobile_agent.agent.session import EventCallback, RunSession
 from mobile_agent.errors import MobileAgentError
 from mobile_agent.operations.context import AgentDevice
 from mobile_agent.replay import PlanStore, default_cache_url
@@ -175,6 +175,7 @@ class FlowRunner:
         cache: bool = True,
         variables: dict[str, str] | None = None,
         agent: Agent | None = None,
+        on_event: EventCallback | None = None,
     ) -> None:
         root = Path(output_dir) if output_dir is not None else Path(settings.agent.output_dir)
         agent_settings = settings.agent.model_copy(update={"output_dir": root})
@@ -184,6 +185,7 @@ class FlowRunner:
         self.output_dir = root
         self.record = record
         self.variables = dict(variables or {})
+        self.on_event = on_event  # the flow's own trajectory events (run_started, step_finished, run_finished)
         self._flow_dir: Path | None = None  # the running flow's folder: its schema files are relative to it
         self.locator = run_locator(self.settings, None)
         if agent is None:
@@ -206,7 +208,8 @@ class FlowRunner:
         values: dict[str, Any] = {**flow.vars, **self.variables}
         self._flow_dir = flow.source.parent if flow.source is not None else None
         session = RunSession(self.settings, instruction=f"flow: {flow.name}", mode="flow", device=self.device,
-                             on_event=None, output_dir=self.output_dir, cancel=None, locator=self.locator.untimed)  # fmt: skip
+                             on_event=self.on_event, output_dir=self.output_dir, cancel=None,
+                             locator=self.locator.untimed)  # fmt: skip
         recorder = None
         if self.record:
             from mobile_agent.testing.video import ScreenRecorder
