@@ -227,3 +227,16 @@ image_long_side = 512
     assert len(during) >= asked, text[-3000:]
     probes = [ln for ln in during if "probe=" in ln]
     assert len(probes) == 5 and all(f"probe={REDACTED} HTTP/1.1" in ln for ln in probes), probes
+
+
+def test_a_part_of_a_secret_a_screen_showed_is_redacted_from_records_too():
+    """OCR of a field that scrolls reads the end of a long value into a step's feedback (the
+    closest texts of a text not found): the run's records must not keep that part either; the
+    API key is redacted where it appears whole."""
+    settings = Settings(agent={"named_secrets": {"pin": SecretStr("Quokka7731ZzPangolin4896")}},
+                        planner={"api_key": SecretStr("sk-live-key-123")})
+    redact = Redactor.from_settings(settings)
+    step = {"feedback": "Text 'Notes' not found; closest texts seen: 'golin4896', 'Title'", "by": "sk-live-key-123"}
+    assert redact(step) == {"feedback": f"Text 'Notes' not found; closest texts seen: {REDACTED} 'Title'",
+                            "by": REDACTED}
+    assert redact.text("a sk-live word") == "a sk-live word"  # a part of the key is no secret on a screen

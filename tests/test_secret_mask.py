@@ -109,6 +109,8 @@ def _check_what_left(llm: Any, out: Path, secret: str) -> None:
         *(t for s in plan.steps for t in s.fingerprint.texts)]]
     assert not _showing(stored, secret), f"the plan cache holds the secret: {_showing(stored, secret)}"
     assert secret.lower() not in cache.read_bytes().decode("utf-8", "replace").lower()
+    for trajectory in out.glob("*/trajectory.jsonl"):  # the run's records: no part of it either
+        assert not _showing(trajectory.read_text(encoding="utf-8").splitlines(), secret), trajectory
 
 
 @pytest.mark.timeout(400)

@@ -2,9 +2,12 @@
 
 The planner's API key and the texts listed in ``settings.agent.secrets`` are replaced
 by ``[REDACTED]`` in every string of a JSON-able structure before it reaches the
-trajectory folder, the report or an event listener.
+trajectory folder, the report or an event listener. For the secrets (not the key, which is
+never on a screen), so is every word that shows a part of one (``mask.SecretText``: four
+characters of it in a row, as a field that scrolls shows it and OCR then reads it into a
+step's feedback), the rule the masking of images follows.
 
-May import: the standard library, ``mobile_agent.settings``.
+May import: the standard library, ``mobile_agent.settings``, ``mobile_agent.agent.mask`` (the text rule).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from mobile_agent.agent.mask import SecretText
 from mobile_agent.settings import Settings
 
 __all__ = ["REDACTED", "Redactor", "redacted_logs"]
@@ -29,9 +33,12 @@ _MIN_SECRET_LEN = 3
 class Redactor:
     """Replaces known secret strings, longest first, in strings, lists and dicts."""
 
-    def __init__(self, secrets: list[str]) -> None:
-        unique = {s for s in secrets if s and len(s) >= _MIN_SECRET_LEN}
+    def __init__(self, secrets: list[str], parts_of: list[str] | None = None) -> None:
+        """``secrets`` are replaced where they appear whole; the words that show a part of one of
+        ``parts_of`` (the values a screen may show) are replaced too."""
+        unique = {s for s in [*secrets, *(parts_of or [])] if s and len(s) >= _MIN_SECRET_LEN}
         self._secrets = sorted(unique, key=len, reverse=True)
+        self._parts = SecretText(parts_of or [])
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Redactor:
@@ -45,7 +52,7 @@ class Redactor:
                 len(short),
                 _MIN_SECRET_LEN,
             )
-        return cls(values + secrets)
+        return cls(values, secrets)
 
     @property
     def active(self) -> bool:
@@ -55,7 +62,7 @@ class Redactor:
         for secret in self._secrets:
             if secret in value:
                 value = value.replace(secret, REDACTED)
-        return value
+        return self._parts.redact(value)
 
     def __call__(self, value: Any) -> Any:
         """A copy of ``value`` with every string redacted (dict keys included)."""
