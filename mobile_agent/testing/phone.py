@@ -18,30 +18,20 @@ import itertools
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn, Protocol
+from typing import NoReturn
 
 import numpy as np
 from PIL import Image
 
 from mobile_agent.agent.screen_diff import screen_changed
-from mobile_agent.operations.context import AgentDevice, ScreenshotLike
+from mobile_agent.operations.context import AgentDevice, Locator, ScreenshotLike
 from mobile_agent.settings import Settings
-from perception.types import LocateStatus, Location, TextLine
+from perception.types import LocateStatus, Location
 
-__all__ = ["Phone", "ScreenAssertionError", "ScreenReader", "ScreenEvidence"]
+__all__ = ["Phone", "ScreenAssertionError", "ScreenEvidence"]
 
 _SHOWN_TEXTS = 25  # texts named in a failure message
 _STATUS_BAR_SHARE = 0.035  # the clock and battery texts at the top are not "on the screen" for a test
-
-
-class ScreenReader(Protocol):
-    """The perception calls the checks use (``mobile_agent.locate.PerceptionLocator``)."""
-
-    def find_text(self, image: np.ndarray, text: str) -> Location: ...
-
-    def find_icon(self, image: np.ndarray, description: str, position: str | None = None) -> Location: ...
-
-    def ocr(self, image: np.ndarray) -> list[TextLine]: ...
 
 
 @dataclass(frozen=True)
@@ -77,7 +67,7 @@ class Phone:
         settings: Settings,
         device: AgentDevice,
         *,
-        reader: ScreenReader | None = None,
+        reader: Locator | None = None,
         evidence_dir: Path | None = None,
     ) -> None:
         self.settings = settings
