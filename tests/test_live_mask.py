@@ -91,6 +91,8 @@ def test_a_run_s_mask_applies_to_its_phone_only_and_only_while_it_runs() -> None
         held = np.zeros_like(frame)
         mask.hold(held)  # the screen moves: the run's last masked frame is shown instead
         assert mask_live_frame("A1", frame) is held
+        mask.hold(None)  # the run waits for its person: live captures again, the boxes still apply
+        assert not mask_live_frame("A1", frame)[3:8, 2:10].any()
         mask.set([])  # the next settled frame was read
         assert mask_live_frame("A1", frame) is frame
     assert mask_live_frame("A1", frame) is frame  # the run ended

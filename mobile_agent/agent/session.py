@@ -363,6 +363,7 @@ class RunSession:
         came in time. Touches the person makes on the phone meanwhile (a question only)
         are carried out and recorded as their steps; the wait goes on after each."""
         self._emit_now(EventKind.WAITING_FOR_USER, request.step, request.to_dict())
+        self.live_mask.hold(None)  # the person watches the phone live while the run waits (its boxes still apply)
         deadline = time.monotonic() + request.timeout_s
         while True:
             left = deadline - time.monotonic()
