@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch + torchvision pinned to the builds that pip finds on these machines' disk
 TORCH_PINS ?= torch==2.14.1 torchvision==0.29.1
 
-.PHONY: demo test typecheck venv install install-ml install-dev browser fonts postgres lint bench clean wheel-check containers-check
+.PHONY: demo test typecheck venv install install-ml install-dev browser fonts postgres lint bench clean wheel-check containers-check containers-cuda-check
 
 # pip's own progress (Collecting … / Downloading …) is shown for the large installs: the dev
 # environment downloads torch and friends, minutes the first time, and silence looked hung.
@@ -27,7 +27,7 @@ install: venv
 	$(BIN)/pip install $(if $(VERBOSE_INSTALL),$(PIP_PROGRESS),-q) -e '.$(if $(EXTRAS),[$(EXTRAS)])'
 
 install-ml: venv
-	@echo "==> installing torch (CPU) $(TORCH_PINS): a large download the first time, pip shows its progress"
+	@echo "==> installing torch $(TORCH_PINS) (a CUDA build from PyPI, GBs, even on a CPU-only machine): a large download the first time, pip shows its progress"
 	$(BIN)/pip install $(PIP_PROGRESS) $(TORCH_PINS)
 	$(MAKE) install EXTRAS=ml,postgres VERBOSE_INSTALL=1
 
@@ -76,10 +76,14 @@ wheel-check: install-dev
 # image built with podman on a Debian base made with debootstrap (apt-get installs podman,
 # runc, debootstrap, podman-compose where missing), run (/healthz, HEALTHCHECK, a REST task and
 # a scripted run against simulated phones), then the compose farm (PostgreSQL, API server, two
-# workers) with a worker killed. Skips, saying why, where podman cannot run. CONTAINERS_CUDA=1
-# also builds docker/Dockerfile.cuda's install steps (the torch stack: several GB).
+# workers) with a worker killed. Skips, saying why, where podman cannot run.
 containers-check: install-dev
 	PY=$(BIN)/python flock -s /tmp/cpu.lock .ci/containers
+
+# docker/Dockerfile.cuda's install steps built on the same Debian base (no GPU: the torch stack
+# installs and imports; about 6 minutes, a 7 GB image, removed after). CI's step after the above.
+containers-cuda-check: install-dev
+	PY=$(BIN)/python flock -s /tmp/cpu.lock .ci/containers cuda
 
 # The type checker over mobile_agent/, perception/, eval/ and server/ ([tool.mypy] in pyproject.toml).
 typecheck: install-dev
@@ -88,8 +92,10 @@ typecheck: install-dev
 lint: install-dev
 	$(BIN)/ruff check .
 
+# The headline figures again, in one dated run: rewrites the first table of benchmarks/RESULTS.md
+# (benchmarks/figures.py). Every bench, each with its own output: $(BIN)/python -m benchmarks
 bench: install-dev
-	$(BIN)/python -m benchmarks
+	$(BIN)/python -m benchmarks.figures
 
 clean:
 	rm -rf $(VENV) .pytest_cache build dist *.egg-info
