@@ -137,12 +137,17 @@ class Phone:
 
     def assert_icon(self, description: str, position: str | None = None) -> Location:
         """An icon matching ``description`` (``"gear"``, ``"orange plus button"``) is on the
-        settled screen, in ``position`` (``"top right"``…) when given."""
+        settled screen, in ``position`` (``"top right"``…) when given. Only a box the icon
+        ranker confirms counts: unconfirmed or tied candidates fail the assertion."""
         frame = self.settled()
         location = self.reader.find_icon(frame.pixels, _checked(description, "icon description"), position)
+        where = f" {position}" if position else ""
         if location.status is LocateStatus.NOT_FOUND:
-            where = f" {position}" if position else ""
             self._fail(f"no icon like {description!r}{where} on the screen", description, frame, location)
+        if location.status is not LocateStatus.FOUND:
+            # candidates are boxes the ranker could not confirm or tell apart: no proof for a test
+            self._fail(f"no icon like {description!r}{where} confirmed on the screen "
+                       f"({len(location.candidates)} unconfirmed: {location.feedback})", description, frame, location)  # fmt: skip
         return location
 
     def wait_for_text(self, text: str, timeout: float = 10.0) -> Location:
