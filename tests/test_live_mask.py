@@ -96,3 +96,28 @@ def test_a_run_s_mask_applies_to_its_phone_only_and_only_while_it_runs() -> None
         mask.set([])  # the next settled frame was read
         assert mask_live_frame("A1", frame) is frame
     assert mask_live_frame("A1", frame) is frame  # the run ended
+
+
+def test_the_writer_s_late_read_of_an_older_frame_never_unmasks_the_typed_field(monkeypatch) -> None:
+    """The trajectory writer reads a frame from before the typing on its own thread, behind the
+    run: its boxes (none) must not replace what the live view hides since the secret was typed
+    (the text field, from the phone's dump at that moment)."""
+    from mobile_agent.agent import mask as masking
+    from perception.accessibility import AccessibilityNode
+    from perception.types import Box, TextLine
+
+    field = AccessibilityNode("", "", "title", "android.widget.EditText", "notes", True, True, False,
+                              Box(10, 40, 90, 80), 3)
+    monkeypatch.setattr(masking, "screen_nodes", lambda device: [field])  # the phone's dump when typing starts
+
+    class Reader:
+        def ocr(self, image: np.ndarray) -> list[TextLine]:
+            return [TextLine("Title", Box(10, 10, 60, 30), 0.9)]
+
+    reader = Reader()
+    mask = masking.SecretMask(["Quokka7731Zz"], lambda: reader)
+    before = np.full((200, 100, 3), 200, np.uint8)
+    mask.arm(object(), None, 100)
+    assert mask.live.boxes() == [(10, 40, 90, 80)]
+    assert mask.saved_copy(before) is before  # nothing on it to hide
+    assert mask.live.boxes() == [(10, 40, 90, 80)]  # and the live view still hides the field

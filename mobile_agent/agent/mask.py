@@ -268,7 +268,8 @@ class SecretMask:
         band around ``tapped`` (the run's last tap) when the phone gives no dump."""
         if not self.active:
             return
-        self._armed = True
+        with self._lock:
+            self._armed = True
         nodes = screen_nodes(device)
         if nodes is None:
             if tapped is not None:
@@ -305,10 +306,11 @@ class SecretMask:
                     return boxes
         return None
 
-    def boxes(self, pixels: np.ndarray, device: object | None = None) -> list[Box]:
+    def boxes(self, pixels: np.ndarray, device: object | None = None, *, late: bool = False) -> list[Box]:
         """Where ``pixels`` (a frame of ``device``, captured now) shows a secret: its OCR lines
         that show one, and, once armed, the dump's password fields and nodes that hold one,
-        and the band. Remembered for the frame; the live view's boxes from now on."""
+        and the band. Remembered for the frame; the live view's boxes from now on, unless ``late``
+        (the trajectory writer's thread, behind the run) and a secret was typed meanwhile."""
         if not self.active:
             return []
         known = self.known(pixels)
@@ -324,12 +326,13 @@ class SecretMask:
             found.append(self._band)
         with self._lock:
             self._frames = [(pixels, found), *self._frames][:_FRAMES_KEPT]
-        self.live.set(found)
+            if not (late and self._armed):  # an older frame's boxes must not replace the typed field's
+                self.live.set(found)
         return found
 
-    def masked(self, pixels: np.ndarray, device: object | None = None) -> np.ndarray:
+    def masked(self, pixels: np.ndarray, device: object | None = None, *, late: bool = False) -> np.ndarray:
         """``pixels`` with what shows a secret blacked out (the same array when nothing does)."""
-        out = black_out(pixels, self.boxes(pixels, device))
+        out = black_out(pixels, self.boxes(pixels, device, late=late))
         if out is not pixels:
             with self._lock:
                 self._clean = [out, *self._clean][:_FRAMES_KEPT]
@@ -342,7 +345,7 @@ class SecretMask:
         with self._lock:
             if any(frame is pixels for frame in self._clean):
                 return pixels
-        return self.masked(pixels)
+        return self.masked(pixels, late=True)
 
 
 # serial -> the masks of the runs on that phone in this process, newest last (an MCP session's,
