@@ -82,3 +82,31 @@ def test_eval_families_scores_a_grounded_dialect_by_effect(adb_env, sim_phone, l
     assert (row["su"], row["sr_act"], row["sr_args"], row["sr"]) == (1.0, 1.0, 1.0, 1.0), row
     (record,) = load_results(out / "results.jsonl")
     assert record.ps == 1.0, record.steps
+
+
+def test_data_score_judges_a_grounded_models_answers_by_effect(adb_env, sim_phone, llm_server, tmp_path):  # noqa: F811
+    """GPT4Tools' offline protocol (`data score`) with a UI-TARS model that answers every step
+    with the dataset's own UI-TARS target (what the data engine wrote for that step): its
+    taps land on the reference targets, so every rate is 1 (a tap was never a Click text)."""
+    from eval.data_engine.score import load_runs
+
+    out = tmp_path / "data"
+    assert main(["data", "collect", "--family", "settings-theme", "--family", "notes-create", "--seeds", "0:1",
+                 "--device", sim_phone.serial, "--output", str(out)]) == 0
+    dataset = out / "dataset"
+    targets = {}
+    for path in dataset.glob("steps-ui_tars-*.jsonl"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            sample = json.loads(line)
+            targets[sample["image"]] = sample["conversations"][1]["value"]
+    asked = [image for run in load_runs(dataset, None)
+             for action, image in zip(run["actions"], run["files"], strict=True) if action != "Stop"]
+    assert asked and all(image in targets for image in asked)
+    answers = iter([targets[image] for image in asked])
+    llm_server.model = "ui-tars-1.5-7b"
+    llm_server.script([], default=lambda request: next(answers))
+    result = tmp_path / "score.json"
+    assert main(["data", "score", str(dataset), "--split", "all", *_model_args(llm_server, "ui-tars-1.5-7b"),
+                 "-o", str(result)]) == 0
+    score = json.loads(result.read_text())
+    assert score["overall"] == {"n": 2, "sr_act": 1.0, "sr_args": 1.0, "sr": 1.0}, score["runs"]

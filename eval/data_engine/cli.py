@@ -268,7 +268,10 @@ def score_command(args: argparse.Namespace) -> int:
     def show(run_id: str, scores: list[tuple[bool, float]]) -> None:
         print(f"  {run_id:<40} " + " ".join("✓" if a and e > 0.5 else ("~" if a else "×") for a, e in scores), flush=True)
 
-    result = score_runs(runs, args.dataset, Planner(settings.planner), on_run=show)
+    from mobile_agent.locate import build_locator
+
+    result = score_runs(runs, args.dataset, Planner(settings.planner), on_run=show,
+                        locator=lambda: build_locator(settings))
     out = args.output or args.dataset / f"score-{args.split}.json"
     out.write_text(json.dumps({"model": settings.planner.model, "split": args.split, **result}, indent=2) + "\n",
                    encoding="utf-8")

@@ -12,12 +12,16 @@ SR_args = η, SR = both with η > 0.5). Rates are per run, then averaged per lev
 (``metrics.summarize_level``), like the online figures. Nothing runs on a phone, so a
 dataset's validation split (families never trained on) measures a tuned model directly.
 
-The reference and the planner's answer are both read as the paper's operations; a planner
-whose dialect answers in screen points (UI-TARS, mobile_use, AutoGLM) is scored on its
-operation names only where they coincide (a tap is not a ``Click text``).
+The reference is read as the paper's operations. A planner whose dialect answers in screen
+points (UI-TARS, mobile_use, AutoGLM) is judged by the effect of its answer, as the online
+figures are (``mobile_eval.effects``): a tap stands for a ``Click text`` / ``Click icon``
+and scores when its point lands on the reference target located on the step's screenshot
+(the model's own point: nothing snaps it offline); a key is the paper's key, a stroke its
+page or swipe operation.
 
-May import: numpy, Pillow, mobile_agent (planner types, operations), eval.mobile_eval
-(matching, metrics, records, runner), eval.data_engine.judges (read_screen).
+May import: numpy, Pillow, mobile_agent (planner types, operations, the ``Locator`` protocol,
+locate), eval.mobile_eval (effects, matching, metrics, records, runner), eval.data_engine.judges
+(read_screen).
 """
 
 from __future__ import annotations
@@ -25,15 +29,19 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eval.data_engine.judges import read_screen
-from eval.mobile_eval.matching import ARGS_THRESHOLD, ActionRef, args_score
+from eval.mobile_eval.effects import effect_ref
+from eval.mobile_eval.matching import ARGS_THRESHOLD, ActionRef, ReferenceStep, best_args
 from eval.mobile_eval.metrics import LEVELS, summarize_level
 from eval.mobile_eval.records import TaskResult
 from eval.mobile_eval.runner import parse_action_ref
 from mobile_agent.errors import OperationError
 from mobile_agent.planner import PlanRequest
+
+if TYPE_CHECKING:
+    from mobile_agent.operations.context import Locator
 
 __all__ = ["StepScore", "load_runs", "score_runs"]
 
@@ -48,13 +56,29 @@ def load_runs(dataset: Path, split: str | None = "validation") -> list[dict[str,
 
 
 def _score(predicted: ActionRef | None, expected: ActionRef) -> StepScore:
-    if predicted is None or predicted.name.strip().lower() != expected.name.strip().lower():
-        return False, 0.0
-    return True, args_score(predicted.params, expected.params)
+    best = best_args(predicted, ReferenceStep((expected,))) if predicted is not None else None
+    return (best is not None, best if best is not None else 0.0)
 
 
-def score_run(run: dict[str, Any], dataset: Path, planner: Any) -> list[StepScore]:
-    """Ask ``planner`` (a ``PlannerLike``) for every step of one run with the gold history."""
+def _default_locator() -> Locator:
+    from mobile_agent.locate import build_locator
+    from mobile_agent.settings import Settings
+
+    return build_locator(Settings())
+
+
+def _predicted(parsed: Any, screen: Any, locator: Callable[[], Locator]) -> ActionRef:
+    params = parsed.params.model_dump()
+    point = (int(params["x"]), int(params["y"])) if params.get("x") is not None and params.get("y") is not None else None
+    ends = [params.get(k) for k in ("x1", "y1", "x2", "y2")]
+    swipe = [float(v) for v in ends] if all(v is not None for v in ends) else None
+    return effect_ref(parsed.name, params, parsed.text, point=point, swipe=swipe, frame=lambda: screen, locator=locator)
+
+
+def score_run(run: dict[str, Any], dataset: Path, planner: Any,
+              locator: Callable[[], Locator] = _default_locator) -> list[StepScore]:
+    """Ask ``planner`` (a ``PlannerLike``) for every step of one run with the gold history;
+    ``locator``: the perception that locates a reference target for a grounded answer."""
     scores = []
     history: list[str] = []
     for index, (action, image) in enumerate(zip(run["actions"], run["files"], strict=True), start=1):
@@ -67,7 +91,7 @@ def score_run(run: dict[str, Any], dataset: Path, planner: Any) -> list[StepScor
         reply = planner.plan(PlanRequest(instruction=run["query"], screenshot=screen, history=list(history)))
         try:
             parsed = planner.parse(reply)
-            predicted: ActionRef | None = ActionRef(parsed.name, parsed.params.model_dump(), parsed.text)
+            predicted: ActionRef | None = _predicted(parsed, screen, locator)
         except OperationError:
             predicted = None  # an answer with no valid operation: wrong at this step
         scores.append(_score(predicted, expected))
@@ -76,12 +100,13 @@ def score_run(run: dict[str, Any], dataset: Path, planner: Any) -> list[StepScor
 
 
 def score_runs(runs: Iterable[dict[str, Any]], dataset: Path, planner: Any,
-               on_run: Callable[[str, list[StepScore]], None] | None = None) -> dict[str, Any]:
+               on_run: Callable[[str, list[StepScore]], None] | None = None,
+               locator: Callable[[], Locator] = _default_locator) -> dict[str, Any]:
     """{"levels": {...}, "overall": {...}, "runs": {id: {sr_act, sr_args, sr, steps}}}."""
     records = []
     per_run: dict[str, Any] = {}
     for run in runs:
-        scores = score_run(run, dataset, planner)
+        scores = score_run(run, dataset, planner, locator)
         if on_run is not None:
             on_run(run["id"], scores)
         if not scores:

@@ -22,7 +22,7 @@ agent's records for types), ``perception.types``, ``mobile_eval.matching``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,7 @@ from perception.types import LocateStatus, Location
 if TYPE_CHECKING:
     from mobile_agent.operations.context import Locator
 
-__all__ = ["StepEffects", "stroke_operation"]
+__all__ = ["StepEffects", "effect_ref", "stroke_operation"]
 
 _KEYS = {"back": "back", "home": "home", "enter": "enter"}
 _SCROLLS = {"down": "page_down", "up": "page_up", "right": "swipe_left", "left": "swipe_right"}
@@ -54,6 +54,28 @@ def _field(step: Any, name: str) -> Any:
     return step.get(name) if isinstance(step, Mapping) else getattr(step, name, None)
 
 
+def effect_ref(name: str, params: Mapping[str, Any], text: str, *, point: tuple[int, int] | None = None,
+               swipe: Sequence[float] | None = None, frame: Callable[[], np.ndarray | None] | None = None,
+               locator: Callable[[], Locator] | None = None) -> ActionRef:
+    """The action ``name(params)`` as the reference's operations see it (the module's rules);
+    ``point`` / ``swipe``: where it touched (screen pixels of ``frame``, the screen it acted on)."""
+    params = dict(params)
+    if name == "press_key" and str(params.get("key", "")).lower() in _KEYS:
+        return ActionRef(_KEYS[str(params["key"]).lower()], {}, text)
+    if name == "finished":
+        return ActionRef("stop", {}, text)
+    if name == "type" and params.get("text") == "\n":
+        return ActionRef("enter", {}, text)
+    if name == "scroll" and str(params.get("direction", "")) in _SCROLLS:
+        return ActionRef(_SCROLLS[str(params["direction"])], {}, text)
+    if name in ("swipe_points", "drag") and swipe:
+        x1, y1, x2, y2 = (float(v) for v in swipe[:4])
+        return ActionRef(stroke_operation(x1, y1, x2, y2), {}, text)
+    if name in POINT_STANDS_FOR and point is not None and frame is not None and locator is not None:
+        return ActionRef(name, params, text, lands_on=_HitTest(frame, (int(point[0]), int(point[1])), locator))
+    return ActionRef(name, params, text)
+
+
 class StepEffects:
     """Reads a run's steps for the step metrics; ``locator`` gives the perception that
     locates a reference target on a step's screenshot (built on first need)."""
@@ -65,38 +87,44 @@ class StepEffects:
     def action_ref(self, step: Any) -> ActionRef | None:
         """The step's action as the reference's operations see it; None when its reply did not parse."""
         operation = _field(step, "operation")
-        text = str(_field(step, "action_text") or "")
         if not operation:
             return None
-        name, params = str(operation["name"]), dict(operation.get("params") or {})
-        if name == "press_key" and str(params.get("key", "")).lower() in _KEYS:
-            return ActionRef(_KEYS[str(params["key"]).lower()], {}, text)
-        if name == "finished":
-            return ActionRef("stop", {}, text)
-        if name == "type" and params.get("text") == "\n":
-            return ActionRef("enter", {}, text)
-        if name == "scroll" and str(params.get("direction", "")) in _SCROLLS:
-            return ActionRef(_SCROLLS[str(params["direction"])], {}, text)
-        swipe = _field(step, "swipe")
-        if name in ("swipe_points", "drag") and swipe:
-            return ActionRef(stroke_operation(*swipe), {}, text)
         point = _field(step, "tap_point")
-        if name in POINT_STANDS_FOR and point:
-            shot = _field(step, "screenshot")
-            hit = _HitTest(self.trajectory_dir / str(shot), (int(point[0]), int(point[1])), self._locator)
-            return ActionRef(name, params, text, lands_on=hit)
-        return ActionRef(name, params, text)
+        shot = self.trajectory_dir / str(_field(step, "screenshot"))
+        return effect_ref(str(operation["name"]), dict(operation.get("params") or {}),
+                          str(_field(step, "action_text") or ""),
+                          point=(int(point[0]), int(point[1])) if point else None, swipe=_field(step, "swipe"),
+                          frame=_FileFrame(shot), locator=self._locator)
+
+
+class _FileFrame:
+    """A step's screenshot, read once on first need (None when it cannot be read)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._pixels: np.ndarray | None = None
+
+    def __call__(self) -> np.ndarray | None:
+        if self._pixels is None:
+            from PIL import Image
+
+            try:
+                with Image.open(self.path) as image:
+                    self._pixels = np.asarray(image.convert("RGB"))
+            except OSError:
+                return None
+        return self._pixels
 
 
 class _HitTest:
-    """Whether one tapped point lands on a reference action's target, located on the
-    step's screenshot (read once, on first need)."""
+    """Whether one tapped point lands on a reference action's target, located on the frame
+    the step acted on."""
 
-    def __init__(self, screenshot: Path, point: tuple[int, int], locator: Callable[[], Locator]) -> None:
-        self.screenshot = screenshot
+    def __init__(self, frame: Callable[[], np.ndarray | None], point: tuple[int, int],
+                 locator: Callable[[], Locator]) -> None:
+        self._frame = frame
         self.point = point
         self._locator = locator
-        self._pixels: np.ndarray | None = None
 
     def __call__(self, reference: ActionRef) -> bool | None:
         pixels = self._frame()
@@ -109,17 +137,6 @@ class _HitTest:
         else:
             location = locator.find_text(pixels, str(params.get("text") or ""))
         return self._on(location, pixels.shape[0])
-
-    def _frame(self) -> np.ndarray | None:
-        if self._pixels is None:
-            from PIL import Image
-
-            try:
-                with Image.open(self.screenshot) as image:
-                    self._pixels = np.asarray(image.convert("RGB"))
-            except OSError:
-                return None
-        return self._pixels
 
     def _on(self, location: Location, height: int) -> bool:
         if location.status is LocateStatus.FOUND and location.box is not None:

@@ -56,6 +56,7 @@ __all__ = [
     "ReferenceStep",
     "StepScores",
     "args_score",
+    "best_args",
     "judge_steps",
     "parse_reference",
 ]
@@ -155,7 +156,7 @@ def _same_operation(a: ActionRef, b: ActionRef) -> bool:
     return _name(a) == _name(b)
 
 
-def _best_args(action: ActionRef, step: ReferenceStep) -> float | None:
+def best_args(action: ActionRef, step: ReferenceStep) -> float | None:
     """The best η among the alternatives ``action`` can stand for; None when it stands for none."""
     scores = []
     stands_for = POINT_STANDS_FOR.get(_name(action), frozenset())
@@ -227,12 +228,12 @@ def judge_steps(
         score: float | None = None
         matched: int | None = None
         if expected is not None:
-            best = _best_args(action, expected) if action is not None else None
+            best = best_args(action, expected) if action is not None else None
             act_match = best is not None
             score = best if best is not None else 0.0
         if action is not None and done[index - 1]:
             for j in range(pointer, len(reference)):
-                best = _best_args(action, reference[j])
+                best = best_args(action, reference[j])
                 if best is not None and best > ARGS_THRESHOLD:
                     matched = j
                     pointer = j + 1
