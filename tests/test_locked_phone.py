@@ -105,8 +105,19 @@ def test_cli_model_run_on_a_pin_lock_ends_not_completed(adb_server, sim_phones, 
     proc = _run("--serial", phone.serial, "-i", "Open the settings", "--yes", "-o", str(tmp_path / "runs"), env=env)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "phone is locked" in proc.stdout and "Opened" not in proc.stdout
-    assert len(llm_server.chat_requests) == 1  # no step planned after it
+    assert len(llm_server.chat_requests) == 0  # the run stops before its first step: nothing to plan on a lock screen
     assert _screen(phone)["locked"] is True and phone.adb_state()["foreground"] == LAUNCHER
+
+
+def test_a_model_run_whose_first_step_is_no_open_app_unlocks_first(adb_server, sim_phones, llm_server,  # noqa: F811
+                                                                    tmp_path) -> None:
+    (phone,) = sim_phones(1, profile=LOCKED, width=540, height=1200)
+    llm_server.script([Reply(plan_reply("Click text (Notes)")), Reply(plan_reply("Stop")), Reply(DONE)])
+    env = _env(adb_server.port, MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url,
+               MOBILE_AGENT_PLANNER__API_KEY="sk-test", MOBILE_AGENT_PLANNER__MODEL="gpt-4o")
+    proc = _run("--serial", phone.serial, "-i", "Open my notes", "--yes", "-o", str(tmp_path / "runs"), env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _screen(phone)["locked"] is False and phone.adb_state()["foreground"] == "com.google.android.keep"
 
 
 def _unlock_with_pin(phone, pin: str) -> None:

@@ -32,7 +32,7 @@ from eval.mobile_eval.matching import POINT_STANDS_FOR, ActionRef
 from perception.types import LocateStatus, Location
 
 if TYPE_CHECKING:
-    from mobile_agent.operations.context import Locator
+    from mobile_agent.operations import Locator
 
 __all__ = ["StepEffects", "effect_ref", "stroke_operation"]
 

@@ -7,6 +7,9 @@ The template::
     body.open() ─▶ RunSession ─▶ for each step: capture ─▶ body.step(draft) ─▶ StepEnd
                                  ─▶ body.out_of_steps()      (or an error: finish_from_exception)
 
+Before the first step a locked phone is unlocked where no credential is needed, or its
+person asked to unlock it; without one the run ends there, saying the phone is locked.
+
 May import: the standard library, ``mobile_agent`` (settings, errors, operations,
 planner types), ``perception.types``, and this package's modules.
 """
@@ -53,6 +56,7 @@ from mobile_agent.operations.context import (
     Outcome,
     ScreenshotLike,
 )
+from mobile_agent.operations.keyguard import LOCKED_REASON, unlock
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.secrets import SECRET_REFERENCE
 from mobile_agent.planner.types import Usage
@@ -170,6 +174,9 @@ class RunSession:
         the run is recorded with what it had so far."""
         frame: ScreenshotLike | None = None
         self.device = device
+        stopped = self._through_keyguard(device)
+        if stopped is not None:
+            return stopped
         for _ in range(body.max_steps):  # the budget counts the run's own steps, not the person's
             index = self.take_index()
             self.check_cancel()
@@ -355,6 +362,25 @@ class RunSession:
             self.record(draft)
         except Exception:  # never hide the error that ended the run
             log.exception("could not record step %s of run %s", draft.index, self.run_id)
+
+    def _through_keyguard(self, device: AgentDevice) -> RunResult | None:
+        """Before the first step: a phone behind its lock screen is unlocked where no
+        credential is needed (``operations.keyguard``); with one, the run's person is asked
+        to unlock it and the run goes on once they have, else it ends here saying so."""
+        info = device.screen_info()
+        size = (int(info.width), int(info.height))
+        outcome = unlock(device, self.settings, size, self.cancel)
+        if outcome is None:
+            return None
+        if outcome.question is None:  # the screen stays dark: nobody can help from here
+            return self.finish(RunStatus.NOT_COMPLETED, outcome.stop_reason or outcome.feedback)
+        request = UserRequest("question", outcome.question, run_id=self.run_id, reason="the phone is locked",
+                              timeout_s=self.settings.agent.user_timeout_s)
+        reply = self.ask_user(request)
+        if reply is not None and reply.kind != "deny" and unlock(device, self.settings, size, self.cancel) is None:
+            return None
+        why = self.nobody_reason() if reply is None else "it is still locked"
+        return self.finish(RunStatus.NOT_COMPLETED, f"{LOCKED_REASON}; {why}")
 
     # -- the person behind the run -------------------------------------------------
 

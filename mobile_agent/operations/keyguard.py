@@ -1,5 +1,6 @@
-"""The lock screen in the way of an operation (issue 28): a phone behind its keyguard
-launches nothing the user can see, so Open App first makes sure the phone is usable.
+"""The lock screen in the way (issue 28): a phone behind its keyguard launches nothing the
+user can see, so a run (``agent.session``, before its first step) and Open App first make
+sure the phone is usable.
 
 What the phone says (``DeviceLike.screen_state``, read from ``dumpsys power`` / ``dumpsys
 window``: ``mobile_agent.device.parsing``) decides:
@@ -14,14 +15,17 @@ window``: ``mobile_agent.device.parsing``) decides:
   ends ``not_completed`` saying the phone is locked. Nothing is typed: the agent holds no
   credential of the phone's.
 
-May import: mobile_agent.operations.context (its sibling).
+May import: mobile_agent.operations.context (its sibling), mobile_agent.settings.
 """
 
 from __future__ import annotations
 
-from mobile_agent.operations.context import OperationContext, Outcome, ScreenStateLike
+import threading
 
-__all__ = ["LOCKED_QUESTION", "LOCKED_REASON", "unlock_or_stop"]
+from mobile_agent.operations.context import DeviceLike, OperationContext, Outcome, ScreenStateLike
+from mobile_agent.settings import Settings
+
+__all__ = ["LOCKED_QUESTION", "LOCKED_REASON", "unlock", "unlock_or_stop"]
 
 LOCKED_QUESTION = (
     "The phone is locked with a PIN, pattern or password, which the agent does not have. "
@@ -32,19 +36,31 @@ LOCKED_REASON = "the phone is locked (a PIN, pattern or password is set): unlock
 
 def unlock_or_stop(ctx: OperationContext) -> Outcome | None:
     """None when the phone is (now) usable; else the Outcome that hands the step over."""
-    state = ctx.device.screen_state()
+    return unlock(ctx.device, ctx.settings, ctx.size, ctx.cancel)
+
+
+def unlock(device: DeviceLike, settings: Settings, size: tuple[int, int], cancel: threading.Event) -> Outcome | None:
+    """``unlock_or_stop`` for a device outside an operation (a run's start): ``size`` is the
+    screen's (width, height) in pixels."""
+    state = device.screen_state()
     if _usable(state):
         return None
+
+    def look_again() -> ScreenStateLike:
+        agent = settings.agent
+        device.wait_settled(agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance, cancel=cancel)
+        return device.screen_state()
+
     if not state.on:
-        ctx.device.key("wakeup")
-        state = _look_again(ctx)
+        device.key("wakeup")
+        state = look_again()
     if state.on and state.locked and state.secure is not True:
-        width, height = ctx.size
-        ctx.device.swipe(width // 2, int(height * 0.85), width // 2, int(height * 0.3), duration_ms=300)
-        state = _look_again(ctx)
+        width, height = size
+        device.swipe(width // 2, int(height * 0.85), width // 2, int(height * 0.3), duration_ms=300)
+        state = look_again()
         if state.locked:
-            ctx.device.key("menu")
-            state = _look_again(ctx)
+            device.key("menu")
+            state = look_again()
     if _usable(state):
         return None
     if not state.on:
@@ -57,8 +73,3 @@ def unlock_or_stop(ctx: OperationContext) -> Outcome | None:
 def _usable(state: ScreenStateLike) -> bool:
     return state.on and not state.locked
 
-
-def _look_again(ctx: OperationContext) -> ScreenStateLike:
-    agent = ctx.settings.agent
-    ctx.device.wait_settled(agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance, cancel=ctx.cancel)
-    return ctx.device.screen_state()
