@@ -41,7 +41,7 @@ from mobile_agent.errors import OperationError
 from mobile_agent.planner import PlanRequest
 
 if TYPE_CHECKING:
-    from mobile_agent.operations.context import Locator
+    from mobile_agent.operations import Locator
 
 __all__ = ["StepScore", "load_runs", "score_runs"]
 
