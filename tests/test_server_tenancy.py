@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -309,3 +310,19 @@ def test_one_users_plan_is_never_replayed_for_another_unless_the_cache_is_shared
             for client in clients.values():
                 client.close()
             live.stop()
+
+
+def test_events_show_no_path_of_the_server(tmp_path: Path) -> None:
+    from server.api.tasks import event_public
+    from server.store import EventRow
+
+    base = (tmp_path / "runs" / "task-1").resolve()
+    base.mkdir(parents=True)
+    data = {"screenshot": str(base / "step-1.png"), "trajectory_dir": str(base), "config": str(tmp_path / "x.toml"),
+            "phone_file": "/sdcard/Download/a.png", "typed": "/start", "note": "a reply /with slashes"}
+    public = event_public(EventRow(7, 1, "step_finished", data, 0.0), base).data
+    assert public["screenshot"] == "step-1.png" and public["screenshot_url"] == "/v1/tasks/1/files/step-1.png"
+    assert public["trajectory_dir"] == "." and public["config"] == "[a path on the server]"
+    assert str(tmp_path) not in str(public)
+    assert public["phone_file"] == "/sdcard/Download/a.png" and "phone_file_url" not in public
+    assert public["typed"] == "/start" and public["note"] == "a reply /with slashes"

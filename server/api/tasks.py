@@ -267,9 +267,20 @@ def event_public(event: EventRow, base: Path | None) -> EventPublic:
         relative = _relative_inside(base, value) if base is not None else None
         if relative is not None and image:
             data[f"{key}_url"] = f"/v1/tasks/{event.task_id}/files/{relative}"
-        if value.startswith("/"):  # the server's own paths stay inside: the trajectory's, relative to it
+        if relative is not None or _server_path(value):  # the server's paths stay inside: the trajectory's, relative
             data[key] = relative if relative is not None else "[a path on the server]"
     return EventPublic(id=event.id, task_id=event.task_id, kind=event.kind, data=data, created_at=event.created_at)
+
+
+def _server_path(value: str) -> bool:
+    """Whether ``value`` is an absolute path on this server (its folder exists here): not a
+    phone's path (/sdcard/…) nor a text that starts with a slash."""
+    if not value.startswith("/") or any(c.isspace() for c in value):
+        return False
+    try:
+        return Path(value).parent != Path("/") and Path(value).parent.is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def _trajectory_base(task: TaskRow) -> Path | None:
