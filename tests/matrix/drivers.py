@@ -25,7 +25,7 @@ import anyio
 from tests.grounding_model import GroundingModel, find_target
 from tests.matrix.design import DIALECT_MODELS, Cell
 
-__all__ = ["SECRET_VALUE", "Ran", "Rig", "Task", "run_cell", "task_for"]
+__all__ = ["DARK_MODE", "SECRET_VALUE", "Ran", "ResyncingModel", "Rig", "Task", "cli_main", "focused_field", "run_cell", "task_for"]
 
 SECRET_VALUE = "Kestrel4817zq"  # distinctive: found in a file only if it leaked there
 SETTINGS = "com.android.settings"
@@ -165,7 +165,7 @@ def _request_text(request_json: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def _focused_field(state: dict[str, Any]) -> str | None:
+def focused_field(state: dict[str, Any]) -> str | None:
     """Whether a text field has focus: "empty" (what a Type is for), "filled" (what Enter
     is for), None."""
     field_name = state["focus"]
@@ -179,7 +179,7 @@ def model_for(cell: Cell, rig: Rig, task: Task) -> GroundingModel:
     _, _, space = DIALECT_MODELS[cell.dialect]
     phone = rig.phone.phone
     return ResyncingModel(cell.dialect, space, list(task.lines), phone.ground_truth, screen=(phone.width, phone.height),
-                          focused=lambda: _focused_field(phone.state()),
+                          focused=lambda: focused_field(phone.state()),
                           done=lambda: task.check(phone.state()) is None)
 
 
@@ -222,7 +222,7 @@ def _captured() -> Iterator[io.StringIO]:
         yield out
 
 
-def _main(argv: list[str]) -> tuple[int, str]:
+def cli_main(argv: list[str]) -> tuple[int, str]:
     from mobile_agent.cli import main
 
     with _captured() as out:
@@ -246,7 +246,7 @@ def _cli_run(cell: Cell, rig: Rig, task: Task, ran: Ran) -> None:
         args = ["run", "--serial", rig.phone.serial, "-i", task.instruction, "--json", "--yes", "-o", str(rig.runs)]
         if cell.cache != "off":
             args.append("--cache")
-        code, out = _main(args)
+        code, out = cli_main(args)
         result = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
         ran.ok.append(code == 0 and result.get("status") == "completed")
         ran.detail.append(f"exit {code}: {result.get('status')} — {result.get('reason')}")
@@ -336,7 +336,7 @@ def _eval(cell: Cell, rig: Rig, task: Task, ran: Ran, command: list[str], lines:
                 "--api-key", "k-matrix", "-o", str(out)]
         if cell.cache != "off":
             args.append("--cache")
-        code, printed = _main(args)
+        code, printed = cli_main(args)
         records = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines() if x.strip()] \
             if (out / "results.jsonl").is_file() else []  # fmt: skip
         # judged on the phone's state, and the reference played step by step scores every step

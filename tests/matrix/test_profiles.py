@@ -13,7 +13,7 @@ import pytest
 
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.matrix.design import PROFILE_CELLS, ProfileCell, known_bug
-from tests.matrix.drivers import DARK_MODE, ResyncingModel, _focused_field, _main
+from tests.matrix.drivers import DARK_MODE, ResyncingModel, cli_main, focused_field
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -36,10 +36,10 @@ def test_profile(cell: ProfileCell, adb_server, sim_phones, llm_server, tmp_path
     monkeypatch.setenv("MOBILE_AGENT_AGENT__OUTPUT_DIR", str(tmp_path / "runs"))
     if cell.interface == "cli_run":
         model = ResyncingModel("paper", "screen", list(DARK_MODE.lines), phone.ground_truth,
-                               screen=(phone.width, phone.height), focused=lambda: _focused_field(phone.state()),
+                               screen=(phone.width, phone.height), focused=lambda: focused_field(phone.state()),
                                done=lambda: DARK_MODE.check(phone.state()) is None)
         llm_server.script([], default=model)
-        code, out = _main(["run", "--serial", handle.serial, "-i", DARK_MODE.instruction, "--json",
+        code, out = cli_main(["run", "--serial", handle.serial, "-i", DARK_MODE.instruction, "--json",
                            "--base-url", llm_server.base_url, "--api-key", "k-matrix", "--model", "gpt-4o"])
         result = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
         assert code == 0 and result.get("status") == "completed", (code, result.get("reason"))
@@ -47,7 +47,7 @@ def test_profile(cell: ProfileCell, adb_server, sim_phones, llm_server, tmp_path
         assert wrong is None, wrong
     else:
         out_dir = tmp_path / "eval"
-        code, printed = _main(["eval", "mobile-eval", "--app", "Settings", "--level", "1", "--script-reference",
+        code, printed = cli_main(["eval", "mobile-eval", "--app", "Settings", "--level", "1", "--script-reference",
                                "--device", handle.serial, "-o", str(out_dir)])
         records = [json.loads(x) for x in (out_dir / "results.jsonl").read_text().splitlines() if x.strip()]
         assert code == 0, printed[-500:]
