@@ -110,3 +110,25 @@ def test_data_score_judges_a_grounded_models_answers_by_effect(adb_env, sim_phon
                  "-o", str(result)]) == 0
     score = json.loads(result.read_text())
     assert score["overall"] == {"n": 2, "sr_act": 1.0, "sr_args": 1.0, "sr": 1.0}, score["runs"]
+
+
+def test_annotating_a_grounded_run_does_not_count_its_finished(adb_env, sim_phone, llm_server, tmp_path,  # noqa: F811
+                                                               monkeypatch, capsys):
+    """A person judging a UI-TARS run (`eval annotate`) is asked about its three steps, not
+    about the Finished that ends it (the paper counts no final Stop)."""
+    import io
+
+    phone = sim_phone.phone
+    task = next(t for t in load_tasks() if t.id == "settings-1")
+    llm_server.model = "ui-tars-1.5-7b"
+    llm_server.script([], default=GroundingModel("ui_tars", "image", task.reference_lines(), phone.ground_truth,
+                                                 screen=(phone.width, phone.height)))
+    out = tmp_path / "eval"
+    assert main(["eval", "mobile-eval", "--task", "settings-1", "--device", sim_phone.serial, "--output", str(out),
+                 *_model_args(llm_server, "ui-tars-1.5-7b")]) == 0
+    (record,) = load_results(out / "results.jsonl")
+    capsys.readouterr()
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\ny\ny\ny\n3\n"))
+    assert main(["eval", "annotate", record.trajectory_dir, "--results", str(out / "results.jsonl")]) == 0
+    _, judged = load_results(out / "results.jsonl")
+    assert judged.judged_by == "human" and judged.agent_steps == 3 and judged.ps == 1.0, judged

@@ -26,6 +26,7 @@ from typing import Any, Literal, TextIO
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from eval.mobile_eval.errors import AnnotationError, JudgeError
+from eval.mobile_eval.matching import STOP_NAMES
 from eval.mobile_eval.records import TaskResult
 from eval.mobile_eval.schema import EvalTask
 
@@ -83,8 +84,8 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]],
 
 
 def _counted_steps(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The steps the paper counts: all but a final Stop."""
-    if steps and ((steps[-1].get("operation") or {}).get("name") == "stop"):
+    """The steps the paper counts: all but a final Stop (a grounded dialect's Finished)."""
+    if steps and ((steps[-1].get("operation") or {}).get("name") in STOP_NAMES):
         return steps[:-1]
     return steps
 

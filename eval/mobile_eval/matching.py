@@ -64,7 +64,7 @@ __all__ = [
 ALTERNATIVE_SEPARATOR = " || "
 EXACT_KEYS = frozenset({"position", "direction"})
 ARGS_THRESHOLD = 0.5  # GPT4Tools' SR: I(η > 0.5)
-STOP_NAMES = frozenset({"stop"})
+STOP_NAMES = frozenset({"stop", "finished"})  # the paper's Stop, a grounded dialect's Finished
 # a grounded step at a point, and the paper's operations it may stand for (judged by effect)
 POINT_STANDS_FOR: dict[str, frozenset[str]] = {
     "tap_point": frozenset({"click_text", "click_icon"}),

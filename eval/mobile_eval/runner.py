@@ -31,7 +31,7 @@ from eval.mobile_eval.effects import StepEffects
 from eval.mobile_eval.environment import PhoneEnvironment
 from eval.mobile_eval.errors import JudgeError
 from eval.mobile_eval.judges import MllmJudge, result_from_annotation
-from eval.mobile_eval.matching import ActionRef, judge_steps, parse_reference
+from eval.mobile_eval.matching import STOP_NAMES, ActionRef, judge_steps, parse_reference
 from eval.mobile_eval.records import ResultsFile, TaskResult
 from eval.mobile_eval.schema import EvalTask
 from eval.mobile_eval.validators import MissingPath, validate
@@ -268,7 +268,7 @@ class SuiteRunner:
             except JudgeError as exc:  # the run is fine; a person can still judge it
                 log.warning("the MLLM judge failed on %s: %s", task.id, exc.message)
                 why.append(f"the MLLM judge failed: {exc.message}"[:300])
-        steps = [s for s in run.steps if s.operation_name != "stop" or s is not run.steps[-1]]
+        steps = [s for s in run.steps if s.operation_name not in STOP_NAMES or s is not run.steps[-1]]
         return TaskResult(
             task_id=task.id, app=task.app, level=task.level, success=False, judged_by="pending",
             agent_steps=len(steps), human_steps=task.human_steps, cr=0.0,
