@@ -91,6 +91,12 @@ class Ran:
     detail: list[str] = field(default_factory=list)
     model_calls: list[int] = field(default_factory=list)
     folders: list[Path] = field(default_factory=list)  # every output folder the runs wrote
+    sent: list[bytes] = field(default_factory=list)  # every request the model server received, all runs
+
+    def took(self, llm: Any) -> None:
+        """A run ended: its model calls (the server's record, cleared before each run)."""
+        self.model_calls.append(len(llm.chat_requests))
+        self.sent.extend(r.body for r in llm.requests)
 
     def steps(self) -> list[dict[str, Any]]:
         """Every step line of every trajectory under the folders."""
@@ -250,7 +256,7 @@ def _cli_run(cell: Cell, rig: Rig, task: Task, ran: Ran) -> None:
         result = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
         ran.ok.append(code == 0 and result.get("status") == "completed")
         ran.detail.append(f"exit {code}: {result.get('status')} — {result.get('reason')}")
-        ran.model_calls.append(len(rig.llm.chat_requests))
+        ran.took(rig.llm)
     ran.folders.append(rig.runs)
 
 
@@ -279,12 +285,12 @@ def _rest_task(cell: Cell, rig: Rig, task: Task, ran: Ran) -> None:
         if created.status_code != 202:
             ran.ok.append(False)
             ran.detail.append(f"POST /v1/tasks answered {created.status_code}: {created.text[:300]}")
-            ran.model_calls.append(len(rig.llm.chat_requests))
+            ran.took(rig.llm)
             continue
         done = live.wait_task(created.json()["id"], timeout=120)
         ran.ok.append(done["status"] == "completed")
         ran.detail.append(f"{done['status']}: {(done.get('result') or {}).get('reason')} {done.get('error') or ''}")
-        ran.model_calls.append(len(rig.llm.chat_requests))
+        ran.took(rig.llm)
     ran.folders.append(live.settings.agent.output_dir)
 
 
@@ -317,7 +323,7 @@ def _mcp(cell: Cell, rig: Rig, task: Task, ran: Ran) -> None:
                 result = tool_json(answer) if not answer.is_error else {}
                 ran.ok.append(result.get("status") == "completed")
                 ran.detail.append(f"run_instruction: {result.get('status')} — {result.get('reason')} {answer.content[0].text[:200] if answer.is_error else ''}")
-                ran.model_calls.append(len(rig.llm.chat_requests))
+                ran.took(rig.llm)
 
     anyio.run(main)
     ran.folders.append(runs)
@@ -351,7 +357,7 @@ def _eval(cell: Cell, rig: Rig, task: Task, ran: Ran, command: list[str], lines:
         scores = [(r.get("task_id"), r.get("success"), r.get("judged_by"), r.get("ps"), r.get("sr_act"), r.get("sr"), r.get("error"))
                   for r in records]  # fmt: skip
         ran.detail.append(f"exit {code}; records (id, success, judged_by, ps, sr_act, sr, error) {scores}; {printed[-300:]!r}")
-        ran.model_calls.append(len(rig.llm.chat_requests))
+        ran.took(rig.llm)
         ran.folders.append(out)
 
 

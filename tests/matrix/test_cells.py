@@ -6,11 +6,19 @@ file, plan or model request, and every recorded step names its operation."""
 
 from __future__ import annotations
 
+import base64
+import functools
+import io
+import json
 import os
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
+from PIL import Image
 
+from perception.text_match import fold
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.matrix.design import CELLS, SLOW_INTERFACES, Cell, known_bug
 from tests.matrix.drivers import SECRET_VALUE, Rig, run_cell
@@ -27,6 +35,32 @@ def _marks(cell: Cell) -> list[pytest.MarkDecorator]:
     if bug is not None:
         marks.append(pytest.mark.xfail(strict=True, reason=bug.reason))
     return marks
+
+
+@functools.cache
+def _ocr() -> Any:
+    from mobile_agent.locate import build_locator
+    from mobile_agent.settings import Settings
+
+    return build_locator(Settings())
+
+
+def _images(bodies: list[bytes]) -> list[np.ndarray]:
+    """Every image of every chat request (data URLs), as RGB arrays."""
+    images = []
+    for body in bodies:
+        try:
+            messages = json.loads(body).get("messages", [])
+        except ValueError:
+            continue
+        for message in messages:
+            content = message.get("content")
+            for part in content if isinstance(content, list) else []:
+                url = (part.get("image_url") or {}).get("url", "") if isinstance(part, dict) else ""
+                if url.startswith("data:"):
+                    data = base64.b64decode(url.split(",", 1)[1])
+                    images.append(np.asarray(Image.open(io.BytesIO(data)).convert("RGB")))
+    return images
 
 
 def _leaks(folders: list[Path], cache_db: Path) -> list[str]:
@@ -58,7 +92,12 @@ def test_cell(cell: Cell, adb_server, sim_phones, llm_server, service, tmp_path,
         assert any(s.get("by") == "replay" for s in steps), [s.get("by") for s in steps]
     if cell.secret:
         assert not _leaks(ran.folders, rig.cache_db), _leaks(ran.folders, rig.cache_db)
-        sent = " ".join(r.body.decode("utf-8", "replace") for r in llm_server.requests)
-        assert SECRET_VALUE not in sent, "the secret's value reached the model"
+        assert not any(SECRET_VALUE.encode() in body for body in ran.sent), "the secret's value reached the model"
+        images = _images(ran.sent)
+        assert images, "no screenshot reached the model: nothing to check"
+        read = [line.text for image in images for line in _ocr().ocr(image)]
+        assert read, "OCR read nothing on the screenshots the model got"
+        shown = [text for text in read if fold(SECRET_VALUE) in fold(text)]
+        assert not shown, f"a screenshot sent to the model shows the secret: {shown}"
     named = [s.get("action_text") or "" for s in steps if s.get("by") in ("model", "replay")]
     assert all(not text.startswith(("Observation", "Thought")) for text in named), named
