@@ -56,12 +56,11 @@ class Viewer:
         started = last_sent = time.monotonic()
         while time.monotonic() - started < max_s:
             self.last_seen = time.monotonic()
-            async with b.changed:
-                if b.seq == seen and not b.ended:
-                    try:
-                        await asyncio.wait_for(b.changed.wait(), timeout=5.0)
-                    except TimeoutError:
-                        continue  # nothing new (a phone not answering): look again
+            if b.seq == seen and not b.ended:
+                try:  # an Event, not a Condition: a viewer cancelled mid-wait (its client left) holds no lock
+                    await asyncio.wait_for(b.fresh.wait(), timeout=5.0)
+                except TimeoutError:
+                    continue  # nothing new (a phone not answering): look again
             if b.ended:
                 return
             wait = every - (time.monotonic() - last_sent)
@@ -79,7 +78,7 @@ class Broadcast:
     task_id: int
     capture: Callable[[], bytes | None]  # blocking: runs in a worker thread
     still_live: Callable[[], bool]  # blocking: is the task still running or waiting?
-    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    fresh: asyncio.Event = field(default_factory=asyncio.Event)  # set (and replaced) at each new frame
     viewers: dict[int, Viewer] = field(default_factory=dict)
     frame: bytes | None = None
     seq: int = 0
@@ -149,17 +148,20 @@ class LiveHub:
                     frame = None
                 b.captures += 1
                 if frame is not None:
-                    async with b.changed:
-                        b.frame, b.seq = frame, b.seq + 1
-                        b.changed.notify_all()
+                    b.frame, b.seq = frame, b.seq + 1
+                    self._wake(b)
                 await asyncio.sleep(max(0.0, self.every_s - (time.monotonic() - begun)))
                 self._prune(b)
         finally:
-            async with b.changed:
-                b.ended = True
-                b.changed.notify_all()
+            b.ended = True
+            self._wake(b)
             if self._broadcasts.get(b.task_id) is b:
                 del self._broadcasts[b.task_id]
+
+    @staticmethod
+    def _wake(b: Broadcast) -> None:
+        woken, b.fresh = b.fresh, asyncio.Event()
+        woken.set()
 
     @property
     def capture_loops(self) -> int:
