@@ -117,3 +117,44 @@ def test_every_mcp_tool_answers_each_principal_as_its_role_allows(adb_server, si
     assert not answers[("vic", "list_devices")][0] and not answers[("vic", "screenshot")][0]
     assert not reads["alice"][0] and not reads["admin"][0], reads
     assert reads["bob"][0] and "no run" in reads["bob"][1], reads
+
+
+def test_who_holds_a_busy_phone_is_told_to_an_admin_only(adb_server, sim_phone, tmp_path: Path) -> None:
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from mobile_agent.device import PhoneLease
+    from mobile_agent.settings import load_settings
+
+    env = mcp_env(adb_server.port, MOBILE_AGENT_SERVER__API_TOKEN=TOKENS["admin"],
+                  MOBILE_AGENT_SERVER__TOKENS='{"alice": {"token": "mcp-alice-1"}}')
+    port = free_port()
+    proc = serve_http(env, port, "--serial", sim_phone.serial, "--phone-wait", "0.3", "--runs-dir",
+                      str(tmp_path / "runs"), log=tmp_path / "server.log")
+    url = f"http://127.0.0.1:{port}/mcp"
+    said: dict[str, tuple[bool, str]] = {}
+
+    async def back(who: str) -> None:
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {TOKENS[who]}"}) as client:
+            async with streamable_http_client(url, http_client=client) as (read, write, *_):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    result = await session.call_tool("back", {})
+                    said[who] = (bool(result.is_error), " ".join(getattr(c, "text", "") for c in result.content))
+
+    async def main() -> None:
+        for who in ("alice", "admin"):
+            await back(who)
+
+    holder = PhoneLease(load_settings(overrides={"adb.server_port": adb_server.port}).adb, sim_phone.serial,
+                        "REST task 9 of carol")
+    holder.acquire()
+    try:
+        anyio.run(main)
+    finally:
+        holder.release()
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert said["alice"][0] and said["alice"][1].endswith(f"phone {sim_phone.serial} is busy: another run holds it")
+    assert said["admin"][0] and said["admin"][1].endswith(f"phone {sim_phone.serial} is busy: REST task 9 of carol holds it")
+    assert "carol" not in said["alice"][1]

@@ -42,6 +42,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--runs-dir", type=Path, help="where trajectories go (default: agent.output_dir)")
     parser.add_argument("--policy", metavar="FILE", type=Path,
                         help="TOML of safety settings, as `mobile-agent run --policy`")
+    parser.add_argument("--phone-wait", type=float, default=30.0, metavar="SECONDS",
+                        help="how long an operation call waits for a phone another run holds, then answers "
+                        "'phone busy' (default 30; run_instruction waits up to 600)")
     parser.add_argument("--screenshot-side", type=int, default=1024,
                         help="default longest side of the screenshots sent to the client (pixels)")
     parser.set_defaults(func=run)
@@ -77,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(f"mobile-agent mcp: the MCP SDK is not installed ({exc}); pip install 'mobile-agent[mcp]'", file=sys.stderr)
         return EXIT_USAGE
-    server = build_server(settings, PhoneService(settings, max_side=args.screenshot_side))
+    server = build_server(settings, PhoneService(settings, max_side=args.screenshot_side,
+                                                 operation_wait_s=args.phone_wait))
     if args.transport == "stdio":
         server.run("stdio")
         return 0

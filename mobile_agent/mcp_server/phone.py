@@ -82,6 +82,7 @@ class PhoneService:
 
     settings: Settings
     max_side: int = 1024
+    operation_wait_s: float = OPERATION_WAIT_S  # an operation call's wait for a phone another run holds
     _devices: dict[str, Device] = field(default_factory=dict)
     _shots: dict[str, Shot] = field(default_factory=dict)
     _mask: SecretMask | None = None  # the secrets' OCR lines of each look (``agent.mask``)
@@ -184,7 +185,7 @@ class PhoneService:
         text = card.render(model)
         action = ParsedAction(card.name, model, raw=text, text=text)
         device = self.device(serial)
-        with PhoneLease(self.settings.adb, device.serial, f"MCP session of {owner}", wait_s=OPERATION_WAIT_S):
+        with PhoneLease(self.settings.adb, device.serial, f"MCP session of {owner}", wait_s=self.operation_wait_s):
             return session.trajectory(device, self._remembered_for(owner)).operate(action, candidate, channel)
 
     def run_instruction(self, instruction: str, serial: str | None, *, cancel: threading.Event, on_event: Any,
@@ -216,10 +217,6 @@ class PhoneService:
             return session.trajectory(device, self._remembered_for(owner)).linked(instruction, start)
 
     # -- records ------------------------------------------------------------------
-    def _remember(self, run_id: str, trajectory: SessionTrajectory) -> None:
-        with self._lock:
-            self.runs[run_id] = trajectory.run.trajectory_dir
-
     def _remembered_for(self, owner: str) -> Callable[[str, SessionTrajectory], None]:
         def remember(run_id: str, trajectory: SessionTrajectory) -> None:
             with self._lock:

@@ -46,7 +46,7 @@ from pydantic import BaseModel, Field, ValidationError
 from starlette.requests import Request
 
 from mobile_agent.agent.people import NoPersonChannel, UserChannel, UserReply, UserRequest
-from mobile_agent.errors import MobileAgentError
+from mobile_agent.errors import MobileAgentError, PhoneBusyError
 from mobile_agent.mcp_server.phone import (
     PhoneService,
     ToolFailure,
@@ -178,10 +178,12 @@ def _channel(ctx: Context[Any, Any]) -> UserChannel:
     return NoPersonChannel(NO_ELICITATION)
 
 
-async def _in_thread(call: Callable[[], Any], *, cancel: threading.Event | None = None) -> Any:
+async def _in_thread(call: Callable[[], Any], *, cancel: threading.Event | None = None,
+                     admin: bool = True) -> Any:
     """``call()`` in a worker thread; this project's errors become tool errors (the client
     reads them and the server goes on). With ``cancel``, a cancelled call (the client's
-    ``notifications/cancelled``) sets it and returns at once; the run ends on its own."""
+    ``notifications/cancelled``) sets it and returns at once; the run ends on its own. Who
+    holds a busy phone is said to an admin only (docs/security.md)."""
     try:
         if cancel is None:
             return await anyio.to_thread.run_sync(call)
@@ -190,6 +192,9 @@ async def _in_thread(call: Callable[[], Any], *, cancel: threading.Event | None 
         except anyio.get_cancelled_exc_class():
             cancel.set()
             raise
+    except PhoneBusyError as exc:
+        holder = exc.fields.get("holder") if admin else "another run"
+        raise ToolError(f"phone {exc.fields.get('serial')} is busy: {holder} holds it") from exc
     except (MobileAgentError, ToolFailure) as exc:
         raise ToolError(describe_error(exc)) from exc
     except ValidationError as exc:
@@ -215,7 +220,8 @@ def _card_tool(service: PhoneService, card: OperationCard) -> Callable[..., Awai
         channel = _channel(ctx)
         async with _session_of(ctx, service.settings) as session:
             answer: dict[str, Any] = await _in_thread(
-                lambda: service.operate(card, kwargs, serial, channel, session, candidate, owner))
+                lambda: service.operate(card, kwargs, serial, channel, session, candidate, owner),
+                admin=_reader(ctx) is None)
         return answer
 
     parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)]
@@ -314,7 +320,7 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
                 lambda: service.run_instruction(instruction, serial, cancel=cancel, on_event=on_event,
                                                 channel=channel, max_steps=max_steps, session=session,
                                                 owner=owner),
-                cancel=cancel,
+                cancel=cancel, admin=_reader(ctx) is None,
             )
         return run_answer(settings, result)
 
