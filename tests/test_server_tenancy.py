@@ -326,3 +326,36 @@ def test_events_show_no_path_of_the_server(tmp_path: Path) -> None:
     assert str(tmp_path) not in str(public)
     assert public["phone_file"] == "/sdcard/Download/a.png" and "phone_file_url" not in public
     assert public["typed"] == "/start" and public["note"] == "a reply /with slashes"
+
+
+def test_only_the_tasks_people_reply_and_the_step_records_who_did(service, sim_phones) -> None:
+    import json
+
+    from tests.server_fixtures import TaggedPlanner
+
+    (phone,) = sim_phones(1, width=540, height=1200)
+    planner = TaggedPlanner(plans={"t-ask": ["Ask user (What is the code?)"]})
+    live = service([phone], planner=planner, **PRINCIPAL_SETTINGS)
+    clients = {who: _client(live.url, who) for who in (ADMIN, ALICE, BOB, VIEWER)}
+    try:
+        task_id = clients[ALICE].post("/v1/tasks", json={"instruction": "[t-ask] log in"}).json()["id"]
+        live.wait_task(task_id, statuses={"waiting_for_user"})
+        reply = f"/v1/tasks/{task_id}/reply"
+        answer = {"action": "answer", "text": "1234"}
+        assert clients[BOB].post(reply, json=answer).status_code == 404  # not his: not there
+        assert clients[VIEWER].post(reply, json=answer).status_code == 403  # his team's, but a viewer
+        assert clients[BOB].get(f"/v1/tasks/{task_id}/live").status_code == 404
+        assert clients[ALICE].post(reply, json=answer).status_code == 202
+        assert live.wait_task(task_id)["status"] == "completed"
+
+        (event,) = [e for e in live.state.store.events_after(task_id) if e.kind == "user_reply"]
+        assert event.data["by"] == ALICE
+        folder = Path(live.state.store.get_task(task_id).trajectory_dir or "")
+        lines = [json.loads(x) for x in next(folder.rglob("trajectory.jsonl")).read_text().splitlines()]
+        replies = [line["asked_user"]["reply"] for line in lines if (line.get("asked_user") or {}).get("reply")]
+        assert replies and {r["by"] for r in replies} == {f"rest:{ALICE}"}, replies
+        trail = clients[ADMIN].get("/v1/audit").json()["data"]
+        assert [(r["actor"], r["resource"]) for r in trail if r["action"] == "task.reply"] == [(ALICE, f"task {task_id}")]
+    finally:
+        for client in clients.values():
+            client.close()
