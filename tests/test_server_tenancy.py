@@ -359,3 +359,31 @@ def test_only_the_tasks_people_reply_and_the_step_records_who_did(service, sim_p
     finally:
         for client in clients.values():
             client.close()
+
+
+def test_a_schedules_occurrences_are_its_owners_tasks(service, sim_phones) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    live = service([phone], **PRINCIPAL_SETTINGS)
+    clients = {who: _client(live.url, who) for who in (ALICE, BOB, VIEWER)}
+    try:
+        made = clients[ALICE].post("/v1/schedules", json={"name": "often", "every_s": 1, "task": {"script": SCRIPT}})
+        assert made.status_code == 201, made.text
+        schedule_id = made.json()["id"]
+        deadline = time.monotonic() + 30
+        while not (occurrences := [t for t in clients[ALICE].get("/v1/tasks").json()["data"]
+                                   if t["options"].get("schedule_id") == schedule_id]):
+            assert time.monotonic() < deadline, "no occurrence within 30 s"
+            time.sleep(0.2)
+        task = occurrences[0]
+        assert (task["options"]["owner"], task["options"]["team"]) == (ALICE, "lab")
+        stored = live.state.store.get_task(task["id"])
+        assert stored is not None and (stored.owner, stored.team) == (ALICE, "lab")
+        assert clients[VIEWER].get(f"/v1/tasks/{task['id']}").status_code == 200  # her team's viewer
+        assert clients[BOB].get(f"/v1/tasks/{task['id']}").status_code == 404
+        assert task["id"] not in {t["id"] for t in clients[BOB].get("/v1/tasks").json()["data"]}
+        assert clients[BOB].get(f"/v1/schedules/{schedule_id}/history").status_code == 404
+        assert clients[BOB].delete(f"/v1/schedules/{schedule_id}").status_code == 404
+        assert clients[ALICE].delete(f"/v1/schedules/{schedule_id}").status_code == 204
+    finally:
+        for client in clients.values():
+            client.close()
