@@ -92,3 +92,34 @@ def test_an_older_farm_database_gains_the_owner_columns_in_place(pg_database: st
     finally:
         for store in stores:
             store.close()
+
+
+def test_a_shared_plan_cache_on_postgresql_keeps_each_namespace_apart(pg_database: str) -> None:  # noqa: F811
+    """The farm's plan cache (cache.database_url on its PostgreSQL): an older table gains the
+    namespace column in place (its plans become the local user's), and each namespace finds only
+    its own plans."""
+    from mobile_agent.replay import CachedPlan, PlanStore
+    from mobile_agent.replay.fingerprint import ScreenFingerprint
+
+    url = pg_database.replace("postgresql://", "postgresql+psycopg://", 1)
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:  # the table as the version before namespaces wrote it
+            conn.execute(sa.text(
+                "CREATE TABLE cached_plans (id SERIAL PRIMARY KEY, template TEXT NOT NULL, instruction TEXT NOT NULL, "
+                "source_run TEXT NOT NULL, steps TEXT NOT NULL, final TEXT NOT NULL, uses INTEGER NOT NULL, "
+                "successes INTEGER NOT NULL, failures INTEGER NOT NULL, created_at FLOAT NOT NULL)"))
+            conn.execute(sa.text(
+                "INSERT INTO cached_plans (template, instruction, source_run, steps, final, uses, successes, failures, "
+                "created_at) VALUES ('open settings', 'open settings', 'r0', '[]', '{\"texts\": []}', 0, 0, 0, 1.0)"))
+    finally:
+        engine.dispose()
+    final = ScreenFingerprint(frozenset({"Settings"}), (0.0,) * 4)
+    local, alice, lab = PlanStore(url), PlanStore(url, "token:alice"), PlanStore(url, "team:lab")
+    assert [p.source_run for p in local.find_all("open settings")] == ["r0"]  # the old plan: the local user's
+    assert alice.find_all("open settings") == [] and lab.find_all("open settings") == []
+    mine = alice.save(CachedPlan(template="open settings", steps=(), final=final, source_run="r1"))
+    assert [p.id for p in alice.find_all("open settings")] == [mine]
+    assert lab.find_all("open settings") == [] and lab.get(mine) is None and not lab.delete(mine)
+    assert lab.clear() == 0 and alice.get(mine) is not None
+    assert {p.source_run for p in PlanStore(url, None).list()} == {"r0", "r1"}  # an admin's view: every namespace
