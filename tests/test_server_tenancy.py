@@ -387,3 +387,23 @@ def test_a_schedules_occurrences_are_its_owners_tasks(service, sim_phones) -> No
     finally:
         for client in clients.values():
             client.close()
+
+
+def test_the_cache_command_is_the_cache_files_owner_and_sees_every_namespace(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from mobile_agent.replay import CachedPlan, PlanStore
+    from mobile_agent.replay.fingerprint import ScreenFingerprint
+
+    url = f"sqlite:///{tmp_path / 'plan-cache.sqlite3'}"
+    final = ScreenFingerprint(frozenset({"x"}), (0.0,) * 4)
+    for namespace in ("", "token:alice", "team:lab"):
+        PlanStore(url, namespace).save(CachedPlan(template=f"t {namespace}", steps=(), final=final,
+                                                  instruction=f"of {namespace or 'the local user'}"))
+    listed = subprocess.run([sys.executable, "-m", "mobile_agent.cli", "cache", "--output", str(tmp_path), "list",
+                             "--json"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(json.loads(line)["instruction"] for line in listed.stdout.splitlines()) == [
+        "of team:lab", "of the local user", "of token:alice"]

@@ -5,7 +5,9 @@
     mobile-agent cache clear [ID]      # one plan, or every plan
 
 The cache is ``cache.database_url`` (default ``plan-cache.sqlite3`` in ``agent.output_dir``);
-runs use it with ``mobile-agent run --cache`` or ``cache.enabled = true``.
+runs use it with ``mobile-agent run --cache`` or ``cache.enabled = true``. This command is the
+owner of that file: it sees and clears the plans of every namespace (the service keeps one per
+token or team, docs/security.md), as an admin does through ``/v1/cache``.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def cache_command(args: argparse.Namespace) -> int:
         print(f"mobile-agent cache: {exc.message}", file=sys.stderr)
         return 2
     url = settings.cache.database_url or default_cache_url(settings.agent.output_dir)
-    store = PlanStore(url)
+    store = PlanStore(url, None)  # every namespace's plans
     if args.verb == "list":
         plans = store.list(limit=1000)
         if args.json:
