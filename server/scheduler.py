@@ -257,12 +257,12 @@ class Scheduler:
             self.store.add_event(task.id, kind, data, steps=steps if kind == "step_finished" else None)
             self._notify_listeners(task.id)
 
-        spec = TaskSpec.of(task, serial, output_dir)
         started = time.monotonic()
         lost = False
         try:
             try:
-                outcome = self.runner(spec, cancel=cancel, emit=emit)
+                # inside: a stored row this version cannot read ends its task, and the phone is given back
+                outcome = self.runner(TaskSpec.of(task, serial, output_dir), cancel=cancel, emit=emit)
             except MobileAgentError as exc:  # device errors included: they end the run, typed
                 outcome = TaskOutcome(status="error", error=exc.to_dict(), steps=steps)
             except Exception as exc:  # a bug in a run ends that run, not the service

@@ -12,7 +12,7 @@ from typing import Any
 from server.runner import OPTION_SETTINGS, OPTIONS_USED_ELSEWHERE, TaskOutcome, TaskSpec, task_settings
 from server.schemas import StoredOptions, TaskCreate, TaskOptions
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import service_settings, start_service
+from tests.server_fixtures import service_fixture, service_settings, start_service  # noqa: F401  (service)
 
 SAMPLES: dict[str, Any] = {
     "script": "Home", "model": "gpt-4o-mini", "base_url": "http://127.0.0.1:9/v1", "temperature": 0.3,
@@ -83,3 +83,14 @@ def test_the_rest_body_reaches_the_runner_as_the_same_typed_options(adb_server, 
         assert live.client.get(f"/v1/tasks/{task['id']}").json()["options"] == {**given, "owner": "default"}
     finally:
         live.stop()
+
+
+def test_a_stored_row_this_version_cannot_read_ends_its_task_and_frees_the_phone(service, sim_phones) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    live = service([phone])
+    unreadable = live.state.store.create_task("written by another version", "any", {"max_steps": 0})
+    live.state.scheduler.wake()
+    ended = live.wait_task(unreadable.id)
+    assert ended["status"] == "error" and ended["error"]["type"] == "ValidationError", ended
+    after = live.wait_task(live.submit("next", script="Home")["id"])  # the phone was given back
+    assert after["status"] == "completed", after
