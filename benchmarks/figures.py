@@ -72,7 +72,7 @@ BENCHES = [
                r"simulated text targets: (\d+)/(\d+) = ([\d.]+)%", lambda g: f"**{g[0]}/{g[1]} = {g[2]}%**",
                "≥ 99%", lambda g: f(g[2]) >= 99),
         Figure("perception, simulated icon targets at the right place",
-               r"simulated icon targets \([^)]*\): (\d+)/(\d+) = ([\d.]+)%",
+               r"simulated icon targets \([^)]*\): found at the right place (\d+)/(\d+) = ([\d.]+)%",
                lambda g: f"**{g[0]}/{g[1]} = {g[2]}%**", "≥ 80%", lambda g: f(g[2]) >= 80),
     )),
     Bench("bench_perception", ("--part", "speed", "--repeat", "5"), (
