@@ -247,7 +247,7 @@ def create_app(
         from server.farm.recurring import ScheduleTicker
 
         ticker = ScheduleTicker(state.schedules, state.store, state.scheduler.submit,
-                                quota=Quota.of(settings.server))
+                                quota=Quota.of(settings.server), refusal=state.retention.disk_refusal)
         ticker.start()
         from server.retention import RetentionTimer
 

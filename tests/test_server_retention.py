@@ -4,7 +4,8 @@ cleanup as the service's timer) deletes exactly what the settings say — finish
 ``task_days`` (row, events, folder), then the oldest finished ones while the folders are over
 ``runs_max_mb``, cached plans unused for ``cache_unused_days``, stale relay files — and never a
 running task's row or files. ``--dry-run`` lists the same and deletes nothing. A submission
-while the runs folder's disk has less than ``min_free_mb`` free is a 507 naming the setting.
+while the runs folder's disk has less than ``min_free_mb`` free is a 507 naming the setting (and a
+schedule's occurrence is skipped, saying so).
 """
 
 from __future__ import annotations
@@ -141,3 +142,13 @@ def test_a_nearly_full_disk_refuses_new_tasks_with_507(service, sim_phones) -> N
     assert refused.status_code == 507, refused.text
     assert "server.retention.min_free_mb" in refused.text and "MB free" in refused.text
     assert live.client.get("/v1/tasks").json()["count"] == 0  # nothing stored
+    # a schedule's occurrences are skipped the same way, and say why
+    made = live.client.post("/v1/schedules", json={"name": "every second", "every_s": 1, "task": {"script": "Home"}})
+    assert made.status_code == 201, made.text
+    history = made.json()["links"]["history"]
+    deadline = time.monotonic() + 15
+    while not (entries := live.client.get(history).json()["data"]):
+        assert time.monotonic() < deadline, "no occurrence"
+        time.sleep(0.2)
+    assert entries[0]["outcome"] == "skipped" and "server.retention.min_free_mb" in entries[0]["reason"], entries
+    assert live.client.get("/v1/tasks").json()["count"] == 0

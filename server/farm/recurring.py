@@ -278,16 +278,18 @@ class Schedules:
             last = conn.execute(sa.select(schedule_runs_table).where(*where).order_by(runs.id.desc()).limit(1)).one_or_none()
         return count, OccurrenceRow(**last._asdict()) if last is not None else None
 
-    def due_tasks(self, store: TaskStore, now: float | None = None, quota: Quota = NO_QUOTA) -> list[TaskRow]:
+    def due_tasks(self, store: TaskStore, now: float | None = None, quota: Quota = NO_QUOTA,
+                  refusal: str | None = None) -> list[TaskRow]:
         """Create the task of every due schedule (once, whoever else is ticking), each held to its
-        token's ``quota`` as a submission is; a skipped occurrence makes no task."""
+        token's ``quota`` as a submission is; a skipped occurrence makes no task. ``refusal`` (why
+        no task may start now: the runs folder's disk nearly full) skips every due occurrence."""
         now = time.time() if now is None else now
         with self.engine.connect() as conn:
             due = self._read(conn, schedules_table.c.enabled.is_(True), schedules_table.c.next_at <= now)
         created = []
         for schedule in due:
             try:
-                task = self._occur(store, schedule, now, quota)
+                task = self._occur(store, schedule, now, quota, refusal)
             except (ValueError, KeyError, TypeError, OverflowError) as exc:  # its time or body: the others go on
                 if schedule.id not in self._unreadable:
                     self._unreadable.add(schedule.id)
@@ -297,7 +299,8 @@ class Schedules:
                 created.append(task)
         return created
 
-    def _occur(self, store: TaskStore, schedule: ScheduleRow, now: float, quota: Quota) -> TaskRow | None:
+    def _occur(self, store: TaskStore, schedule: ScheduleRow, now: float, quota: Quota,
+               refusal: str | None = None) -> TaskRow | None:
         """One occurrence, in one transaction of the store's: ``next_at`` moved on (only by the
         instance whose conditional update wins), the quota decided, the task or the skip stored."""
         following = next_time(schedule.cron, schedule.interval_s, max(now, schedule.next_at))
@@ -310,6 +313,10 @@ class Schedules:
                 .values(next_at=following)
             ).rowcount == 1
             if not won:
+                return None
+            if refusal is not None:
+                log.warning("schedule %s: occurrence skipped: %s", schedule.id, refusal)
+                self._record(conn, schedule, now, "skipped", None, f"skipped: {refusal}; the schedule goes on")
                 return None
             try:
                 task = store.insert_task(conn, body["instruction"], body.get("device", "any"), options, quota=quota)
@@ -341,8 +348,10 @@ class ScheduleTicker:
     """A thread: every ``interval_s``, due schedules become tasks given to ``submit``."""
 
     def __init__(self, schedules: Schedules, store: TaskStore, submit: Callable[[TaskRow], None],
-                 interval_s: float = 1.0, quota: Quota = NO_QUOTA) -> None:
+                 interval_s: float = 1.0, quota: Quota = NO_QUOTA,
+                 refusal: Callable[[], str | None] = lambda: None) -> None:
         self.schedules = schedules
+        self.refusal = refusal  # why no task may start now (the disk), checked at each tick
         self.store = store
         self.submit = submit
         self.quota = quota  # the API server's: an occurrence is held to it as a submission is
@@ -360,7 +369,7 @@ class ScheduleTicker:
             self._thread.join(5)
 
     def tick(self) -> list[TaskRow]:
-        tasks = self.schedules.due_tasks(self.store, quota=self.quota)
+        tasks = self.schedules.due_tasks(self.store, quota=self.quota, refusal=self.refusal())
         for task in tasks:
             log.info("schedule %s: task %s", task.options.get("schedule_id"), task.id)
             self.submit(task)
