@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from server.farm.recurring import ScheduleError, check_when
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
 from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 TASK = {"script": "Home"}
@@ -166,3 +167,45 @@ def test_a_stored_row_that_cannot_be_read_is_skipped_with_a_logged_reason(servic
     assert len(unreadable) == 4
     for schedule_id in unreadable:  # and each can be deleted through the API
         assert live.client.delete(f"/v1/schedules/{schedule_id}").status_code == 204
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def schedules_url(request: pytest.FixtureRequest, tmp_path) -> str:  # noqa: ANN001
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'schedules.sqlite3'}"
+    url: str = request.getfixturevalue("pg_database")
+    return url
+
+
+def test_twenty_creates_at_once_make_exactly_the_cap(schedules_url: str) -> None:
+    import threading
+
+    from server.farm.recurring import ScheduleLimit, Schedules
+    from server.store import TaskStore
+
+    stores = [TaskStore(schedules_url, instance=f"i{n}") for n in range(2)]  # two API servers
+    try:
+        schedules = [Schedules(store.engine) for store in stores]
+        made: list[int] = []
+        refused: list[int] = []
+        start = threading.Barrier(20)
+
+        def create(n: int) -> None:
+            start.wait()
+            try:
+                row = schedules[n % 2].create(f"s{n}", "0 3 * * *", None, {"instruction": "Home", "options": {}},
+                                              owner="alice", max_per_owner=3)
+                made.append(row.id)
+            except ScheduleLimit:
+                refused.append(n)
+
+        threads = [threading.Thread(target=create, args=(n,)) for n in range(20)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert len(made) == 3 and len(refused) == 17
+        assert schedules[0].count_of("alice") == 3
+    finally:
+        for store in stores:
+            store.close()

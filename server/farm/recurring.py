@@ -23,12 +23,13 @@ May import: sqlalchemy, croniter, ``server.store``, ``server.db``, ``server.quot
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,7 @@ MIN_INTERVAL_S = 1.0  # the floor of server.schedule_min_interval_s
 MAX_INTERVAL_S = 366 * 86400.0  # a schedule more than a year apart is a mistake (a cron of Feb 29 is 4 years: refused too)
 CRON_GAPS_CHECKED = 8  # a cron's next occurrences whose gaps are held to the minimum interval
 HISTORY_KEPT = 100  # occurrences kept per schedule in farm_schedule_runs
+SCHEDULE_LOCK_CLASS = 7_272_015  # the advisory lock of a token's schedule count (QUOTA_LOCK_CLASS + 1)
 
 
 class ScheduleError(ValueError):
@@ -203,8 +205,12 @@ class Schedules:
         when ``owner`` has ``max_per_owner`` already (0: no limit)."""
         check_when(cron, interval_s, min_interval_s)
         now = time.time()
-        with self.engine.begin() as conn:
+        with self._serialized() as conn:
             if max_per_owner and owner is not None:
+                # the count and the insert must not interleave with another create of this token's
+                # (the per-token quota's way: server.quota)
+                if conn.dialect.name == "postgresql":
+                    conn.execute(sa.select(sa.func.pg_advisory_xact_lock(SCHEDULE_LOCK_CLASS, sa.func.hashtext(owner))))
                 held = int(conn.execute(sa.select(sa.func.count()).select_from(schedules_table)
                                         .where(schedules_table.c.owner == owner)).scalar_one())
                 if held >= max_per_owner:
@@ -217,6 +223,18 @@ class Schedules:
         found = self.get(schedule_id)
         assert found is not None
         return found
+
+    @contextlib.contextmanager
+    def _serialized(self) -> Iterator[sa.Connection]:
+        """A write transaction; on SQLite ``BEGIN IMMEDIATE`` (the write lock from the start)."""
+        if self.engine.dialect.name != "sqlite":
+            with self.engine.begin() as conn:
+                yield conn
+            return
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            yield conn
+            conn.commit()
 
     def _read(self, conn: sa.Connection, *where: Any) -> list[ScheduleRow]:
         """The rows matching ``where``, oldest first; one that cannot be read is skipped, and the
