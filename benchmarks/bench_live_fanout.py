@@ -26,6 +26,10 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -55,7 +59,7 @@ class Viewers:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True)
 
-    async def _one(self, client) -> None:  # noqa: ANN001
+    async def _one(self, client: httpx.AsyncClient) -> None:
         async with client.stream("GET", f"/v1/tasks/{self.task_id}/live", params={"fps": 10}) as answer:
             if answer.status_code != 200:
                 self.refused += 1
