@@ -126,7 +126,14 @@ class Retention:
             rows = conn.execute(sa.select(t.id, t.status, t.finished_at, t.trajectory_dir).order_by(t.id)).all()
         finished = sorted((r for r in rows if r.status in TERMINAL_STATUSES and r.finished_at is not None),
                           key=lambda r: (r.finished_at, r.id))
-        sizes = {r.id: folder_bytes(path) if (path := self._inside(r.trajectory_dir)) else 0 for r in rows}
+        sized = rows if self.limits.runs_max_mb else []  # walking every folder only when a size limit is set
+        sizes = {r.id: folder_bytes(path) if (path := self._inside(r.trajectory_dir)) else 0 for r in sized}
+
+        def size(task_id: int, folder: str | None) -> int:
+            if task_id not in sizes:
+                sizes[task_id] = folder_bytes(path) if (path := self._inside(folder)) else 0
+            return sizes[task_id]
+
         doomed: list[Doomed] = []
         gone: set[int] = set()
         if self.limits.task_days:
@@ -135,11 +142,11 @@ class Retention:
                 if r.finished_at < cutoff:
                     age = (now - r.finished_at) / DAY_S
                     doomed.append(Doomed("task", str(r.id), f"{r.status} {age:.1f} days ago, over "
-                                         f"server.retention.task_days = {self.limits.task_days:g}", sizes[r.id]))
+                                         f"server.retention.task_days = {self.limits.task_days:g}", size(r.id, r.trajectory_dir)))
                     gone.add(r.id)
         if self.limits.runs_max_mb:
             limit = self.limits.runs_max_mb * 1e6
-            total = sum(size for task_id, size in sizes.items() if task_id not in gone)
+            total = sum(held for task_id, held in sizes.items() if task_id not in gone)
             for r in finished:
                 if total <= limit:
                     break
@@ -147,9 +154,9 @@ class Retention:
                     continue
                 doomed.append(Doomed("task", str(r.id), f"the task folders hold {total / 1e6:.1f} MB, over "
                                      f"server.retention.runs_max_mb = {self.limits.runs_max_mb:g}; oldest first",
-                                     sizes[r.id]))
+                                     size(r.id, r.trajectory_dir)))
                 gone.add(r.id)
-                total -= sizes[r.id]
+                total -= size(r.id, r.trajectory_dir)
         return doomed
 
     def _plan_store(self) -> PlanStore | None:
