@@ -53,8 +53,13 @@ def run(args: argparse.Namespace) -> int:
         "server.database_url": args.database_url,
         "agent.output_dir": str(args.runs_dir) if args.runs_dir else None,
     })
-    check_database_url(settings.server.database_url)
-    store = TaskStore(settings.server.database_url, instance="gc")
+    url = settings.server.database_url
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).exists():
+        print(f"no database at {url.removeprefix('sqlite:///')}: nothing to delete (--database-url, or run it where "
+              "the service runs)")
+        return 0
+    check_database_url(url)
+    store = TaskStore(url, instance="gc")
     try:
         retention = Retention(settings, store, Path(settings.agent.output_dir))
         done = retention.run(_when(args.as_of), dry_run=args.dry_run)
