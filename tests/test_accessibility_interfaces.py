@@ -201,3 +201,30 @@ def test_no_call_site_probes_or_silences_the_locator() -> None:
         silenced = [line for line in text.splitlines()
                     if "type: ignore" in line and re.search(r"locator|hierarchy|find_text|find_icon|snap", line)]
         assert not silenced, (path, silenced)
+
+
+def test_plan_cache_replays_through_a_protected_screen(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+    """A cached step's target is found again the way the operation finds it: on a screen the
+    pixels cannot see (FLAG_SECURE: the capture is black, the tree is there), by the tree.
+    Before, the replay looked with vision alone, found nothing and handed over to the model."""
+    vault = "com.x8bit.bitwarden"
+    sim_phone.phone.install(vault)
+    replies = [plan_reply("Open App (Bitwarden)"), plan_reply("Click text (Netflix)"), plan_reply("Stop"), DONE]
+    llm_server.script(replies)
+    env = _env(adb_server.port, "false", MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url,
+               MOBILE_AGENT_PLANNER__API_KEY="test-key", MOBILE_AGENT_PLANNER__MODEL="gpt-4o",
+               MOBILE_AGENT_AGENT__COMPLETION_CHECK="false")
+    args = ("--serial", sim_phone.serial, "--cache", "-o", str(tmp_path / "runs"),
+            "--instruction", "Open the Netflix login")
+    first = _cli(*args, env=env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert sim_phone.phone.state()["current"]["view"] == "item"
+    cold_calls = len(llm_server.chat_requests)
+
+    sim_phone.phone.reset()
+    sim_phone.phone.install(vault)
+    second = _cli(*args, env=env)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert len(llm_server.chat_requests) == cold_calls, second.stdout  # replayed: no model call
+    state = sim_phone.phone.state()
+    assert state["foreground"] == vault and state["current"]["view"] == "item", state["current"]

@@ -47,6 +47,7 @@ from mobile_agent.agent.session import EventCallback, RunSession, carry_out
 from mobile_agent.agent.speculation import SpeculationGate
 from mobile_agent.agent.step import StepDraft, StepEnd
 from mobile_agent.errors import ConfigError, OperationError
+from mobile_agent.operations.catalog import find_text_on
 from mobile_agent.operations.context import AgentDevice, Locator, Outcome, ScreenshotLike
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.secrets import check_secret_references
@@ -210,8 +211,11 @@ class PlannedRun:
             self.instruction,
             inner_factory=self.agent.open_planner,
             locator=self.locator,
-            ocr=_without_secrets(getattr(self.locator.untimed(), "ocr", lambda pixels: []), self.settings),
+            ocr=_without_secrets(self.locator.untimed().ocr, self.settings),
             min_similarity=cache.min_similarity,
+            # a cached step's target is found as its operation finds it (the tree too, where used)
+            find_text=lambda pixels, text: find_text_on(self._opened_device(), self.locator, pixels, text,
+                                                        self.settings),
         )
         if not replay.replaying:
             replay.plan_with_model()  # nothing to replay: a missing planner fails now, before the device
@@ -329,7 +333,8 @@ class PlannedRun:
         request = PlanRequest(
             instruction=session.instruction,
             history=[session.model_text(line) for line in history_lines(session.steps)],
-            feedback=[session.model_text(line) for line in [*state.feedback, *session.model_notes(draft)]],
+            feedback=[session.model_text(line) for line in state.feedback],
+            notes=[session.model_text(line) for line in session.model_notes(draft)],
             screenshot=session.model_frame(draft),
             previous_screenshot=state.previous_screenshot if reflecting else None,
             reflection_note=session.model_text(state.reflection_note) if state.reflection_note is not None else None,

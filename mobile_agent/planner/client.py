@@ -150,7 +150,7 @@ class Planner:
                 action = self._called(text, calls, action)
             return PlanReply(observation, thought, action, text, usage, tool_calls=calls)
         viewport = self.viewport(request.screenshot)
-        feedback = [*request.feedback, *([request.reflection_note] if request.reflection_note else [])]
+        feedback = [*request.feedback, *request.notes, *([request.reflection_note] if request.reflection_note else [])]
         size = (viewport.image_width, viewport.image_height)
         messages = dialect.messages(
             request.instruction, request.history, feedback, request.screenshot, viewport,
@@ -213,8 +213,8 @@ class Planner:
             instruction=request.instruction.strip(), operations=self.registry.cards_prompt()
         )
         feedback = ""
-        if request.feedback:
-            lines = "\n".join(f"- {f}" for f in request.feedback if f)
+        if request.feedback or request.notes:
+            lines = "\n".join(f"- {f}" for f in [*request.feedback, *request.notes] if f)
             feedback = f"## Feedback on your last operation\n\n{lines}\n\n"
         reflection = ""
         reflecting = request.previous_screenshot is not None

@@ -57,9 +57,12 @@ class PlanRequest:
 
     ``history``: one line per past step (its action and outcome or feedback), oldest
     first. ``feedback``: what went wrong with the last step (text not found, several
-    candidates, screen unchanged). ``previous_screenshot`` and ``reflection_note`` are
-    set only when reflecting on a step that had no effect: then the model sees two
-    images, otherwise one.
+    candidates, screen unchanged). ``notes``: what the model is told about this screen
+    that is no failure (a black box hides a secret it typed, the app protects its screen
+    and its accessibility tree lists these texts): shown with the feedback, but a planner
+    that replays a plan (``replay``) goes on. ``previous_screenshot`` and
+    ``reflection_note`` are set only when reflecting on a step that had no effect: then
+    the model sees two images, otherwise one.
     """
 
     instruction: str
@@ -68,6 +71,7 @@ class PlanRequest:
     feedback: list[str] = field(default_factory=list)
     previous_screenshot: Any | None = None
     reflection_note: str | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ May import: the standard library, numpy, ``mobile_agent`` (operations, errors) a
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import numpy as np
 
@@ -86,12 +87,15 @@ def parse_cached(action: str) -> ParsedAction:
 
 class TargetFinder:
     """Checks that a replayed step's text target is on the screen, reading the recorded
-    band first. ``locator`` is the run's: its ``find_text`` for the full read, its
-    ``offer`` for handing a band hit to the operation, and its untimed locator's
-    ``find_text_in_region`` for the band."""
+    band first. ``locator`` is the run's: its ``offer`` for handing what was found to the
+    operation, and its untimed locator's ``find_text_in_region`` for the band. ``find_text``
+    is the full lookup, the operation's own (``operations.catalog.find_text_on``: the
+    accessibility tree where the operation uses it, on a screen the pixels cannot see too);
+    the locator's ``find_text`` without it."""
 
-    def __init__(self, locator: RunLocator) -> None:
+    def __init__(self, locator: RunLocator, find_text: Callable[[np.ndarray, str], Location] | None = None) -> None:
         self._locator = locator
+        self._find_text = find_text if find_text is not None else locator.find_text
         self.band_hits = 0  # targets found in their band (no full read), for logs and benchmarks
 
     def missing(self, action: str, pixels: np.ndarray, point: tuple[float, float] | None, *, read: bool) -> str | None:
@@ -111,8 +115,9 @@ class TargetFinder:
                 self.band_hits += 1
                 self._locator.offer(pixels, text, found)
                 return None
-        location = self._locator.find_text(pixels, text)
+        location = self._find_text(pixels, text)
         if location.status in (LocateStatus.FOUND, LocateStatus.CANDIDATES):
+            self._locator.offer(pixels, text, location)  # the operation's lookup of this frame: done
             return None
         return f"the cached step's target {text!r} is not on the current screen"
 

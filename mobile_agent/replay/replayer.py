@@ -106,6 +106,7 @@ class ReplayingPlanner:
         locator: RunLocator,
         ocr: Callable[[np.ndarray], list[TextLine]],
         min_similarity: float = 0.5,
+        find_text: Callable[[np.ndarray, str], Location] | None = None,
     ) -> None:
         self.store = store
         self.instruction = instruction
@@ -115,7 +116,7 @@ class ReplayingPlanner:
         self._inner: PlannerLike | None = None
         self._ocr = ocr
         self._locator = locator
-        self._finder = TargetFinder(locator)
+        self._finder = TargetFinder(locator, find_text)
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="replay-fingerprint")
         self._seen: list[Seen] = []
