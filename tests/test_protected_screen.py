@@ -31,6 +31,7 @@ from perception import LocateStatus, Perception, PerceptionConfig
 from perception.blank_screen import blank_app_area
 from tests.agent_helpers import DONE, plan_reply
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+from tests.server_fixtures import service_fixture  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 VAULT = "com.x8bit.bitwarden"
@@ -128,6 +129,35 @@ def test_planned_run_tells_the_model_the_screen_is_protected(adb_server, sim_pho
     first = json.dumps(llm_server.chat_requests[0].json)
     assert "FLAG_SECURE" in first and "Netflix" in first and "Bank of Springfield" in first
     assert sim_phone.phone.state()["current"]["view"] == "item"
+
+
+def test_rest_task_clicks_through_a_protected_screen(sim_phone, service) -> None:
+    sim_phone.phone.install(VAULT)
+    live = service([sim_phone], **{"perception.accessibility": False, "perception.detector": "proposals",
+                                   "perception.ranker": "heuristic"})
+    task = live.submit("[ops] copy a password", script="Open App (Bitwarden)\nClick text (Netflix)\nClick text (Copy password)\n")
+    done = live.wait_task(task["id"], timeout=180)
+    assert done["status"] == "completed", done
+    assert sim_phone.phone.state()["apps"][VAULT]["copied"] == "Netflix"
+
+
+def test_mcp_tools_find_and_click_on_a_protected_screen(adb_server, sim_phone, tmp_path) -> None:
+    mcp = pytest.importorskip("tests.mcp_helpers")
+    import anyio
+
+    _open_vault(sim_phone)
+    env = mcp.mcp_env(adb_server.port, MOBILE_AGENT_PERCEPTION__ACCESSIBILITY="false")
+
+    async def main() -> None:
+        async with mcp.stdio_session(env, "--serial", sim_phone.serial, "--runs-dir", str(tmp_path / "runs")) as session:
+            found = mcp.tool_json(await session.call_tool("find_text", {"text": "Netflix"}))
+            assert found["status"] == "found", found
+            truth = sim_phone.element("Netflix")["box"]
+            assert truth[0] <= found["point"][0] <= truth[2] and truth[1] <= found["point"][1] <= truth[3]
+            assert mcp.tool_json(await session.call_tool("click_text", {"text": "Netflix"}))["ok"]
+            assert sim_phone.phone.state()["current"]["view"] == "item"
+
+    anyio.run(main)
 
 
 @dataclass

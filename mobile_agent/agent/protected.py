@@ -75,8 +75,9 @@ def look_again(
     if texts:
         listed = ", ".join(f'"{t}"' for t in texts)
         return frame, BlankScreen(texts=texts, note=(
-            "The screenshot is black where the app should be: this app protects its screen from capture "
-            "(Android's FLAG_SECURE), so you cannot see it. Its accessibility tree lists these texts, top to bottom: "
+            "The screenshot shows one flat colour where the app should be, while the phone's accessibility tree "
+            "lists content there: this app protects its screen from capture (Android's FLAG_SECURE), so you cannot "
+            "see it. Its accessibility tree lists these texts, top to bottom: "
             f"{listed}. Name your target by one of them (Click text, Long press, Type into a field find it through "
             "the tree); do not guess taps by position."
         ))
