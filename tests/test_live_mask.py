@@ -52,7 +52,7 @@ def test_the_live_frame_hides_a_typed_secret(service, sim_phones) -> None:
         deadline = time.monotonic() + 120
         while planner.calls.get("t-live", 0) < 6:  # the frame after the typing was kept (and read) a step ago
             assert time.monotonic() < deadline, "the run did not get past the typing"
-            assert live.client.get(f"/v1/tasks/{task['id']}").json()["status"] == "running"
+            assert live.client.get(f"/v1/tasks/{task['id']}").json()["status"] in ("queued", "running")
             time.sleep(0.2)
 
         _, jpeg = first_live_frame(live.url, task["id"], dict(live.client.headers))
