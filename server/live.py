@@ -98,6 +98,7 @@ class LiveHub:
         self.closing = closing
         self._broadcasts: dict[int, Broadcast] = {}  # by task: a phone runs one task at a time
         self._ids = itertools.count(1)
+        self.captured = 0  # frames captured for live views since the start, all phones
 
     def _prune(self, broadcast: Broadcast) -> None:
         stale = time.monotonic() - STALE_S
@@ -147,6 +148,7 @@ class LiveHub:
                     log.debug("live frame of %s: %s", b.serial, exc)
                     frame = None
                 b.captures += 1
+                self.captured += 1
                 if frame is not None:
                     b.frame, b.seq = frame, b.seq + 1
                     self._wake(b)
@@ -163,10 +165,8 @@ class LiveHub:
         woken, b.fresh = b.fresh, asyncio.Event()
         woken.set()
 
-    @property
-    def capture_loops(self) -> int:
-        return sum(1 for b in self._broadcasts.values() if not b.ended)
-
     def stats(self) -> dict[str, int]:
-        return {"loops": self.capture_loops, "viewers": sum(len(b.viewers) for b in self._broadcasts.values()),
-                "captures": sum(b.captures for b in self._broadcasts.values())}
+        """Capture loops running, viewers, frames captured (readable from another thread: /metrics)."""
+        broadcasts = list(self._broadcasts.values())
+        return {"loops": sum(1 for b in broadcasts if not b.ended), "viewers": sum(len(b.viewers) for b in broadcasts),
+                "captures": self.captured}

@@ -61,11 +61,14 @@ def test_ten_viewers_share_one_capture_loop(service, sim_phones) -> None:  # noq
         thread.start()
     time.sleep(1.0)
     assert hub.stats()["loops"] == 1 and hub.stats()["viewers"] == 10, hub.stats()
+    metrics = live.client.get("/metrics").text.splitlines()
+    assert "mobile_agent_live_viewers 10" in metrics and "mobile_agent_live_capture_loops 1" in metrics, [
+        m for m in metrics if "live" in m]
     for thread in threads:
         thread.join(60)
     elapsed = time.monotonic() - started
     assert got == [8] * 10
-    captures = sum(b.captures for b in list(hub._broadcasts.values()))  # noqa: SLF001
+    captures = hub.stats()["captures"]
     # 8 frames each at 4 a second: ~2 s of captures for all ten, not ten times as many
     assert captures <= elapsed * 4 + 3, (captures, elapsed)
     deadline = time.monotonic() + 5

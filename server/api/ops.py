@@ -44,6 +44,7 @@ def readyz(service: Service) -> Response:
 def metrics(service: Service) -> PlainTextResponse:
     counts = service.store.count_by_status()
     slots = service.pool.slots()
+    live = service.live.stats()
     gauges: Gauges = {
         "mobile_agent_tasks": (
             "Tasks in the database by status.",
@@ -59,6 +60,9 @@ def metrics(service: Service) -> PlainTextResponse:
         "mobile_agent_devices_busy": ("Phones running a task.", {(): float(sum(1 for d in slots if d.task_id))}),
         "mobile_agent_runs_in_progress": ("Runs in this process.", {(): float(service.scheduler.running_count)}),
         "mobile_agent_event_streams": ("Open event streams.", {(): float(service.hub.listener_count)}),
+        "mobile_agent_live_viewers": ("Open live views (GET /v1/tasks/{id}/live).", {(): float(live["viewers"])}),
+        "mobile_agent_live_capture_loops": ("Phones captured for live views, one loop each.",
+                                            {(): float(live["loops"])}),
     }
     return PlainTextResponse(
         service.metrics.render(gauges), media_type="text/plain; version=0.0.4; charset=utf-8"
