@@ -255,3 +255,28 @@ def test_three_receivers_answering_300_mb_each_cost_the_sender_under_20_mb(tmp_p
         assert max(sent) < 300 * 1024 * 1024  # the sender hung up: it did not read it all
     finally:
         listener.close()
+
+
+def test_an_allowed_name_is_reached_at_the_address_checked_with_the_name_in_the_host_header(tmp_path: Path) -> None:
+    receiver = Receiver()
+    try:
+        settings = load_settings(overrides={"server.webhook_secret": SECRET, "server.webhook_allow": ["localhost"],
+                                            "agent.output_dir": str(tmp_path)})
+        sender = WebhookSender(settings)
+        thread = sender.send(f"http://localhost:{receiver.port}/hook", "task_finished", {"task_id": 1})
+        assert thread is not None
+        thread.join(30)
+        (headers, body), = receiver.hits
+        assert headers["Host"] == f"localhost:{receiver.port}"  # the name rides along; 127.0.0.1 was dialled
+        assert verify_signature(SECRET, headers, body)
+        # the same name without the allowance: refused where it resolves, never sent
+        refused: list[tuple[int, str, dict[str, Any]]] = []
+        strict = WebhookSender(load_settings(overrides={"server.webhook_secret": SECRET,
+                                                        "agent.output_dir": str(tmp_path)}),
+                               report=lambda task_id, kind, data: refused.append((task_id, kind, data)))
+        again = strict.send(f"http://localhost:{receiver.port}/hook", "task_finished", {"task_id": 2})
+        assert again is not None
+        again.join(30)
+        assert len(receiver.hits) == 1 and refused and refused[0][:2] == (2, "webhook_refused")
+    finally:
+        receiver.close()
