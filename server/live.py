@@ -140,7 +140,11 @@ class LiveHub:
         try:
             while b.viewers and not self.closing():
                 begun = time.monotonic()
-                if not await asyncio.to_thread(b.still_live):
+                try:
+                    if not await asyncio.to_thread(b.still_live):
+                        break
+                except Exception as exc:  # noqa: BLE001 - the task is gone (deleted) or unreadable: the view ends
+                    log.info("live view of task %s ends: %s", b.task_id, exc)
                     break
                 try:
                     frame = await asyncio.to_thread(b.capture)
