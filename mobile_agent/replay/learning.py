@@ -82,7 +82,8 @@ def plan_from(result: RunResult, seen: list[Seen], template: InstructionTemplate
     steps: list[CachedStep] = []
     final: ScreenFingerprint | None = None
     last_tap: tuple[float, float] | None = None  # the previous step's tap, as shares
-    for record in result.steps:
+    records = list(result.steps)
+    for number, record in enumerate(records):
         position = record.index - 1
         if position < 0 or position >= len(seen):
             continue
@@ -95,7 +96,7 @@ def plan_from(result: RunResult, seen: list[Seen], template: InstructionTemplate
             if record.completion is None or record.completion.get("done", False):
                 final = this.fingerprint()
             continue
-        if not _worth_keeping(record, this):
+        if not _worth_keeping(record, this, closing=_closes(records, number)):
             continue
         action, screen = this.action or record.action_text, None
         if not _replayable(operation):
@@ -110,6 +111,7 @@ def plan_from(result: RunResult, seen: list[Seen], template: InstructionTemplate
                 field_at=field_at,
                 field_band=_field_band(this, field_at),
                 screen=screen,
+                changed=record.screen_changed is not False,
             )
         )
     if not steps or final is None:
@@ -147,8 +149,21 @@ def _field_band(this: Seen, field_at: tuple[float, float] | None) -> bytes | Non
     return signature.tobytes() if signature is not None else None
 
 
-def _worth_keeping(record: StepRecord, seen: Seen) -> bool:
-    return record.ok and record.operation is not None and seen.action is not None and record.screen_changed is not False
+def _worth_keeping(record: StepRecord, seen: Seen, *, closing: bool) -> bool:
+    """A step that worked and showed its effect; one whose effect did not show (a copy to the
+    clipboard) only as the run's closing step, right before the confirmed end: elsewhere a
+    step that changed nothing was a miss the model recovered from."""
+    done = record.ok and record.operation is not None and seen.action is not None
+    return done and (record.screen_changed is not False or closing)
+
+
+def _closes(records: list[StepRecord], number: int) -> bool:
+    """Whether the step after ``records[number]`` is the confirmed end of the run."""
+    if number + 1 >= len(records):
+        return False
+    after = records[number + 1]
+    name = str((after.operation or {}).get("name") or "")
+    return name in STOP_OPERATIONS and (after.completion is None or bool(after.completion.get("done", False)))
 
 
 def _replayable(operation: dict[str, Any]) -> bool:

@@ -96,6 +96,7 @@ class CachedStep:
     field_at: tuple[float, float] | None = None  # a Type: where its field was, as shares (``replay.field``)
     field_band: bytes | None = None  # a Type: its field band's grey signature, 96x12 bytes (``replay.field``)
     screen: tuple[int, int] | None = None  # a step at points: the (width, height) its points are on
+    changed: bool = True  # False: its effect did not show on the screen (a copy, the run's closing step)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -110,6 +111,8 @@ class CachedStep:
             data["field_band"] = base64.b64encode(self.field_band).decode("ascii")
         if self.screen is not None:
             data["screen"] = list(self.screen)
+        if not self.changed:
+            data["changed"] = False
         return data
 
     @classmethod
@@ -123,6 +126,7 @@ class CachedStep:
             field_at=(float(at[0]), float(at[1])) if at else None,
             field_band=base64.b64decode(str(data["field_band"])) if data.get("field_band") else None,
             screen=(int(screen[0]), int(screen[1])) if screen else None,
+            changed=bool(data.get("changed", True)),
         )
 
 

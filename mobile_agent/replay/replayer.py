@@ -222,7 +222,7 @@ class ReplayingPlanner:
             if self.cached is None:
                 return self._diverge("no cached plan of this instruction starts on a screen like this one")
         plan = self.cached
-        if request.feedback or request.reflection_note:
+        if request.feedback or (request.reflection_note and not self._no_effect_recorded()):
             why = "; ".join(request.feedback) or request.reflection_note or ""
             return self._diverge(f"the replayed step {self._cursor} did not work: {why}")
         if self._cursor >= len(plan.steps):
@@ -258,6 +258,12 @@ class ReplayingPlanner:
         self._replaying_step = step
         seen.recorded = step
         return self._reply(action, f"cached step {self._cursor} of {len(plan.steps)} (screen similarity {similarity:.2f})")
+
+    def _no_effect_recorded(self) -> bool:
+        """The step just replayed changed nothing on the screen, and neither did it when it was
+        recorded (a copy before the end): the loop's no-effect note is no divergence."""
+        previous = self._seen[-2] if len(self._seen) >= 2 else None
+        return previous is not None and previous.replayed and previous.recorded is not None and not previous.recorded.changed
 
     def _on_top(self, seen: Seen, step: CachedStep) -> str | None:
         """Why something new seems to be on top of the recorded screen (``overlay.on_top``:
