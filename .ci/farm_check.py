@@ -19,9 +19,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from smoke import http, run_task, say  # noqa: E402
 
-# on both hosts' profiles (host-b's phones are tablets: Display & brightness is further down there)
-SCRIPT = "Open App (Settings)\nClick text (Wi-Fi)\nBack\nStop\n"
-
 
 def phones(api: str, token: str) -> list[dict[str, object]]:
     data = http("GET", f"{api}/v1/devices", token=token)["data"]
@@ -54,7 +51,7 @@ def main() -> int:
     listed = wait_for(args.api, args.token, "two free phones on each host",
                       lambda ps: free_on("host-a", ps) == 2 and free_on("host-b", ps) == 2)
     say(f"farm: {len(listed)} phones: " + ", ".join(f"{p['host']}/{p['serial']} {p['state']}" for p in listed))
-    task = run_task(args.api, args.token, {"host": "host-a"}, script=SCRIPT)
+    task = run_task(args.api, args.token, {"host": "host-a"})
     say(f"farm: task {task['id']} {task['status']} on host-a")
 
     subprocess.run(shlex.split(args.kill), check=True, capture_output=True)
@@ -62,7 +59,7 @@ def main() -> int:
     wait_for(args.api, args.token, "host-a's phones lost",
              lambda ps: all(p["state"] == "host lost" for p in ps if p["host"] == "host-a"))
     say("farm: host-a's phones show 'host lost'")
-    task = run_task(args.api, args.token, {"host": "host-b"}, script=SCRIPT)
+    task = run_task(args.api, args.token, {"host": "host-b"})
     say(f"farm: task {task['id']} {task['status']} on host-b after host-a died")
     return 0
 
