@@ -150,6 +150,9 @@ def test_mcp_tools_find_and_click_on_a_protected_screen(adb_server, sim_phone, t
 
     async def main() -> None:
         async with mcp.stdio_session(env, "--serial", sim_phone.serial, "--runs-dir", str(tmp_path / "runs")) as session:
+            shot = await session.call_tool("screenshot", {})
+            info = json.loads(next(c.text for c in shot.content if c.type == "text"))
+            assert "FLAG_SECURE" in info["note"]  # the client model is told in words
             found = mcp.tool_json(await session.call_tool("find_text", {"text": "Netflix"}))
             assert found["status"] == "found", found
             truth = sim_phone.element("Netflix")["box"]

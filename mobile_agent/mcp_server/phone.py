@@ -29,6 +29,7 @@ from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import REGISTRY, OperationCard
 from mobile_agent.settings import Settings
+from perception.blank_screen import blank_app_area
 
 if TYPE_CHECKING:
     from mobile_agent.agent import RunResult
@@ -74,6 +75,8 @@ class Shot:
     height: int
     screen_width: int  # of the phone's screen
     screen_height: int
+    # the app's area is one flat colour: a FLAG_SECURE window captures so (``perception.blank_screen``)
+    blank: bool = False
 
 
 @dataclass
@@ -124,7 +127,8 @@ class PhoneService:
                                  PILImage.Resampling.LANCZOS)
         buffer = io.BytesIO()
         image.save(buffer, format="PNG", optimize=False)
-        shot = Shot(buffer.getvalue(), image.width, image.height, frame.width, frame.height)
+        shot = Shot(buffer.getvalue(), image.width, image.height, frame.width, frame.height,
+                    blank=blank_app_area(frame.pixels))
         with self._lock:
             self._shots[device.serial] = shot
         return shot

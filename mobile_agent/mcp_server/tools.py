@@ -67,6 +67,13 @@ NO_ELICITATION = (
     'Set agent.safety.confirmations = "approve" in the server\'s settings to allow them unattended'
 )
 
+# the screenshot's words when its app area is one flat colour (mcp_server.phone.Shot.blank)
+PROTECTED_NOTE = (
+    "The app's area of this screenshot is one flat colour: the app may protect its screen from capture "
+    "(Android's FLAG_SECURE), or it is not drawn yet. find_text, click_text and find_icon still locate through "
+    "the phone's accessibility tree; take another screenshot to tell a screen still loading."
+)
+
 Serial = Annotated[
     str | None,
     Field(description="the phone's adb serial (default: adb.serial of the settings, else the only attached phone)"),
@@ -264,7 +271,9 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
         max_side: Annotated[int, Field(ge=64, le=4096, description="longest side of the returned image")] = 1024,
     ) -> list[Any]:
         shot = await _in_thread(lambda: service.screenshot(serial, max_side))
-        info = {"image": [shot.width, shot.height], "screen": [shot.screen_width, shot.screen_height]}
+        info: dict[str, Any] = {"image": [shot.width, shot.height], "screen": [shot.screen_width, shot.screen_height]}
+        if shot.blank:
+            info["note"] = PROTECTED_NOTE
         return [Image(data=shot.png, format="png"), json.dumps(info)]
 
     @server.tool(description="Find a text on the screen (OCR, fuzzy match): status, the point to tap, its box "
