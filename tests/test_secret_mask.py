@@ -302,3 +302,65 @@ def test_a_farm_worker_s_run_keeps_the_secret_on_the_phone(pg_database, tmp_path
     assert [n["title"] for n in notes][-1] == SECRET
     _check_frames(frames, SECRET)
     _check_model_requests(llm_server, SECRET)
+
+
+def _has_black_box(image: np.ndarray, side: int = 16) -> bool:
+    """Whether ``image`` holds a ``side`` x ``side`` square of pure black (what masking fills;
+    the simulated phone's light screens draw none)."""
+    zero = (np.asarray(image)[:, :, :3] == 0).all(axis=2).astype(np.int32)
+    sums = np.pad(zero.cumsum(0).cumsum(1), ((1, 0), (1, 0)))
+    windows = sums[side:, side:] - sums[:-side, side:] - sums[side:, :-side] + sums[:-side, :-side]
+    return bool((windows == side * side).any())
+
+
+class _CountingReader:
+    """Perception's full-frame reader, counting the frames it reads (by content)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = getattr(inner, "name", "counted")
+        self.reads: dict[str, int] = {}
+        self.masked = 0  # reads of a masked copy
+
+
+    def read(self, image: np.ndarray) -> Any:
+        from perception.cache import frame_key
+
+        key = frame_key(image)
+        self.reads[key] = self.reads.get(key, 0) + 1
+        if _has_black_box(image):
+            self.masked += 1
+        return self.inner.read(image)
+
+    def describe(self) -> str:
+        return str(self.inner.describe())
+
+
+@pytest.mark.timeout(300)
+def test_masking_reads_each_frame_once_and_the_step_reuses_it(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+    """No second OCR per frame: once the secret is typed every planner frame is read by the masking
+    step, and that read is the frame's one: the step's operations (Click icon, the guard) find it in
+    perception's cache, and no masked copy is ever read."""
+    from mobile_agent.agent import Agent, RunStatus
+    from mobile_agent.locate import PerceptionLocator, perception_config
+    from perception import Perception
+    from tests.agent_helpers import agent_settings
+
+    settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server,
+                              named_secrets={"pin": SECRET}).with_overrides(
+        {"perception.detector": "proposals", "perception.ranker": "heuristic"})
+    perception = Perception(perception_config(settings.perception))
+    counter = _CountingReader(perception._reader)
+    perception._reader = counter  # a probe on the one full-frame reader (the test's only reach inside)
+    llm_server.script([*(plan_reply(a) for a in _TYPED_THEN_ON), plan_reply("Stop"), DONE])
+    result = Agent(settings, locator=PerceptionLocator(perception)).run("Write a note titled {{secret:pin}}")
+    assert result.status is RunStatus.COMPLETED, result.reason
+    assert counter.reads, "nothing was read"
+    assert max(counter.reads.values()) == 1, counter.reads  # no frame read twice
+    sent = [image for request in llm_server.chat_requests for image in request.images()]
+    assert len(sent) >= len(_TYPED_THEN_ON)
+    after_typing = len(result.steps) - 3  # the frames planned on after the Type step
+    assert len(counter.reads) >= after_typing  # each of them was read (to be masked)
+    # and nothing else: no masked copy (the saved frame's, the planner's) is read again
+    assert counter.masked == 0, f"{counter.masked} masked copies were read"
+    assert len(counter.reads) <= len(result.steps) + 1, (len(counter.reads), len(result.steps))
