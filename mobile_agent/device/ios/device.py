@@ -1,0 +1,193 @@
+"""``IosDevice``: an iPhone behind WebDriverAgent, driven through the same device
+protocol as ``mobile_agent.device.Device`` (``mobile_agent.operations.context.AgentDevice``).
+
+Points and pixels: WDA takes coordinates in points; screenshots (and so every point
+the agent computes) are in pixels. ``scale`` (``/wda/screen``: 2 or 3 on iPhones) turns
+one into the other; a tap at pixel (x, y) is sent at point (x / scale, y / scale).
+``screen_info().density`` is ``160 * scale``, so Android's dp (px * 160 / dpi) is
+iOS's point.
+
+Keys: iOS has Home (``/wda/pressButton``) and the volume buttons, no Back key. ``back``
+is the system's edge swipe (from the left edge to the right); ``enter`` is Return typed
+through ``/wda/keys``; ``wakeup`` is WDA's ``/wda/unlock`` (wakes and unlocks a phone
+without a passcode). Other Android key names raise ``DeviceCommandError``.
+
+Not yet (issue 33, later slices): ``run`` has no shell to run, so the accessibility
+dump of ``mobile_agent.device.hierarchy`` answers None (vision decides);
+``page_source()`` has WDA's XML tree for the seam that will carry it.
+
+May import: numpy, Pillow, the standard library, ``mobile_agent.errors`` and the sibling
+modules of ``mobile_agent.device``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from mobile_agent.device.device import ScreenInfo, ScreenState, frame_difference
+from mobile_agent.device.ios.apps import bundle_for_label
+from mobile_agent.device.ios.wda import WdaClient, WdaError
+from mobile_agent.device.screenshot import Screenshot, decode_png
+from mobile_agent.device.validation import check_coordinate, check_duration
+from mobile_agent.errors import DeviceCommandError, DeviceLostError, ScreenshotError
+
+__all__ = ["IOS_PREFIX", "IosDevice", "NoShellOutput"]
+
+IOS_PREFIX = "ios:"
+_BUTTONS = {"home": "home", "volume_up": "volumeUp", "volume_down": "volumeDown"}
+
+
+@dataclass(frozen=True)
+class NoShellOutput:
+    stdout: bytes
+    stderr: bytes
+    exit_code: int | None = None
+
+
+class IosDevice:
+    """One iPhone: ``serial`` is ``ios:NAME``; ``client`` its WDA server."""
+
+    def __init__(self, name: str, client: WdaClient) -> None:
+        if not name or any(c.isspace() for c in name):
+            raise ValueError(f"an iPhone's name is one word, got {name!r}")
+        self.serial = name if name.startswith(IOS_PREFIX) else IOS_PREFIX + name
+        self.client = client
+        self._scale: float | None = None
+
+    def __repr__(self) -> str:
+        return f"IosDevice({self.serial!r}, {self.client.base_url!r})"
+
+    def _call_failed(self, exc: WdaError, operation: str) -> DeviceLostError | WdaError:
+        if exc.error == "unreachable":
+            return DeviceLostError(f"iPhone {self.serial} went away during {operation}: {exc.message}",
+                                   serial=self.serial, operation=operation)
+        return exc
+
+    @property
+    def scale(self) -> float:
+        if self._scale is None:
+            self._scale = self.client.screen().scale
+        return self._scale
+
+    def _points(self, *pixels: int) -> list[float]:
+        return [check_coordinate(v) / self.scale for v in pixels]
+
+    # --- screen ------------------------------------------------------------------------
+
+    def screenshot(self) -> Screenshot:
+        try:
+            data = self.client.screenshot_png()
+        except WdaError as exc:
+            raise self._call_failed(exc, "screenshot") from exc
+        if not data:
+            raise ScreenshotError(f"WDA returned an empty screenshot for {self.serial}", serial=self.serial)
+        return Screenshot(pixels=decode_png(data, serial=self.serial), captured_at=time.time())
+
+    def screen_info(self) -> ScreenInfo:
+        """Size in pixels: WDA's window (points) times the scale."""
+        width, height = self.client.window_size()
+        scale = self.scale
+        return ScreenInfo(width=round(width * scale), height=round(height * scale),
+                          rotation=0 if height >= width else 1, density=round(160 * scale))
+
+    def screen_state(self) -> ScreenState:
+        """WDA says whether the phone is locked; not whether the screen is lit, and not
+        whether a passcode guards it (``secure`` None)."""
+        return ScreenState(on=True, locked=self.client.locked(), secure=None)
+
+    def wait_settled(
+        self, timeout_s: float = 3.0, interval_s: float = 0.15, tolerance: float = 0.002,
+        cancel: threading.Event | None = None,
+    ) -> Screenshot:
+        deadline = time.monotonic() + timeout_s
+        last = self.screenshot()
+        pause = cancel.wait if cancel is not None else time.sleep
+        while time.monotonic() < deadline:
+            if pause(max(0.0, min(interval_s, deadline - time.monotonic()))):
+                return last
+            current = self.screenshot()
+            if frame_difference(last, current) <= tolerance:
+                return current
+            last = current
+        return last
+
+    def page_source(self) -> str:
+        """WDA's XML tree of the screen (``XCUIElementType…`` elements, frames in points)."""
+        return self.client.source()
+
+    # --- input -------------------------------------------------------------------------
+
+    def tap(self, x: int, y: int) -> None:
+        px, py = self._points(x, y)
+        self.client.touch([(px, py)])
+
+    def long_press(self, x: int, y: int, duration_ms: int = 800) -> None:
+        px, py = self._points(x, y)
+        self.client.touch([(px, py)], hold_ms=check_duration(duration_ms))
+
+    def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
+        a, b, c, d = self._points(x1, y1, x2, y2)
+        self.client.touch([(a, b), (c, d)], move_ms=check_duration(duration_ms))
+
+    def key(self, name: str | int) -> None:
+        key = str(name).lower().removeprefix("keycode_")
+        if key in _BUTTONS:
+            self.client.press_button(_BUTTONS[key])
+        elif key == "back":
+            width, height = self.client.window_size()  # the edge swipe, in points
+            self.client.touch([(1.0, height / 2), (width * 0.7, height / 2)], move_ms=250)
+        elif key == "enter":
+            self.client.keys("\n")
+        elif key == "wakeup":
+            self.client.unlock()
+        else:
+            raise DeviceCommandError(
+                f"the iPhone {self.serial} has no {name!r} key (it has home, back as an edge swipe, enter, "
+                "volume_up, volume_down, wakeup)",
+                command=["key", str(name)], serial=self.serial,
+            )
+
+    def type_text(self, text: str) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, got {type(text).__name__}")
+        if text:
+            self.client.keys(text)
+
+    def keyboard_shown(self) -> bool | None:
+        """Whether the page source has a keyboard element."""
+        try:
+            return "<XCUIElementTypeKeyboard" in self.client.source()
+        except WdaError:
+            return None
+
+    # --- apps ----------------------------------------------------------------------------
+
+    def launch_app(self, package: str) -> None:
+        """``package`` is a bundle id: brought to the front, started when not running."""
+        self.client.activate(package)
+
+    def resolve_app_label(self, label: str) -> str | None:
+        if not isinstance(label, str) or not label.strip():
+            raise ValueError("app label must be a non-empty string")
+        return bundle_for_label(label)
+
+    def run(self, args: list[str]) -> NoShellOutput:
+        """An iPhone has no shell to run commands in (``uiautomator dump`` and the like)."""
+        raise DeviceCommandError(f"the iPhone {self.serial} has no shell: {' '.join(args)[:100]}",
+                                 command=list(args), serial=self.serial)
+
+    # --- alerts --------------------------------------------------------------------------
+
+    def alert_text(self) -> str | None:
+        return self.client.alert_text()
+
+    def accept_alert(self) -> None:
+        self.client.accept_alert()
+
+    def dismiss_alert(self) -> None:
+        self.client.dismiss_alert()
+
+    def unlock(self) -> None:
+        self.client.unlock()
