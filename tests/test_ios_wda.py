@@ -74,6 +74,7 @@ def _answer(client: WdaClient, wda: FakeWda, name: str) -> object:
     if name == "locked_false":
         return client.locked()
     if name == "active_app_info":
+        wda.active = "com.test.cert.TestCert"
         return client.active_app()
     if name == "alert_text":
         wda.alert = sample("alert_text")["body"]["value"]

@@ -43,6 +43,7 @@ class FakeWda:
     sessions_made: int = 0
     locked: bool = False
     alert: str | None = None  # open alert's text
+    active: str = "com.apple.springboard"  # the app in front
     requests: list[tuple[str, str, Any]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
 
@@ -136,12 +137,20 @@ class FakeWda:
                     fake.locked = path.endswith("/lock")
                     return self._ok()
                 if route == ("GET", "/wda/activeAppInfo"):
-                    return self._replay("active_app_info")
+                    value = copy.deepcopy(sample("active_app_info")["body"]["value"])
+                    value["bundleId"] = fake.active
+                    return self._replay("active_app_info", value=value)
                 if route == ("POST", "/wda/pressButton"):
+                    if isinstance(body, dict) and body.get("name") == "home":
+                        fake.active = "com.apple.springboard"
                     return self._replay("press_button_home")
                 if route == ("POST", "/wda/keys"):
                     return self._replay("keys")
-                if route in (("POST", "/actions"), ("POST", "/wda/apps/activate"), ("POST", "/wda/apps/launch")):
+                if route in (("POST", "/wda/apps/activate"), ("POST", "/wda/apps/launch")):
+                    if isinstance(body, dict) and isinstance(body.get("bundleId"), str):
+                        fake.active = body["bundleId"]
+                    return self._ok()
+                if route == ("POST", "/actions"):
                     return self._ok()
                 if path.startswith("/alert/"):
                     if fake.alert is None:

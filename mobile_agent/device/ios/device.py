@@ -30,7 +30,7 @@ from mobile_agent.device.device import ScreenInfo, ScreenState, frame_difference
 from mobile_agent.device.ios.apps import bundle_for_label
 from mobile_agent.device.ios.wda import WdaClient, WdaError
 from mobile_agent.device.screenshot import Screenshot, decode_png
-from mobile_agent.device.validation import check_coordinate, check_duration
+from mobile_agent.device.validation import check_coordinate, check_duration, keycode_for
 from mobile_agent.errors import DeviceCommandError, DeviceLostError, ScreenshotError
 
 __all__ = ["IOS_PREFIX", "IosDevice", "NoShellOutput"]
@@ -132,7 +132,8 @@ class IosDevice:
         self.client.touch([(a, b), (c, d)], move_ms=check_duration(duration_ms))
 
     def key(self, name: str | int) -> None:
-        key = str(name).lower().removeprefix("keycode_")
+        keycode_for(name)  # a name no phone has is a ValueError, as on Android
+        key = str(name).strip().lower().removeprefix("keycode_")
         if key in _BUTTONS:
             self.client.press_button(_BUTTONS[key])
         elif key == "back":
