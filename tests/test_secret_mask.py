@@ -337,10 +337,12 @@ class _CountingReader:
 
 
 @pytest.mark.timeout(300)
-def test_masking_reads_each_frame_once_and_the_step_reuses_it(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+@pytest.mark.parametrize("cache", [False, True], ids=["no-cache", "cache"])
+def test_masking_reads_each_frame_once_and_the_step_reuses_it(adb_server, sim_phone, llm_server, tmp_path,  # noqa: F811
+                                                              cache):
     """No second OCR per frame: once the secret is typed every planner frame is read by the masking
-    step, and that read is the frame's one: the step's operations (Click icon, the guard) find it in
-    perception's cache, and no masked copy is ever read."""
+    step, and that read is the frame's one: the step's operations (Click icon, the guard) and the
+    plan cache's fingerprints find it in perception's cache, and no masked copy is ever read."""
     from mobile_agent.agent import Agent, RunStatus
     from mobile_agent.locate import PerceptionLocator, perception_config
     from perception import Perception
@@ -348,7 +350,7 @@ def test_masking_reads_each_frame_once_and_the_step_reuses_it(adb_server, sim_ph
 
     settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server,
                               named_secrets={"pin": SECRET}).with_overrides(
-        {"perception.detector": "proposals", "perception.ranker": "heuristic"})
+        {"perception.detector": "proposals", "perception.ranker": "heuristic", "cache.enabled": cache})
     perception = Perception(perception_config(settings.perception))
     counter = _CountingReader(perception._reader)
     perception._reader = counter  # a probe on the one full-frame reader (the test's only reach inside)

@@ -39,7 +39,7 @@ import numpy as np
 
 from mobile_agent.agent.clearance import clear_operation
 from mobile_agent.agent.guard import Guard, screen_reader
-from mobile_agent.agent.mask import SecretText, secret_values
+from mobile_agent.agent.mask import SecretMask, SecretText, secret_values
 from mobile_agent.agent.parts import elapsed_ms, open_run_device, run_locator
 from mobile_agent.agent.people import UserChannel, UserRequest, run_channel
 from mobile_agent.agent.records import RunResult, RunStatus, history_lines
@@ -172,13 +172,22 @@ class _LoopState:
     rejected_stops: int = 0
 
 
-def _without_secrets(read: Callable[[np.ndarray], list[TextLine]], settings: Settings) -> Callable[[np.ndarray], list[TextLine]]:
+def _without_secrets(
+    read: Callable[[np.ndarray], list[TextLine]], settings: Settings, mask: Callable[[], SecretMask | None]
+) -> Callable[[np.ndarray], list[TextLine]]:
     """``read`` (OCR) less the lines that show a secret or a part of one (``agent.mask``): what
-    the plan cache keeps of a screen never holds one."""
+    the plan cache keeps of a screen never holds one. A frame the run masked for the planner is
+    not read again: its frame's lines are (``SecretMask.read``)."""
     secret = SecretText(secret_values(settings))
     if not secret.active:
         return read
-    return lambda pixels: [line for line in read(pixels) if not secret.shows(line.text)]
+
+    def lines(pixels: np.ndarray) -> list[TextLine]:
+        masking = mask()
+        found = masking.read(pixels, read) if masking is not None else read(pixels)
+        return [line for line in found if not secret.shows(line.text)]
+
+    return lines
 
 
 class PlannedRun:
@@ -195,6 +204,7 @@ class PlannedRun:
         self._device: AgentDevice | None = None
         self._replay: ReplayingPlanner | None = None
         self._guard: Guard | None = None
+        self._mask: SecretMask | None = None  # the run's masking step, once the session is open
 
     @property
     def device(self) -> AgentDevice | None:
@@ -211,7 +221,7 @@ class PlannedRun:
             self.instruction,
             inner_factory=self.agent.open_planner,
             locator=self.locator,
-            ocr=_without_secrets(self.locator.untimed().ocr, self.settings),
+            ocr=_without_secrets(self.locator.untimed().ocr, self.settings, lambda: self._mask),
             min_similarity=cache.min_similarity,
             # a cached step's target is found as its operation finds it (the tree too, where used)
             find_text=lambda pixels, text: find_text_on(self._opened_device(), self.locator, pixels, text,
@@ -245,6 +255,7 @@ class PlannedRun:
     # -- one step --------------------------------------------------------------------
 
     def step(self, session: RunSession, draft: StepDraft) -> StepEnd:
+        self._mask = session.mask
         reply = self._plan(session, draft)
         action = self._parse(draft, reply)
         if action is None:

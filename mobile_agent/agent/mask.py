@@ -202,6 +202,10 @@ def password_boxes(device: object) -> list[Box]:
     return [_box(n) for n in screen_nodes(device) or [] if n.password]
 
 
+def _overlaps(line: Any, box: Box) -> bool:
+    return bool(line.left < box[2] and box[0] < line.right and line.top < box[3] and box[1] < line.bottom)
+
+
 def _box(node: AccessibilityNode) -> Box:
     return (int(node.bounds.left), int(node.bounds.top), int(node.bounds.right), int(node.bounds.bottom))
 
@@ -251,7 +255,8 @@ class SecretMask:
         self._armed = False
         self._band: Box | None = None
         self._frames: list[tuple[np.ndarray, list[Box]]] = []
-        self._clean: list[np.ndarray] = []  # masked copies made here: nothing left to hide in them
+        # masked copies made here (nothing left to hide in them), with their frame and its boxes
+        self._clean: list[tuple[np.ndarray, np.ndarray, list[Box]]] = []
 
     @property
     def active(self) -> bool:
@@ -332,18 +337,30 @@ class SecretMask:
 
     def masked(self, pixels: np.ndarray, device: object | None = None, *, late: bool = False) -> np.ndarray:
         """``pixels`` with what shows a secret blacked out (the same array when nothing does)."""
-        out = black_out(pixels, self.boxes(pixels, device, late=late))
+        boxes = self.boxes(pixels, device, late=late)
+        out = black_out(pixels, boxes)
         if out is not pixels:
             with self._lock:
-                self._clean = [out, *self._clean][:_FRAMES_KEPT]
+                self._clean = [(out, pixels, boxes), *self._clean][:_FRAMES_KEPT]
         return out
+
+    def read(self, pixels: np.ndarray, read: Callable[[np.ndarray], list[TextLine]]) -> list[TextLine]:
+        """The text lines of ``pixels`` by ``read`` (OCR); for a masked copy made here, its frame's
+        lines (read already, cached) less those under a box: a copy is never read again (the plan
+        cache fingerprints the frame the planner was given)."""
+        with self._lock:
+            source = next(((raw, boxes) for out, raw, boxes in self._clean if out is pixels), None)
+        if source is None:
+            return read(pixels)
+        raw, boxes = source
+        return [line for line in read(raw) if not any(_overlaps(line.box, box) for box in boxes)]
 
     def saved_copy(self, pixels: np.ndarray) -> np.ndarray:
         """The copy of a frame the trajectory writes: a masked copy as it is, a frame read
         already masked by its boxes, else read now (on the writer's thread: a frame before any
         secret was typed)."""
         with self._lock:
-            if any(frame is pixels for frame in self._clean):
+            if any(out is pixels for out, _, _ in self._clean):
                 return pixels
         return self.masked(pixels, late=True)
 
