@@ -121,3 +121,22 @@ def test_the_writer_s_late_read_of_an_older_frame_never_unmasks_the_typed_field(
     assert mask.live.boxes() == [(10, 40, 90, 80)]
     assert mask.saved_copy(before) is before  # nothing on it to hide
     assert mask.live.boxes() == [(10, 40, 90, 80)]  # and the live view still hides the field
+
+
+def test_a_phone_without_a_dump_gets_a_band_around_the_field_it_tapped() -> None:
+    """No accessibility dump (a device that is not an adb phone): the field typed into is hidden by a
+    band across the screen around the run's last tap, live at once and in every frame after it."""
+    from mobile_agent.agent.mask import SecretMask
+
+    class Blind:  # reads no text at all: only the band can hide the field
+        def ocr(self, image: np.ndarray) -> list:
+            return []
+
+    blind = Blind()
+    mask = SecretMask(["Quokka7731Zz"], lambda: blind)
+    mask.arm(object(), (40, 100), 80)
+    band = (0, 10, 80, 190)
+    assert mask.live.boxes() == [band]
+    frame = np.full((300, 80, 3), 200, np.uint8)
+    shown = mask.masked(frame, object())
+    assert not shown[10:190].any() and (shown[190:] == 200).all() and (shown[:10] == 200).all()
