@@ -10,8 +10,10 @@ import pytest
 
 from mobile_agent.device.hierarchy import dump_hierarchy
 from mobile_agent.device.ios import IosDevice, WdaClient, WdaError, WdaStatus
+from mobile_agent.device.ios.source import hierarchy_from_source
 from mobile_agent.errors import DeviceCommandError, DeviceLostError
 from mobile_agent.operations.context import AgentDevice
+from perception.accessibility import parse_uiautomator_dump
 from tests.wda_fake import DATA, FakeWda, sample, sample_names
 
 
@@ -196,8 +198,30 @@ def test_apps_page_source_and_no_shell(wda: FakeWda, iphone: IosDevice) -> None:
     assert iphone.keyboard_shown() is False
     with pytest.raises(DeviceCommandError, match="no shell"):
         iphone.run(["uiautomator", "dump", "/dev/tty"])
-    dump = dump_hierarchy(iphone)
-    assert dump.xml is None and "no shell" in (dump.error or "")
+    dump = dump_hierarchy(iphone)  # what operations and perception read: the tree in pixels
+    assert dump.xml is not None
+    nodes = {(n.label, n.class_name): n for n in parse_uiautomator_dump(dump.xml)}
+    general = nodes[("General", "XCUIElementTypeCell")]
+    # the sample's General cell: x=0 y=248 390x45 points, 3x
+    assert (general.bounds.left, general.bounds.top, general.bounds.right, general.bounds.bottom) == (0, 744, 1170, 879)
+    assert general.clickable and not nodes[("General", "XCUIElementTypeStaticText")].clickable
+    assert all(n.bounds.right <= 1170 for n in nodes.values())
+    assert "SilhouetteMonogram" in source and not any(n.resource_id == "SilhouetteMonogram" for n in nodes.values())
+
+
+def test_a_page_source_that_is_not_one_is_no_tree() -> None:
+    with pytest.raises(ValueError, match="not a WDA page source"):
+        hierarchy_from_source("<hierarchy rotation='0'/>", 3)
+    with pytest.raises(ValueError, match="not well-formed"):
+        hierarchy_from_source("<XCUIElementTypeApplication", 3)
+    hidden = hierarchy_from_source(
+        '<XCUIElementTypeApplication x="0" y="0" width="10" height="10">'
+        '<XCUIElementTypeButton visible="false" name="Off" x="0" y="0" width="5" height="5"/>'
+        '<XCUIElementTypeSecureTextField visible="true" label="pw" x="1" y="1" width="2" height="2"/>'
+        "</XCUIElementTypeApplication>", 2)
+    nodes = parse_uiautomator_dump(hidden)
+    assert [n.class_name for n in nodes] == ["XCUIElementTypeApplication", "XCUIElementTypeSecureTextField"]
+    assert nodes[1].password and (nodes[1].bounds.left, nodes[1].bounds.bottom) == (2, 6)
 
 
 def test_a_wda_that_went_away_loses_the_phone(wda: FakeWda, iphone: IosDevice) -> None:

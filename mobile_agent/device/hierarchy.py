@@ -75,7 +75,12 @@ def split_dump_output(output: str) -> HierarchyDump:
 
 
 def dump_hierarchy(device: ShellDevice) -> HierarchyDump:
-    """The current screen's accessibility tree (``HierarchyDump.xml``), or why there is none."""
+    """The current screen's accessibility tree (``HierarchyDump.xml``), or why there is none.
+    An iPhone (``mobile_agent.device.ios.IosDevice``) gives WDA's page source in this format."""
+    from mobile_agent.device.ios.device import IosDevice  # here: ios.device imports this module
+
+    if isinstance(device, IosDevice):
+        return device.accessibility_dump()
     try:
         result = device.run(["uiautomator", "dump", "/dev/tty"])
         out = result.stdout.decode("utf-8", "replace") + "\n" + result.stderr.decode("utf-8", "replace")

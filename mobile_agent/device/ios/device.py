@@ -12,9 +12,9 @@ is the system's edge swipe (from the left edge to the right); ``enter`` is Retur
 through ``/wda/keys``; ``wakeup`` is WDA's ``/wda/unlock`` (wakes and unlocks a phone
 without a passcode). Other Android key names raise ``DeviceCommandError``.
 
-Not yet (issue 33, later slices): ``run`` has no shell to run, so the accessibility
-dump of ``mobile_agent.device.hierarchy`` answers None (vision decides);
-``page_source()`` has WDA's XML tree for the seam that will carry it.
+The accessibility tree: ``run`` has no shell to run; ``dump_hierarchy`` (device layer)
+asks ``accessibility_dump``, WDA's page source written as a ``uiautomator dump`` in
+pixels, so perception reads one format whatever the phone.
 
 May import: numpy, Pillow, the standard library, ``mobile_agent.errors`` and the sibling
 modules of ``mobile_agent.device``.
@@ -27,7 +27,9 @@ import time
 from dataclasses import dataclass
 
 from mobile_agent.device.device import ScreenInfo, ScreenState, frame_difference
+from mobile_agent.device.hierarchy import HierarchyDump
 from mobile_agent.device.ios.apps import bundle_for_label
+from mobile_agent.device.ios.source import hierarchy_from_source
 from mobile_agent.device.ios.wda import WdaClient, WdaError
 from mobile_agent.device.screenshot import Screenshot, decode_png
 from mobile_agent.device.validation import check_coordinate, check_duration, keycode_for
@@ -116,6 +118,19 @@ class IosDevice:
     def page_source(self) -> str:
         """WDA's XML tree of the screen (``XCUIElementType…`` elements, frames in points)."""
         return self.client.source()
+
+    def accessibility_dump(self) -> HierarchyDump:
+        """The page source as a ``uiautomator dump`` document in pixels
+        (``mobile_agent.device.ios.source``), or why there is none; what
+        ``mobile_agent.device.hierarchy.dump_hierarchy`` answers for an iPhone."""
+        try:
+            return HierarchyDump(hierarchy_from_source(self.client.source(), self.scale))
+        except WdaError as exc:
+            if exc.error == "unreachable":
+                raise self._call_failed(exc, "accessibility_dump") from exc
+            return HierarchyDump(None, exc.message[:300])
+        except ValueError as exc:
+            return HierarchyDump(None, str(exc)[:300])
 
     # --- input -------------------------------------------------------------------------
 
