@@ -86,7 +86,9 @@ ROUTES: dict[tuple[str, str], Route] = {
         _get("/v1/tasks/{w.task_id}/live"), {BOB: GONE, NOBODY: UNAUTH}, {409}),  # 409: it has no phone now
     ("GET", "/v1/devices"): Route(_get("/v1/devices"), {NOBODY: UNAUTH}, OK),
     ("GET", "/v1/devices/{serial}"): Route(_get("/v1/devices/{w.serial}"), {NOBODY: UNAUTH}, OK),
-    ("GET", "/v1/devices/{serial}/screenshot"): Route(_get("/v1/devices/{w.serial}/screenshot"), {NOBODY: UNAUTH}, OK),
+    # a free phone's screen (what the last run left there) is for those who may act on it
+    ("GET", "/v1/devices/{serial}/screenshot"): Route(_get("/v1/devices/{w.serial}/screenshot"),
+                                                      {VIEWER: DENY, NOBODY: UNAUTH}, OK),
     ("POST", "/v1/devices/connect"): Route(
         lambda w: ("POST", "/v1/devices/connect", {"json": {"address": "127.0.0.1:9"}}),
         {ADMIN: {200, 502}, NOBODY: UNAUTH}, DENY),
@@ -345,6 +347,10 @@ def test_only_the_tasks_people_reply_and_the_step_records_who_did(service, sim_p
         assert clients[BOB].post(reply, json=answer).status_code == 404  # not his: not there
         assert clients[VIEWER].post(reply, json=answer).status_code == 403  # his team's, but a viewer
         assert clients[BOB].get(f"/v1/tasks/{task_id}/live").status_code == 404
+        # the phone shows alice's run: its screen is for those who may watch that run's live view
+        shots = {who: clients[who].get(f"/v1/devices/{phone.serial}/screenshot").status_code
+                 for who in (ADMIN, ALICE, BOB, VIEWER)}
+        assert shots == {ADMIN: 200, ALICE: 200, BOB: 409, VIEWER: 200}, shots
         assert clients[ALICE].post(reply, json=answer).status_code == 202
         assert live.wait_task(task_id)["status"] == "completed"
 

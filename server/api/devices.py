@@ -67,13 +67,18 @@ def device_screenshot(
     principal: CurrentPrincipal,
     format: Annotated[Literal["png", "jpeg"], Query()] = "png",
 ) -> Response:
-    """What the phone shows now (another's run on it shows only to an admin)."""
+    """What the phone shows now. A phone running a task shows to whoever may watch that task's
+    live view (an admin, its owner, its team); a free phone (whatever the last run left on its
+    screen) to a principal that may act (not a viewer)."""
     if not is_serial(serial) or not service.pool.knows(serial):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no device {serial!r}")
     slot = service.pool.get(serial)
-    if not principal.admin and slot is not None and slot.task_id is not None \
-            and not _task_visible(service, principal, slot.task_id):
+    running = slot.task_id if slot is not None else None
+    if not principal.admin and running is not None and not _task_visible(service, principal, running):
         raise HTTPException(status.HTTP_409_CONFLICT, f"the phone {serial} is running a task that is not yours")
+    if running is None and not principal.may_act:
+        raise HTTPException(status.HTTP_403_FORBIDDEN,
+                            f"the token {principal.name!r} is a viewer: it sees the screen of its team's runs only")
     try:
         image = service.pool.source.screenshot(serial, format)
     except DeviceError as exc:
