@@ -111,6 +111,10 @@ def _check_what_left(llm: Any, out: Path, secret: str) -> None:
     assert secret.lower() not in cache.read_bytes().decode("utf-8", "replace").lower()
     for trajectory in out.glob("*/trajectory.jsonl"):  # the run's records: no part of it either
         assert not _showing(trajectory.read_text(encoding="utf-8").splitlines(), secret), trajectory
+    saved = sorted(out.glob("*/*.png")) + sorted(out.glob("*/*.jpg"))  # the saved and annotated frames
+    assert len(saved) >= 7
+    for image in saved:
+        assert not _showing(_ocr_texts(image.read_bytes()), secret), image.name
 
 
 @pytest.mark.timeout(400)
