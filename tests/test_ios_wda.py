@@ -88,6 +88,8 @@ def _answer(client: WdaClient, wda: FakeWda, name: str) -> object:
         return client.request("GET", "/session/0B1D1D9A-0000-4000-8000-000000000000/screenshot")
     if name == "unknown_command":
         return client.request("GET", "/no/such/route")
+    if name == "session_not_created":
+        return client.request("POST", "/session", {})
     raise AssertionError(f"no client call for sample {name!r}: add one")
 
 
@@ -106,10 +108,10 @@ EXPECTED: dict[str, object] = {
 
 @pytest.mark.parametrize("name", sample_names())
 def test_each_real_sample_is_handled(client: WdaClient, wda: FakeWda, name: str) -> None:
-    if name in ("invalid_session", "unknown_command"):
+    if name in ("invalid_session", "unknown_command", "session_not_created"):
         with pytest.raises(WdaError) as info:
             _answer(client, wda, name)
-        assert info.value.http_status == 404
+        assert info.value.http_status == sample(name)["http_status"]
         assert info.value.error == sample(name)["body"]["value"]["error"]
         assert sample(name)["body"]["value"]["message"] in info.value.message
         return

@@ -118,6 +118,8 @@ class FakeWda:
                 if route == ("GET", "/status"):
                     return self._replay(fake.status_sample)
                 if route == ("POST", "/session"):
+                    if not isinstance(body, dict) or not isinstance(body.get("capabilities"), dict):
+                        return self._replay("session_not_created")
                     fake.sessions_made += 1
                     value = copy.deepcopy(sample("session_create")["body"]["value"])
                     value["sessionId"] = fake.session_id
