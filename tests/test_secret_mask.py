@@ -370,3 +370,19 @@ def test_masking_reads_each_frame_once_and_the_step_reuses_it(adb_server, sim_ph
     # and nothing else: no masked copy (the saved frame's, the planner's) is read again
     assert counter.masked == 0, f"{counter.masked} masked copies were read"
     assert len(counter.reads) <= len(result.steps) + 1, (len(counter.reads), len(result.steps))
+
+
+def test_the_fast_ascii_form_is_perception_s_folding() -> None:
+    """Texts are compared in perception's folded form; ASCII takes a shortcut (every log line passes
+    here while a run hides a secret): the two agree on every printable ASCII text."""
+    import random
+    import string
+
+    from mobile_agent.agent.mask import _norm
+
+    rng = random.Random(7)
+    texts = ["Quokka7731Zz", "a_b-c d.e", "x&y 50% C++", "e-mail@x.com", "tab\tnew\nline"]
+    texts += ["".join(rng.choice(string.printable) for _ in range(24)) for _ in range(500)]
+    for text in texts:
+        assert _norm(text) == fold(text).replace(" ", ""), text
+    assert _norm("Ｑｕｏｋｋａ７７３１") == "quokka7731"  # full width: the folding itself
