@@ -11,7 +11,7 @@ import pytest
 from mobile_agent.device.hierarchy import dump_hierarchy
 from mobile_agent.device.ios import IosDevice, WdaClient, WdaError, WdaStatus
 from mobile_agent.device.ios.source import hierarchy_from_source
-from mobile_agent.errors import DeviceCommandError, DeviceLostError
+from mobile_agent.errors import AppNotFoundError, DeviceCommandError, DeviceLostError
 from mobile_agent.operations.context import AgentDevice
 from perception.accessibility import parse_uiautomator_dump
 from tests.wda_fake import DATA, FakeWda, sample, sample_names
@@ -88,6 +88,9 @@ def _answer(client: WdaClient, wda: FakeWda, name: str) -> object:
         return client.request("GET", "/session/0B1D1D9A-0000-4000-8000-000000000000/screenshot")
     if name == "unknown_command":
         return client.request("GET", "/no/such/route")
+    if name == "app_not_installed":
+        client.activate("com.example.missing")
+        return None
     if name == "session_not_created":
         return client.request("POST", "/session", {})
     raise AssertionError(f"no client call for sample {name!r}: add one")
@@ -108,7 +111,7 @@ EXPECTED: dict[str, object] = {
 
 @pytest.mark.parametrize("name", sample_names())
 def test_each_real_sample_is_handled(client: WdaClient, wda: FakeWda, name: str) -> None:
-    if name in ("invalid_session", "unknown_command", "session_not_created"):
+    if name in ("invalid_session", "unknown_command", "session_not_created", "app_not_installed"):
         with pytest.raises(WdaError) as info:
             _answer(client, wda, name)
         assert info.value.http_status == sample(name)["http_status"]
@@ -195,6 +198,8 @@ def test_apps_page_source_and_no_shell(wda: FakeWda, iphone: IosDevice) -> None:
     iphone.launch_app(bundle)
     assert wda.calls("POST", "/wda/apps/activate") == [{"bundleId": "com.apple.Preferences"}]
     assert iphone.resolve_app_label("No Such App") is None
+    with pytest.raises(AppNotFoundError, match="com.example.missing"):
+        iphone.launch_app("com.example.missing")
     source = iphone.page_source()
     assert '<XCUIElementTypeApplication type="XCUIElementTypeApplication"' in source and 'name="General"' in source
     assert iphone.keyboard_shown() is False

@@ -23,6 +23,8 @@ from typing import Any
 
 from PIL import Image
 
+from mobile_agent.device.ios.apps import APPLE_APPS
+
 DATA = Path(__file__).resolve().parent / "data" / "wda"
 
 
@@ -44,6 +46,7 @@ class FakeWda:
     locked: bool = False
     alert: str | None = None  # open alert's text
     active: str = "com.apple.springboard"  # the app in front
+    installed: frozenset[str] = frozenset(APPLE_APPS.values()) | {"com.test.cert.TestCert"}
     requests: list[tuple[str, str, Any]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
 
@@ -149,8 +152,12 @@ class FakeWda:
                 if route == ("POST", "/wda/keys"):
                     return self._replay("keys")
                 if route in (("POST", "/wda/apps/activate"), ("POST", "/wda/apps/launch")):
-                    if isinstance(body, dict) and isinstance(body.get("bundleId"), str):
-                        fake.active = body["bundleId"]
+                    bundle = body.get("bundleId") if isinstance(body, dict) else None
+                    if bundle not in fake.installed:
+                        value = copy.deepcopy(sample("app_not_installed")["body"]["value"])
+                        value["message"] = f"The application '{bundle}' is not installed on the device under test"
+                        return self._replay("app_not_installed", value=value)
+                    fake.active = str(bundle)
                     return self._ok()
                 if route == ("POST", "/actions"):
                     return self._ok()

@@ -33,7 +33,7 @@ from mobile_agent.device.ios.source import hierarchy_from_source
 from mobile_agent.device.ios.wda import WdaClient, WdaError
 from mobile_agent.device.screenshot import Screenshot, decode_png
 from mobile_agent.device.validation import check_coordinate, check_duration, keycode_for
-from mobile_agent.errors import DeviceCommandError, DeviceLostError, ScreenshotError
+from mobile_agent.errors import AppNotFoundError, DeviceCommandError, DeviceLostError, ScreenshotError
 
 __all__ = ["IOS_PREFIX", "IosDevice", "NoShellOutput"]
 
@@ -181,8 +181,15 @@ class IosDevice:
     # --- apps ----------------------------------------------------------------------------
 
     def launch_app(self, package: str) -> None:
-        """``package`` is a bundle id: brought to the front, started when not running."""
-        self.client.activate(package)
+        """``package`` is a bundle id: brought to the front, started when not running
+        (``AppNotFoundError`` when the iPhone does not have it)."""
+        try:
+            self.client.activate(package)
+        except WdaError as exc:
+            if exc.error == "invalid argument":
+                raise AppNotFoundError(f"{package} is not on the iPhone {self.serial}: {exc.message}",
+                                       app=package, serial=self.serial) from exc
+            raise
 
     def resolve_app_label(self, label: str) -> str | None:
         if not isinstance(label, str) or not label.strip():
