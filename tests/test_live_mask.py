@@ -140,3 +140,21 @@ def test_a_phone_without_a_dump_gets_a_band_around_the_field_it_tapped() -> None
     frame = np.full((300, 80, 3), 200, np.uint8)
     shown = mask.masked(frame, object())
     assert not shown[10:190].any() and (shown[190:] == 200).all() and (shown[:10] == 200).all()
+
+
+def test_an_iphone_s_fields_come_from_wda_s_page_source() -> None:
+    """The masking reads an iPhone's accessibility tree too (WDA's page source, as the device layer
+    gives it in the dump's format): a real sample's nodes, in screen pixels."""
+    from mobile_agent.agent.mask import screen_nodes
+    from mobile_agent.device.ios import IosDevice, WdaClient
+    from tests.wda_fake import FakeWda
+
+    wda = FakeWda().start()
+    client = WdaClient(wda.url, timeout_s=10)
+    try:
+        nodes = screen_nodes(IosDevice("iphone-1", client))
+    finally:
+        client.close()
+        wda.stop()
+    assert nodes is not None and any(n.label == "General" for n in nodes)
+    assert screen_nodes(object()) is None  # a device with no tree: the band instead

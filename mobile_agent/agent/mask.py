@@ -34,7 +34,7 @@ view holds the run's last masked frame (``LiveMask.hold``) until the next settle
 read: a moving secret has no box yet.
 
 May import: numpy, rapidfuzz, the standard library, ``mobile_agent.settings``, ``perception`` (text folding, types,
-the accessibility dump's parser) and ``mobile_agent.device`` (the dump of an adb phone).
+the accessibility dump's parser) and ``mobile_agent.device`` (the dump of an adb phone or an iPhone).
 """
 
 from __future__ import annotations
@@ -188,8 +188,9 @@ def screen_nodes(device: object) -> list[AccessibilityNode] | None:
     ``uiautomator``, not an adb device)."""
     from mobile_agent.device import Device
     from mobile_agent.device.hierarchy import dump_hierarchy
+    from mobile_agent.device.ios.device import IosDevice
 
-    if not isinstance(device, Device):  # a phone over adb, the one kind that has a dump
+    if not isinstance(device, (Device, IosDevice)):  # an adb phone (uiautomator), an iPhone (WDA's page source)
         return None
     from perception.accessibility import parse_uiautomator_dump
 
@@ -210,6 +211,15 @@ def password_boxes(device: object) -> list[Box]:
 
 def _overlaps(line: Any, box: Box) -> bool:
     return bool(line.left < box[2] and box[0] < line.right and line.top < box[3] and box[1] < line.bottom)
+
+
+# text input classes: Android's EditText (and subclasses named so), XCUITest's fields and text view
+_IOS_INPUTS = frozenset({"XCUIElementTypeTextField", "XCUIElementTypeSecureTextField", "XCUIElementTypeSearchField",
+                         "XCUIElementTypeTextView"})
+
+
+def _editable(node: AccessibilityNode) -> bool:
+    return node.class_name.endswith("EditText") or node.class_name in _IOS_INPUTS
 
 
 def _box(node: AccessibilityNode) -> Box:
@@ -287,7 +297,7 @@ class SecretMask:
                 self._band = (0, tapped[1] - _BAND, width, tapped[1] + _BAND)
             self.live.set([self._band] if self._band is not None else [])
             return
-        fields = [_box(n) for n in nodes if n.password or n.class_name.endswith("EditText") or self._node_shows(n)]
+        fields = [_box(n) for n in nodes if n.password or _editable(n) or self._node_shows(n)]
         self.live.set(fields)
 
     def moving(self, last_masked: np.ndarray | None) -> None:
