@@ -158,3 +158,68 @@ def test_who_holds_a_busy_phone_is_told_to_an_admin_only(adb_server, sim_phone, 
     assert said["alice"][0] and said["alice"][1].endswith(f"phone {sim_phone.serial} is busy: another run holds it")
     assert said["admin"][0] and said["admin"][1].endswith(f"phone {sim_phone.serial} is busy: REST task 9 of carol holds it")
     assert "carol" not in said["alice"][1]
+
+
+def test_a_principal_sees_only_its_own_last_screenshot_and_no_screen_of_anothers_run(adb_server, sim_phone,
+                                                                                     tmp_path: Path) -> None:
+    """The ``phone://devices/{serial}/screenshot`` resource is the last screenshot *this
+    principal* took (another's is "no screenshot yet"); looking at a phone another principal's
+    run holds (screenshot, find_text, find_icon) is for an admin only, as the REST device
+    screenshot (docs/security.md)."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from mobile_agent.device import PhoneLease
+    from mobile_agent.settings import load_settings
+
+    env = mcp_env(adb_server.port, MOBILE_AGENT_SERVER__API_TOKEN=TOKENS["admin"],
+                  MOBILE_AGENT_SERVER__TOKENS='{"alice": {"token": "mcp-alice-1"}, "bob": {"token": "mcp-bob-1"}}')
+    port = free_port()
+    proc = serve_http(env, port, "--serial", sim_phone.serial, "--runs-dir", str(tmp_path / "runs"),
+                      log=tmp_path / "server.log")
+    url = f"http://127.0.0.1:{port}/mcp"
+    resource = f"phone://devices/{sim_phone.serial}/screenshot"
+    seen: dict[str, Any] = {}
+
+    async def as_(who: str, shoot: bool) -> None:
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {TOKENS[who]}"}) as client:
+            async with streamable_http_client(url, http_client=client) as (read, write, *_):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    if shoot:
+                        shot = await session.call_tool("screenshot", {"max_side": 300})
+                        seen[f"{who} shot"] = bool(shot.is_error), " ".join(
+                            getattr(c, "text", "") for c in shot.content)
+                        found = await session.call_tool("find_text", {"text": "Settings"})
+                        seen[f"{who} find"] = bool(found.is_error), " ".join(
+                            getattr(c, "text", "") for c in found.content)
+                    try:
+                        last = await session.read_resource(resource)
+                        seen[f"{who} last"] = bool(last.contents)
+                    except Exception as exc:  # the SDK raises McpError for a resource error
+                        seen[f"{who} last"] = str(exc)
+
+    async def free() -> None:
+        await as_("alice", True)
+        await as_("bob", False)
+
+    async def held() -> None:
+        await as_("bob", True)
+        await as_("admin", True)
+
+    holder = PhoneLease(load_settings(overrides={"adb.server_port": adb_server.port}).adb, sim_phone.serial,
+                        "MCP session of alice")
+    try:
+        anyio.run(free)
+        holder.acquire()  # alice's run holds the phone now
+        anyio.run(held)
+    finally:
+        holder.release()
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert seen["alice shot"][0] is False and seen["alice last"] is True, seen
+    assert "no screenshot" in str(seen["bob last"]), seen  # alice's shot is not bob's
+    assert seen["bob shot"][0] and "another run" in seen["bob shot"][1], seen
+    assert seen["bob find"][0] and "another run" in seen["bob find"][1], seen
+    assert "Settings" not in seen["bob find"][1]
+    assert seen["admin shot"][0] is False and seen["admin find"][0] is False, seen

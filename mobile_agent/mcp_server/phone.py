@@ -24,7 +24,7 @@ import numpy as np
 from PIL import Image as PILImage
 
 from mobile_agent.agent.mask import SecretMask, black_out, mask_live_frame, secret_values
-from mobile_agent.errors import MobileAgentError
+from mobile_agent.errors import MobileAgentError, PhoneBusyError
 from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import REGISTRY, OperationCard
@@ -87,7 +87,7 @@ class PhoneService:
     max_side: int = 1024
     operation_wait_s: float = OPERATION_WAIT_S  # an operation call's wait for a phone another run holds
     _devices: dict[str, Device] = field(default_factory=dict)
-    _shots: dict[str, Shot] = field(default_factory=dict)
+    _shots: dict[tuple[str, str], Shot] = field(default_factory=dict)  # (principal, serial) -> its last shot
     _mask: SecretMask | None = None  # the secrets' OCR lines of each look (``agent.mask``)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     runs: dict[str, Path] = field(default_factory=dict)  # run id -> trajectory folder, this server's runs
@@ -116,8 +116,11 @@ class PhoneService:
         return device
 
     # -- looking ------------------------------------------------------------------
-    def screenshot(self, serial: str | None, max_side: int | None = None) -> Shot:
+    def screenshot(self, serial: str | None, max_side: int | None = None, *, principal: str = "local",
+                   admin: bool = True) -> Shot:
+        """What the phone shows (masked, downscaled), kept as ``principal``'s last screenshot."""
         device = self.device(serial)
+        self._may_look(device.serial, principal, admin)
         frame = device.screenshot()
         image = PILImage.fromarray(self._shown(device.serial, frame.pixels))
         side = max_side or self.max_side
@@ -130,19 +133,30 @@ class PhoneService:
         shot = Shot(buffer.getvalue(), image.width, image.height, frame.width, frame.height,
                     blank=blank_app_area(frame.pixels))
         with self._lock:
-            self._shots[device.serial] = shot
+            self._shots[(principal, device.serial)] = shot
         return shot
 
-    def last_screenshot(self, serial: str) -> Shot | None:
+    def last_screenshot(self, serial: str, principal: str = "local") -> Shot | None:
+        """The last screenshot ``principal`` took of the phone (never another principal's)."""
         with self._lock:
-            return self._shots.get(serial)
+            return self._shots.get((principal, serial))
+
+    def _may_look(self, serial: str, principal: str, admin: bool) -> None:
+        """A phone that another principal's run holds shows to an admin only (the REST device
+        screenshot's rule, docs/security.md): ``PhoneBusyError`` otherwise."""
+        from mobile_agent.device import lease_holder
+
+        holder = None if admin else lease_holder(self.settings.adb, serial)
+        if holder is not None and holder != f"MCP session of {principal}":
+            raise PhoneBusyError(f"phone {serial} is busy: {holder} holds it", serial=serial, holder=holder)
 
     def find(self, serial: str | None, *, text: str | None = None, icon: str | None = None,
-             position: str | None = None) -> dict[str, Any]:
+             position: str | None = None, principal: str = "local", admin: bool = True) -> dict[str, Any]:
         from mobile_agent.locate import build_locator
         from mobile_agent.operations.catalog import find_icon_on, find_text_on
 
         device = self.device(serial)
+        self._may_look(device.serial, principal, admin)
         frame = device.screenshot()
         locator = build_locator(self.settings)
         shown = self._shown(device.serial, frame.pixels)

@@ -267,10 +267,13 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
                  "pixels (the image's size and the screen's are in the text block: scale points by their ratio).",
                  structured_output=False)
     async def screenshot(
+        ctx: Context[Any, Any],
         serial: Serial = None,
         max_side: Annotated[int, Field(ge=64, le=4096, description="longest side of the returned image")] = 1024,
     ) -> list[Any]:
-        shot = await _in_thread(lambda: service.screenshot(serial, max_side))
+        name, admin = _principal(ctx)[0], _reader(ctx) is None
+        shot = await _in_thread(lambda: service.screenshot(serial, max_side, principal=name, admin=admin),
+                                admin=admin)
         info: dict[str, Any] = {"image": [shot.width, shot.height], "screen": [shot.screen_width, shot.screen_height]}
         if shot.blank:
             info["note"] = PROTECTED_NOTE
@@ -279,20 +282,26 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
     @server.tool(description="Find a text on the screen (OCR, fuzzy match): status, the point to tap, its box "
                  "and every candidate with its box, in screen pixels.")
     async def find_text(
+        ctx: Context[Any, Any],
         text: Annotated[str, Field(min_length=1, max_length=500, description="the text to look for")],
         serial: Serial = None,
     ) -> dict[str, Any]:
-        found: dict[str, Any] = await _in_thread(lambda: service.find(serial, text=text))
+        name, admin = _principal(ctx)[0], _reader(ctx) is None
+        found: dict[str, Any] = await _in_thread(lambda: service.find(serial, text=text, principal=name, admin=admin),
+                                                 admin=admin)
         return found
 
     @server.tool(description="Find an icon on the screen by a description (detector + CLIP when the ml extra is "
                  "installed): status, point, box and candidates in screen pixels.")
     async def find_icon(
+        ctx: Context[Any, Any],
         icon: Annotated[str, Field(min_length=1, max_length=200, description="what the icon shows, e.g. 'gear'")],
         position: Annotated[str | None, Field(description="where on the screen, e.g. 'top right'")] = None,
         serial: Serial = None,
     ) -> dict[str, Any]:
-        found: dict[str, Any] = await _in_thread(lambda: service.find(serial, icon=icon, position=position))
+        name, admin = _principal(ctx)[0], _reader(ctx) is None
+        found: dict[str, Any] = await _in_thread(
+            lambda: service.find(serial, icon=icon, position=position, principal=name, admin=admin), admin=admin)
         return found
 
     for card in operation_cards():
@@ -352,9 +361,10 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
         return json.dumps(await _resource(service.list_devices))
 
     @server.resource("phone://devices/{serial}/screenshot", name="last_screenshot", mime_type="image/png",
-                     description="The last screenshot the screenshot tool took of this phone (PNG).")
-    async def screenshot_resource(serial: str) -> bytes:
-        shot = service.last_screenshot(serial)
+                     description="The last screenshot the screenshot tool took of this phone for this "
+                     "token's principal (PNG).")
+    async def screenshot_resource(serial: str, ctx: Context[Any, Any]) -> bytes:
+        shot = service.last_screenshot(serial, _principal(ctx)[0])
         if shot is None:
             raise ResourceError(f"no screenshot of {serial!r} yet: call the screenshot tool first")
         return shot.png
