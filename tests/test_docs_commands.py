@@ -1,0 +1,135 @@
+"""What the README and docs/*.md show a user can be typed as written: every ``mobile-agent``
+command line parses with the real command line (its subcommands and options exist), every
+TOML snippet loads through the settings loader (or, for a ``[safety]`` policy, through
+``run --policy``'s reader), the cheap commands run, and the README links every docs page.
+No adb server and no service: the commands that need a phone are checked by
+tests/test_readme_path.py."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import io
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mobile_agent import __version__
+from mobile_agent.cli import _split_adb, build_parser
+from mobile_agent.cli.run import read_policy
+from mobile_agent.errors import ConfigError
+from mobile_agent.settings import load_settings
+
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+SYNOPSIS = ("[", "…", "...", "|", "<")  # a usage line (optional parts, placeholders), not a command
+
+
+def _blocks(text: str) -> list[tuple[str, str]]:
+    """(language, body) of each fenced block, fences taken line by line in order."""
+    blocks: list[tuple[str, str]] = []
+    language: str | None = None
+    body: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("```"):
+            if language is None:
+                language, body = line[3:].strip(), []
+            else:
+                blocks.append((language, "\n".join(body) + "\n"))
+                language = None
+        elif language is not None:
+            body.append(line)
+    return blocks
+
+
+def _commands() -> list[tuple[str, str]]:
+    """(page, command) for each ``mobile-agent`` line of a shell block and each inline
+    ``mobile-agent … --option`` in the prose."""
+    found: list[tuple[str, str]] = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for language, body in _blocks(text):
+            if language not in ("bash", "sh", "shell", "console", ""):
+                continue
+            for line in body.replace("\\\n", " ").splitlines():
+                line = line.split("  #")[0].strip()
+                at = line.find("mobile-agent ")
+                if at == 0 or (at > 0 and line[at - 1] == " "):
+                    found.append((page.name, line[at:].removesuffix("&").strip()))
+        prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+        found += [(page.name, m.group(1)) for m in re.finditer(r"`(mobile-agent [^`]*\s-[^`]*)`", prose)]
+    return [(page, command) for page, command in found if not any(mark in command for mark in SYNOPSIS)]
+
+
+COMMANDS = _commands()
+
+
+@functools.cache
+def _parser() -> argparse.ArgumentParser:
+    return build_parser()
+
+
+def test_the_docs_show_commands() -> None:
+    pages = {page for page, _ in COMMANDS}
+    assert {"README.md", "server.md", "testing.md", "farm.md", "local-serving.md"} <= pages, pages
+    assert len(COMMANDS) > 40, COMMANDS
+
+
+@pytest.mark.parametrize(("page", "command"), COMMANDS, ids=[f"{p}:{c[:60]}" for p, c in COMMANDS])
+def test_every_command_shown_parses(page: str, command: str) -> None:
+    argv, _ = _split_adb(shlex.split(command)[1:])
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said), contextlib.redirect_stdout(io.StringIO()):
+            _parser().parse_args(argv)
+    except SystemExit as exc:  # --help / --version exit 0; a usage error exits 2
+        assert exc.code == 0, f"{page}: `{command}`: {said.getvalue().strip()}"
+
+
+def _toml_blocks() -> list[tuple[str, str]]:
+    return [(page.name, body) for page in PAGES
+            for language, body in _blocks(page.read_text(encoding="utf-8")) if language == "toml"]
+
+
+def test_every_toml_snippet_loads(tmp_path: Path) -> None:
+    blocks = _toml_blocks()
+    assert {"README.md", "security.md", "person.md"} <= {page for page, _ in blocks}
+    for i, (page, body) in enumerate(blocks):
+        path = tmp_path / f"{i}.toml"
+        path.write_text(body, encoding="utf-8")
+        try:
+            if body.lstrip().startswith("[safety]"):  # a --policy file (docs/person.md)
+                load_settings(overrides=read_policy(path))
+            else:
+                load_settings(path)
+        except ConfigError as exc:
+            raise AssertionError(f"{page}'s TOML snippet #{i}: {exc}") from exc
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")}
+    return subprocess.run([sys.executable, "-m", "mobile_agent.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_cheap_commands_run_as_written(tmp_path: Path) -> None:
+    version = _cli("--version", cwd=tmp_path)
+    assert version.returncode == 0 and version.stdout.strip() == f"mobile-agent {__version__}"
+    gc = _cli("gc", "--dry-run", cwd=tmp_path)  # README "Scaling out": where no service ran
+    assert gc.returncode == 0 and "no database" in gc.stdout + gc.stderr, gc
+    assert list(tmp_path.iterdir()) == []  # a dry run creates nothing
+    for command in (["test", "--help"], ["gc", "--help"], ["run", "--help"]):
+        done = _cli(*command, cwd=tmp_path)
+        assert done.returncode == 0 and "usage: mobile-agent" in done.stdout, (command, done.stderr)
+
+
+def test_the_readme_links_every_docs_page() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    missing = [p.name for p in PAGES[1:] if f"(docs/{p.name}" not in readme]
+    assert not missing, f"README.md links no {missing}"
