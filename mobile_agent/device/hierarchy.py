@@ -15,7 +15,8 @@ then removed.
 A missing tree is not an error for the agent: vision decides. So ``dump_hierarchy``
 returns ``None`` when the phone cannot give one, and raises only for a lost device.
 
-May import: ``mobile_agent.errors``, the standard library.
+May import: ``mobile_agent.errors``, ``mobile_agent.device.ios`` (an iPhone's tree is WDA's
+page source, written in this format), the standard library.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import logging
 from dataclasses import dataclass
 from typing import Protocol
 
+from mobile_agent.device.ios.device import IosDevice
 from mobile_agent.errors import DeviceLostError
 
 __all__ = ["DUMP_FILE", "HierarchyDump", "ShellDevice", "dump_hierarchy", "split_dump_output"]
@@ -77,11 +79,9 @@ def split_dump_output(output: str) -> HierarchyDump:
 def dump_hierarchy(device: ShellDevice) -> HierarchyDump:
     """The current screen's accessibility tree (``HierarchyDump.xml``), or why there is none.
     An iPhone (``mobile_agent.device.ios.IosDevice``) gives WDA's page source in this format."""
-    from mobile_agent.device.ios.device import IosDevice  # here: ios.device imports this module
-
-    if isinstance(device, IosDevice):
-        return device.accessibility_dump()
     try:
+        if isinstance(device, IosDevice):
+            return HierarchyDump(device.accessibility_xml())
         result = device.run(["uiautomator", "dump", "/dev/tty"])
         out = result.stdout.decode("utf-8", "replace") + "\n" + result.stderr.decode("utf-8", "replace")
         dump = split_dump_output(out)

@@ -13,7 +13,7 @@ through ``/wda/keys``; ``wakeup`` is WDA's ``/wda/unlock`` (wakes and unlocks a 
 without a passcode). Other Android key names raise ``DeviceCommandError``.
 
 The accessibility tree: ``run`` has no shell to run; ``dump_hierarchy`` (device layer)
-asks ``accessibility_dump``, WDA's page source written as a ``uiautomator dump`` in
+asks ``accessibility_xml``, WDA's page source written as a ``uiautomator dump`` in
 pixels, so perception reads one format whatever the phone.
 
 May import: numpy, Pillow, the standard library, ``mobile_agent.errors`` and the sibling
@@ -27,7 +27,6 @@ import time
 from dataclasses import dataclass
 
 from mobile_agent.device.device import ScreenInfo, ScreenState, frame_difference
-from mobile_agent.device.hierarchy import HierarchyDump
 from mobile_agent.device.ios.apps import bundle_for_label
 from mobile_agent.device.ios.source import hierarchy_from_source
 from mobile_agent.device.ios.wda import WdaClient, WdaError
@@ -119,18 +118,14 @@ class IosDevice:
         """WDA's XML tree of the screen (``XCUIElementType…`` elements, frames in points)."""
         return self.client.source()
 
-    def accessibility_dump(self) -> HierarchyDump:
+    def accessibility_xml(self) -> str:
         """The page source as a ``uiautomator dump`` document in pixels
-        (``mobile_agent.device.ios.source``), or why there is none; what
-        ``mobile_agent.device.hierarchy.dump_hierarchy`` answers for an iPhone."""
+        (``mobile_agent.device.ios.source``): what ``mobile_agent.device.hierarchy.dump_hierarchy``
+        answers for an iPhone. ``ValueError`` for a source that is not one."""
         try:
-            return HierarchyDump(hierarchy_from_source(self.client.source(), self.scale))
+            return hierarchy_from_source(self.client.source(), self.scale)
         except WdaError as exc:
-            if exc.error == "unreachable":
-                raise self._call_failed(exc, "accessibility_dump") from exc
-            return HierarchyDump(None, exc.message[:300])
-        except ValueError as exc:
-            return HierarchyDump(None, str(exc)[:300])
+            raise self._call_failed(exc, "accessibility_xml") from exc
 
     # --- input -------------------------------------------------------------------------
 
