@@ -80,7 +80,7 @@ def _count(conn: sa.Connection, tasks: sa.Table, owner: str, statuses: Collectio
     return int(conn.execute(
         sa.select(sa.func.count())
         .select_from(tasks)
-        .where(tasks.c.status.in_(sorted(statuses)), tasks.c.options["owner"].as_string() == owner)
+        .where(tasks.c.status.in_(sorted(statuses)), tasks.c.owner == owner)  # the owner column: what reads check
     ).scalar_one())
 
 
@@ -122,12 +122,12 @@ def stored_running_limit(options: dict[str, Any]) -> int:
 def admit_claim(conn: sa.Connection, tasks: sa.Table, task_id: int) -> None:
     """Raise ``QuotaExceeded`` when starting task ``task_id`` would run more of its owner's tasks
     than the limit stored with it; decided in ``conn``'s transaction, like a submission."""
-    options = conn.execute(sa.select(tasks.c.options).where(tasks.c.id == task_id)).scalar()
-    if not isinstance(options, dict) or not options.get("owner"):
+    row = conn.execute(sa.select(tasks.c.owner, tasks.c.options).where(tasks.c.id == task_id)).first()
+    if row is None or not row.owner or not isinstance(row.options, dict):
         return
-    limit = stored_running_limit(options)
+    limit = stored_running_limit(row.options)
     if limit:
-        admit(conn, tasks, str(options["owner"]), limit, RUNNING_STATUSES)
+        admit(conn, tasks, str(row.owner), limit, RUNNING_STATUSES)
 
 
 def quota_reason(owner: str, running: int, limit: int) -> str | None:
@@ -138,10 +138,10 @@ def quota_reason(owner: str, running: int, limit: int) -> str | None:
             f"its limit (server.max_active_per_token); it starts when one of them ends")
 
 
-def waiting_reason(conn: sa.Connection, tasks: sa.Table, options: dict[str, Any]) -> str | None:
-    """Why a queued task stored with ``options`` waits, when the running limit stored with it
-    (``server.over_quota = "wait"``) is what holds it; None otherwise."""
-    limit, owner = stored_running_limit(options), options.get("owner")
+def waiting_reason(conn: sa.Connection, tasks: sa.Table, owner: str | None, options: dict[str, Any]) -> str | None:
+    """Why a queued task of ``owner`` (its owner column) stored with ``options`` waits, when the
+    running limit stored with it (``server.over_quota = "wait"``) is what holds it; None otherwise."""
+    limit = stored_running_limit(options)
     if not limit or not owner:
         return None
-    return quota_reason(str(owner), _count(conn, tasks, str(owner), RUNNING_STATUSES), limit)
+    return quota_reason(owner, _count(conn, tasks, owner, RUNNING_STATUSES), limit)

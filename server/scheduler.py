@@ -192,7 +192,7 @@ class Scheduler:
                 return
             if not self.pool.any_free():
                 return
-            owner = str(task.options.get("owner") or "")
+            owner = task.owner or ""
             if owner in over_quota:
                 continue
             serial = self.pool.lease(task.device_request, task.id)

@@ -191,7 +191,7 @@ class TaskStore:
     def count_active_of(self, owner: str, statuses: frozenset[str] = ACTIVE_STATUSES) -> int:
         """Tasks submitted with ``owner``'s token in ``statuses`` (the per-token quota)."""
         query = sa.select(sa.func.count()).select_from(tasks_table).where(
-            tasks_table.c.status.in_(sorted(statuses)), tasks_table.c.options["owner"].as_string() == owner
+            tasks_table.c.status.in_(sorted(statuses)), tasks_table.c.owner == owner
         )
         with self.engine.connect() as conn:
             return int(conn.execute(query).scalar_one())
@@ -199,7 +199,7 @@ class TaskStore:
     def quota_waiting_reason(self, task: TaskRow) -> str | None:
         """Why ``task``, queued, waits for its token's quota (``server.quota.waiting_reason``)."""
         with self.engine.connect() as conn:
-            return waiting_reason(conn, tasks_table, task.options)
+            return waiting_reason(conn, tasks_table, task.owner, task.options)
 
     def count_by_status(self) -> dict[str, int]:
         query = sa.select(tasks_table.c.status, sa.func.count()).group_by(tasks_table.c.status)

@@ -413,3 +413,27 @@ def test_the_cache_command_is_the_cache_files_owner_and_sees_every_namespace(tmp
     assert listed.returncode == 0, listed.stderr
     assert sorted(json.loads(line)["instruction"] for line in listed.stdout.splitlines()) == [
         "of team:lab", "of the local user", "of token:alice"]
+
+
+def test_quotas_count_a_tasks_owner_column_the_one_its_visibility_reads(tmp_path: Path) -> None:
+    """A task's owner is its ``owner`` column: what lists, reads and cancels check is what the
+    per-token quota counts. A row kept from before owners existed (column NULL: an admin's,
+    which its former token can neither see nor cancel) holds nobody's quota."""
+    import sqlalchemy as sa
+
+    from server.quota import Quota, QuotaExceeded
+    from server.store import TaskStore
+    from server.tables import tasks_table
+
+    store = TaskStore(f"sqlite:///{tmp_path / 'tasks.sqlite3'}")
+    old = store.create_task("from before owners", "any", {"owner": ALICE})
+    with store.write() as conn:  # as db.add_missing_columns leaves a row of an older database
+        conn.execute(tasks_table.update().where(tasks_table.c.id == old.id).values(owner=None, team=None))
+    limit = Quota(1, "refuse")
+    mine = store.create_task("alice's first", "any", {"owner": ALICE}, quota=limit)  # the old row is not hers
+    with pytest.raises(QuotaExceeded):
+        store.create_task("alice's second", "any", {"owner": ALICE}, quota=limit)
+    with store.write() as conn:
+        stored = conn.execute(sa.select(tasks_table.c.owner).where(tasks_table.c.id == mine.id)).scalar_one()
+    assert stored == ALICE
+    assert store.count_active_of(ALICE) == 1

@@ -346,7 +346,7 @@ class Schedules:
                 return None
             conn.execute(schedules_table.update().where(schedules_table.c.id == schedule.id)
                          .values(last_task_id=task.id, runs=schedules_table.c.runs + 1))
-            self._record(conn, schedule, now, "queued", task.id, waiting_reason(conn, tasks_table, task.options))
+            self._record(conn, schedule, now, "queued", task.id, waiting_reason(conn, tasks_table, task.owner, task.options))
         return task
 
     @staticmethod
