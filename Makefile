@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch + torchvision pinned to the builds that pip finds on these machines' disk
 TORCH_PINS ?= torch==2.14.1 torchvision==0.29.1
 
-.PHONY: demo test typecheck venv install install-ml install-dev browser fonts postgres lint bench clean wheel-check containers-check containers-cuda-check
+.PHONY: demo test typecheck venv install install-ml install-dev browser fonts postgres ffprobe lint bench clean wheel-check containers-check containers-cuda-check
 
 # pip's own progress (Collecting … / Downloading …) is shown for the large installs: the dev
 # environment downloads torch and friends, minutes the first time, and silence looked hung.
@@ -49,6 +49,14 @@ fonts:
 	    { DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-wqy-zenhei >/dev/null; }; } || \
 	  echo "fonts-wqy-zenhei not installed: CJK text on the simulated phone draws as boxes"
 
+# Debian's ffmpeg for its ffprobe: the video tests read the recorded MP4s' duration and frames with
+# it (with PyAV's libavformat where it cannot be installed).
+ffprobe:
+	@command -v ffprobe >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ffmpeg >/dev/null 2>&1 || \
+	    { DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ffmpeg >/dev/null; }; } || \
+	  echo "ffmpeg not installed: the video tests read durations with PyAV instead of ffprobe"
+
 # Debian's PostgreSQL server binaries for the farm tests (tests/pg_fixtures.py starts a throwaway
 # cluster with them; no system service is used). Skipped tests say so where it cannot be installed.
 postgres:
@@ -63,7 +71,7 @@ demo: install
 
 # Sets up and passes the tests.
 # The wheel tier first: pytest's closing line stays the last one (.ci/run reads it).
-test: install-dev browser fonts postgres typecheck lint wheel-check
+test: install-dev browser fonts postgres ffprobe typecheck lint wheel-check
 	@echo "==> running the test suite"
 	$(BIN)/python -m pytest -q
 

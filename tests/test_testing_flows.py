@@ -19,6 +19,7 @@ from mobile_agent.cli import main
 from mobile_agent.testing.flows import FlowError, flow_json_schema, parse_flow, shipped_schema, substitute
 from tests.flow_model import flow_model
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+from tests.video_probe import probe
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOWS = ROOT / "tests" / "flows"
@@ -160,8 +161,6 @@ def test_a_bad_flow_file_is_a_usage_error(adb_server, sim_phone, tmp_path, capsy
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_record_keeps_a_video_as_long_as_the_flow_linked_everywhere(adb_server, sim_phone, llm_server, tmp_path, capsys):  # noqa: F811
-    import av
-
     llm_server.default = flow_model
     flow = FLOWS / "green" / "gmail-read-mail.yaml"
     code, out, junit = _suite(adb_server, sim_phone, llm_server, tmp_path, capsys, flow, extra=("--record",))
@@ -170,10 +169,8 @@ def test_record_keeps_a_video_as_long_as_the_flow_linked_everywhere(adb_server, 
     video = Path(result["video"])
     assert video.name == "video.mp4" and video.parent == Path(result["trajectory_dir"])
     assert f"video: {video.resolve()}" in out
-    with av.open(str(video)) as container:  # what ffprobe reads: the container's duration, its frames
-        duration = container.duration / 1_000_000
-        frames = sum(1 for _ in container.decode(video=0))
-    assert abs(duration - result["seconds"]) <= 0.2 * result["seconds"], (duration, result["seconds"])
+    duration, frames, tool = probe(video)
+    assert abs(duration - result["seconds"]) <= 0.2 * result["seconds"], (duration, result["seconds"], tool)
     assert frames >= len(result["steps"])
     assert 'id="video-link"' in Path(result["report"]).read_text() and '"video": "video.mp4"' in Path(result["report"]).read_text()
     assert f"[[ATTACHMENT|{video.resolve()}]]" in junit.read_text()

@@ -14,7 +14,12 @@ import pytest
 from mobile_agent.device import open_device
 from mobile_agent.settings import AdbSettings
 from mobile_agent.testing import video
-from mobile_agent.testing.video import ScreenRecorder, video_duration
+from mobile_agent.testing.video import ScreenRecorder
+from tests.video_probe import probe
+
+
+def video_duration(path) -> float:
+    return probe(path)[0]
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -24,8 +29,7 @@ def _device(adb_server, sim_phone):
 
 
 def _frames(path) -> int:
-    with av.open(str(path)) as container:
-        return sum(1 for _ in container.decode(video=0))
+    return probe(path)[1]
 
 
 def test_screenrecord_answers_as_aosps_does(adb_server, sim_phone):
