@@ -174,3 +174,13 @@ def test_record_keeps_a_video_as_long_as_the_flow_linked_everywhere(adb_server, 
     assert frames >= len(result["steps"])
     assert 'id="video-link"' in Path(result["report"]).read_text() and '"video": "video.mp4"' in Path(result["report"]).read_text()
     assert f"[[ATTACHMENT|{video.resolve()}]]" in junit.read_text()
+
+
+def test_device_any_runs_on_a_ready_phone(adb_server, sim_phone, tmp_path, capsys):
+    code = main(["test", str(FLOWS / "green" / "home-screen.yaml"), "--device", "any", "--output", str(tmp_path),
+                 "--json"])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    suite = json.loads(captured.out)
+    assert suite["passed"] == 1 and suite["flows"][0]["steps"][0]["kind"] == "assert_visible"
+    assert "running 1 flow on " in captured.err  # the progress goes to stderr with --json
