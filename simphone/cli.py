@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--adb-port", type=_port, default=None, help="adb server port for --connect")
     serve.add_argument("-v", "--verbose", action="store_true", help="log protocol events")
+    serve.add_argument("--ios", action="store_true", help="serve each phone as an iPhone over WebDriverAgent's HTTP API, not ADB")
+    serve.add_argument("--wda-port", type=_port, default=8100, help="with --ios: first WDA port (default 8100; 0: any free)")
+    serve.add_argument("--scale", type=int, choices=(2, 3), default=3, help="with --ios: pixels per point (default 3)")
     commands.add_parser("profiles", help="list the device profiles and what each reproduces")
     return parser
 
@@ -149,6 +152,10 @@ def _serve(args: argparse.Namespace) -> int:
         ]
     except ValueError as exc:
         raise SystemExit(f"simphone: {exc}") from None
+    if args.ios:
+        from simphone.ios.cli import serve_ios
+
+        return serve_ios(phones, args)
     try:
         server = PhoneServer(phones, host=args.host, port=args.port, unauthorized=args.unauthorized)
         server.start()

@@ -1,0 +1,311 @@
+"""``WdaFrontEnd``: a simulated phone behind WebDriverAgent's HTTP API.
+
+What a client sees is WDA's (the samples with their sources: ``tests/data/wda/``):
+every answer is the envelope ``{"value": …, "sessionId": …}`` (WDA's
+``FBResponsePayload.m``), errors are ``{"error", "message", "traceback"}`` with
+``FBCommandStatus.m``'s strings and HTTP codes; one session at a time, and a session id
+that is not the current one answers ``invalid session id`` (404, "Session does not
+exist", ``FBRoute.m``); coordinates are points, screenshots pixels (``scale``).
+
+The page source is the phone's ``ground_truth`` written as WDA's XML
+(``XCUIElementTypeApplication`` > ``Window`` > ``Other`` > elements with ``type``,
+``enabled``, ``visible``, ``x``/``y``/``width``/``height`` in points, ``name``/``label``/
+``value``, in the attribute order of the real sample ``source_settings.xml``).
+
+Not an iPhone's look: the apps are the simulated phone's own (Android look, status and
+navigation bars); iOS's Back, the edge swipe from the left edge, is understood.
+Alerts: none (``no such alert`` always; the phone's permission dialogs are not alerts here).
+
+May import: the standard library, the rest of ``simphone``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import uuid
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from xml.sax.saxutils import quoteattr
+
+from simphone.assembly import Phone
+
+__all__ = ["BUNDLES", "LAUNCHER", "WdaFrontEnd", "page_source"]
+
+# Apple's bundle id of an app -> the simulated phone's package hosting it
+BUNDLES = {"com.apple.Preferences": "com.android.settings"}
+SPRINGBOARD = "com.apple.springboard"
+LAUNCHER = "com.android.launcher3"
+
+# FBCommandStatus.m: error -> (HTTP status, default message)
+_ERRORS = {
+    "invalid session id": (404, "A session is either terminated or not started"),
+    "no such alert": (404, "An attempt was made to operate on a modal dialog when one was not open"),
+    "unknown command": (404, "The requested resource could not be found, or a request was received using an HTTP "
+                              "method that is not supported by the mapped resource"),
+    "invalid argument": (400, "The arguments passed to the command are either invalid or malformed"),
+    "session not created": (500, "A new session could not be created"),
+    "unknown error": (500, "An unknown server-side error occurred while processing the command"),
+}
+
+
+class WdaFailure(Exception):
+    def __init__(self, error: str, message: str | None = None) -> None:
+        super().__init__(message or _ERRORS[error][1])
+        self.error = error
+        self.message = message or _ERRORS[error][1]
+
+
+def _bundle_of(package: str) -> str:
+    if package == LAUNCHER:
+        return SPRINGBOARD
+    return next((bundle for bundle, pkg in BUNDLES.items() if pkg == package), package)
+
+
+def page_source(phone: Phone, scale: int) -> str:
+    """The phone's screen as WDA's XML page source (frames in points)."""
+    width, height = phone.width // scale, phone.height // scale
+    home = phone.foreground == LAUNCHER
+    name = "SpringBoard" if home else _bundle_of(str(phone.foreground))
+
+    def frame(x: float, y: float, w: float, h: float) -> str:
+        return f'x="{round(x)}" y="{round(y)}" width="{round(w)}" height="{round(h)}"'
+
+    full = frame(0, 0, width, height)
+    lines = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f'<XCUIElementTypeApplication type="XCUIElementTypeApplication" enabled="true" visible="true" {full} '
+        f"name={quoteattr(name)} label={quoteattr(name)}>",
+        f'  <XCUIElementTypeWindow type="XCUIElementTypeWindow" enabled="true" visible="true" {full}>',
+        f'    <XCUIElementTypeOther type="XCUIElementTypeOther" enabled="true" visible="true" {full}>',
+    ]
+    for element in phone.ground_truth():
+        left, top, right, bottom = (v / scale for v in element["box"])
+        label = element.get("text") or element.get("description") or ""
+        if home and element.get("clickable"):
+            kind = "XCUIElementTypeIcon"
+        elif element.get("kind") == "icon":
+            kind = "XCUIElementTypeButton" if element.get("clickable") else "XCUIElementTypeImage"
+        else:
+            kind = "XCUIElementTypeButton" if element.get("clickable") else "XCUIElementTypeStaticText"
+        texts = f" name={quoteattr(label)} label={quoteattr(label)}" if label else ""
+        if label and kind == "XCUIElementTypeStaticText":
+            texts += f" value={quoteattr(label)}"
+        lines.append(
+            f'      <{kind} type="{kind}" enabled="true" visible="true" {frame(left, top, right - left, bottom - top)}'
+            f"{texts}>\n      </{kind}>"
+        )
+    lines += ["    </XCUIElementTypeOther>", "  </XCUIElementTypeWindow>", "</XCUIElementTypeApplication>"]
+    return "\n".join(lines)
+
+
+class WdaFrontEnd:
+    """``phone`` served as WDA on ``host:port`` (0: any free port), ``scale`` pixels per point."""
+
+    def __init__(self, phone: Phone, *, scale: int = 3, host: str = "127.0.0.1", port: int = 0) -> None:
+        if scale not in (1, 2, 3):
+            raise ValueError(f"an iPhone's scale is 1, 2 or 3, got {scale}")
+        if phone.width % scale or phone.height % scale:
+            raise ValueError(f"a {phone.width}x{phone.height} screen is not a whole number of points at {scale}x")
+        self.phone = phone
+        self.scale = scale
+        self.session_id: str | None = None
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer((host, port), self._handler())
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host if isinstance(host, str) else host.decode()}:{port}"
+
+    def start(self) -> WdaFrontEnd:
+        self._thread = threading.Thread(target=self._server.serve_forever, name="simphone-wda", daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self._server.serve_forever()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def restart(self) -> None:
+        """WDA restarted: the session is gone."""
+        self.session_id = None
+
+    # --- commands (points in, points out) ----------------------------------------------------
+
+    def _points(self, value: object) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise WdaFailure("invalid argument", f"a coordinate must be a number, got {value!r}")
+        return float(value) * self.scale
+
+    def _actions(self, body: dict[str, Any]) -> None:
+        """W3C actions of one touch pointer: the finger's path, played as tap/long press/swipe."""
+        sources = body.get("actions")
+        if not isinstance(sources, list) or not sources or not isinstance(sources[0], dict):
+            raise WdaFailure("invalid argument", "'actions' must be a non-empty array of action sources")
+        path: list[tuple[float, float]] = []
+        down_ms = 0
+        pressed = False
+        for item in sources[0].get("actions") or []:
+            kind = item.get("type") if isinstance(item, dict) else None
+            if kind == "pointerMove":
+                path.append((self._points(item.get("x")), self._points(item.get("y"))))
+                if pressed:
+                    down_ms += int(item.get("duration") or 0)
+            elif kind == "pointerDown":
+                pressed = True
+            elif kind == "pause" and pressed:
+                down_ms += int(item.get("duration") or 0)
+            elif kind not in ("pointerUp", "pause"):
+                raise WdaFailure("invalid argument", f"unsupported action item {item!r}")
+        if not path or not pressed:
+            raise WdaFailure("invalid argument", "a touch needs a pointerMove and a pointerDown")
+        (x1, y1), (x2, y2) = path[0], path[-1]
+        if abs(x2 - x1) < self.scale * 10 and abs(y2 - y1) < self.scale * 10:
+            (self.phone.long_press if down_ms >= 500 else self.phone.tap)(x1, y1)
+        elif x1 <= 2 * self.scale and x2 - x1 > self.phone.width / 3:
+            self.phone.press_back()  # iOS's Back: the edge swipe from the left edge
+        else:
+            self.phone.swipe(x1, y1, x2, y2, duration_ms=max(50, down_ms))
+
+    def _keys(self, body: dict[str, Any]) -> None:
+        value = body.get("value")
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise WdaFailure("invalid argument", "'value' must be an array of strings")
+        text = "".join(value)
+        for i, line in enumerate(text.split("\n")):
+            if i:
+                self.phone.press_enter()
+            if line:
+                self.phone.type_text(line)
+
+    def _activate(self, body: dict[str, Any]) -> None:
+        bundle = body.get("bundleId")
+        package = BUNDLES.get(str(bundle), str(bundle))
+        if not isinstance(bundle, str) or package not in self.phone.installed:
+            raise WdaFailure("invalid argument", f"The application '{bundle}' is not installed on the device under test")
+        self.phone.launch(package)
+
+    def _press(self, body: dict[str, Any]) -> None:
+        if body.get("name") != "home":
+            raise WdaFailure("invalid argument", f"The button '{body.get('name')}' is unknown")
+        self.phone.go_home()
+
+    def _screenshot(self) -> str:
+        return base64.b64encode(self.phone.screencap_png()).decode("ascii")
+
+    def _status(self) -> dict[str, Any]:
+        return {"build": {"time": "Jan  1 2026 00:00:00", "productBundleIdentifier": "com.facebook.WebDriverAgentRunner"},
+                "os": {"testmanagerdVersion": 28, "name": "iOS", "sdkVersion": "17.0", "version": "17.0"}, "device": "iphone",
+                "ios": {"ip": "127.0.0.1"}, "message": "WebDriverAgent is ready to accept commands",
+                "state": "success", "ready": True}
+
+    def _routes(self) -> dict[tuple[str, str], Callable[[dict[str, Any]], object]]:
+        phone = self.phone
+        return {
+            ("GET", "/screenshot"): lambda _: self._screenshot(),
+            ("GET", "/source"): lambda _: page_source(phone, self.scale),
+            ("GET", "/window/size"): lambda _: {"width": phone.width // self.scale, "height": phone.height // self.scale},
+            # 47 points: the status bar above the navigation bar of the real Settings sample (y=47)
+            ("GET", "/wda/screen"): lambda _: {"statusBarSize": {"width": phone.width // self.scale, "height": 47},
+                                                "scale": self.scale},
+            ("GET", "/wda/locked"): lambda _: bool(phone.keyguard_showing),
+            ("POST", "/wda/unlock"): lambda _: phone.unlock(),
+            ("GET", "/wda/activeAppInfo"): lambda _: {"processArguments": {"env": {}, "args": []}, "name": "",
+                                                       "pid": 1, "bundleId": _bundle_of(str(phone.foreground))},
+            ("GET", "/alert/text"): lambda _: self._no_alert(),
+            ("POST", "/alert/accept"): lambda _: self._no_alert(),
+            ("POST", "/alert/dismiss"): lambda _: self._no_alert(),
+        }
+
+    def _session_routes(self) -> dict[tuple[str, str], Callable[[dict[str, Any]], object]]:
+        return {
+            ("POST", "/actions"): self._actions,
+            ("POST", "/wda/keys"): self._keys,
+            ("POST", "/wda/pressButton"): self._press,
+            ("POST", "/wda/apps/activate"): self._activate,
+            ("POST", "/wda/apps/launch"): self._activate,
+        }
+
+    @staticmethod
+    def _no_alert() -> None:
+        raise WdaFailure("no such alert")
+
+    def answer(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """(HTTP status, envelope) for one request."""
+        try:
+            with self._lock:
+                value = self._dispatch(method, path, body)
+            return 200, {"value": value, "sessionId": self.session_id}
+        except WdaFailure as failure:
+            status = _ERRORS[failure.error][0]
+            return status, {"value": {"error": failure.error, "message": failure.message, "traceback": ""},
+                            "sessionId": self.session_id}
+        except Exception as exc:  # noqa: BLE001 - WDA answers anything else as 'unknown error'
+            return 500, {"value": {"error": "unknown error", "message": str(exc)[:300], "traceback": ""},
+                         "sessionId": self.session_id}
+
+    def _dispatch(self, method: str, path: str, body: dict[str, Any]) -> object:
+        if (method, path) == ("GET", "/status"):
+            return self._status()
+        if (method, path) == ("POST", "/session"):
+            if not isinstance(body.get("capabilities"), dict):
+                raise WdaFailure("session not created", "'capabilities' is mandatory to create a new session")
+            self.session_id = str(uuid.uuid4()).upper()
+            return {"sessionId": self.session_id, "capabilities": {"device": "iphone", "sdkVersion": "17.0"}}
+        in_session = path.startswith("/session/")
+        if in_session:
+            sid, _, rest = path[len("/session/"):].partition("/")
+            if sid != self.session_id:
+                raise WdaFailure("invalid session id", "Session does not exist")
+            path = "/" + rest
+            if (method, path) in self._session_routes():
+                return self._session_routes()[(method, path)](body)
+        if (method, path) in self._routes():
+            return self._routes()[(method, path)](body)
+        raise WdaFailure("unknown command")
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        front = self
+
+        class Handler(BaseHTTPRequestHandler):
+            server_version = "WebDriverAgent/1.0"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _serve(self, method: str) -> None:
+                length = min(int(self.headers.get("Content-Length") or 0), 1 << 20)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw.strip() else {}
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    body = None
+                if not isinstance(body, dict):
+                    status, envelope = 400, {"value": {"error": "invalid argument", "message": _ERRORS["invalid argument"][1],
+                                                       "traceback": ""}, "sessionId": front.session_id}
+                else:
+                    status, envelope = front.answer(method, self.path.split("?")[0].rstrip("/") or "/", body)
+                data = json.dumps(envelope).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json;charset=UTF-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                self._serve("GET")
+
+            def do_POST(self) -> None:
+                self._serve("POST")
+
+            def do_DELETE(self) -> None:
+                self._serve("DELETE")
+
+        return Handler

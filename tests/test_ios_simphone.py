@@ -1,0 +1,173 @@
+"""The simulated iPhone (issue 33): the simulated phone behind ``simphone.ios.WdaFrontEnd``,
+driven by mobile-agent's iOS backend over HTTP. Its answers have the shapes of the real
+WDA samples (``tests/data/wda/``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import cast
+from urllib.error import HTTPError
+
+import pytest
+
+from mobile_agent.device.hierarchy import dump_hierarchy
+from mobile_agent.device.ios import IosDevice, WdaClient
+from mobile_agent.errors import AppNotFoundError
+from perception.accessibility import parse_uiautomator_dump
+from simphone import Phone
+from simphone.ios import WdaFrontEnd
+from tests.wda_fake import DATA, sample
+
+
+@pytest.fixture
+def front() -> Iterator[WdaFrontEnd]:
+    server = WdaFrontEnd(Phone(), scale=3).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def iphone(front: WdaFrontEnd) -> Iterator[IosDevice]:
+    client = WdaClient(front.url, timeout_s=20)
+    try:
+        yield IosDevice("sim-1", client)
+    finally:
+        client.close()
+
+
+def _raw(front: WdaFrontEnd, method: str, path: str, body: object = None) -> tuple[int, dict[str, object]]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(front.url + path, data=data, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=20) as response:
+            return response.status, json.loads(response.read())
+    except HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def _shape(value: object) -> object:
+    """The JSON shape: key names and value types, recursively."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    return type(value).__name__
+
+
+@pytest.mark.parametrize(
+    ("name", "method", "path", "body"),
+    [
+        ("status", "GET", "/status", None),
+        ("window_size", "GET", "/session/{sid}/window/size", None),
+        ("wda_screen", "GET", "/session/{sid}/wda/screen", None),
+        ("locked_false", "GET", "/wda/locked", None),
+        ("active_app_info", "GET", "/wda/activeAppInfo", None),
+        ("session_create", "POST", "/session", {"capabilities": {}}),
+        ("no_such_alert", "GET", "/session/{sid}/alert/text", None),
+        ("invalid_session", "GET", "/session/NOT-A-SESSION/window/size", None),
+        ("unknown_command", "GET", "/no/such/route", None),
+        ("session_not_created", "POST", "/session", {}),
+        ("app_not_installed", "POST", "/session/{sid}/wda/apps/activate", {"bundleId": "com.example.missing"}),
+    ],
+)
+def test_answers_have_the_real_samples_shapes(front: WdaFrontEnd, name: str, method: str, path: str, body: object) -> None:
+    _, made = _raw(front, "POST", "/session", {"capabilities": {"alwaysMatch": {}}})
+    sid = made["sessionId"]
+    status, envelope = _raw(front, method, path.format(sid=sid), body)
+    real = sample(name)
+    assert status == real["http_status"]
+    assert set(envelope) == {"value", "sessionId"}
+    if isinstance(real["body"]["value"], dict) and "error" in real["body"]["value"]:
+        assert _shape(envelope["value"]) == _shape(real["body"]["value"])
+        assert cast(dict[str, object], envelope["value"])["error"] == real["body"]["value"]["error"]
+    elif name == "wda_screen":
+        assert _shape(envelope["value"]) == {"statusBarSize": {"width": "int", "height": "int"}, "scale": "int"}
+    else:
+        assert _shape(envelope["value"]) == _shape(real["body"]["value"])
+
+
+def test_page_source_is_wda_xml_in_points(front: WdaFrontEnd, iphone: IosDevice) -> None:
+    iphone.launch_app("com.apple.Preferences")
+    source = iphone.page_source()
+    real = (DATA / "source_settings.xml").read_text()
+    first = source.splitlines()[1]
+    assert 'x="0" y="0" width="360" height="800"' in first  # 1080x2400 pixels at 3x
+
+    def attribute_order(xml: str, tag: str) -> list[str]:
+        line = next(ln for ln in xml.splitlines() if ln.strip().startswith(f"<{tag} "))
+        return [part.split("=")[0] for part in line.strip().rstrip(">").split()[1:] if "=" in part]
+
+    for tag in ("XCUIElementTypeApplication", "XCUIElementTypeWindow", "XCUIElementTypeStaticText"):
+        assert attribute_order(source, tag)[:7] == attribute_order(real, tag)[:7], tag
+    nodes = parse_uiautomator_dump(dump_hierarchy(iphone).xml or "")
+    wifi = next(n for n in nodes if n.label == "Wi-Fi")
+    truth = next(e for e in front.phone.ground_truth() if e["text"] == "Wi-Fi")
+    # pixels -> points (WDA) -> pixels (backend): within the rounding of one point
+    assert all(abs(a - b) <= 3 for a, b in zip((wifi.bounds.left, wifi.bounds.top, wifi.bounds.right, wifi.bounds.bottom), truth["box"], strict=True))
+
+
+def test_the_backend_drives_the_simulated_iphone(front: WdaFrontEnd, iphone: IosDevice) -> None:
+    info = iphone.screen_info()
+    shot = iphone.screenshot()
+    assert (info.width, info.height) == (shot.width, shot.height) == (front.phone.width, front.phone.height)
+    assert iphone.client.active_app() == "com.apple.springboard"
+    iphone.launch_app(iphone.resolve_app_label("Settings") or "")
+    assert front.phone.foreground == "com.android.settings"
+    assert iphone.client.active_app() == "com.apple.Preferences"
+    # a tap in pixels lands where it was aimed: Wi-Fi opens its page
+    left, top, right, bottom = next(e for e in front.phone.ground_truth() if e["text"] == "Wi-Fi")["box"]
+    before = front.phone.state()["current"]
+    iphone.tap((left + right) // 2, (top + bottom) // 2)
+    assert front.phone.state()["current"] != before
+    iphone.key("back")  # the edge swipe
+    assert front.phone.state()["current"] == before
+    iphone.key("home")
+    assert front.phone.foreground == "com.android.launcher3"
+    with pytest.raises(AppNotFoundError):
+        iphone.launch_app("com.example.missing")
+    assert iphone.alert_text() is None
+
+
+def test_simphone_serve_ios_serves_wda(tmp_path: Path) -> None:
+    """The command a user runs: `simphone serve --ios` prints NAME URL per phone."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "simphone", "serve", "--ios", "--wda-port", "0", "--scale", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stdout is not None
+        name, url, size, scale = process.stdout.readline().split()
+        assert (name, size, scale) == ("simphone-1", "1080x2400", "scale=2")
+        client = WdaClient(url, timeout_s=20)
+        assert client.status().ready is True
+        assert client.screen().scale == 2 and client.window_size() == (540, 1200)
+        client.close()
+    finally:
+        process.terminate()
+        assert process.wait(timeout=20) == 0
+
+
+def test_a_restarted_wda_forgets_the_session(front: WdaFrontEnd, iphone: IosDevice) -> None:
+    iphone.key("home")
+    first = front.session_id
+    front.restart()
+    iphone.key("home")
+    assert front.session_id not in (None, first)
+
+
+def test_lock_state_and_unlock() -> None:
+    server = WdaFrontEnd(Phone(profile="pixel8-15-locked"), scale=3).start()  # starts behind its lock screen
+    client = WdaClient(server.url, timeout_s=20)
+    try:
+        iphone = IosDevice("sim-2", client)
+        assert iphone.screen_state().locked is True
+        iphone.key("wakeup")  # WDA's /wda/unlock
+        assert iphone.screen_state().locked is False and not server.phone.keyguard_showing
+    finally:
+        client.close()
+        server.stop()
