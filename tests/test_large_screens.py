@@ -158,3 +158,17 @@ def test_the_reference_solutions_reach_a_row_below_the_first_page(adb_server, si
     (record,) = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines() if x.strip()]
     assert record["success"] and record["judged_by"] == "state", record["reasons"]
     assert short.adb_state()["network_speed_shown"] is True  # read from the phone
+
+
+def test_the_tablet_keyboard_fits_and_a_search_is_typed(adb_server, sim_phones, tmp_path) -> None:
+    """The keyboard of a large screen is as many dp high as a phone's (it was 1848 of the
+    tablet's 1600 pixels, and an app under it drew a negative box): Chrome's reference types
+    and submits its search."""
+    (tablet,) = sim_phones(1, profile="pixel-tablet-14")
+    out = tmp_path / "eval"
+    proc = _cli("eval", "mobile-eval", "--task", "chrome-1", "--script-reference", "--device", tablet.serial,
+                "-o", str(out), env=_env(adb_server.port))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    (record,) = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines() if x.strip()]
+    assert record["success"] and record["judged_by"] == "state", record["reasons"]
+    assert tablet.adb_state()["apps"]["com.android.chrome"]["searches"][-1]["query"].lower() == "lakers game today"

@@ -8,9 +8,9 @@ QWERTY keyboard whose keys type, or the ADB Keyboard's one-line bar when that IM
 Notification shade (a swipe down from the status bar): quick-settings tiles for Wi-Fi,
 Bluetooth, Airplane mode and Dark theme, drawn over the whole screen.
 
-The bars are as many dp high on a large screen (smallest width 600dp or more: a tablet, a
-foldable's inner screen) as on a phone: there they are drawn at the screen's density
-(`bar_scale`), not stretched with the screen's width.
+The bars and the keyboard are as many dp high on a large screen (smallest width 600dp or
+more: a tablet, a foldable's inner screen) as on a phone: there they are drawn at the
+screen's density (`bar_scale`), not stretched with the screen's width.
 
 May import: the standard library, `simphone.ui` modules. Uses the `Phone` passed in.
 """
@@ -66,7 +66,10 @@ def content_box(phone: Phone, width_px: int, height_px: int) -> tuple[float, flo
     """The apps' area in layout units: between the status bar and the navigation bar / keyboard."""
     root = width_px / 1080
     height = height_px / root
-    return (0, status_bar_px(phone) / root, 1080, height - _nav_bar_px(phone) / root - _keyboard_height(phone))
+    keyboard = _keyboard_height(phone)
+    if is_large_screen(phone):  # drawn at the density too
+        keyboard = round(keyboard * bar_scale(phone)) / root
+    return (0, status_bar_px(phone) / root, 1080, height - _nav_bar_px(phone) / root - keyboard)
 
 
 def network_speed(phone: Phone) -> str:
@@ -80,8 +83,12 @@ def draw_system_ui(phone: Phone, c: Canvas) -> None:
     nav_top = c.height - _nav_bar_px(phone) / c.scale
     if phone.shade_open:
         _shade(phone, c)
-    elif phone.keyboard_visible:
+    elif phone.keyboard_visible and not is_large_screen(phone):
         _keyboard(phone, c, nav_top)
+    elif phone.keyboard_visible:  # a large screen's keyboard: as many dp high as a phone's, the full width
+        bottom = c.height_px - _nav_bar_px(phone)
+        with c.pane((0, bottom - round(_keyboard_height(phone) * bar_scale(phone)), c.width_px, bottom), bar_scale(phone)):
+            _keyboard(phone, c, c.height)
     if bar_scale(phone) == c.scale:  # a phone: the bars span the layout as drawn
         _status_bar(phone, c)
         _nav_bar(phone, c, c.height - NAV_H)
@@ -186,9 +193,10 @@ def _keyboard(phone: Phone, c: Canvas, bottom: float) -> None:
             x += key_w + gap
         y += key_h + 30
     _key(c, (c.width - 150, y - key_h - 30, c.width - 20, y - 30), "⌫", phone.delete_char, label_text="delete")
-    _key(c, (200, y, 760, y + key_h), "space", lambda: phone.type_text(" "))
-    _key(c, (780, y, 1060, y + key_h), "enter", phone.press_enter)
-    _key(c, (20, y, 180, y + key_h), ",", lambda: phone.type_text(","))
+    shift = (c.width - 1080) / 2  # the bottom row centred under the others (0 on a phone)
+    _key(c, (shift + 200, y, shift + 760, y + key_h), "space", lambda: phone.type_text(" "))
+    _key(c, (shift + 780, y, shift + 1060, y + key_h), "enter", phone.press_enter)
+    _key(c, (shift + 20, y, shift + 180, y + key_h), ",", lambda: phone.type_text(","))
 
 
 def _key(c: Canvas, box: tuple[float, float, float, float], label: str, action, label_text: str | None = None) -> None:
