@@ -193,7 +193,7 @@ def test_no_call_site_probes_or_silences_the_locator() -> None:
     a mismatch)."""
     files = ["mobile_agent/agent/parts.py", "mobile_agent/operations/catalog.py", "mobile_agent/operations/coordinates.py",
              "mobile_agent/replay/relocate.py", "mobile_agent/replay/replayer.py", "mobile_agent/locate.py",
-             "mobile_agent/agent/guard.py", "mobile_agent/mcp_server/phone.py"]
+             "mobile_agent/agent/guard.py", "mobile_agent/agent/loop.py", "mobile_agent/mcp_server/phone.py"]
     probing = re.compile(r"\b(?:getattr|hasattr)\([^)]*(?:locator|ctx\.device)")
     for path in files:
         text = (ROOT / path).read_text(encoding="utf-8")
