@@ -18,6 +18,9 @@ import pytest
 from mobile_agent.device.hierarchy import dump_hierarchy
 from mobile_agent.device.ios import IosDevice, WdaClient
 from mobile_agent.errors import AppNotFoundError
+from mobile_agent.operations.context import Locator, OperationContext
+from mobile_agent.operations.open_app import open_app_by_name
+from mobile_agent.settings import Settings
 from perception.accessibility import parse_uiautomator_dump
 from simphone import Phone
 from simphone.ios import WdaFrontEnd
@@ -150,6 +153,27 @@ def test_simphone_serve_ios_serves_wda(tmp_path: Path) -> None:
     finally:
         process.terminate()
         assert process.wait(timeout=20) == 0
+
+
+@pytest.mark.parametrize("name", ["Settings", "Réglages", "设置"])
+def test_open_app_by_name_opens_settings_on_a_locked_simulated_iphone(name: str) -> None:
+    """The agent's Open App operation itself: the phone is unlocked (WDA's /wda/unlock), the
+    name resolves to Apple's bundle id, WDA activates it."""
+    server = WdaFrontEnd(Phone(profile="pixel8-15-locked"), scale=3).start()
+    client = WdaClient(server.url, timeout_s=20)
+    try:
+        iphone = IosDevice("sim-3", client)
+        # the name resolves from the table, so nothing is located on the screen
+        ctx = OperationContext(device=iphone, locator=cast(Locator, object()), screenshot=iphone.screenshot(),
+                               settings=Settings())
+        outcome = open_app_by_name(name, ctx)
+        assert outcome.ok, outcome.feedback
+        assert "com.apple.Preferences" in outcome.feedback
+        assert server.phone.foreground == "com.android.settings" and not server.phone.keyguard_showing
+        assert client.active_app() == "com.apple.Preferences"
+    finally:
+        client.close()
+        server.stop()
 
 
 def test_a_restarted_wda_forgets_the_session(front: WdaFrontEnd, iphone: IosDevice) -> None:

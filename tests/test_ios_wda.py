@@ -10,6 +10,7 @@ import pytest
 
 from mobile_agent.device.hierarchy import dump_hierarchy
 from mobile_agent.device.ios import IosDevice, WdaClient, WdaError, WdaStatus
+from mobile_agent.device.ios.apps import APPLE_APP_NAMES, APPLE_APPS, bundle_for_label
 from mobile_agent.device.ios.source import hierarchy_from_source
 from mobile_agent.errors import AppNotFoundError, DeviceCommandError, DeviceLostError
 from mobile_agent.operations.context import AgentDevice
@@ -229,6 +230,14 @@ def test_a_page_source_that_is_not_one_is_no_tree() -> None:
     nodes = parse_uiautomator_dump(hidden)
     assert [n.class_name for n in nodes] == ["XCUIElementTypeApplication", "XCUIElementTypeSecureTextField"]
     assert nodes[1].password and (nodes[1].bounds.left, nodes[1].bounds.bottom) == (2, 6)
+
+
+def test_apple_app_names_in_several_languages() -> None:
+    keys = [name for _, names in APPLE_APP_NAMES for name in names]
+    assert len(APPLE_APPS) == len(keys), "two apps share a name"
+    assert {bundle_for_label(n) for n in ("Settings", "设置", "Einstellungen", "Réglages", "Ajustes", "設定", " settings!")} == {
+        "com.apple.Preferences"}
+    assert bundle_for_label("App-Store") == "com.apple.AppStore" and bundle_for_label("Chrome") is None
 
 
 def test_a_wda_that_went_away_loses_the_phone(wda: FakeWda, iphone: IosDevice) -> None:
