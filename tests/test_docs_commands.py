@@ -1,16 +1,20 @@
 """What the README and docs/*.md show a user can be typed as written: every ``mobile-agent``
 command line parses with the real command line (its subcommands and options exist), every
 TOML snippet loads through the settings loader (or, for a ``[safety]`` policy, through
-``run --policy``'s reader), the cheap commands run, and the README links every docs page.
+``run --policy``'s reader), every YAML flow loads, Python snippets compile and import what
+exists, JSON parses, the cheap commands run, and the README links every docs page.
 No adb server and no service: the commands that need a phone are checked by
 tests/test_readme_path.py."""
 
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import functools
+import importlib
 import io
+import json
 import os
 import re
 import shlex
@@ -25,6 +29,7 @@ from mobile_agent.cli import _split_adb, build_parser
 from mobile_agent.cli.run import read_policy
 from mobile_agent.errors import ConfigError
 from mobile_agent.settings import load_settings
+from mobile_agent.testing.flows import load_flow, parse_flow
 
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -133,3 +138,50 @@ def test_the_readme_links_every_docs_page() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     missing = [p.name for p in PAGES[1:] if f"(docs/{p.name}" not in readme]
     assert not missing, f"README.md links no {missing}"
+
+
+def _blocks_of(language: str) -> list[tuple[str, str, str]]:
+    """(page, the line before the block, body) of each ``language`` block."""
+    found: list[tuple[str, str, str]] = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for match in re.finditer(rf"^```{language}\n(.*?)^```$", text, re.S | re.M):
+            before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+            found.append((page.name, before, match.group(1)))
+    return found
+
+
+def test_every_flow_shown_loads() -> None:
+    """A YAML block is a flow (docs/testing.md): it loads as `mobile-agent test` loads it, and
+    one introduced by its file's name is that file; every flow a command names exists."""
+    blocks = _blocks_of("yaml")
+    assert blocks
+    for page, before, body in blocks:
+        flow = parse_flow(body)
+        assert flow.steps, (page, body)
+        named = re.search(r"`(tests/flows/[\w/.-]+\.yaml)`", before)
+        if named:
+            assert (ROOT / named.group(1)).read_text(encoding="utf-8") == body, f"{page}: {named.group(1)} differs"
+    for page, command in COMMANDS:
+        if command.startswith("mobile-agent test "):
+            for word in shlex.split(command):
+                if word.endswith(".yaml"):
+                    assert load_flow(ROOT / word).steps, f"{page}: {word}"
+
+
+def test_every_python_and_json_snippet_is_valid() -> None:
+    """Python blocks compile and what they import from the project exists; JSON blocks parse."""
+    python = _blocks_of("python")
+    assert python
+    for page, _, body in python:
+        tree = ast.parse(body, filename=page)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "mobile_agent":
+                module = importlib.import_module(node.module)
+                missing = [a.name for a in node.names if not hasattr(module, a.name)]
+                assert not missing, f"{page}: {node.module} has no {missing}"
+    for page, _, body in _blocks_of("json"):
+        try:
+            json.loads(body)
+        except json.JSONDecodeError as exc:
+            raise AssertionError(f"{page}: a JSON block does not parse: {exc}") from exc
