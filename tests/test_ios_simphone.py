@@ -10,11 +10,12 @@ import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 from urllib.error import HTTPError
 
 import pytest
 
+from mobile_agent.agent import Agent, RunStatus
 from mobile_agent.device.hierarchy import dump_hierarchy
 from mobile_agent.device.ios import IosDevice, WdaClient
 from mobile_agent.errors import AppNotFoundError
@@ -24,6 +25,8 @@ from mobile_agent.settings import Settings
 from perception.accessibility import parse_uiautomator_dump
 from simphone import Phone
 from simphone.ios import WdaFrontEnd
+from tests.agent_helpers import DONE, agent_settings, plan_reply
+from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.wda_fake import DATA, sample
 
 
@@ -192,6 +195,29 @@ def test_lock_state_and_unlock() -> None:
         assert iphone.screen_state().locked is True
         iphone.key("wakeup")  # WDA's /wda/unlock
         assert iphone.screen_state().locked is False and not server.phone.keyguard_showing
+    finally:
+        client.close()
+        server.stop()
+
+
+@pytest.mark.timeout(180)
+def test_a_scripted_model_run_opens_settings_on_the_simulated_iphone(llm_server: Any, tmp_path: Path) -> None:  # noqa: F811
+    """The same agent, the paper's dialect, an iPhone: the model asks for Open App (Settings),
+    Stop; the run completes with Settings in front (the scripted model is the OpenAI-compatible
+    server on loopback)."""
+    llm_server.script([plan_reply("Open App (Settings)", thought="Open Settings."), plan_reply("Stop"), DONE])
+    server = WdaFrontEnd(Phone(), scale=3).start()
+    client = WdaClient(server.url, timeout_s=20)
+    try:
+        iphone = IosDevice("sim-4", client)
+        settings = agent_settings(5037, "emulator-5554", tmp_path, llm_server)  # adb is not used: the device is given
+        result = Agent(settings, device=iphone).run("Open Settings")
+        assert result.status is RunStatus.COMPLETED, result.reason
+        assert [s.operation_name for s in result.steps] == ["open_app", "stop"]
+        assert server.phone.foreground == "com.android.settings"
+        assert client.active_app() == "com.apple.Preferences"
+        first = llm_server.chat_requests[0]
+        assert first.image_sizes(), "the model saw the iPhone's screenshot"
     finally:
         client.close()
         server.stop()
