@@ -1,5 +1,5 @@
 """What the README and docs/*.md show a user can be typed as written: every ``mobile-agent``
-command line parses with the real command line (its subcommands and options exist), every
+and ``simphone`` command line parses with the real command line (its subcommands and options exist), every
 TOML snippet loads through the settings loader (or, for a ``[safety]`` policy, through
 ``run --policy``'s reader), every YAML flow loads, Python snippets compile and import what
 exists, JSON parses, the cheap commands run, and the README links every docs page.
@@ -30,6 +30,7 @@ from mobile_agent.cli.run import read_policy
 from mobile_agent.errors import ConfigError
 from mobile_agent.settings import load_settings
 from mobile_agent.testing.flows import load_flow, parse_flow
+from simphone.cli import build_parser as simphone_parser
 
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -64,11 +65,12 @@ def _commands() -> list[tuple[str, str]]:
                 continue
             for line in body.replace("\\\n", " ").splitlines():
                 line = line.split("  #")[0].strip()
-                at = line.find("mobile-agent ")
-                if at == 0 or (at > 0 and line[at - 1] == " "):
-                    found.append((page.name, line[at:].removesuffix("&").strip()))
+                for program in ("mobile-agent ", "simphone "):
+                    at = line.find(program)
+                    if at == 0 or (at > 0 and line[at - 1] == " "):
+                        found.append((page.name, line[at:].removesuffix("&").strip()))
         prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
-        found += [(page.name, m.group(1)) for m in re.finditer(r"`(mobile-agent [^`]*\s-[^`]*)`", prose)]
+        found += [(page.name, m.group(1)) for m in re.finditer(r"`((?:mobile-agent|simphone) [^`]*\s-[^`]*)`", prose)]
     return [(page, command) for page, command in found if not any(mark in command for mark in SYNOPSIS)]
 
 
@@ -76,8 +78,8 @@ COMMANDS = _commands()
 
 
 @functools.cache
-def _parser() -> argparse.ArgumentParser:
-    return build_parser()
+def _parser(program: str) -> argparse.ArgumentParser:
+    return build_parser() if program == "mobile-agent" else simphone_parser()
 
 
 def test_the_docs_show_commands() -> None:
@@ -88,11 +90,12 @@ def test_the_docs_show_commands() -> None:
 
 @pytest.mark.parametrize(("page", "command"), COMMANDS, ids=[f"{p}:{c[:60]}" for p, c in COMMANDS])
 def test_every_command_shown_parses(page: str, command: str) -> None:
-    argv, _ = _split_adb(shlex.split(command)[1:])
+    program, *words = shlex.split(command)
+    argv, _ = _split_adb(words) if program == "mobile-agent" else (words, None)
     said = io.StringIO()
     try:
         with contextlib.redirect_stderr(said), contextlib.redirect_stdout(io.StringIO()):
-            _parser().parse_args(argv)
+            _parser(program).parse_args(argv)
     except SystemExit as exc:  # --help / --version exit 0; a usage error exits 2
         assert exc.code == 0, f"{page}: `{command}`: {said.getvalue().strip()}"
 
