@@ -117,6 +117,10 @@ def test_every_mcp_tool_answers_each_principal_as_its_role_allows(adb_server, si
     assert not answers[("vic", "list_devices")][0] and not answers[("vic", "screenshot")][0]
     assert not reads["alice"][0] and not reads["admin"][0], reads
     assert reads["bob"][0] and "no run" in reads["bob"][1], reads
+    # no answer over HTTP names a path of the server (the runs folder is under tmp_path)
+    said = [f"{who} {name}" for (who, name), (_, text) in answers.items() if str(tmp_path) in text]
+    said += [f"{who} read_trajectory" for who, (_, text) in reads.items() if str(tmp_path) in text]
+    assert not said, said
 
 
 def test_who_holds_a_busy_phone_is_told_to_an_admin_only(adb_server, sim_phone, tmp_path: Path) -> None:

@@ -270,7 +270,7 @@ class PhoneService:
                 continue
             if header.get("run_id") == run_id:
                 return path.parent
-        raise ToolFailure(f"no run {run_id!r} in {root}")
+        raise ToolFailure(f"no run {run_id!r} in agent.output_dir")  # the folder's path stays on the server
 
     def trajectory(self, run_id: str, reader: str | None = None) -> dict[str, Any]:
         from mobile_agent.agent import load_trajectory

@@ -34,6 +34,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Annotated, Any, cast
 
 import anyio
@@ -178,6 +179,34 @@ def _reader(ctx: Context[Any, Any]) -> str | None:
     return None if role == "admin" else name
 
 
+def _outward(ctx: Context[Any, Any], settings: Settings, data: Any) -> Any:
+    """A tool's answer as it leaves over HTTP: no path of this server in it (the REST service's
+    rule, docs/security.md). An absolute path under ``agent.output_dir`` becomes its part below
+    that folder (a run's folder, its report), any other that names a folder of this machine
+    "[a path on the server]". Over stdio the client is the local user, on the same machine: the
+    paths stay (they are where its runs are)."""
+    if not isinstance(ctx.request_context.request, Request):
+        return data
+    root = Path(settings.agent.output_dir).resolve()
+
+    def hide(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: hide(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [hide(item) for item in value]
+        if not isinstance(value, str) or not value.startswith("/") or "\n" in value or len(value) > 4096:
+            return value
+        try:
+            path = Path(value).resolve()
+            if path.is_relative_to(root):
+                return path.relative_to(root).as_posix() or "."
+            return "[a path on the server]" if path.parent != Path("/") and path.parent.is_dir() else value
+        except (OSError, ValueError):
+            return value
+
+    return hide(data)
+
+
 def _channel(ctx: Context[Any, Any]) -> UserChannel:
     caps = ctx.client_capabilities
     if caps is not None and getattr(caps, "elicitation", None) is not None:
@@ -229,7 +258,8 @@ def _card_tool(service: PhoneService, card: OperationCard) -> Callable[..., Awai
             answer: dict[str, Any] = await _in_thread(
                 lambda: service.operate(card, kwargs, serial, channel, session, candidate, owner),
                 admin=_reader(ctx) is None)
-        return answer
+        outward: dict[str, Any] = _outward(ctx, service.settings, answer)
+        return outward
 
     parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)]
     for name, info in card.params_model.model_fields.items():
@@ -340,7 +370,8 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
                                                 owner=owner),
                 cancel=cancel, admin=_reader(ctx) is None,
             )
-        return run_answer(settings, result)
+        answer: dict[str, Any] = _outward(ctx, settings, run_answer(settings, result))
+        return answer
 
     @server.tool(description="Read a run's trajectory (this server's runs and MCP sessions, or any under "
                  "agent.output_dir): the run header, every step (action, feedback, tap point, timings) and the "
@@ -353,7 +384,8 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
         reader = _reader(ctx)
         data: dict[str, Any] = await _in_thread(lambda: service.trajectory(run_id, reader))
         data["steps"] = data["steps"][-max_steps:]
-        return data
+        outward: dict[str, Any] = _outward(ctx, service.settings, data)
+        return outward
 
     @server.resource("phone://devices", name="devices", mime_type="application/json",
                      description="The phones adb sees (as list_devices).")
