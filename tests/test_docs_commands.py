@@ -188,3 +188,12 @@ def test_every_python_and_json_snippet_is_valid() -> None:
             json.loads(body)
         except json.JSONDecodeError as exc:
             raise AssertionError(f"{page}: a JSON block does not parse: {exc}") from exc
+
+
+def test_every_make_target_shown_exists() -> None:
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    targets = set(re.findall(r"^([\w-]+):", makefile, re.M))
+    shown = {m.group(1) for page in PAGES
+             for m in re.finditer(r"(?:^|`)make ([\w-]+)", page.read_text(encoding="utf-8"), re.M)}
+    assert {"demo", "test"} <= shown, shown
+    assert shown <= targets, f"the docs show make {sorted(shown - targets)}, which the Makefile lacks"
