@@ -184,3 +184,37 @@ def test_device_any_runs_on_a_ready_phone(adb_server, sim_phone, tmp_path, capsy
     suite = json.loads(captured.out)
     assert suite["passed"] == 1 and suite["flows"][0]["steps"][0]["kind"] == "assert_visible"
     assert "running 1 flow on " in captured.err  # the progress goes to stderr with --json
+
+
+def test_a_secret_is_typed_by_the_flow_and_never_written_out(adb_server, sim_phone, tmp_path):
+    from pydantic import SecretStr
+
+    from mobile_agent.device import open_device
+    from mobile_agent.testing import FlowRunner
+    from tests.agent_helpers import agent_settings
+
+    settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path / "runs")
+    settings = settings.model_copy(update={"agent": settings.agent.model_copy(
+        update={"named_secrets": {"title": SecretStr("Zanzibar7")}})})  # fmt: skip
+    flow = parse_flow(
+        "name: a secret title\nsteps:\n"
+        "  - do: |\n      Open App (Notes)\n      Click icon (orange plus button, bottom right)\n"
+        "      Type ({{secret:title}})\n"
+        "  - assert_not_visible: '{{secret:title}}'\n"  # the placeholder itself is never on screen
+    )
+    result = FlowRunner(settings, open_device(settings.adb, sim_phone.serial), output_dir=tmp_path / "runs").run(flow)
+    assert result.passed, result.message
+    assert "Zanzibar7" in json.dumps(sim_phone.phone.state())  # typed on the phone
+    # a failing assertion lists what the screen shows, the secret among it: redacted everywhere
+    from mobile_agent.testing import Phone
+
+    assert any("Zanzibar7" in t for t in Phone.open(settings).texts())  # OCR reads it: there is something to hide
+    failing = parse_flow("name: fails on the secret's screen\nstart_home: false\nsteps:\n  - assert_visible: Nowhere\n")
+    failed = FlowRunner(settings, open_device(settings.adb, sim_phone.serial), output_dir=tmp_path / "runs").run(failing)
+    assert not failed.passed and "the screen shows" in failed.message and "Zanzibar7" not in failed.message
+    from mobile_agent.testing.junit import junit_xml
+    from mobile_agent.testing.runner import SuiteResult
+
+    assert b"Zanzibar7" not in junit_xml(SuiteResult([result, failed], 0.0, 1.0))
+    written = [p for p in (tmp_path / "runs").rglob("*") if p.suffix in (".json", ".jsonl", ".html")]
+    assert written and not [p for p in written if "Zanzibar7" in p.read_text(errors="replace")]

@@ -23,6 +23,7 @@ from typing import NoReturn
 import numpy as np
 from PIL import Image
 
+from mobile_agent.agent.redact import Redactor
 from mobile_agent.agent.screen_diff import screen_changed
 from mobile_agent.operations.context import AgentDevice, Locator, ScreenshotLike
 from mobile_agent.settings import Settings
@@ -183,9 +184,9 @@ class Phone:
 
     def _fail(self, summary: str, expectation: str, frame: ScreenshotLike, location: Location | None) -> NoReturn:
         evidence = self.evidence(frame, expectation)
-        raise ScreenAssertionError(
-            failure_message(summary, evidence, location), expectation=expectation, evidence=evidence
-        )
+        # the screen's texts may show a secret the test typed: the message is redacted as a trajectory is
+        message = Redactor.from_settings(self.settings).text(failure_message(summary, evidence, location))
+        raise ScreenAssertionError(message, expectation=expectation, evidence=evidence)
 
 
 def failure_message(summary: str, evidence: ScreenEvidence, location: Location | None = None) -> str:

@@ -278,6 +278,8 @@ class FlowRunner:
             replayed = sum(1 for s in linked.steps if s.by == "replay")
             if replayed:
                 message += f"; replayed {replayed} of {len(linked.steps)} steps from the plan cache (no model call)"
+        # a failure lists the screen's texts, which may show a typed secret: redacted like the trajectory
+        message, text = session.redact.text(message), session.redact.text(text)
         index = session.take_index()
         draft = session.capture(self.device, None, index)
         draft.begun, draft.by, draft.ok = True, "flow", passed
