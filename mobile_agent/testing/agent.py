@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from mobile_agent.agent import Agent as BaseAgent
 from mobile_agent.agent import RunResult
+from mobile_agent.agent.redact import Redactor
 from mobile_agent.agent.screen_diff import screen_changed
 from mobile_agent.errors import ConfigError
 from mobile_agent.operations.context import ScreenshotLike
@@ -128,4 +129,5 @@ def _verdict_message(summary: str, verdict: Verdict, phone: Phone) -> str:
     texts = tuple(phone.texts(frame)) if frame is not None else ()
     evidence = ScreenEvidence(frame, verdict.screenshot_path, texts) if frame is not None else None
     head = f"{summary}; the model: {verdict.reason}"
-    return failure_message(head, evidence) if evidence is not None else head
+    message = failure_message(head, evidence) if evidence is not None else head
+    return Redactor.from_settings(phone.settings).text(message)  # the screen's texts may show a secret
