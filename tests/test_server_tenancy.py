@@ -437,3 +437,28 @@ def test_quotas_count_a_tasks_owner_column_the_one_its_visibility_reads(tmp_path
         stored = conn.execute(sa.select(tasks_table.c.owner).where(tasks_table.c.id == mine.id)).scalar_one()
     assert stored == ALICE
     assert store.count_active_of(ALICE) == 1
+
+
+def test_a_path_of_the_server_inside_a_message_stays_inside(tmp_path: Path) -> None:
+    """An error or event message that names a server path within its text (an OSError, a
+    crash's str(exc)) shows the trajectory's files by their relative name and any other server
+    path as "[a path on the server]"; a phone path, a URL and a slash in prose stay."""
+    from server.api.tasks import event_public, task_public
+    from server.store import EventRow, TaskRow
+
+    base = (tmp_path / "runs" / "task-1").resolve()
+    base.mkdir(parents=True)
+    config = tmp_path / "etc" / "agent.toml"
+    config.parent.mkdir()
+    crash = (f"[Errno 28] No space left on device: '{base / 'step-3.png'}' (config {config}); "
+             "pushed /sdcard/Download/a.png, see https://example.com/docs/a and/or 1/2")
+    public = event_public(EventRow(7, 1, "error", {"message": crash}, 0.0), base).data["message"]
+    assert str(tmp_path) not in public, public
+    assert "'step-3.png'" in public and "[a path on the server]" in public, public
+    assert "/sdcard/Download/a.png" in public and "https://example.com/docs/a" in public and "and/or 1/2" in public
+    row = TaskRow(id=1, instruction="x", device_request="any", device=None, status="error", options={},
+                  error={"type": "OSError", "message": crash}, result=None, steps=0, prompt_tokens=0,
+                  completion_tokens=0, cost_usd=0.0, trajectory_dir=str(base), instance=None,
+                  cancel_requested=False, created_at=0.0, started_at=None, finished_at=1.0)
+    shown = task_public(row).model_dump_json()
+    assert str(tmp_path) not in shown and "step-3.png" in shown, shown

@@ -12,12 +12,13 @@ import asyncio
 import json
 import mimetypes
 import os
+import re
 import tempfile
 import time
 import zipfile
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, HTTPException, Query, Response, status
 from fastapi import Path as PathParam
@@ -82,7 +83,10 @@ def task_public(task: TaskRow) -> TaskPublic:
         links["trajectory"] = f"{base}/trajectory.zip"
     # the row's other columns (trajectory_dir, instance, cancel_requested) stay inside:
     # TaskPublic ignores fields it does not declare
-    return TaskPublic.model_validate({**vars(task), "queued_s": queued_s, "run_s": run_s, "links": links})
+    base_dir = _trajectory_base(task)
+    error, result = _inside_paths(task.error, base_dir), _inside_paths(task.result, base_dir)
+    return TaskPublic.model_validate({**vars(task), "error": error, "result": result, "queued_s": queued_s,
+                                      "run_s": run_s, "links": links})
 
 
 def _get_task(service: ServiceState, task_id: int) -> TaskRow:
@@ -269,7 +273,37 @@ def event_public(event: EventRow, base: Path | None) -> EventPublic:
             data[f"{key}_url"] = f"/v1/tasks/{event.task_id}/files/{relative}"
         if relative is not None or _server_path(value):  # the server's paths stay inside: the trajectory's, relative
             data[key] = relative if relative is not None else "[a path on the server]"
+    data = {key: value if key.endswith("_url") else _inside_paths(value, base) for key, value in data.items()}
     return EventPublic(id=event.id, task_id=event.task_id, kind=event.kind, data=data, created_at=event.created_at)
+
+
+# an absolute path inside a text: after its start, a space, a quote or "=" (not a URL's or a fraction's slash)
+_PATH_IN_TEXT = re.compile(r"(?<![\w/:.~-])/[^\s'\"<>()\[\]{},;]+")
+
+
+def _inside_paths(value: Any, base: Path | None) -> Any:
+    """``value`` (a message, or a dict/list of them) with every server path named inside its
+    texts replaced: a trajectory's file by its relative name, another path of this server by
+    "[a path on the server]" (a phone's path, a URL, a slash in prose stay)."""
+    if isinstance(value, dict):
+        return {key: _inside_paths(item, base) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_inside_paths(item, base) for item in value]
+    if not isinstance(value, str) or "/" not in value or len(value) > 65536:
+        return value
+
+    def replace(match: re.Match[str]) -> str:
+        found = match.group(0).rstrip(".")
+        relative = _relative_inside(base, found) if base is not None else None
+        if relative is not None:
+            shown = relative
+        elif _server_path(found):
+            shown = "[a path on the server]"
+        else:
+            return match.group(0)
+        return shown + match.group(0)[len(found):]
+
+    return _PATH_IN_TEXT.sub(replace, value)
 
 
 def _server_path(value: str) -> bool:
