@@ -214,3 +214,26 @@ class _Frame:
 
         self.pixels = np.full((240, 108, 3), 200, dtype=np.uint8)
         self.width, self.height = 108, 240
+
+
+def test_a_secret_on_screen_is_blacked_out_in_the_image_the_model_judges(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+    import io
+
+    import numpy as np
+    from PIL import Image
+    from pydantic import SecretStr
+
+    from mobile_agent.agent import run_script
+
+    settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server)
+    settings = settings.model_copy(update={"agent": settings.agent.model_copy(
+        update={"named_secrets": {"title": SecretStr("Zanzibar7")}})})  # fmt: skip
+    typed = run_script(settings, "Open App (Notes)\nClick icon (orange plus button, bottom right)\nType ({{secret:title}})\n")
+    assert typed.status.value == "completed", typed.reason
+    agent = Agent(settings)
+    assert any("Zanzibar7" in t for t in agent.phone.texts())  # on the phone's screen
+    llm_server.script(['{"passed": true, "reason": "a note is being written"}'])
+    assert agent.check("a note is being written").passed
+    (image,) = llm_server.requests[-1].images()
+    seen = np.asarray(Image.open(io.BytesIO(image)).convert("RGB").resize((1080, 2400)))
+    assert not any("Zanzibar" in line.text for line in agent.phone.reader.ocr(seen))  # the model never saw it

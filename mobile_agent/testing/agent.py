@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from mobile_agent.agent import Agent as BaseAgent
 from mobile_agent.agent import RunResult
+from mobile_agent.agent.mask import MaskedFrame, SecretText, black_out, secret_values
 from mobile_agent.agent.redact import Redactor
 from mobile_agent.agent.screen_diff import screen_changed
 from mobile_agent.errors import ConfigError
@@ -93,8 +94,21 @@ class Agent(BaseAgent):
         ``schema`` (a pydantic model, or an ``AnswerSchema``). ``ExtractionError`` when the
         model's answer never validated within ``attempts``."""
         answer_schema = schema if isinstance(schema, AnswerSchema) else AnswerSchema.of_model(schema)
-        value: T = self.judge.extract(instruction, answer_schema, self.phone.settled(), attempts=attempts)
+        frame = self.model_frame(self.phone.settled())
+        value: T = self.judge.extract(instruction, answer_schema, frame, attempts=attempts)
         return value
+
+    def model_frame(self, frame: ScreenshotLike) -> ScreenshotLike:
+        """``frame`` as the model may see it: the OCR lines that show a secret of the settings
+        (``agent.secrets``, ``agent.named_secrets``) blacked out, as a run's model frames are."""
+        secrets = SecretText(secret_values(self.settings))
+        if not secrets.active:
+            return frame
+        boxes = [(int(b.left), int(b.top), int(b.right), int(b.bottom))
+                 for b in (line.box for line in self.phone.reader.ocr(frame.pixels) if secrets.shows(line.text))]  # fmt: skip
+        if not boxes:
+            return frame
+        return MaskedFrame(black_out(frame.pixels, boxes), frame.width, frame.height)
 
     def wait_for(self, statement: str, *, timeout: float = 30.0, attempts: int = DEFAULT_ATTEMPTS) -> Verdict:
         """Wait until the model finds ``statement`` true. The screen is judged once it has
@@ -119,7 +133,7 @@ class Agent(BaseAgent):
         )
 
     def _judged(self, statement: str, frame: ScreenshotLike, attempts: int) -> Verdict:
-        verdict = self.judge.check(statement, frame, attempts=attempts)
+        verdict = self.judge.check(statement, self.model_frame(frame), attempts=attempts)
         evidence = self.phone.evidence(frame, statement)
         return Verdict(verdict.statement, verdict.passed, verdict.reason, frame, evidence.path, verdict.usage)
 
