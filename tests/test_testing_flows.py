@@ -212,6 +212,12 @@ def test_a_secret_is_typed_by_the_flow_and_never_written_out(adb_server, sim_pho
     failing = parse_flow("name: fails on the secret's screen\nstart_home: false\nsteps:\n  - assert_visible: Nowhere\n")
     failed = FlowRunner(settings, open_device(settings.adb, sim_phone.serial), output_dir=tmp_path / "runs").run(failing)
     assert not failed.passed and "the screen shows" in failed.message and "Zanzibar7" not in failed.message
+    import numpy as np
+    from PIL import Image
+
+    evidence = Path(re.search(r"screenshot: (\S+\.png)", failed.message).group(1))
+    kept = np.asarray(Image.open(evidence).convert("RGB"))
+    assert not any("Zanzibar" in line.text for line in Phone.open(settings).reader.ocr(kept))  # blacked out
     from mobile_agent.testing.junit import junit_xml
     from mobile_agent.testing.runner import SuiteResult
 

@@ -22,7 +22,6 @@ from typing import Any, TypeVar
 
 from mobile_agent.agent import Agent as BaseAgent
 from mobile_agent.agent import RunResult
-from mobile_agent.agent.mask import MaskedFrame, SecretText, black_out, secret_values
 from mobile_agent.agent.redact import Redactor
 from mobile_agent.agent.screen_diff import screen_changed
 from mobile_agent.errors import ConfigError
@@ -99,16 +98,8 @@ class Agent(BaseAgent):
         return value
 
     def model_frame(self, frame: ScreenshotLike) -> ScreenshotLike:
-        """``frame`` as the model may see it: the OCR lines that show a secret of the settings
-        (``agent.secrets``, ``agent.named_secrets``) blacked out, as a run's model frames are."""
-        secrets = SecretText(secret_values(self.settings))
-        if not secrets.active:
-            return frame
-        boxes = [(int(b.left), int(b.top), int(b.right), int(b.bottom))
-                 for b in (line.box for line in self.phone.reader.ocr(frame.pixels) if secrets.shows(line.text))]  # fmt: skip
-        if not boxes:
-            return frame
-        return MaskedFrame(black_out(frame.pixels, boxes), frame.width, frame.height)
+        """``frame`` as the model may see it: secrets blacked out (``Phone.masked``)."""
+        return self.phone.masked(frame)
 
     def wait_for(self, statement: str, *, timeout: float = 30.0, attempts: int = DEFAULT_ATTEMPTS) -> Verdict:
         """Wait until the model finds ``statement`` true. The screen is judged once it has

@@ -23,6 +23,7 @@ from typing import NoReturn
 import numpy as np
 from PIL import Image
 
+from mobile_agent.agent.mask import MaskedFrame, SecretText, black_out, secret_values
 from mobile_agent.agent.redact import Redactor
 from mobile_agent.agent.screen_diff import screen_changed
 from mobile_agent.operations.context import AgentDevice, Locator, ScreenshotLike
@@ -174,12 +175,25 @@ class Phone:
 
     # -- evidence -----------------------------------------------------------------------
 
+    def masked(self, frame: ScreenshotLike) -> ScreenshotLike:
+        """``frame`` with the OCR lines that show a secret of the settings (``agent.secrets``,
+        ``agent.named_secrets``) blacked out, as a run's model frames and saved screenshots are:
+        what the model judges and what evidence keeps."""
+        secrets = SecretText(secret_values(self.settings))
+        if not secrets.active:
+            return frame
+        boxes = [(int(b.left), int(b.top), int(b.right), int(b.bottom))
+                 for b in (line.box for line in self.reader.ocr(frame.pixels) if secrets.shows(line.text))]  # fmt: skip
+        if not boxes:
+            return frame
+        return MaskedFrame(black_out(frame.pixels, boxes), frame.width, frame.height)
+
     def evidence(self, frame: ScreenshotLike, name: str = "check") -> ScreenEvidence:
         """``frame`` saved as a PNG under ``evidence_dir``, with the texts it shows."""
         self.evidence_dir.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
         path = self.evidence_dir / f"{stamp}-{next(self._numbers):03d}-{_slug(name)}.png"
-        Image.fromarray(np.ascontiguousarray(frame.pixels)).save(path)
+        Image.fromarray(np.ascontiguousarray(self.masked(frame).pixels)).save(path)
         return ScreenEvidence(frame, path, tuple(self.texts(frame)))
 
     def _fail(self, summary: str, expectation: str, frame: ScreenshotLike, location: Location | None) -> NoReturn:
