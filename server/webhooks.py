@@ -34,7 +34,7 @@ A failed delivery (an error, a status other than 2xx) is tried again after
 a slow receiver never holds up a run. Without a secret nothing is sent (``create_task``
 refuses a callback_url then).
 
-May import: httpx, the standard library, ``mobile_agent`` (settings, redaction).
+May import: httpx, the standard library, ``mobile_agent`` (settings, redaction), ``server.paths``.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ import httpx
 
 from mobile_agent.agent import Redactor
 from mobile_agent.settings import Settings
+from server.paths import inside_paths
 
 __all__ = [
     "MAX_RESPONSE_BYTES",
@@ -313,6 +314,7 @@ class WebhookSender:
 
 def task_finished(task_id: int, status: str, *, result: Any = None, error: Any = None) -> dict[str, Any]:
     """The payload of the ``task_finished`` webhook, the same whether the run ended or the
-    task was cancelled before it ran."""
-    return {"task_id": task_id, "status": status, "result": result, "error": error,
+    task was cancelled before it ran. No path of the server leaves in it (``server.paths``)."""
+    return {"task_id": task_id, "status": status, "result": inside_paths(result, None),
+            "error": inside_paths(error, None),
             "links": {"task": f"/v1/tasks/{task_id}"}}

@@ -12,6 +12,7 @@ that may see but not do (a viewer acting, a user connecting phones or reading th
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -440,7 +441,7 @@ def test_quotas_count_a_tasks_owner_column_the_one_its_visibility_reads(tmp_path
 
 
 def test_a_path_of_the_server_inside_a_message_stays_inside(tmp_path: Path) -> None:
-    """An error or event message that names a server path within its text (an OSError, a
+    """The same in a webhook's payload. An error or event message that names a server path within its text (an OSError, a
     crash's str(exc)) shows the trajectory's files by their relative name and any other server
     path as "[a path on the server]"; a phone path, a URL and a slash in prose stay."""
     from server.api.tasks import event_public, task_public
@@ -462,3 +463,7 @@ def test_a_path_of_the_server_inside_a_message_stays_inside(tmp_path: Path) -> N
                   cancel_requested=False, created_at=0.0, started_at=None, finished_at=1.0)
     shown = task_public(row).model_dump_json()
     assert str(tmp_path) not in shown and "step-3.png" in shown, shown
+    from server.webhooks import task_finished
+
+    payload = json.dumps(task_finished(1, "error", error=row.error, result={"report": str(base / "report.html")}))
+    assert str(tmp_path) not in payload and "[a path on the server]" in payload, payload

@@ -12,13 +12,12 @@ import asyncio
 import json
 import mimetypes
 import os
-import re
 import tempfile
 import time
 import zipfile
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Header, HTTPException, Query, Response, status
 from fastapi import Path as PathParam
@@ -27,6 +26,7 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from server.deps import ActedTask, Actor, Authorized, CurrentPrincipal, OwnedTask, Service
+from server.paths import inside_paths, relative_inside, server_path
 from server.quota import Quota, QuotaExceeded
 from server.schemas import (
     MAX_ID,
@@ -84,7 +84,7 @@ def task_public(task: TaskRow) -> TaskPublic:
     # the row's other columns (trajectory_dir, instance, cancel_requested) stay inside:
     # TaskPublic ignores fields it does not declare
     base_dir = _trajectory_base(task)
-    error, result = _inside_paths(task.error, base_dir), _inside_paths(task.result, base_dir)
+    error, result = inside_paths(task.error, base_dir), inside_paths(task.result, base_dir)
     return TaskPublic.model_validate({**vars(task), "error": error, "result": result, "queued_s": queued_s,
                                       "run_s": run_s, "links": links})
 
@@ -268,68 +268,17 @@ def event_public(event: EventRow, base: Path | None) -> EventPublic:
         image = Path(value).suffix.lower() in _IMAGE_SUFFIXES
         if not (image or value.startswith("/")):
             continue
-        relative = _relative_inside(base, value) if base is not None else None
+        relative = relative_inside(base, value) if base is not None else None
         if relative is not None and image:
             data[f"{key}_url"] = f"/v1/tasks/{event.task_id}/files/{relative}"
-        if relative is not None or _server_path(value):  # the server's paths stay inside: the trajectory's, relative
+        if relative is not None or server_path(value):  # the server's paths stay inside: the trajectory's, relative
             data[key] = relative if relative is not None else "[a path on the server]"
-    data = {key: value if key.endswith("_url") else _inside_paths(value, base) for key, value in data.items()}
+    data = {key: value if key.endswith("_url") else inside_paths(value, base) for key, value in data.items()}
     return EventPublic(id=event.id, task_id=event.task_id, kind=event.kind, data=data, created_at=event.created_at)
-
-
-# an absolute path inside a text: after its start, a space, a quote or "=" (not a URL's or a fraction's slash)
-_PATH_IN_TEXT = re.compile(r"(?<![\w/:.~-])/[^\s'\"<>()\[\]{},;]+")
-
-
-def _inside_paths(value: Any, base: Path | None) -> Any:
-    """``value`` (a message, or a dict/list of them) with every server path named inside its
-    texts replaced: a trajectory's file by its relative name, another path of this server by
-    "[a path on the server]" (a phone's path, a URL, a slash in prose stay)."""
-    if isinstance(value, dict):
-        return {key: _inside_paths(item, base) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_inside_paths(item, base) for item in value]
-    if not isinstance(value, str) or "/" not in value or len(value) > 65536:
-        return value
-
-    def replace(match: re.Match[str]) -> str:
-        found = match.group(0).rstrip(".")
-        relative = _relative_inside(base, found) if base is not None else None
-        if relative is not None:
-            shown = relative
-        elif _server_path(found):
-            shown = "[a path on the server]"
-        else:
-            return match.group(0)
-        return shown + match.group(0)[len(found):]
-
-    return _PATH_IN_TEXT.sub(replace, value)
-
-
-def _server_path(value: str) -> bool:
-    """Whether ``value`` is an absolute path on this server (its folder exists here): not a
-    phone's path (/sdcard/…) nor a text that starts with a slash."""
-    if not value.startswith("/") or any(c.isspace() for c in value):
-        return False
-    try:
-        return Path(value).parent != Path("/") and Path(value).parent.is_dir()
-    except (OSError, ValueError):
-        return False
 
 
 def _trajectory_base(task: TaskRow) -> Path | None:
     return Path(task.trajectory_dir).resolve() if task.trajectory_dir else None
-
-
-def _relative_inside(base: Path, value: str) -> str | None:
-    path = Path(value)
-    try:
-        target = (path if path.is_absolute() else base / path).resolve()
-    except (OSError, ValueError):
-        return None
-    if not target.is_relative_to(base):
-        return None
-    return target.relative_to(base).as_posix()
 
 
 def _sse_batch(service: ServiceState, task_id: int, after: int) -> tuple[bool, list[str], int]:
@@ -434,7 +383,7 @@ def step_screenshot(task_id: TaskId, step: Annotated[int, PathParam(ge=1, le=MAX
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"task {task_id} has no step {step}")
     for key, value in event.data.items():
         if isinstance(value, str) and Path(value).suffix.lower() in _IMAGE_SUFFIXES and "screenshot" in key:
-            relative = _relative_inside(base, value)
+            relative = relative_inside(base, value)
             if relative is not None:
                 return _task_file(task, relative)
     raise HTTPException(status.HTTP_404_NOT_FOUND, f"step {step} has no screenshot")
