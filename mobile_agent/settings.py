@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,6 +39,7 @@ __all__ = [
     "AgentSettings",
     "CacheSettings",
     "FarmSettings",
+    "IosSettings",
     "PerceptionSettings",
     "PlannerSettings",
     "RetentionSettings",
@@ -338,6 +340,28 @@ class FarmSettings(BaseModel):
     poll_s: float = Field(0.5, gt=0, description="a phone's worker looks for a job at least this often")
 
 
+class IosSettings(BaseModel):
+    """iPhones reached through WebDriverAgent (docs/ios.md): ``--serial ios:NAME`` drives the
+    WDA at ``devices[NAME]``."""
+
+    model_config = _SECTION
+
+    devices: dict[str, str] = Field(
+        default_factory=dict, description='iPhone name -> its WDA URL, e.g. {"iphone-1" = "http://127.0.0.1:8100"}'
+    )
+    timeout_s: float = Field(30.0, gt=0, description="how long one WDA request may take")
+
+    @field_validator("devices")
+    @classmethod
+    def _check_devices(cls, devices: dict[str, str]) -> dict[str, str]:
+        for name, url in devices.items():
+            if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", name):
+                raise ValueError(f"an iPhone's name is letters, digits and . _ - (at most 64), got {name!r}")
+            if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url):
+                raise ValueError(f"the WDA URL of {name!r} must be http(s)://host:port, got {url!r}")
+        return devices
+
+
 class Settings(BaseSettings):
     """Everything configurable, validated once."""
 
@@ -356,6 +380,7 @@ class Settings(BaseSettings):
     cache: CacheSettings = Field(default_factory=CacheSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     farm: FarmSettings = Field(default_factory=FarmSettings)
+    ios: IosSettings = Field(default_factory=IosSettings)
 
     @field_validator("log_level", mode="before")
     @classmethod

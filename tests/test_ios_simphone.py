@@ -25,7 +25,7 @@ from mobile_agent.settings import Settings
 from perception.accessibility import parse_uiautomator_dump
 from simphone import Phone
 from simphone.ios import WdaFrontEnd
-from tests.agent_helpers import DONE, agent_settings, plan_reply
+from tests.agent_helpers import DONE, agent_settings, cli_env, plan_reply, run_cli
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.wda_fake import DATA, sample
 
@@ -221,3 +221,23 @@ def test_a_scripted_model_run_opens_settings_on_the_simulated_iphone(llm_server:
     finally:
         client.close()
         server.stop()
+
+
+def test_mobile_agent_run_serial_ios_drives_the_simulated_iphone(tmp_path: Path) -> None:
+    """The command a user types: `mobile-agent run --serial ios:NAME` with `ios.devices`
+    naming the WDA URL; a script opens Settings on the simulated iPhone."""
+    server = WdaFrontEnd(Phone(), scale=3).start()
+    try:
+        script = tmp_path / "ops.txt"
+        script.write_text("Open App (Settings)\nStop\n", encoding="utf-8")
+        env = cli_env(9, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-5": server.url}))  # no adb server is asked
+        proc = run_cli("--serial", "ios:sim-5", "--script", str(script), "-o", str(tmp_path / "runs"), env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "result: completed after 2 steps" in proc.stdout
+        assert server.phone.foreground == "com.android.settings"
+        unknown = run_cli("--serial", "ios:nope", "--script", str(script), env=env)
+        assert unknown.returncode == 2 and "no iPhone named 'nope'; configured iPhones: ios:sim-5" in unknown.stderr
+    finally:
+        server.stop()
+    gone = run_cli("--serial", "ios:sim-5", "--script", str(script), env=env)
+    assert gone.returncode == 3 and "does not answer" in gone.stderr, gone.stderr

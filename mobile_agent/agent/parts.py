@@ -40,10 +40,11 @@ def run_locator(settings: Settings, locator: Locator | None) -> TimedLocator:
 
 
 def open_run_device(settings: Settings) -> AgentDevice:
-    """The device of ``settings.adb`` (``open_device`` connects ``adb.connect`` first)."""
-    from mobile_agent.device import open_device
+    """The phone of ``adb.serial`` (``open_device`` connects ``adb.connect`` first; an
+    ``ios:NAME`` serial is an iPhone over WebDriverAgent, ``mobile_agent.device.phones``)."""
+    from mobile_agent.device.phones import open_phone
 
-    return open_device(settings.adb, settings.adb.serial)
+    return open_phone(settings)
 
 
 class TimedLocator:

@@ -240,11 +240,11 @@ def run_command(args: argparse.Namespace) -> int:
 
     # The phone first: a wrong serial or an ambiguous choice is a usage error (2), and a run
     # that cannot open its phone leaves no trajectory folder behind.
-    from mobile_agent.device import open_device
+    from mobile_agent.device.phones import open_phone
     from mobile_agent.errors import DeviceError, DeviceNotFoundError, MultipleDevicesError
 
     try:
-        device = open_device(settings.adb)
+        device = open_phone(settings)  # an `ios:NAME` serial is an iPhone (docs/ios.md)
     except (DeviceNotFoundError, MultipleDevicesError) as exc:
         print(f"mobile-agent run: {exc.message}", file=err)
         return EXIT_USAGE
