@@ -5,7 +5,8 @@ tested against WDA's real shapes. It keeps just enough state to choose between s
 samples' bodies, the shapes never change. Screenshots are PNGs of window * scale pixels
 (WDA's ``/screenshot``: a base64 PNG string, ``FBScreenshotCommands.m``).
 
-Not a simulated iPhone (that is ``simphone serve --ios``, a later slice of issue 33).
+Not a simulated iPhone (that is ``simphone.ios.WdaFrontEnd``, ``simphone serve --ios``): this one
+answers with the recorded samples themselves.
 """
 
 from __future__ import annotations
