@@ -153,6 +153,14 @@ class LiveHub:
                     frame = None
                 b.captures += 1
                 self.captured += 1
+                # asked again after the capture: a task that ended while the frame was taken may have
+                # freed the phone for another principal's run, whose screen is not for these viewers
+                try:
+                    if frame is not None and not await asyncio.to_thread(b.still_live):
+                        break
+                except Exception as exc:  # noqa: BLE001 - the task is gone (deleted) or unreadable: the view ends
+                    log.info("live view of task %s ends: %s", b.task_id, exc)
+                    break
                 if frame is not None:
                     b.frame, b.seq = frame, b.seq + 1
                     self._wake(b)

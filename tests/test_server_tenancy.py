@@ -467,3 +467,25 @@ def test_a_path_of_the_server_inside_a_message_stays_inside(tmp_path: Path) -> N
 
     payload = json.dumps(task_finished(1, "error", error=row.error, result={"report": str(base / "report.html")}))
     assert str(tmp_path) not in payload and "[a path on the server]" in payload, payload
+
+
+def test_a_live_frame_taken_as_its_task_ended_never_reaches_that_tasks_viewers() -> None:
+    """The live view's capture loop asks whether the task still runs, then captures: a task that
+    ends meanwhile frees the phone for another principal's run, whose screen would reach the
+    first task's viewers. A frame counts only when the task still ran after it was taken."""
+    import asyncio
+
+    from server.live import LiveHub
+
+    running = [True]
+
+    def capture() -> bytes:
+        running[0] = False  # alice's task ends while the frame is taken; bob's run has the phone now
+        return b"bob's screen"
+
+    async def watch() -> list[bytes]:
+        hub = LiveHub(fps=50)
+        viewer = hub.join("phone-1", 1, ALICE, capture, lambda: running[0])
+        return [frame async for frame in viewer.frames(50, 2.0)]
+
+    assert asyncio.run(watch()) == []
