@@ -16,6 +16,7 @@ from urllib.error import HTTPError
 import pytest
 
 from mobile_agent.agent import Agent, RunStatus
+from mobile_agent.cli.doctor import ios_checks
 from mobile_agent.device.hierarchy import dump_hierarchy
 from mobile_agent.device.ios import IosDevice, WdaClient
 from mobile_agent.errors import AppNotFoundError
@@ -241,3 +242,17 @@ def test_mobile_agent_run_serial_ios_drives_the_simulated_iphone(tmp_path: Path)
         server.stop()
     gone = run_cli("--serial", "ios:sim-5", "--script", str(script), env=env)
     assert gone.returncode == 3 and "does not answer" in gone.stderr, gone.stderr
+
+
+def test_doctor_checks_each_configured_iphone() -> None:
+    server = WdaFrontEnd(Phone(), scale=3).start()
+    try:
+        settings = Settings(ios={"devices": {"sim-6": server.url, "gone": "http://127.0.0.1:9"}})
+        gone, sim = ios_checks(settings)
+        assert (sim.name, sim.status) == ("ios:sim-6", "ok")
+        assert server.url in sim.detail and "screen 1080x2400 px" in sim.detail
+        assert (gone.name, gone.status) == ("ios:gone", "fail") and "does not answer" in gone.detail
+        assert gone.fix is not None and "docs/ios.md" in gone.fix
+        assert ios_checks(Settings()) == []
+    finally:
+        server.stop()

@@ -19,7 +19,7 @@ from mobile_agent.device.parsing import parse_wm_size
 from mobile_agent.errors import DeviceError, PerceptionError, PlannerError, PlannerUnreachableError
 from mobile_agent.settings import Settings, load_settings
 
-__all__ = ["Check", "register", "run", "run_checks"]
+__all__ = ["Check", "ios_checks", "register", "run", "run_checks"]
 
 
 @dataclass(frozen=True)
@@ -57,9 +57,34 @@ def run(args: argparse.Namespace) -> int:
 def run_checks(settings: Settings, planner_timeout_s: float = 5.0) -> list[Check]:
     checks: list[Check] = []
     checks.extend(_adb_checks(settings))
+    checks.extend(ios_checks(settings))
     checks.append(_perception_check(settings))
     checks.append(_planner_check(settings, planner_timeout_s))
     checks.append(dialect_check(settings, _screen_size(checks)))
+    return checks
+
+
+def ios_checks(settings: Settings) -> list[Check]:
+    """One check per iPhone of ``ios.devices``: its WebDriverAgent answers ready, and its screen."""
+    from mobile_agent.device.ios import IOS_PREFIX
+    from mobile_agent.device.phones import open_iphone
+
+    checks = []
+    for name, url in sorted(settings.ios.devices.items()):
+        serial = IOS_PREFIX + name
+        try:
+            iphone = open_iphone(settings.ios, serial)
+            try:
+                status = iphone.client.status()
+                info = iphone.screen_info()
+            finally:
+                iphone.client.close()
+        except DeviceError as exc:
+            checks.append(Check(serial, "fail", exc.message,
+                                "start WebDriverAgent on the iPhone and forward its port (`iproxy 8100 8100`): docs/ios.md"))
+            continue
+        checks.append(Check(serial, "ok", f"WebDriverAgent at {url} is ready ({status.os_name or 'iOS'} "
+                                          f"{status.os_version or '?'}), screen {info.width}x{info.height} px"))
     return checks
 
 
