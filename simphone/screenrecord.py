@@ -16,8 +16,9 @@ RATE` with an optional `M`, `--time-limit SECONDS`, `--bugreport`, and the unoff
 
 The recording runs outside the phone's lock (``CommandResult.pending``): the phone goes on
 serving input, screencap and the `pkill` that stops it. A frame is encoded when the screen
-changed, and at least once a second (a virtual display only sends frames when something
-is composed; the last frame repeats at the end so the video lasts until the stop).
+changed, and at least 4 times a second (a real virtual display sends frames when something
+is composed; here an unchanged screen still gets frames, so a recording shows every step of a
+run; the last frame repeats at the end so the video lasts until the stop).
 
 `pkill` (simphone.toybox) stops it as on a phone.
 
@@ -50,7 +51,7 @@ MIN_BIT_RATE, MAX_BIT_RATE = 100_000, 200_000_000  # kMinBitRate, kMaxBitRate
 DEFAULT_BIT_RATE = 20_000_000
 VERSION = (1, 3)
 _POLL_S = 0.1  # how often the screen is looked at
-_MIN_FRAME_GAP_S = 1.0  # an unchanged screen still gets a frame this often
+_MIN_FRAME_GAP_S = 0.25  # an unchanged screen still gets a frame this often (4 a second)
 
 _USAGE = """Usage: screenrecord [options] <filename>
 
