@@ -108,3 +108,16 @@ def test_without_screenrecord_the_captured_frames_are_encoded(adb_server, sim_ph
     seconds = time.monotonic() - started
     assert out is not None and abs(video_duration(out) - seconds) <= 0.2 * seconds
     assert recorder.frames >= 4 and _frames(out) == recorder.frames
+
+
+def test_the_frames_a_run_captured_are_in_the_fallback_video(adb_server, sim_phone, tmp_path):
+    device = _device(adb_server, sim_phone)
+    recorder = ScreenRecorder(device, tmp_path / "video.mp4", use_screenrecord=False, frame_interval_s=30.0)
+    recorder.start()
+    assert recorder.method == "frames"
+    for _ in range(6):  # six quick steps, each with its screenshot, between two timed captures
+        recorder.add_frame(device.screenshot().pixels)
+        time.sleep(0.05)
+    out = recorder.stop()
+    assert out is not None and recorder.frames >= 1 + 6 + 1  # the first capture, the steps', the end
+    assert _frames(out) == recorder.frames

@@ -59,6 +59,7 @@ from mobile_agent.testing.flows import (
 )
 from mobile_agent.testing.judge import AnswerSchema, ExtractionError
 from mobile_agent.testing.phone import Phone, ScreenAssertionError
+from mobile_agent.testing.video import ScreenRecorder
 
 __all__ = ["FlowResult", "FlowRunner", "StepOutcome", "SuiteResult"]
 
@@ -210,10 +211,8 @@ class FlowRunner:
         session = RunSession(self.settings, instruction=f"flow: {flow.name}", mode="flow", device=self.device,
                              on_event=self.on_event, output_dir=self.output_dir, cancel=None,
                              locator=self.locator.untimed)  # fmt: skip
-        recorder = None
+        recorder: ScreenRecorder | None = None
         if self.record:
-            from mobile_agent.testing.video import ScreenRecorder
-
             recorder = ScreenRecorder(self.device, session.trajectory_dir / VIDEO_NAME)
             recorder.start()
         started, clock = session.started_at, time.monotonic()
@@ -224,7 +223,7 @@ class FlowRunner:
             if flow.start_home:
                 self.device.key("home")
             for number, step in enumerate(flow.steps, start=1):
-                outcome = self._step(session, flow, number, step, values, run_ids)
+                outcome = self._step(session, flow, number, step, values, run_ids, recorder)
                 outcomes.append(outcome)
                 if not outcome.passed:
                     status, message = FAILED, f"step {number} ({outcome.kind}): {outcome.message}"
@@ -258,7 +257,8 @@ class FlowRunner:
     # -- one step ---------------------------------------------------------------------
 
     def _step(
-        self, session: RunSession, flow: Flow, number: int, step: FlowStep, values: dict[str, Any], run_ids: list[str]
+        self, session: RunSession, flow: Flow, number: int, step: FlowStep, values: dict[str, Any], run_ids: list[str],
+        recorder: ScreenRecorder | None = None,
     ) -> StepOutcome:
         kind = flow.kind_of(step)
         clock = time.monotonic()
@@ -282,6 +282,8 @@ class FlowRunner:
         message, text = session.redact.text(message), session.redact.text(text)
         index = session.take_index()
         draft = session.capture(self.device, None, index)
+        if recorder is not None:
+            recorder.add_frame(draft.kept_pixels if draft.kept_pixels is not None else draft.frame.pixels)
         draft.begun, draft.by, draft.ok = True, "flow", passed
         draft.action_text = f"{kind}: {text}"
         draft.operation = {"name": kind, "params": {"step": number, "text": text, **({"name": step.name} if step.name else {})}}

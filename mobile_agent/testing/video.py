@@ -132,6 +132,12 @@ class ScreenRecorder:
             return self.out if self._encoder.frames else None
         return None
 
+    def add_frame(self, pixels: np.ndarray) -> None:
+        """A frame the run captured anyway (a step's screenshot), encoded at this moment when
+        recording by frames: every step is in the video however short it was."""
+        if self.method == "frames" and self._encoder is not None and not self._stop.is_set():
+            self._encoder.add(pixels, time.monotonic())
+
     # -- screenrecord on the phone ------------------------------------------------------
 
     @staticmethod
