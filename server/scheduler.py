@@ -134,6 +134,10 @@ class Scheduler:
             return "routing by host, labels or properties needs the farm (serve --farm with `mobile-agent worker`)"
         return None
 
+    def waiting_reason(self, task: TaskRow) -> str | None:
+        """Nothing beyond the quota holds a queued task here (``Dispatcher.waiting_reason``)."""
+        return None
+
     def cancel(self, task_id: int) -> bool:
         """True if the task was queued (now cancelled) or running (now stopping).
 

@@ -78,6 +78,10 @@ class Dispatcher(Protocol):
 
     def route_refusal(self, device: str, options: dict[str, Any]) -> str | None: ...
 
+    def waiting_reason(self, task: TaskRow) -> str | None:
+        """Why a queued ``task`` has not started, beyond its quota (the farm's routing), or None."""
+        ...
+
 
 class EventHub:
     """Thread-safe wake-ups for asyncio listeners, one channel per task."""

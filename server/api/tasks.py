@@ -232,9 +232,8 @@ def list_tasks(
 @router.get("/{task_id}", response_model=TaskPublic)
 def get_task(task_id: TaskId, row: OwnedTask, service: Service) -> TaskPublic:
     task = task_public(row)
-    waiting = getattr(service.scheduler, "waiting_reason", None)  # the farm's
     if task.status == "queued":
-        task.waiting_reason = service.store.quota_waiting_reason(row) or (waiting(row) if callable(waiting) else None)
+        task.waiting_reason = service.store.quota_waiting_reason(row) or service.scheduler.waiting_reason(row)
     if task.status == "waiting_for_user":
         event = service.store.last_event(task_id, "waiting_for_user")
         task.asking = dict(event.data) if event is not None else None
