@@ -43,6 +43,8 @@ _DELEGATE = """
     "window, secure",
     [
         (_DELEGATE, False),
+        # the same block on a phone with a PIN (no published dump found: AOSP's dump() prints
+        # KeyguardState.secure, true once a credential is set)
         (_DELEGATE.replace("secure=false", "secure=true"), True),
         # Android <= 9 (appium-adb lockmgmt.spec.ts): the dump does not say
         ("mShowingLockscreen=true mShowingDream=false mDreamingLockscreen=false mTopIsFullscreen=false", None),
