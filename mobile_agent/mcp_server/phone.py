@@ -117,10 +117,10 @@ class PhoneService:
 
     # -- looking ------------------------------------------------------------------
     def screenshot(self, serial: str | None, max_side: int | None = None, *, principal: str = "local",
-                   admin: bool = True) -> Shot:
+                   admin: bool = True, viewer: bool = False) -> Shot:
         """What the phone shows (masked, downscaled), kept as ``principal``'s last screenshot."""
         device = self.device(serial)
-        self._may_look(device.serial, principal, admin)
+        self._may_look(device.serial, principal, admin, viewer)
         frame = device.screenshot()
         image = PILImage.fromarray(self._shown(device.serial, frame.pixels))
         side = max_side or self.max_side
@@ -141,22 +141,27 @@ class PhoneService:
         with self._lock:
             return self._shots.get((principal, serial))
 
-    def _may_look(self, serial: str, principal: str, admin: bool) -> None:
-        """A phone that another principal's run holds shows to an admin only (the REST device
-        screenshot's rule, docs/security.md): ``PhoneBusyError`` otherwise."""
+    def _may_look(self, serial: str, principal: str, admin: bool, viewer: bool = False) -> None:
+        """A phone that another principal's run holds shows to an admin only, a free one to a
+        principal that may act (the REST device screenshot's rule, docs/security.md):
+        ``PhoneBusyError`` / ``ToolFailure`` otherwise."""
         from mobile_agent.device import lease_holder
 
         holder = None if admin else lease_holder(self.settings.adb, serial)
         if holder is not None and holder != f"MCP session of {principal}":
             raise PhoneBusyError(f"phone {serial} is busy: {holder} holds it", serial=serial, holder=holder)
+        if viewer:
+            raise ToolFailure(f"the token {principal!r} is a viewer: the screen of a free phone (what the last run "
+                              "left there) is for those who may act on it")
 
     def find(self, serial: str | None, *, text: str | None = None, icon: str | None = None,
-             position: str | None = None, principal: str = "local", admin: bool = True) -> dict[str, Any]:
+             position: str | None = None, principal: str = "local", admin: bool = True,
+             viewer: bool = False) -> dict[str, Any]:
         from mobile_agent.locate import build_locator
         from mobile_agent.operations.catalog import find_icon_on, find_text_on
 
         device = self.device(serial)
-        self._may_look(device.serial, principal, admin)
+        self._may_look(device.serial, principal, admin, viewer)
         frame = device.screenshot()
         locator = build_locator(self.settings)
         shown = self._shown(device.serial, frame.pixels)

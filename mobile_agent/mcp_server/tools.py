@@ -301,8 +301,9 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
         serial: Serial = None,
         max_side: Annotated[int, Field(ge=64, le=4096, description="longest side of the returned image")] = 1024,
     ) -> list[Any]:
-        name, admin = _principal(ctx)[0], _reader(ctx) is None
-        shot = await _in_thread(lambda: service.screenshot(serial, max_side, principal=name, admin=admin),
+        (name, role), admin = _principal(ctx), _reader(ctx) is None
+        shot = await _in_thread(lambda: service.screenshot(serial, max_side, principal=name, admin=admin,
+                                                     viewer=role == "viewer"),
                                 admin=admin)
         info: dict[str, Any] = {"image": [shot.width, shot.height], "screen": [shot.screen_width, shot.screen_height]}
         if shot.blank:
@@ -316,8 +317,9 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
         text: Annotated[str, Field(min_length=1, max_length=500, description="the text to look for")],
         serial: Serial = None,
     ) -> dict[str, Any]:
-        name, admin = _principal(ctx)[0], _reader(ctx) is None
-        found: dict[str, Any] = await _in_thread(lambda: service.find(serial, text=text, principal=name, admin=admin),
+        (name, role), admin = _principal(ctx), _reader(ctx) is None
+        found: dict[str, Any] = await _in_thread(lambda: service.find(serial, text=text, principal=name, admin=admin,
+                                                                      viewer=role == "viewer"),
                                                  admin=admin)
         return found
 
@@ -329,9 +331,10 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
         position: Annotated[str | None, Field(description="where on the screen, e.g. 'top right'")] = None,
         serial: Serial = None,
     ) -> dict[str, Any]:
-        name, admin = _principal(ctx)[0], _reader(ctx) is None
+        (name, role), admin = _principal(ctx), _reader(ctx) is None
         found: dict[str, Any] = await _in_thread(
-            lambda: service.find(serial, icon=icon, position=position, principal=name, admin=admin), admin=admin)
+            lambda: service.find(serial, icon=icon, position=position, principal=name, admin=admin,
+                                 viewer=role == "viewer"), admin=admin)
         return found
 
     for card in operation_cards():
