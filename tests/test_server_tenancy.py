@@ -489,3 +489,19 @@ def test_a_live_frame_taken_as_its_task_ended_never_reaches_that_tasks_viewers()
         return [frame async for frame in viewer.frames(50, 2.0)]
 
     assert asyncio.run(watch()) == []
+
+
+def test_a_flow_sent_to_the_service_cannot_read_the_servers_files(service, sim_phones, llm_server) -> None:  # noqa: F811
+    """An ``extract`` step's ``schema:`` names a file relative to the flow: a flow sent over REST
+    has no folder, so it would be read from the server (any JSON file, its content sent to the
+    model, its absence told in the error). Refused at submission (422) with the fields inline
+    as the way."""
+    live = service([], **PRINCIPAL_SETTINGS)
+    flow = ("name: t\nsteps:\n  - extract:\n      instruction: read the title\n"
+            "      schema: /etc/mobile-agent/creds.json\n")
+    with _client(live.url, ALICE) as alice:
+        answer = alice.post("/v1/tasks", json={"flow": flow})
+        assert answer.status_code == 422, answer.text
+        assert "fields" in answer.text and answer.json()["detail"][0]["loc"] == ["body", "flow"]
+        inline = flow.replace("schema: /etc/mobile-agent/creds.json", "fields: {title: str}")
+        assert alice.post("/v1/tasks", json={"flow": inline}).status_code in (202, 422)
