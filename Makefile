@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch + torchvision pinned to the builds that pip finds on these machines' disk
 TORCH_PINS ?= torch==2.14.1 torchvision==0.29.1
 
-.PHONY: demo test typecheck venv install install-ml install-dev browser fonts postgres ffprobe lint bench clean wheel-check containers-check containers-cuda-check
+.PHONY: demo check test typecheck venv install install-ml install-dev browser fonts postgres ffprobe lint bench clean wheel-check containers-check containers-cuda-check
 
 # pip's own progress (Collecting … / Downloading …) is shown for the large installs: the dev
 # environment downloads torch and friends, minutes the first time, and silence looked hung.
@@ -70,9 +70,16 @@ demo: install
 	$(BIN)/python scripts/quickstart.py
 
 # Sets up and passes the tests.
+# The fast tier, for the inner loop: tests/unit (no adb server, no service, no browser) and the
+# static checks of the images (tests/containers); about a minute on 2 cores. tests/README.md
+# says which tier a test belongs to.
+check: install-dev
+	@echo "==> running the fast tier (tests/unit, tests/containers)"
+	$(BIN)/python -m pytest -q tests/unit tests/containers
+
 # The wheel tier first: pytest's closing line stays the last one (.ci/run reads it).
 test: install-dev browser fonts postgres ffprobe typecheck lint wheel-check
-	@echo "==> running the test suite"
+	@echo "==> running every test tier (tests/README.md)"
 	$(BIN)/python -m pytest -q
 
 # The wheel is the product (.ci/wheel): wheel + sdist built, twine check, the wheel alone in a

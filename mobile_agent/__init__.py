@@ -1,6 +1,6 @@
 """mobile-agent: an Android device-control agent driven by a multimodal LLM.
 
-Public API (pinned by tests/test_public_api.py)::
+Public API (pinned by tests/unit/test_public_api.py)::
 
     from mobile_agent import Agent, load_settings
     result = Agent(load_settings()).run("Turn on the dark mode")

@@ -17,7 +17,7 @@ model (detector, classifier, recognizer; the last two on first use) in the stati
 ``OrtInferSession._init_sess_opts``. ``allow_spinning(False)`` wraps that method once per
 process so that the options it returns carry both entries set to "0". If RapidOCR renames
 it, ``allow_spinning`` logs a warning and the sessions keep ONNX Runtime's default
-(tests/test_perception_ort_spinning.py fails then, so an upgrade notices).
+(tests/unit/test_perception_ort_spinning.py fails then, so an upgrade notices).
 
 May import: the standard library, rapidocr, onnxruntime.
 """

@@ -81,7 +81,7 @@ class TaskRunner(Protocol):
 
 
 # Which setting each option of a task overrides for its run. Every field of TaskOptions is here
-# or in OPTIONS_USED_ELSEWHERE (tests/test_task_options.py holds the two to the model).
+# or in OPTIONS_USED_ELSEWHERE (tests/service/test_task_options.py holds the two to the model).
 OPTION_SETTINGS: dict[str, str] = {
     "model": "planner.model",
     "base_url": "planner.base_url",

@@ -47,7 +47,7 @@ class TaskOptions(BaseModel):
     record that crosses every boundary of a task — the REST body (``TaskCreate``), the row the
     store keeps (``StoredOptions``, JSON), the farm's job (its worker reads the row) and the
     runner (``server.runner.TaskSpec``, ``task_settings``) — so a new option is declared once,
-    and ``tests/test_task_options.py`` fails until the runner uses it."""
+    and ``tests/service/test_task_options.py`` fails until the runner uses it."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -1,6 +1,6 @@
 """Perturbed starts: the phone a task meets the second time is not the one it was
 recorded on (the plan cache's perturbed repeats: ``benchmarks/bench_replay.py
---perturbed``, ``tests/test_replay_perturbed.py``).
+--perturbed``, ``tests/device/test_replay_perturbed.py``).
 
 Each perturbation is made after the task's reset the way a person or a test harness
 would make it on a real phone, over adb only:

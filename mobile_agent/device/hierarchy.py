@@ -6,7 +6,7 @@ accessibility bridge has no window (mid-transition, screen off, secure window) i
 ``ERROR: null root node returned by UiTestAutomationBridge.``; on a screen that never
 settles (animations, video), ``ERROR: could not get idle state.``. Those are the real
 outputs quoted by tools that drive real phones (uiautomator2, appium-adb users, agent
-projects; see the search notes in ``tests/test_perception_accessibility.py``).
+projects; see the search notes in ``tests/device/test_perception_accessibility.py``).
 
 Some builds refuse ``/dev/tty`` (no controlling terminal under ``adb exec-out``), so a
 dump that prints no XML is retried into a file on the phone, read back with ``cat``,
