@@ -130,12 +130,12 @@ def checked_task(body: TaskCreate, service: ServiceState) -> str:
     flow_name = None
     if body.flow is not None:  # it parsed (TaskCreate); a flow of model steps needs a planner
         from mobile_agent.testing import parse_flow
-        from mobile_agent.testing.flows import ExtractStep
 
         flow = parse_flow(body.flow)
         flow_name = flow.name
-        for number, step in enumerate(flow.steps, 1):  # a flow sent here has no folder: it names no server file
-            if isinstance(step, ExtractStep) and step.extract.schema_file is not None:
+        steps = flow.model_dump(by_alias=True, exclude_none=True)["steps"]
+        for number, step in enumerate(steps, 1):  # a flow sent here has no folder: it names no server file
+            if isinstance(step.get("extract"), dict) and step["extract"].get("schema") is not None:
                 raise _unprocessable(
                     "flow", f"step {number}: a flow sent to the service cannot read a schema file of the server; "
                     "give the answer's fields inline (fields:)", "server_file")
