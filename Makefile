@@ -71,7 +71,7 @@ demo: install
 
 # Sets up and passes the tests.
 # The fast tier, for the inner loop: tests/unit (no adb server, no service, no browser) and the
-# static checks of the images (tests/containers); about a minute on 2 cores. tests/README.md
+# static checks of the images (tests/containers); 1-1.5 minutes on 2 cores. tests/README.md
 # says which tier a test belongs to.
 check: install-dev
 	@echo "==> running the fast tier (tests/unit, tests/containers)"
