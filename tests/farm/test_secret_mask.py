@@ -187,6 +187,14 @@ def test_mcp_screenshots_and_find_text_never_show_a_typed_secret(adb_server, sim
                     assert found["status"] == absent["status"] == "not_found", (moment, guess, found)
                     assert set(found) == set(absent) and found["candidates"] == [], found
                     assert "secret" not in json.dumps(found).lower() and "redact" not in json.dumps(found).lower()
+                if moment == "typed":  # the cards that locate by text answer a guess as an absent text, and act not
+                    missed = tool_json(await session.call_tool("long_press", {"text": "Zzyzx nowhere"}))
+                    for guess in (SECRET, "7731"):
+                        for card in ("long_press", "click_text"):
+                            pressed = tool_json(await session.call_tool(card, {"text": guess}))
+                            assert pressed["ok"] is False and pressed["tap_point"] is None, (card, guess, pressed)
+                            assert pressed["status"] == missed["status"] and set(pressed) == set(missed), pressed
+                            assert "redact" not in json.dumps(pressed).lower() and guess in pressed["action"], pressed
                 if moment == "typed":
                     assert tool_json(await call("back", {}))["ok"]  # the keyboard goes
                     assert tool_json(await call("back", {}))["ok"]  # the note is saved: its title is in the list
