@@ -25,7 +25,7 @@ def test_rest_runs_a_script_and_refuses_what_it_cannot_plan(service, sim_phones)
     assert refused.status_code == 422
     assert "send a script instead" in refused.json()["detail"][0]["msg"]
     neither = live.client.post("/v1/tasks", json={"device": "any"})
-    assert neither.status_code == 422 and "or a script" in neither.text
+    assert neither.status_code == 422 and "a script" in neither.text and "or a flow" in neither.text
     bad = live.client.post("/v1/tasks", json={"script": "Open App (Settings)\nFly (to the moon)"})
     assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "script"]
     assert "script line 2" in bad.json()["detail"][0]["msg"]
