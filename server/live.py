@@ -141,22 +141,17 @@ class LiveHub:
             while b.viewers and not self.closing():
                 begun = time.monotonic()
                 try:
-                    if not await asyncio.to_thread(b.still_live):
-                        break
-                except Exception as exc:  # noqa: BLE001 - the task is gone (deleted) or unreadable: the view ends
-                    log.info("live view of task %s ends: %s", b.task_id, exc)
-                    break
-                try:
                     frame = await asyncio.to_thread(b.capture)
                 except Exception as exc:  # noqa: BLE001 - a frame missed; the run says if the phone is gone
                     log.debug("live frame of %s: %s", b.serial, exc)
                     frame = None
                 b.captures += 1
                 self.captured += 1
-                # asked again after the capture: a task that ended while the frame was taken may have
-                # freed the phone for another principal's run, whose screen is not for these viewers
+                # the task's status is read once a tick, after the capture (the first tick's frame
+                # follows the route's own check): a task that ended while the frame was taken may
+                # have freed the phone for another principal's run, whose screen is not for these viewers
                 try:
-                    if frame is not None and not await asyncio.to_thread(b.still_live):
+                    if not await asyncio.to_thread(b.still_live):
                         break
                 except Exception as exc:  # noqa: BLE001 - the task is gone (deleted) or unreadable: the view ends
                     log.info("live view of task %s ends: %s", b.task_id, exc)
