@@ -186,10 +186,20 @@ class IosDevice:
                                        app=package, serial=self.serial) from exc
             raise
 
+    def current_app(self) -> str | None:
+        """The app in front: not read yet on an iPhone (``/wda/activeAppInfo`` could say; the
+        app policy reads no app here, as before)."""
+        return None
+
     def resolve_app_label(self, label: str) -> str | None:
         if not isinstance(label, str) or not label.strip():
             raise ValueError("app label must be a non-empty string")
         return bundle_for_label(label)
+
+    def current_app(self) -> str | None:
+        """Not read on an iPhone yet (WDA's ``/wda/activeAppInfo`` would say): the app policy
+        checks no app in front here."""
+        return None
 
     def run(self, args: list[str]) -> NoShellOutput:
         """An iPhone has no shell to run commands in (``uiautomator dump`` and the like)."""
