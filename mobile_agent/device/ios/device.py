@@ -186,11 +186,6 @@ class IosDevice:
                                        app=package, serial=self.serial) from exc
             raise
 
-    def current_app(self) -> str | None:
-        """The app in front: not read yet on an iPhone (``/wda/activeAppInfo`` could say; the
-        app policy reads no app here, as before)."""
-        return None
-
     def resolve_app_label(self, label: str) -> str | None:
         if not isinstance(label, str) or not label.strip():
             raise ValueError("app label must be a non-empty string")
