@@ -284,8 +284,8 @@ class PlannedRun:
             self._guard = Guard(
                 self.settings.agent.safety,
                 read_screen=screen_reader(self.locator.untimed()),
-                current_app=getattr(device, "current_app", None),
-                app_package=getattr(device, "resolve_app_label", None),
+                current_app=device.current_app,
+                app_package=device.resolve_app_label,
             )
         return self._guard
 

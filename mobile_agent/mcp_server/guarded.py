@@ -43,8 +43,8 @@ def guarded_step(session: RunSession, draft: StepDraft, action: ParsedAction, ca
     guard = Guard(
         settings.agent.safety,
         read_screen=screen_reader(locator.untimed()),
-        current_app=getattr(device, "current_app", None),
-        app_package=getattr(device, "resolve_app_label", None),
+        current_app=device.current_app,
+        app_package=device.resolve_app_label,
     )
     refused = clear_operation(session, draft, guard, action, timeout_s=settings.agent.user_timeout_s)
     if refused is not None:

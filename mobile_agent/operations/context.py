@@ -179,12 +179,16 @@ class ScreenInfoLike(Protocol):
 
 
 class AgentDevice(DeviceLike, Protocol):
-    """The device a run drives: what operations use, plus the captures of the step loop
-    and the screen facts of the trajectory's header."""
+    """The device a run drives: what operations use, plus the captures of the step loop,
+    the screen facts of the trajectory's header and the app in front (the app policy)."""
 
     def screenshot(self) -> ScreenshotLike: ...
 
     def screen_info(self) -> ScreenInfoLike: ...
+
+    def current_app(self) -> str | None:
+        """The package of the app in front (``agent.guard``'s app policy); None when the phone does not say."""
+        ...
 
 
 # Given a CANDIDATES location, the 1-based index of the candidate to use, or None.

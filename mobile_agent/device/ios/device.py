@@ -12,9 +12,9 @@ is the system's edge swipe (from the left edge to the right); ``enter`` is Retur
 through ``/wda/keys``; ``wakeup`` is WDA's ``/wda/unlock`` (wakes and unlocks a phone
 without a passcode). Other Android key names raise ``DeviceCommandError``.
 
-The accessibility tree: ``run`` has no shell to run; ``dump_hierarchy`` (device layer)
-asks ``accessibility_xml``, WDA's page source written as a ``uiautomator dump`` in
-pixels, so perception reads one format whatever the phone.
+The accessibility tree: ``accessibility_xml`` (the device protocol's tree) is WDA's page
+source written as a ``uiautomator dump`` in pixels, so perception reads one format
+whatever the phone. There is no shell (no ``run``).
 
 May import: numpy, Pillow, the standard library, ``mobile_agent.errors`` and the sibling
 modules of ``mobile_agent.device``.
@@ -22,9 +22,9 @@ modules of ``mobile_agent.device``.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-from dataclasses import dataclass
 
 from mobile_agent.device.device import ScreenInfo, ScreenState, frame_difference
 from mobile_agent.device.ios.apps import bundle_for_label
@@ -34,17 +34,12 @@ from mobile_agent.device.screenshot import Screenshot, decode_png
 from mobile_agent.device.validation import check_coordinate, check_duration, keycode_for
 from mobile_agent.errors import AppNotFoundError, DeviceCommandError, DeviceLostError, ScreenshotError
 
-__all__ = ["IOS_PREFIX", "IosDevice", "NoShellOutput"]
+__all__ = ["IOS_PREFIX", "IosDevice"]
+
+log = logging.getLogger(__name__)
 
 IOS_PREFIX = "ios:"
 _BUTTONS = {"home": "home", "volume_up": "volumeUp", "volume_down": "volumeDown"}
-
-
-@dataclass(frozen=True)
-class NoShellOutput:
-    stdout: bytes
-    stderr: bytes
-    exit_code: int | None = None
 
 
 class IosDevice:
@@ -118,14 +113,20 @@ class IosDevice:
         """WDA's XML tree of the screen (``XCUIElementType…`` elements, frames in points)."""
         return self.client.source()
 
-    def accessibility_xml(self) -> str:
+    def accessibility_xml(self) -> str | None:
         """The page source as a ``uiautomator dump`` document in pixels
-        (``mobile_agent.device.ios.source``): what ``mobile_agent.device.hierarchy.dump_hierarchy``
-        answers for an iPhone. ``ValueError`` for a source that is not one."""
+        (``mobile_agent.device.ios.source``); None when WDA gives no usable source (vision
+        decides). Raises only ``DeviceLostError``, as ``mobile_agent.device.Device``'s does."""
         try:
             return hierarchy_from_source(self.client.source(), self.scale)
         except WdaError as exc:
-            raise self._call_failed(exc, "accessibility_xml") from exc
+            failed = self._call_failed(exc, "accessibility_xml")
+            if isinstance(failed, DeviceLostError):
+                raise failed from exc
+            log.info("no page source from %s: %s", self.serial, exc)
+        except ValueError as exc:  # not a page source
+            log.info("no usable page source from %s: %s", self.serial, exc)
+        return None
 
     # --- input -------------------------------------------------------------------------
 
@@ -195,11 +196,6 @@ class IosDevice:
         """Not read on an iPhone yet (WDA's ``/wda/activeAppInfo`` would say): the app policy
         checks no app in front here."""
         return None
-
-    def run(self, args: list[str]) -> NoShellOutput:
-        """An iPhone has no shell to run commands in (``uiautomator dump`` and the like)."""
-        raise DeviceCommandError(f"the iPhone {self.serial} has no shell: {' '.join(args)[:100]}",
-                                 command=list(args), serial=self.serial)
 
     # --- alerts --------------------------------------------------------------------------
 
