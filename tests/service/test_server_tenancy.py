@@ -116,6 +116,20 @@ ROUTES: dict[tuple[str, str], Route] = {
     ("GET", "/readyz"): Route(_get("/readyz"), {}, OK),
     ("GET", "/metrics"): Route(_get("/metrics"), {NOBODY: UNAUTH}, OK),
 }
+# what the app serves outside its OpenAPI document (the dashboard, the document itself): walked
+# the same way, so a route added with include_in_schema=False, a mount or a websocket needs an entry too
+UNDOCUMENTED: dict[tuple[str, str], Route] = {
+    ("GET", "/openapi.json"): Route(_get("/openapi.json"), {NOBODY: UNAUTH}, OK),
+    ("GET", "/docs"): Route(_get("/docs"), {NOBODY: UNAUTH}, OK),
+    ("GET", "/"): Route(_get("/"), {}, {307}),  # to the dashboard
+    ("GET", "/dashboard"): Route(_get("/dashboard"), {NOBODY: UNAUTH}, OK),  # 401: the sign-in page
+    ("GET", "/dashboard/"): Route(_get("/dashboard/"), {NOBODY: UNAUTH}, OK),
+    # a wrong token signs nobody in, whoever sends it
+    ("POST", "/dashboard/login"): Route(lambda w: ("POST", "/dashboard/login", {"data": {"token": "not-a-token"}}),
+                                        {}, UNAUTH),
+    # the page's own code and style, the same for everyone: no data of anyone's
+    ("MOUNT", "/dashboard/static"): Route(_get("/dashboard/static/app.js"), {}, OK),
+}
 
 
 def _client(url: str, who: str) -> httpx.Client:
@@ -169,9 +183,13 @@ def test_every_route_answers_each_principal_exactly_as_the_table_says(service, s
         assert documented == set(ROUTES), (
             f"routes without an entry in ROUTES: {sorted(documented - set(ROUTES))}; "
             f"entries for no route: {sorted(set(ROUTES) - documented)}")
+        served = _served(live.app) - documented
+        assert served == set(UNDOCUMENTED), (
+            f"routes outside the OpenAPI document without an entry in UNDOCUMENTED: "
+            f"{sorted(served - set(UNDOCUMENTED))}; entries for no route: {sorted(set(UNDOCUMENTED) - served)}")
 
         wrong = []
-        for route in ROUTES.values():
+        for route in [*ROUTES.values(), *UNDOCUMENTED.values()]:
             for who, client in clients.items():
                 _idle(clients[ADMIN])  # the tasks the walk submits have ended: the phone is free
                 method, path, kwargs = route.call(world)
@@ -184,6 +202,31 @@ def test_every_route_answers_each_principal_exactly_as_the_table_says(service, s
     finally:
         for client in clients.values():
             client.close()
+
+
+def _served(app: Any) -> set[tuple[str, str]]:
+    """Every (method, path) the app serves, routers included ("MOUNT" / "WEBSOCKET" for those);
+    a path's converters dropped, as the OpenAPI document writes it ({path:path} is {path})."""
+    import re
+
+    from starlette.routing import Mount, WebSocketRoute
+
+    try:  # FastAPI >= 0.165 keeps an included router's routes behind it
+        from fastapi.routing import iter_route_contexts
+    except ImportError:
+        found = [(route, route) for route in app.routes]
+    else:
+        found = [(context.original_route, context) for context in iter_route_contexts(app.routes)]
+    served = set()
+    for original, route in found:
+        path = re.sub(r":[a-z]+}", "}", str(route.path))
+        if isinstance(original, Mount):
+            served.add(("MOUNT", path))
+        elif isinstance(original, WebSocketRoute) or not getattr(route, "methods", None):
+            served.add(("WEBSOCKET", path))
+        else:
+            served |= {(method, path) for method in route.methods if method != "HEAD"}
+    return served
 
 
 def _idle(admin: httpx.Client) -> None:
