@@ -383,7 +383,8 @@ class FlowRunner:
         if not run_ids or not self.settings.cache.enabled:
             return
         try:
-            store = PlanStore(self.settings.cache.database_url or default_cache_url(self.settings.agent.output_dir))
+            cache = self.settings.cache  # the namespace the runs saved in (a REST task's: its principal's)
+            store = PlanStore(cache.database_url or default_cache_url(self.settings.agent.output_dir), cache.namespace)
             for plan in store.list(limit=1000):
                 if plan.source_run in run_ids and plan.id is not None:
                     store.delete(plan.id)

@@ -224,3 +224,29 @@ def test_a_secret_is_typed_by_the_flow_and_never_written_out(adb_server, sim_pho
     assert b"Zanzibar7" not in junit_xml(SuiteResult([result, failed], 0.0, 1.0))
     written = [p for p in (tmp_path / "runs").rglob("*") if p.suffix in (".json", ".jsonl", ".html")]
     assert written and not [p for p in written if "Zanzibar7" in p.read_text(errors="replace")]
+
+
+@pytest.mark.timeout(300)
+def test_a_red_flow_forgets_the_plans_its_runs_taught_in_its_own_cache_namespace(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+    """A flow whose run: step completed but a later step failed leaves no plan in the cache,
+    also where plans are kept per principal (a REST task's ``cache.namespace``,
+    ``server.runner.cache_namespace``): only green flows are ever replayed."""
+    from mobile_agent.device import open_device
+    from mobile_agent.replay import PlanStore, default_cache_url
+    from mobile_agent.testing import FlowRunner
+    from tests.agent_helpers import agent_settings
+
+    llm_server.default = flow_model
+    settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server)
+    settings = settings.model_copy(update={"cache": settings.cache.model_copy(update={"namespace": "token:alice"})})
+    device = open_device(settings.adb, sim_phone.serial)
+    green = parse_flow("name: green\nsteps:\n  - run: Turn on the dark mode\n  - assert_visible: Dark mode\n")
+    assert FlowRunner(settings, device, output_dir=tmp_path / "green").run(green).passed
+    url = default_cache_url(tmp_path / "green")
+    assert PlanStore(url, "token:alice").list() and not PlanStore(url, "").list()  # the run: step taught alice's plans
+
+    sim_phone.phone.reset()
+    red = parse_flow("name: red\nsteps:\n  - run: Turn on the dark mode\n  - assert_visible: Teleportation options\n")
+    result = FlowRunner(settings, device, output_dir=tmp_path / "red").run(red)
+    assert result.status == "failed" and result.steps[0].passed, result.message
+    assert PlanStore(default_cache_url(tmp_path / "red"), None).list() == []
