@@ -93,12 +93,12 @@ wheel-check: install-dev
 # a scripted run against simulated phones), then the compose farm (PostgreSQL, API server, two
 # workers) with a worker killed. Skips, saying why, where podman cannot run.
 containers-check: install-dev
-	PY=$(BIN)/python flock -s /tmp/cpu.lock .ci/containers
+	PY=$(BIN)/python .ci/containers
 
 # docker/Dockerfile.cuda's install steps built on the same Debian base (no GPU: the torch stack
 # installs and imports; about 6 minutes, a 7 GB image, removed after). CI's step after the above.
 containers-cuda-check: install-dev
-	PY=$(BIN)/python flock -s /tmp/cpu.lock .ci/containers cuda
+	PY=$(BIN)/python .ci/containers cuda
 
 # The type checker over mobile_agent/, perception/, eval/ and server/ ([tool.mypy] in pyproject.toml).
 typecheck: install-dev
