@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import mimetypes
 import os
 import tempfile
@@ -43,6 +44,7 @@ from server.webhooks import WebhookSender, callback_refusal, task_finished
 
 __all__ = ["TaskId", "checked_task", "router", "task_public"]
 
+log = logging.getLogger(__name__)
 router = APIRouter(prefix="/tasks", tags=["tasks"], dependencies=[Authorized])
 
 SSE_KEEPALIVE_S = 15.0
@@ -257,7 +259,12 @@ def cancel_task(task_id: TaskId, task: ActedTask, service: Service, principal: C
     service.store.audit(principal.name, principal.role, "task.cancel", f"task {task_id}", {"owner": task.owner})
     after = _get_task(service, task_id)
     if after.status == "cancelled" and after.started_at is None:  # never ran: no runner tells its end
-        callback_url = StoredOptions.model_validate(after.options).callback_url
+        try:
+            callback_url = StoredOptions.model_validate(after.options).callback_url
+        except ValueError as exc:  # a row another version wrote (pydantic's ValidationError): cancelled all the same
+            log.warning("task %s cancelled while queued; its stored options cannot be read, so no task_finished "
+                        "webhook: %s", task_id, exc)
+            callback_url = None
         WebhookSender(service.settings, report=service.store.add_event).send(
             callback_url, "task_finished", task_finished(task_id, "cancelled", result={"reason": "cancelled while queued"}))
     return task_public(after)

@@ -94,3 +94,13 @@ def test_a_stored_row_this_version_cannot_read_ends_its_task_and_frees_the_phone
     assert ended["status"] == "error" and ended["error"]["type"] == "ValidationError", ended
     after = live.wait_task(live.submit("next", script="Home")["id"])  # the phone was given back
     assert after["status"] == "completed", after
+
+
+def test_a_stored_row_this_version_cannot_read_can_still_be_cancelled(service) -> None:
+    """Cancelling a queued task reads its callback_url from its typed options: a row this
+    version cannot read is cancelled all the same (202), never a 500."""
+    live = service([])  # no phone: the task stays queued
+    unreadable = live.state.store.create_task("written by another version", "any", {"max_steps": 0})
+    answer = live.client.post(f"/v1/tasks/{unreadable.id}/cancel")
+    assert answer.status_code == 202, answer.text
+    assert answer.json()["status"] == "cancelled"
