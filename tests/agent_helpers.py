@@ -52,10 +52,10 @@ def cli_env(adb_port: int, **extra: str) -> dict[str, str]:
     return env
 
 
-def run_cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
-    """`mobile-agent run ARGS` as a user runs it."""
+def cli(*args: str, env: dict[str, str], timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """`mobile-agent ARGS` (any command) as a user runs it: a subprocess from the repository."""
     return subprocess.run(
-        [sys.executable, "-m", "mobile_agent.cli", "run", *args],
+        [sys.executable, "-m", "mobile_agent.cli", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -64,8 +64,13 @@ def run_cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess
     )
 
 
+def run_cli(*args: str, env: dict[str, str], timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """`mobile-agent run ARGS` as a user runs it."""
+    return cli("run", *args, env=env, timeout=timeout)
+
+
 def trajectory_of(stdout: str) -> Path:
-    """The trajectory folder a run printed."""
+    """The trajectory file (trajectory.jsonl) a run printed."""
     match = re.search(r"^trajectory: (.+)$", stdout, re.M)
     assert match, stdout
     return Path(match.group(1))

@@ -7,10 +7,6 @@ Through the real adb server; read from the phone's ground truth and state."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,9 +16,9 @@ from mobile_agent.operations import OperationContext, execute, parse_action
 from mobile_agent.operations.catalog import PAGE_SCROLL
 from mobile_agent.settings import AdbSettings, Settings
 from simphone.apps.settings import MAIN_ROWS, SPLIT_RATIO
+from tests.agent_helpers import cli, cli_env
 
 pytestmark = pytest.mark.timeout(240)
-ROOT = Path(__file__).resolve().parents[2]
 SETTINGS_PKG = "com.android.settings"
 PROFILES = ["simphone", "nexus5-6", "pixel3-10", "pixel7-14", "pixel8-15-locked", "galaxy-s22-13", "galaxy-fold5-14",
             "pixel-tablet-14"]
@@ -119,23 +115,12 @@ class _NoLocator:
         raise AssertionError("Page down looked for an icon")
 
 
-def _env(adb_port: int) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")}
-    env.update({"MOBILE_AGENT_ADB__SERVER_PORT": str(adb_port), "PYTHONUNBUFFERED": "1"})
-    return env
-
-
-def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mobile_agent.cli", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=180)
-
-
 def test_a_script_pages_down_until_its_text_shows_and_no_further(adb_server, sim_phones, tmp_path) -> None:
     (short,) = sim_phones(1, width=720, height=960)  # a short screen: About phone is pages below
     script = tmp_path / "about.txt"
     script.write_text("Open App (Settings)\nPage down until (About phone)\nClick text (About phone)\n", encoding="utf-8")
-    proc = _cli("run", "--serial", short.serial, "--script", str(script), "--json", "-o", str(tmp_path / "runs"),
-                env=_env(adb_server.port))
+    proc = cli("run", "--serial", short.serial, "--script", str(script), "--json", "-o", str(tmp_path / "runs"),
+                env=cli_env(adb_server.port))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert _settings_stack(short)[-1] == {"view": "page", "page": "about"}
     result = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -144,16 +129,16 @@ def test_a_script_pages_down_until_its_text_shows_and_no_further(adb_server, sim
 
     missing = tmp_path / "missing.txt"
     missing.write_text("Open App (Settings)\nPage down until (Teleporter)\n", encoding="utf-8")
-    proc = _cli("run", "--serial", short.serial, "--script", str(missing), "-o", str(tmp_path / "runs"),
-                env=_env(adb_server.port))
+    proc = cli("run", "--serial", short.serial, "--script", str(missing), "-o", str(tmp_path / "runs"),
+                env=cli_env(adb_server.port))
     assert proc.returncode == 1 and "'Teleporter' is not on the screen after 10 pages" in proc.stdout
 
 
 def test_the_reference_solutions_reach_a_row_below_the_first_page(adb_server, sim_phones, tmp_path) -> None:
     (short,) = sim_phones(1, width=720, height=960)
     out = tmp_path / "eval"
-    proc = _cli("eval", "mobile-eval", "--task", "settings-3", "--script-reference", "--device", short.serial,
-                "-o", str(out), env=_env(adb_server.port))
+    proc = cli("eval", "mobile-eval", "--task", "settings-3", "--script-reference", "--device", short.serial,
+                "-o", str(out), env=cli_env(adb_server.port))
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     (record,) = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines() if x.strip()]
     assert record["success"] and record["judged_by"] == "state", record["reasons"]
@@ -166,8 +151,8 @@ def test_the_tablet_keyboard_fits_and_a_search_is_typed(adb_server, sim_phones, 
     and submits its search."""
     (tablet,) = sim_phones(1, profile="pixel-tablet-14")
     out = tmp_path / "eval"
-    proc = _cli("eval", "mobile-eval", "--task", "chrome-1", "--script-reference", "--device", tablet.serial,
-                "-o", str(out), env=_env(adb_server.port))
+    proc = cli("eval", "mobile-eval", "--task", "chrome-1", "--script-reference", "--device", tablet.serial,
+                "-o", str(out), env=cli_env(adb_server.port))
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     (record,) = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines() if x.strip()]
     assert record["success"] and record["judged_by"] == "state", record["reasons"]

@@ -13,20 +13,18 @@ a grounded dialect's Finished was not taken as the end, so nothing was cached.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from eval.mobile_eval.schema import load_tasks
+from tests.agent_helpers import cli_env, run_cli
 from tests.grounding_model import GroundingModel
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
 # (served model name, the dialect the grounding model answers in, its coordinate space)
@@ -38,20 +36,14 @@ GROUNDED = [
 
 
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mobile_agent.cli", "run", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=240)
+    return run_cli(*args, env=env, timeout=240)
 
 
 def _env(adb_port: int, base_url: str, model: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")}
-    env.update({
-        "MOBILE_AGENT_ADB__SERVER_PORT": str(adb_port), "PYTHONUNBUFFERED": "1",
-        "MOBILE_AGENT_PLANNER__BASE_URL": base_url, "MOBILE_AGENT_PLANNER__API_KEY": "test-key",
-        "MOBILE_AGENT_PLANNER__MODEL": model, "MOBILE_AGENT_PLANNER__DIALECT": "auto",
-        "MOBILE_AGENT_PERCEPTION__DETECTOR": "proposals", "MOBILE_AGENT_PERCEPTION__RANKER": "heuristic",
-        "MOBILE_AGENT_AGENT__SETTLE_TIMEOUT_S": "1.5", "MOBILE_AGENT_AGENT__SETTLE_INTERVAL_S": "0.1",
-    })
-    return env
+    return cli_env(adb_port, MOBILE_AGENT_PLANNER__BASE_URL=base_url, MOBILE_AGENT_PLANNER__API_KEY="test-key",
+                   MOBILE_AGENT_PLANNER__MODEL=model, MOBILE_AGENT_PLANNER__DIALECT="auto",
+                   MOBILE_AGENT_PERCEPTION__DETECTOR="proposals", MOBILE_AGENT_PERCEPTION__RANKER="heuristic",
+                   MOBILE_AGENT_AGENT__SETTLE_TIMEOUT_S="1.5", MOBILE_AGENT_AGENT__SETTLE_INTERVAL_S="0.1")
 
 
 def _cached_steps(runs: Path) -> list[list[dict]]:

@@ -11,10 +11,7 @@ locator took no accessibility tree, and every one of these crashed with the sett
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +21,7 @@ pytest.importorskip("mcp")
 
 import anyio  # noqa: E402
 
-from tests.agent_helpers import DONE, plan_reply  # noqa: E402
+from tests.agent_helpers import DONE, cli_env, plan_reply, run_cli, trajectory_of  # noqa: E402
 from tests.llm_fixtures import llm_server  # noqa: E402,F401  (fixture)
 from tests.mcp_helpers import mcp_env, stdio_session, tool_json  # noqa: E402
 from tests.server_fixtures import service_fixture  # noqa: E402,F401  (fixture)
@@ -51,17 +48,9 @@ SCRIPT = (
 
 
 def _env(adb_port: int, accessibility: str, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")}
-    env.update({"MOBILE_AGENT_ADB__SERVER_PORT": str(adb_port), "PYTHONUNBUFFERED": "1",
-                "MOBILE_AGENT_PERCEPTION__ACCESSIBILITY": accessibility,
-                "MOBILE_AGENT_PERCEPTION__DETECTOR": "proposals", "MOBILE_AGENT_PERCEPTION__RANKER": "heuristic",
-                "MOBILE_AGENT_AGENT__SETTLE_TIMEOUT_S": "1.5", "MOBILE_AGENT_AGENT__SETTLE_INTERVAL_S": "0.1"}, **extra)
-    return env
-
-
-def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mobile_agent.cli", "run", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=200)
+    return cli_env(adb_port, MOBILE_AGENT_PERCEPTION__ACCESSIBILITY=accessibility,
+                   MOBILE_AGENT_PERCEPTION__DETECTOR="proposals", MOBILE_AGENT_PERCEPTION__RANKER="heuristic",
+                   MOBILE_AGENT_AGENT__SETTLE_TIMEOUT_S="1.5", MOBILE_AGENT_AGENT__SETTLE_INTERVAL_S="0.1", **extra)
 
 
 def _notes(phone: Any) -> list[str]:
@@ -74,9 +63,7 @@ def _shows_display_page(sim_phone: Any) -> bool:
 
 
 def _steps(stdout: str) -> list[dict[str, Any]]:
-    match = re.search(r"^trajectory: (.+)$", stdout, re.M)
-    assert match, stdout
-    lines = [json.loads(line) for line in Path(match.group(1)).read_text(encoding="utf-8").splitlines()]
+    lines = [json.loads(line) for line in trajectory_of(stdout).read_text(encoding="utf-8").splitlines()]
     return [line for line in lines if line.get("type") == "step"]
 
 
@@ -84,7 +71,7 @@ def _steps(stdout: str) -> list[dict[str, Any]]:
 def test_cli_script_locates_with_the_accessibility_source(adb_server, sim_phone, tmp_path, accessibility):
     script = tmp_path / "ops.txt"
     script.write_text(SCRIPT, encoding="utf-8")
-    proc = _cli("--serial", sim_phone.serial, "--script", str(script), "-o", str(tmp_path / "runs"),
+    proc = run_cli("--serial", sim_phone.serial, "--script", str(script), "-o", str(tmp_path / "runs"),
                 env=_env(adb_server.port, accessibility))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "TypeError" not in proc.stdout + proc.stderr
@@ -142,14 +129,14 @@ def test_plan_cache_relocates_with_the_accessibility_source(adb_server, sim_phon
                MOBILE_AGENT_AGENT__COMPLETION_CHECK="false")
     runs = tmp_path / "runs"
     instruction = "Open the display settings"
-    first = _cli("--serial", sim_phone.serial, "--cache", "-o", str(runs), "--instruction", instruction, env=env)
+    first = run_cli("--serial", sim_phone.serial, "--cache", "-o", str(runs), "--instruction", instruction, env=env)
     assert first.returncode == 0, first.stdout + first.stderr
     assert _shows_display_page(sim_phone)
     cold_calls = len(llm_server.chat_requests)
     assert cold_calls >= 3
 
     sim_phone.phone.reset()
-    second = _cli("--serial", sim_phone.serial, "--cache", "-o", str(runs), "--instruction", instruction, env=env)
+    second = run_cli("--serial", sim_phone.serial, "--cache", "-o", str(runs), "--instruction", instruction, env=env)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "TypeError" not in second.stdout + second.stderr
     assert len(llm_server.chat_requests) == cold_calls, second.stdout  # all replayed: no model call
@@ -216,14 +203,14 @@ def test_plan_cache_replays_through_a_protected_screen(adb_server, sim_phone, ll
                MOBILE_AGENT_AGENT__COMPLETION_CHECK="false")
     args = ("--serial", sim_phone.serial, "--cache", "-o", str(tmp_path / "runs"),
             "--instruction", "Open the Netflix login")
-    first = _cli(*args, env=env)
+    first = run_cli(*args, env=env)
     assert first.returncode == 0, first.stdout + first.stderr
     assert sim_phone.phone.state()["current"]["view"] == "item"
     cold_calls = len(llm_server.chat_requests)
 
     sim_phone.phone.reset()
     sim_phone.phone.install(vault)
-    second = _cli(*args, env=env)
+    second = run_cli(*args, env=env)
     assert second.returncode == 0, second.stdout + second.stderr
     assert len(llm_server.chat_requests) == cold_calls, second.stdout  # replayed: no model call
     state = sim_phone.phone.state()

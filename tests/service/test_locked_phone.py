@@ -7,20 +7,15 @@ the real adb server; every verdict is read from the phone's own state."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from mobile_agent.device.parsing import parse_keyguard_secure
-from tests.agent_helpers import DONE, plan_reply
+from tests.agent_helpers import DONE, cli_env, plan_reply, run_cli
 from tests.llm_fixtures import Reply, llm_server  # noqa: F401  (fixture)
 from tests.server_fixtures import TaggedPlanner, service_fixture  # noqa: F401  (the `service` fixture)
 
 pytestmark = pytest.mark.timeout(240)
-ROOT = Path(__file__).resolve().parents[2]
 LOCKED = "pixel8-15-locked"
 SETTINGS_PKG = "com.android.settings"
 LAUNCHER = "com.android.launcher3"
@@ -56,17 +51,6 @@ def test_keyguard_secure_from_dumpsys_window(window: str, secure: bool | None) -
     assert parse_keyguard_secure(window) is secure
 
 
-def _env(adb_port: int, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")}
-    env.update({"MOBILE_AGENT_ADB__SERVER_PORT": str(adb_port), "PYTHONUNBUFFERED": "1"}, **extra)
-    return env
-
-
-def _run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mobile_agent.cli", "run", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=180)
-
-
 def _screen(handle) -> dict:
     return handle.adb_state()["screen"]
 
@@ -76,8 +60,8 @@ def test_cli_script_unlocks_a_swipe_lock_and_opens_the_app(adb_server, sim_phone
     assert _screen(phone)["locked"] is True and _screen(phone)["secure"] is False
     script = tmp_path / "open.txt"
     script.write_text("Open App (Settings)\n", encoding="utf-8")
-    proc = _run("--serial", phone.serial, "--script", str(script), "-o", str(tmp_path / "runs"),
-                env=_env(adb_server.port))
+    proc = run_cli("--serial", phone.serial, "--script", str(script), "-o", str(tmp_path / "runs"),
+                env=cli_env(adb_server.port))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     state = phone.adb_state()
     assert state["screen"]["locked"] is False and state["foreground"] == SETTINGS_PKG
@@ -89,8 +73,8 @@ def test_cli_script_stops_on_a_pin_lock_and_says_so(adb_server, sim_phones, tmp_
     assert _screen(phone)["secure"] is True
     script = tmp_path / "open.txt"
     script.write_text("Open App (Settings)\nClick text (Display & brightness)\n", encoding="utf-8")
-    proc = _run("--serial", phone.serial, "--script", str(script), "-o", str(tmp_path / "runs"),
-                env=_env(adb_server.port))
+    proc = run_cli("--serial", phone.serial, "--script", str(script), "-o", str(tmp_path / "runs"),
+                env=cli_env(adb_server.port))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "the phone is locked" in proc.stdout
     assert "Opened" not in proc.stdout
@@ -102,9 +86,9 @@ def test_cli_model_run_on_a_pin_lock_ends_not_completed(adb_server, sim_phones, 
     (phone,) = sim_phones(1, profile=LOCKED, width=540, height=1200)
     phone.device.shell(["locksettings", "set-pin", "1234"])
     llm_server.script([Reply(plan_reply("Open App (Settings)")), Reply(plan_reply("Stop")), Reply(DONE)])
-    env = _env(adb_server.port, MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url,
+    env = cli_env(adb_server.port, MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url,
                MOBILE_AGENT_PLANNER__API_KEY="sk-test", MOBILE_AGENT_PLANNER__MODEL="gpt-4o")
-    proc = _run("--serial", phone.serial, "-i", "Open the settings", "--yes", "-o", str(tmp_path / "runs"), env=env)
+    proc = run_cli("--serial", phone.serial, "-i", "Open the settings", "--yes", "-o", str(tmp_path / "runs"), env=env)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "phone is locked" in proc.stdout and "Opened" not in proc.stdout
     assert len(llm_server.chat_requests) == 0  # the run stops before its first step: nothing to plan on a lock screen
@@ -115,9 +99,9 @@ def test_a_model_run_whose_first_step_is_no_open_app_unlocks_first(adb_server, s
                                                                     tmp_path) -> None:
     (phone,) = sim_phones(1, profile=LOCKED, width=540, height=1200)
     llm_server.script([Reply(plan_reply("Click text (Notes)")), Reply(plan_reply("Stop")), Reply(DONE)])
-    env = _env(adb_server.port, MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url,
+    env = cli_env(adb_server.port, MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url,
                MOBILE_AGENT_PLANNER__API_KEY="sk-test", MOBILE_AGENT_PLANNER__MODEL="gpt-4o")
-    proc = _run("--serial", phone.serial, "-i", "Open my notes", "--yes", "-o", str(tmp_path / "runs"), env=env)
+    proc = run_cli("--serial", phone.serial, "-i", "Open my notes", "--yes", "-o", str(tmp_path / "runs"), env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert _screen(phone)["locked"] is False and phone.adb_state()["foreground"] == "com.google.android.keep"
 

@@ -13,12 +13,7 @@ planned run against the scripted model server.
 from __future__ import annotations
 
 import json
-import os
-import re
-import subprocess
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
@@ -29,11 +24,10 @@ from mobile_agent.device.hierarchy import split_dump_output
 from mobile_agent.operations.context import AgentDevice
 from perception import LocateStatus, Perception, PerceptionConfig
 from perception.blank_screen import blank_app_area
-from tests.agent_helpers import DONE, plan_reply
+from tests.agent_helpers import DONE, cli_env, plan_reply, run_cli, trajectory_of
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.server_fixtures import service_fixture  # noqa: F401  (fixture)
 
-ROOT = Path(__file__).resolve().parents[2]
 VAULT = "com.x8bit.bitwarden"
 pytestmark = pytest.mark.timeout(240)
 
@@ -53,23 +47,13 @@ def _tree(sim_phone: Any) -> str:
     return xml
 
 
-def _env(adb_port: int, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")}
-    env.update({"MOBILE_AGENT_ADB__SERVER_PORT": str(adb_port), "PYTHONUNBUFFERED": "1",
-                "MOBILE_AGENT_PERCEPTION__ACCESSIBILITY": "false",
-                "MOBILE_AGENT_AGENT__SETTLE_TIMEOUT_S": "1.5", "MOBILE_AGENT_AGENT__SETTLE_INTERVAL_S": "0.1"}, **extra)
-    return env
-
-
-def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mobile_agent.cli", "run", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=200)
+def _env(adb_port: int) -> dict[str, str]:
+    return cli_env(adb_port, MOBILE_AGENT_PERCEPTION__ACCESSIBILITY="false", MOBILE_AGENT_AGENT__SETTLE_TIMEOUT_S="1.5",
+                   MOBILE_AGENT_AGENT__SETTLE_INTERVAL_S="0.1")
 
 
 def _steps(stdout: str) -> list[dict[str, Any]]:
-    match = re.search(r"^trajectory: (.+)$", stdout, re.M)
-    assert match, stdout
-    lines = [json.loads(line) for line in Path(match.group(1)).read_text(encoding="utf-8").splitlines()]
+    lines = [json.loads(line) for line in trajectory_of(stdout).read_text(encoding="utf-8").splitlines()]
     return [line for line in lines if line.get("type") == "step"]
 
 
@@ -111,7 +95,7 @@ def test_cli_script_clicks_through_a_protected_screen(adb_server, sim_phone, tmp
     sim_phone.phone.install(VAULT)
     script = tmp_path / "vault.txt"
     script.write_text("Open App (Bitwarden)\nClick text (Netflix)\nClick text (Copy password)\n", encoding="utf-8")
-    proc = _cli("--serial", sim_phone.serial, "--script", str(script), "-o", str(tmp_path / "runs"),
+    proc = run_cli("--serial", sim_phone.serial, "--script", str(script), "-o", str(tmp_path / "runs"),
                 env=_env(adb_server.port))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert sim_phone.phone.state()["apps"][VAULT]["copied"] == "Netflix"
@@ -122,7 +106,7 @@ def test_cli_script_clicks_through_a_protected_screen(adb_server, sim_phone, tmp
 def test_planned_run_tells_the_model_the_screen_is_protected(adb_server, sim_phone, llm_server, tmp_path) -> None:  # noqa: F811
     _open_vault(sim_phone)
     llm_server.script([plan_reply("Click text (Netflix)"), plan_reply("Stop"), DONE])
-    proc = _cli("--serial", sim_phone.serial, "--base-url", llm_server.base_url, "--api-key", "k-1",
+    proc = run_cli("--serial", sim_phone.serial, "--base-url", llm_server.base_url, "--api-key", "k-1",
                 "--model", "scripted-vlm", "-o", str(tmp_path / "runs"), "--instruction", "Open the Netflix login",
                 env=_env(adb_server.port))
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -185,7 +169,7 @@ class _Transition:
         self.captures += 1
         return _Shot(np.zeros_like(self.drawn) if self.captures <= self.blank else self.drawn)
 
-    def run(self, args: list[str]) -> Any:
+    def accessibility_xml(self) -> str | None:
         raise AssertionError("a frame that gets drawn needs no tree")
 
 
@@ -200,5 +184,5 @@ def test_a_blank_frame_is_captured_again_and_the_wait_is_bounded() -> None:
 
 
 class _NeverDrawn(_Transition):
-    def run(self, args: list[str]) -> Any:
+    def accessibility_xml(self) -> str | None:
         raise RuntimeError("no uiautomator on this phone")
