@@ -187,7 +187,6 @@ def screen_nodes(device: object) -> list[AccessibilityNode] | None:
     """The accessibility nodes on the phone now; None when the device cannot say (no
     ``uiautomator``, not an adb device)."""
     from mobile_agent.device import Device
-    from mobile_agent.device.hierarchy import dump_hierarchy
     from mobile_agent.device.ios.device import IosDevice
 
     if not isinstance(device, (Device, IosDevice)):  # an adb phone (uiautomator), an iPhone (WDA's page source)
@@ -195,7 +194,7 @@ def screen_nodes(device: object) -> list[AccessibilityNode] | None:
     from perception.accessibility import parse_uiautomator_dump
 
     try:
-        xml = dump_hierarchy(device).xml
+        xml = device.accessibility_xml()
         return parse_uiautomator_dump(xml) if xml else None
     except Exception as exc:  # noqa: BLE001 - masking is best effort here; the OCR pass still runs
         log.warning("could not read the screen's fields to mask a secret: %s", exc)

@@ -22,7 +22,6 @@ import threading
 import time
 from dataclasses import dataclass
 
-from mobile_agent.device.hierarchy import dump_hierarchy
 from mobile_agent.errors import DeviceLostError
 from mobile_agent.operations.context import AgentDevice, ScreenshotLike
 from perception.accessibility import parse_uiautomator_dump, text_lines
@@ -91,16 +90,16 @@ def look_again(
 def tree_texts(device: AgentDevice, frame: ScreenshotLike) -> tuple[str, ...]:
     """The labels of the tree's nodes on the frame, top to bottom, each once (bounded)."""
     try:
-        dump = dump_hierarchy(device)
+        xml = device.accessibility_xml()
     except DeviceLostError:
         raise
     except Exception as exc:  # noqa: BLE001 - no tree: the note says nothing could be read
         log.info("no accessibility tree on %s: %s", device.serial, exc)
         return ()
-    if dump.xml is None:
+    if xml is None:
         return ()
     try:
-        nodes = parse_uiautomator_dump(dump.xml)
+        nodes = parse_uiautomator_dump(xml)
     except InvalidInputError:
         return ()  # the phone answered an error (no idle state, a null root): nothing to read
     seen: list[str] = []

@@ -29,6 +29,7 @@ from mobile_agent.device.displays import (
     parse_display_infos,
     parse_surfaceflinger_ids,
 )
+from mobile_agent.device.hierarchy import dump_hierarchy
 from mobile_agent.device.keyboard import AdbKeyboardSession
 from mobile_agent.device.packages import AppCommands
 from mobile_agent.device.parsing import (
@@ -460,6 +461,12 @@ class Device(AppCommands):
             if sep and key == "mInputShown":
                 return value.strip().lower() == "true"
         return None
+
+    def accessibility_xml(self) -> str | None:
+        """The screen's accessibility tree, ``uiautomator dump``'s XML
+        (``mobile_agent.device.hierarchy``); None when the phone gives none (vision decides).
+        Raises only ``DeviceLostError``."""
+        return dump_hierarchy(self).xml
 
     def clear_text(self, max_chars: int = 200) -> None:
         """Empty the focused field: ADB Keyboard's clear when installed, otherwise

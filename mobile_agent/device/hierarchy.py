@@ -15,8 +15,11 @@ then removed.
 A missing tree is not an error for the agent: vision decides. So ``dump_hierarchy``
 returns ``None`` when the phone cannot give one, and raises only for a lost device.
 
-May import: ``mobile_agent.errors``, ``mobile_agent.device.ios`` (an iPhone's tree is WDA's
-page source, written in this format), the standard library.
+This is how an adb phone answers ``accessibility_xml()`` (``mobile_agent.device.Device``), the
+device protocol's tree (``mobile_agent.operations.context.DeviceLike``); an iPhone answers
+it with WDA's page source written in this format (``mobile_agent.device.ios``).
+
+May import: ``mobile_agent.errors``, the standard library.
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ import logging
 from dataclasses import dataclass
 from typing import Protocol
 
-from mobile_agent.device.ios.device import IosDevice
 from mobile_agent.errors import DeviceLostError
 
 __all__ = ["DUMP_FILE", "HierarchyDump", "ShellDevice", "dump_hierarchy", "split_dump_output"]
@@ -46,7 +48,7 @@ class _Printed(Protocol):
 
 
 class ShellDevice(Protocol):
-    """What a dump needs of a device (``mobile_agent.device.Device``, an operation's ``DeviceLike``)."""
+    """What a dump needs of a device: a shell (``mobile_agent.device.Device``)."""
 
     @property
     def serial(self) -> str: ...
@@ -77,11 +79,8 @@ def split_dump_output(output: str) -> HierarchyDump:
 
 
 def dump_hierarchy(device: ShellDevice) -> HierarchyDump:
-    """The current screen's accessibility tree (``HierarchyDump.xml``), or why there is none.
-    An iPhone (``mobile_agent.device.ios.IosDevice``) gives WDA's page source in this format."""
+    """The current screen's accessibility tree (``HierarchyDump.xml``), or why there is none."""
     try:
-        if isinstance(device, IosDevice):
-            return HierarchyDump(device.accessibility_xml())
         result = device.run(["uiautomator", "dump", "/dev/tty"])
         out = result.stdout.decode("utf-8", "replace") + "\n" + result.stderr.decode("utf-8", "replace")
         dump = split_dump_output(out)

@@ -153,9 +153,7 @@ def screen_hierarchy(device: DeviceLike, settings: Settings) -> str | None:
     ``perception.accessibility`` setting is on and the phone gives one; else None (vision decides)."""
     if not settings.perception.accessibility:
         return None
-    from mobile_agent.device.hierarchy import dump_hierarchy
-
-    return dump_hierarchy(device).xml
+    return device.accessibility_xml()
 
 
 def _tree_for(device: DeviceLike, pixels: np.ndarray, settings: Settings) -> str | None:
@@ -164,9 +162,7 @@ def _tree_for(device: DeviceLike, pixels: np.ndarray, settings: Settings) -> str
     phone: ``perception.blank_screen``), as then only the tree can place a tap."""
     if settings.perception.accessibility or not blank_app_area(pixels):
         return screen_hierarchy(device, settings)
-    from mobile_agent.device.hierarchy import dump_hierarchy
-
-    return dump_hierarchy(device).xml
+    return device.accessibility_xml()
 
 
 def find_text_on(device: DeviceLike, locator: Locator, pixels: np.ndarray, text: str, settings: Settings) -> Location:

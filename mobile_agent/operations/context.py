@@ -38,7 +38,6 @@ __all__ = [
     "RunLocator",
     "ScreenInfoLike",
     "ScreenshotLike",
-    "ShellOutput",
 ]
 
 
@@ -107,16 +106,6 @@ class ScreenshotLike(Protocol):
     def height(self) -> int: ...
 
 
-class ShellOutput(Protocol):
-    """What a device command printed (``mobile_agent.device.adb_protocol.ShellResult``)."""
-
-    @property
-    def stdout(self) -> bytes: ...
-
-    @property
-    def stderr(self) -> bytes: ...
-
-
 class ScreenStateLike(Protocol):
     """Screen power and the keyguard (``mobile_agent.device.ScreenState``): ``locked`` and
     ``secure`` (unlocking takes a PIN, pattern or password) are None where the phone's
@@ -138,8 +127,10 @@ class DeviceLike(Protocol):
     @property
     def serial(self) -> str: ...
 
-    def run(self, args: list[str]) -> ShellOutput:
-        """One command on the phone (``uiautomator dump`` for the accessibility tree)."""
+    def accessibility_xml(self) -> str | None:
+        """The screen's accessibility tree as ``uiautomator dump`` XML (an adb phone's dump;
+        an iPhone's WDA page source written in that format, in pixels); None when the phone
+        gives none (vision decides). Raises only ``DeviceLostError``."""
         ...
 
     def tap(self, x: int, y: int) -> object: ...

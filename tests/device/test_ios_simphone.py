@@ -17,7 +17,6 @@ import pytest
 
 from mobile_agent.agent import Agent, RunStatus
 from mobile_agent.cli.doctor import ios_checks
-from mobile_agent.device.hierarchy import dump_hierarchy
 from mobile_agent.device.ios import IosDevice, WdaClient
 from mobile_agent.errors import AppNotFoundError
 from mobile_agent.operations.context import Locator, OperationContext
@@ -111,7 +110,7 @@ def test_page_source_is_wda_xml_in_points(front: WdaFrontEnd, iphone: IosDevice)
 
     for tag in ("XCUIElementTypeApplication", "XCUIElementTypeWindow", "XCUIElementTypeStaticText"):
         assert attribute_order(source, tag)[:7] == attribute_order(real, tag)[:7], tag
-    nodes = parse_uiautomator_dump(dump_hierarchy(iphone).xml or "")
+    nodes = parse_uiautomator_dump(iphone.accessibility_xml() or "")
     wifi = next(n for n in nodes if n.label == "Wi-Fi")
     truth = next(e for e in front.phone.ground_truth() if e["text"] == "Wi-Fi")
     # pixels -> points (WDA) -> pixels (backend): within the rounding of one point

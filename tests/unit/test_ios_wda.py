@@ -8,7 +8,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from mobile_agent.device.hierarchy import dump_hierarchy
 from mobile_agent.device.ios import IosDevice, WdaClient, WdaError, WdaStatus
 from mobile_agent.device.ios.apps import APPLE_APP_NAMES, APPLE_APPS, bundle_for_label
 from mobile_agent.device.ios.source import hierarchy_from_source
@@ -193,7 +192,7 @@ def test_lock_state_unlock_and_alerts(wda: FakeWda, iphone: IosDevice) -> None:
     assert info.value.error == "no such alert"
 
 
-def test_apps_page_source_and_no_shell(wda: FakeWda, iphone: IosDevice) -> None:
+def test_apps_and_page_source(wda: FakeWda, iphone: IosDevice) -> None:
     bundle = iphone.resolve_app_label("  settings ")
     assert bundle == "com.apple.Preferences"
     iphone.launch_app(bundle)
@@ -204,11 +203,9 @@ def test_apps_page_source_and_no_shell(wda: FakeWda, iphone: IosDevice) -> None:
     source = iphone.page_source()
     assert '<XCUIElementTypeApplication type="XCUIElementTypeApplication"' in source and 'name="General"' in source
     assert iphone.keyboard_shown() is False
-    with pytest.raises(DeviceCommandError, match="no shell"):
-        iphone.run(["uiautomator", "dump", "/dev/tty"])
-    dump = dump_hierarchy(iphone)  # what operations and perception read: the tree in pixels
-    assert dump.xml is not None
-    nodes = {(n.label, n.class_name): n for n in parse_uiautomator_dump(dump.xml)}
+    xml = iphone.accessibility_xml()  # the device protocol's tree, what operations and perception read: in pixels
+    assert xml is not None
+    nodes = {(n.label, n.class_name): n for n in parse_uiautomator_dump(xml)}
     general = nodes[("General", "XCUIElementTypeCell")]
     # the sample's General cell: x=0 y=248 390x45 points, 3x
     assert (general.bounds.left, general.bounds.top, general.bounds.right, general.bounds.bottom) == (0, 744, 1170, 879)
@@ -245,6 +242,14 @@ def test_a_wda_that_went_away_loses_the_phone(wda: FakeWda, iphone: IosDevice) -
     wda.stop()
     with pytest.raises(DeviceLostError, match="iphone-1 went away during screenshot"):
         iphone.screenshot()
+    with pytest.raises(DeviceLostError, match="during accessibility_xml"):  # a lost phone is never "no tree"
+        iphone.accessibility_xml()
+
+
+def test_a_source_that_is_no_tree_leaves_it_to_vision(iphone: IosDevice, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As an adb phone's failed dump: no tree (None), the run goes on by the pixels."""
+    monkeypatch.setattr(iphone.client, "source", lambda: "<hierarchy rotation='0'/>")
+    assert iphone.accessibility_xml() is None
 
 
 def test_bad_answers_are_clear_errors() -> None:
@@ -261,7 +266,7 @@ def test_the_backend_is_an_agent_device(iphone: IosDevice) -> None:
     assert device.serial == "ios:iphone-1"
     members = [m for cls in (AgentDevice, *AgentDevice.__mro__) for m in vars(cls)
                if not m.startswith("_") and m not in ("serial",)]
-    assert {"tap", "swipe", "key", "type_text", "launch_app", "screen_state", "screenshot", "run"} <= set(members)
+    assert {"tap", "swipe", "key", "type_text", "launch_app", "screen_state", "screenshot", "accessibility_xml"} <= set(members)
     for member in members:
         want = inspect.signature(getattr(AgentDevice, member))
         have = inspect.signature(getattr(IosDevice, member))
