@@ -33,7 +33,16 @@ from PIL import Image
 
 from tests.llm_server import Reply
 
-__all__ = ["GroundingModel", "find_target", "render"]
+__all__ = ["GROUNDED", "GroundingModel", "find_target", "render"]
+
+# The model that plays each grounded dialect in the tests: (served model name, the dialect it
+# answers in, its coordinate space). The served names are ones ``planner.dialect: auto``
+# recognises (mobile_agent.planner.dialects), so a run picks the dialect as a user's would.
+GROUNDED = [
+    ("ui-tars-1.5-7b", "ui_tars", "image"),
+    ("Qwen/Qwen2.5-VL-7B-Instruct", "mobile_use", "image"),
+    ("autoglm-phone-9b", "autoglm", "grid"),
+]
 
 DONE = "Verdict: done\nReason: the screen shows the instruction carried out."
 

@@ -21,17 +21,10 @@ from eval.families import FAMILIES
 from eval.mobile_eval.records import load_results
 from eval.mobile_eval.schema import load_tasks
 from mobile_agent.cli import main
-from tests.grounding_model import GroundingModel
+from tests.grounding_model import GROUNDED, GroundingModel
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
-
-GROUNDED = [
-    ("ui-tars-1.5-7b", "ui_tars", "image"),
-    ("Qwen/Qwen2.5-VL-7B-Instruct", "mobile_use", "image"),
-    ("autoglm-phone-9b", "autoglm", "grid"),
-]
-
 
 @pytest.fixture
 def adb_env(adb_server, monkeypatch):

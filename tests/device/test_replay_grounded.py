@@ -22,18 +22,10 @@ import pytest
 
 from eval.mobile_eval.schema import load_tasks
 from tests.agent_helpers import cli_env, run_cli
-from tests.grounding_model import GroundingModel
+from tests.grounding_model import GROUNDED, GroundingModel
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
-
-# (served model name, the dialect the grounding model answers in, its coordinate space)
-GROUNDED = [
-    ("ui-tars-1.5-7b", "ui_tars", "image"),
-    ("Qwen/Qwen2.5-VL-7B-Instruct", "mobile_use", "image"),
-    ("autoglm-phone-9b", "autoglm", "grid"),
-]
-
 
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return run_cli(*args, env=env, timeout=240)

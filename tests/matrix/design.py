@@ -23,6 +23,8 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 
+from tests.grounding_model import GROUNDED
+
 __all__ = [
     "AXES",
     "CELLS",
@@ -57,13 +59,12 @@ AXES: dict[str, tuple[object, ...]] = {
 }
 
 # The model each dialect is played by (the scripted server answers as it would:
-# tests/grounding_model.py): (served model name, planner.dialect setting, coordinate space).
+# tests/grounding_model.py, whose GROUNDED names the grounded dialects' models):
+# (served model name, planner.dialect setting, coordinate space).
 DIALECT_MODELS: dict[str, tuple[str, str, str]] = {
     "paper": ("gpt-4o", "auto", "screen"),
     "function_calling": ("gpt-4o", "function_calling", "screen"),
-    "ui_tars": ("ui-tars-1.5-7b", "auto", "image"),
-    "mobile_use": ("Qwen/Qwen2.5-VL-7B-Instruct", "auto", "image"),
-    "autoglm": ("autoglm-phone-9b", "auto", "grid"),
+    **{dialect: (model, "auto", space) for model, dialect, space in GROUNDED},
 }
 
 # Every simulator profile; the CLI run and `eval mobile-eval` Settings level 1 run on each.
