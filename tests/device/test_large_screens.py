@@ -15,13 +15,13 @@ from mobile_agent.device import open_device
 from mobile_agent.operations import OperationContext, execute, parse_action
 from mobile_agent.operations.catalog import PAGE_SCROLL
 from mobile_agent.settings import AdbSettings, Settings
+from simphone import profile_names
 from simphone.apps.settings import MAIN_ROWS, SPLIT_RATIO
 from tests.agent_helpers import cli, cli_env
 
 pytestmark = pytest.mark.timeout(240)
 SETTINGS_PKG = "com.android.settings"
-PROFILES = ["simphone", "nexus5-6", "pixel3-10", "pixel7-14", "pixel8-15-locked", "galaxy-s22-13", "galaxy-fold5-14",
-            "pixel-tablet-14"]
+PROFILES = profile_names()  # every simulator profile: a new one is paged through too
 
 
 def _elements(handle: Any) -> list[dict[str, Any]]:
