@@ -45,6 +45,7 @@ from mobile_agent.agent.records import RunResult, RunStatus
 from mobile_agent.agent.session import EventCallback, RunSession, carry_out
 from mobile_agent.agent.step import StepDraft, StepEnd
 from mobile_agent.errors import OperationError, OperationParseError, UnknownOperationError
+from mobile_agent.operations.catalog import find_text_on
 from mobile_agent.operations.context import AgentDevice, Locator
 from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
 from mobile_agent.operations.parser import ParsedAction
@@ -186,7 +187,9 @@ class ScriptedRun:
         return session.finish(RunStatus.COMPLETED, f"the script ran all {len(self.lines)} operations")
 
     def _shows(self, draft: StepDraft, text: str) -> bool:
-        found = self.locator.find_text(draft.frame.pixels, text)
+        """Whether ``text`` is on the step's screen, looked for as Click text looks for it (the
+        accessibility tree where that operation uses it: a protected screen's pixels show nothing)."""
+        found = find_text_on(self.open(), self.locator, draft.frame.pixels, text, self.settings)
         return found.status in (LocateStatus.FOUND, LocateStatus.CANDIDATES, LocateStatus.TOO_MANY)
 
     def step(self, session: RunSession, draft: StepDraft) -> StepEnd:
