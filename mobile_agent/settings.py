@@ -233,8 +233,8 @@ class TokenSettings(BaseModel):
 
 
 class RetentionSettings(BaseModel):
-    """What the service deletes, and when (``mobile-agent gc``, and a periodic cleanup: the embedded
-    scheduler's timer, the farm's maintenance job). Finished tasks only, oldest first; a queued,
+    """What the service deletes, and when (``mobile-agent gc``, and a periodic cleanup: the API
+    server's timer, the embedded service's and a farm's alike). Finished tasks only, oldest first; a queued,
     running or waiting task's row and files are never touched. 0 turns a limit off."""
 
     model_config = _SECTION
@@ -246,6 +246,7 @@ class RetentionSettings(BaseModel):
         0.0, ge=0, description="the task folders' total size: the oldest finished tasks go until it fits"
     )
     cache_unused_days: float = Field(90.0, ge=0, le=36500, description="cached plans unused this long go")
+    audit_days: float = Field(365.0, ge=0, le=36500, description="audit trail rows (GET /v1/audit) older than this go")
     relay_max_age_s: float = Field(
         3600.0, ge=0, description="the farm's live-view relay files (<runs>/.live) older than this go"
     )

@@ -6,6 +6,7 @@
   never touched: the delete of a row is conditional on its status still being terminal, and its
   folder goes only after that row did, and only when it lies inside the runs folder.
 - Cached plans not replayed (or, never replayed, not made) for ``cache_unused_days``.
+- Rows of the audit trail (``GET /v1/audit``) older than ``audit_days``.
 - The farm's live-view relay files (``<runs>/.live``) older than ``relay_max_age_s``, except
   those of a task that is still running or waiting.
 
@@ -38,7 +39,7 @@ from mobile_agent.replay import PlanStore, default_cache_url
 from mobile_agent.settings import RetentionSettings, Settings
 from server.farm.live import LIVE_DIR
 from server.store import TaskStore
-from server.tables import ACTIVE_STATUSES, TERMINAL_STATUSES, events_table, tasks_table
+from server.tables import ACTIVE_STATUSES, TERMINAL_STATUSES, audit_table, events_table, tasks_table
 
 __all__ = ["Doomed", "Retention", "RetentionTimer", "folder_bytes"]
 
@@ -51,9 +52,9 @@ _RELAY_NAME = re.compile(r"^\.?task-(\d+)\.")
 @dataclass(frozen=True)
 class Doomed:
     """One thing the cleanup deletes: ``kind`` and ``key`` (a task id, a plan id, a relay file's
-    name), ``why`` in words, and the bytes its files hold."""
+    name; for the audit trail, the rows before a time), ``why`` in words, and the bytes its files hold."""
 
-    kind: Literal["task", "plan", "relay"]
+    kind: Literal["task", "plan", "relay", "audit"]
     key: str
     why: str
     bytes: int = 0
@@ -118,7 +119,7 @@ class Retention:
     def plan(self, now: float | None = None) -> list[Doomed]:
         """Everything the cleanup would delete at ``now``, oldest first within each kind."""
         now = time.time() if now is None else now
-        return self._tasks(now) + self._plans(now) + self._relay(now)
+        return self._tasks(now) + self._plans(now) + self._relay(now) + self._audit(now)
 
     def _tasks(self, now: float) -> list[Doomed]:
         t = tasks_table.c
@@ -200,6 +201,23 @@ class Retention:
                                  f"server.retention.relay_max_age_s = {self.limits.relay_max_age_s:g}", stat.st_size))
         return doomed
 
+    def _audit_cutoff(self, now: float) -> float:
+        return now - self.limits.audit_days * DAY_S
+
+    def _audit(self, now: float) -> list[Doomed]:
+        """The audit rows older than ``audit_days``, as one item (they go in one statement)."""
+        if not self.limits.audit_days:
+            return []
+        cutoff = self._audit_cutoff(now)
+        with self.store.engine.connect() as conn:
+            old = int(conn.execute(sa.select(sa.func.count()).select_from(audit_table)
+                                   .where(audit_table.c.at < cutoff)).scalar_one())
+        if not old:
+            return []
+        before = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(cutoff))
+        return [Doomed("audit", f"rows before {before}", f"{old} rows, over server.retention.audit_days = "
+                       f"{self.limits.audit_days:g}")]
+
     def _active(self, ids: set[int]) -> set[int]:
         if not ids:
             return set()
@@ -223,6 +241,11 @@ class Retention:
                 elif item.kind == "relay":
                     (self.runs_dir / LIVE_DIR / item.key).unlink(missing_ok=True)
                     done.append(item)
+                elif item.kind == "audit":
+                    with self.store.write() as conn:
+                        conn.execute(audit_table.delete().where(
+                            audit_table.c.at < self._audit_cutoff(time.time() if now is None else now)))
+                    done.append(item)
             except (OSError, sa.exc.SQLAlchemyError) as exc:  # the next run tries again
                 log.warning("retention: %s not deleted: %s", item.line(), exc)
         plans = [item for item in doomed if item.kind == "plan"]
@@ -233,9 +256,10 @@ class Retention:
             done.extend(plans)
         if done:
             freed = sum(item.bytes for item in done)
-            log.info("retention: deleted %d tasks, %d plans, %d relay files (%.1f MB)",
+            log.info("retention: deleted %d tasks, %d plans, %d relay files (%.1f MB)%s",
                      sum(i.kind == "task" for i in done), sum(i.kind == "plan" for i in done),
-                     sum(i.kind == "relay" for i in done), freed / 1e6)
+                     sum(i.kind == "relay" for i in done), freed / 1e6,
+                     "".join(f"; audit {i.why}" for i in done if i.kind == "audit"))
         return done
 
     def _delete_task(self, task_id: int) -> bool:

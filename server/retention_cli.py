@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "gc", help="delete old finished tasks, unused cached plans, stale relay files (server.retention)",
         description="Apply server.retention to the service's database and runs folder: finished tasks older than "
         "task_days or over runs_max_mb (oldest first), cached plans unused for cache_unused_days, the farm's "
-        "live relay files older than relay_max_age_s.",
+        "live relay files older than relay_max_age_s, audit trail rows older than audit_days.",
     )
     parser.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
     parser.add_argument("--database-url", "--database", dest="database_url", help="default: server.database_url")
@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     tasks = sum(item.kind == "task" for item in done)
     plans = sum(item.kind == "plan" for item in done)
     relay = sum(item.kind == "relay" for item in done)
-    print(f"{verb} {tasks} tasks, {plans} cached plans, {relay} relay files "
+    audit = "".join(f", audit {item.why.split(',')[0]}" for item in done if item.kind == "audit")
+    print(f"{verb} {tasks} tasks, {plans} cached plans, {relay} relay files{audit} "
           f"({sum(item.bytes for item in done) / 1e6:.1f} MB)")
     return 0

@@ -2,7 +2,8 @@
 real service runs script tasks on a simulated phone; ``mobile-agent gc --as-of`` (the same
 cleanup as the service's timer) deletes exactly what the settings say — finished tasks past
 ``task_days`` (row, events, folder), then the oldest finished ones while the folders are over
-``runs_max_mb``, cached plans unused for ``cache_unused_days``, stale relay files — and never a
+``runs_max_mb``, cached plans unused for ``cache_unused_days``, stale relay files, audit rows
+past ``audit_days`` — and never a
 running task's row or files. ``--dry-run`` lists the same and deletes nothing. A submission
 while the runs folder's disk has less than ``min_free_mb`` free is a 507 naming the setting (and a
 schedule's occurrence is skipped, saying so).
@@ -109,11 +110,17 @@ def test_the_cleanup_deletes_exactly_what_the_settings_say(service, sim_phones, 
     assert [p.template for p in plans.list()] == ["open clock"]
     assert sorted(p.name for p in relay.iterdir()) == [f"task-{long['id']}.jpg"]  # its task still runs
 
-    # 2. a year on: every finished task is due, the running one is never touched
-    listed = _gc(config, "--dry-run", "--as-of", str(time.time() + 365 * DAY), capsys=capsys)
+    # 2. a year on: every finished task is due, the running one is never touched; the audit trail's
+    # rows of today are past server.retention.audit_days (365) too
+    trail = int(live.client.get("/v1/audit").json()["count"])
+    assert trail == 4  # the four submissions
+    listed = _gc(config, "--dry-run", "--as-of", str(time.time() + 366 * DAY), capsys=capsys)
     assert listed[-1].startswith("would delete 2 tasks"), listed
     assert f"task {long['id']}" not in "\n".join(listed)
-    deleted = _gc(config, "--as-of", str(time.time() + 365 * DAY), capsys=capsys)
+    assert f", audit {trail} rows " in listed[-1], listed
+    assert live.client.get("/v1/audit").json()["count"] == trail  # a dry run
+    deleted = _gc(config, "--as-of", str(time.time() + 366 * DAY), capsys=capsys)
+    assert live.client.get("/v1/audit").json()["count"] == 0, deleted
     assert live.client.get(f"/v1/tasks/{long['id']}").json()["status"] == "running"
     assert (runs / f"task-{long['id']}").is_dir() and (relay / f"task-{long['id']}.jpg").is_file()
     assert live.client.get(f"/v1/tasks/{ids[1]}").status_code == 404
