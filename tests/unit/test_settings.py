@@ -90,6 +90,9 @@ def test_with_overrides_validates() -> None:
         ({"agent.max_stepz": 5}, "agent.max_stepz"),
         ({"adb.serail": "abc"}, "adb.serail"),
         ({"adb.command_timeout_s": 0}, "adb.command_timeout_s"),
+        # the names the service gives principals of its own: api_token's, and the local admin's (no token at all)
+        ({"server.tokens": {"default": {"token": "t", "role": "user"}}}, "server.tokens"),
+        ({"server.tokens": {"anonymous": {"token": "t", "role": "user"}}}, "server.tokens"),
     ],
 )
 def test_invalid_values_give_config_error(overrides: dict, where: str) -> None:
