@@ -23,7 +23,7 @@ from typing import NoReturn
 import numpy as np
 from PIL import Image
 
-from mobile_agent.agent.mask import MaskedFrame, SecretText, black_out, secret_values
+from mobile_agent.agent.mask import MaskedFrame, SecretMask, secret_values
 from mobile_agent.agent.redact import Redactor
 from mobile_agent.agent.screen_diff import screen_changed
 from mobile_agent.operations.context import AgentDevice, Locator, ScreenshotLike
@@ -79,6 +79,7 @@ class Phone:
 
             reader = build_locator(settings)
         self.reader = reader
+        self._mask = SecretMask(secret_values(settings), lambda: self.reader)  # the run's masking step
         self.evidence_dir = evidence_dir if evidence_dir is not None else Path(settings.agent.output_dir) / "evidence"
         self._numbers = itertools.count(1)
 
@@ -176,17 +177,18 @@ class Phone:
     # -- evidence -----------------------------------------------------------------------
 
     def masked(self, frame: ScreenshotLike) -> ScreenshotLike:
-        """``frame`` with the OCR lines that show a secret of the settings (``agent.secrets``,
-        ``agent.named_secrets``) blacked out, as a run's model frames and saved screenshots are:
-        what the model judges and what evidence keeps."""
-        secrets = SecretText(secret_values(self.settings))
-        if not secrets.active:
+        """``frame`` with what shows a secret of the settings (``agent.secrets``,
+        ``agent.named_secrets``) blacked out by the run's own masking step (``agent.mask.SecretMask``):
+        what the model judges and what evidence keeps. A test may have typed a secret in any
+        earlier step, so the mask reads every frame as a run's once it typed one: the OCR lines
+        that show a secret or a part of one, the dump's password fields and the nodes holding one."""
+        mask = self._mask
+        if not mask.active:
             return frame
-        boxes = [(int(b.left), int(b.top), int(b.right), int(b.bottom))
-                 for b in (line.box for line in self.reader.ocr(frame.pixels) if secrets.shows(line.text))]  # fmt: skip
-        if not boxes:
-            return frame
-        return MaskedFrame(black_out(frame.pixels, boxes), frame.width, frame.height)
+        if not mask.armed:
+            mask.arm(self.device, None, frame.width)
+        pixels = mask.masked(frame.pixels, self.device)
+        return frame if pixels is frame.pixels else MaskedFrame(pixels, frame.width, frame.height)
 
     def evidence(self, frame: ScreenshotLike, name: str = "check") -> ScreenEvidence:
         """``frame`` saved as a PNG under ``evidence_dir``, with the texts it shows."""

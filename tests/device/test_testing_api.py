@@ -237,3 +237,30 @@ def test_a_secret_on_screen_is_blacked_out_in_the_image_the_model_judges(adb_ser
     (image,) = llm_server.requests[-1].images()
     seen = np.asarray(Image.open(io.BytesIO(image)).convert("RGB").resize((1080, 2400)))
     assert not any("Zanzibar" in line.text for line in agent.phone.reader.ocr(seen))  # the model never saw it
+
+
+def test_a_secret_wider_than_its_field_is_hidden_as_a_run_hides_it(adb_server, sim_phone, tmp_path):
+    """The testing Phone masks with the run's own step (``agent.mask.SecretMask``): a value too long
+    for the title field scrolls (OCR reads only its end), and the field that holds it is blacked
+    out whole in what the model judges and what evidence keeps, as in a run's frames."""
+    import numpy as np
+    from pydantic import SecretStr
+
+    from mobile_agent.agent import run_script
+    from mobile_agent.agent.mask import screen_nodes
+
+    secret = "Quokka7731ZzPangolin4896Wombat52Kestrel"  # tests/farm/test_secret_mask.py's LONG_SECRET
+    settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path)
+    settings = settings.model_copy(update={"agent": settings.agent.model_copy(
+        update={"named_secrets": {"title": SecretStr(secret)}})})  # fmt: skip
+    typed = run_script(settings, "Open App (Notes)\nClick icon (orange plus button, bottom right)\nType ({{secret:title}})\n")
+    assert typed.status.value == "completed", typed.reason
+    phone = Phone.open(settings)
+    frame = phone.settled()
+    assert not any(secret in t for t in phone.texts(frame))  # the field shows a part only
+    (field,) = [n.bounds for n in screen_nodes(phone.device) or [] if secret in n.text]
+    pixels = phone.masked(frame).pixels
+    box = pixels[int(field.top) : int(field.bottom), int(field.left) : int(field.right)]
+    assert (box.reshape(-1, box.shape[-1])[:, :3] == 0).all()
+    kept = np.asarray(Image.open(phone.evidence(frame, "secret").path).convert("RGB"))
+    assert (kept[int(field.top) : int(field.bottom), int(field.left) : int(field.right)] == 0).all()
