@@ -48,6 +48,20 @@ async def stdio_session(env: dict[str, str], *args: str, pidfile: Path | None = 
                 yield session
 
 
+@asynccontextmanager
+async def http_session(url: str, token: str) -> AsyncIterator[ClientSession]:
+    """A client's session with ``mobile-agent mcp --transport http`` at ``url``, its bearer
+    token ``token`` (the SDK's streamable HTTP client), initialized."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as client:
+        async with streamable_http_client(url, http_client=client) as (read, write, *_):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
 def tool_json(result: Any) -> Any:
     assert not result.is_error, result.content
     texts = [c.text for c in result.content if c.type == "text"]

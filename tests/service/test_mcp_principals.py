@@ -16,10 +16,8 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp import ClientSession  # noqa: E402
-
 from mobile_agent.mcp_server.phone import operation_cards  # noqa: E402
-from tests.mcp_helpers import mcp_env, serve_http  # noqa: E402
+from tests.mcp_helpers import http_session, mcp_env, serve_http  # noqa: E402
 from tests.ports import free_port  # noqa: E402
 
 TOKENS = {"admin": "mcp-admin-1", "alice": "mcp-alice-1", "bob": "mcp-bob-1", "vic": "mcp-vic-1"}
@@ -54,8 +52,6 @@ def _arguments(tool: Any) -> dict[str, Any]:
 
 
 def test_every_mcp_tool_answers_each_principal_as_its_role_allows(adb_server, sim_phone, tmp_path: Path) -> None:
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
 
     env = mcp_env(adb_server.port, MOBILE_AGENT_SERVER__API_TOKEN=TOKENS["admin"],
                   MOBILE_AGENT_SERVER__TOKENS='{"alice": {"token": "mcp-alice-1"}, "bob": {"token": "mcp-bob-1"}, '
@@ -68,26 +64,20 @@ def test_every_mcp_tool_answers_each_principal_as_its_role_allows(adb_server, si
     listed: set[str] = set()
 
     async def walk(who: str, names: set[str] | None) -> None:
-        async with create_mcp_http_client(headers={"Authorization": f"Bearer {TOKENS[who]}"}) as client:
-            async with streamable_http_client(url, http_client=client) as (read, write, *_):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    tools = (await session.list_tools()).tools
-                    listed.update(t.name for t in tools)
-                    for tool in tools:
-                        if names is not None and tool.name not in names:
-                            continue
-                        result = await session.call_tool(tool.name, _arguments(tool))
-                        text = " ".join(getattr(c, "text", "") for c in result.content)
-                        answers[(who, tool.name)] = (bool(result.is_error), text)
+        async with http_session(url, TOKENS[who]) as session:
+            tools = (await session.list_tools()).tools
+            listed.update(t.name for t in tools)
+            for tool in tools:
+                if names is not None and tool.name not in names:
+                    continue
+                result = await session.call_tool(tool.name, _arguments(tool))
+                text = " ".join(getattr(c, "text", "") for c in result.content)
+                answers[(who, tool.name)] = (bool(result.is_error), text)
 
     async def read(who: str, run_id: str) -> tuple[bool, str]:
-        async with create_mcp_http_client(headers={"Authorization": f"Bearer {TOKENS[who]}"}) as client:
-            async with streamable_http_client(url, http_client=client) as (read_stream, write, *_):
-                async with ClientSession(read_stream, write) as session:
-                    await session.initialize()
-                    result = await session.call_tool("read_trajectory", {"run_id": run_id})
-                    return bool(result.is_error), " ".join(getattr(c, "text", "") for c in result.content)
+        async with http_session(url, TOKENS[who]) as session:
+            result = await session.call_tool("read_trajectory", {"run_id": run_id})
+            return bool(result.is_error), " ".join(getattr(c, "text", "") for c in result.content)
 
     reads: dict[str, tuple[bool, str]] = {}
 
@@ -125,8 +115,6 @@ def test_every_mcp_tool_answers_each_principal_as_its_role_allows(adb_server, si
 
 
 def test_who_holds_a_busy_phone_is_told_to_an_admin_only(adb_server, sim_phone, tmp_path: Path) -> None:
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
 
     from mobile_agent.device import PhoneLease
     from mobile_agent.settings import load_settings
@@ -140,12 +128,9 @@ def test_who_holds_a_busy_phone_is_told_to_an_admin_only(adb_server, sim_phone, 
     said: dict[str, tuple[bool, str]] = {}
 
     async def back(who: str) -> None:
-        async with create_mcp_http_client(headers={"Authorization": f"Bearer {TOKENS[who]}"}) as client:
-            async with streamable_http_client(url, http_client=client) as (read, write, *_):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    result = await session.call_tool("back", {})
-                    said[who] = (bool(result.is_error), " ".join(getattr(c, "text", "") for c in result.content))
+        async with http_session(url, TOKENS[who]) as session:
+            result = await session.call_tool("back", {})
+            said[who] = (bool(result.is_error), " ".join(getattr(c, "text", "") for c in result.content))
 
     async def main() -> None:
         for who in ("alice", "admin"):
@@ -171,8 +156,6 @@ def test_a_principal_sees_only_its_own_last_screenshot_and_no_screen_of_anothers
     principal* took (another's is "no screenshot yet"); looking at a phone another principal's
     run holds (screenshot, find_text, find_icon) is for an admin only, as the REST device
     screenshot (docs/security.md)."""
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
 
     from mobile_agent.device import PhoneLease
     from mobile_agent.settings import load_settings
@@ -187,22 +170,19 @@ def test_a_principal_sees_only_its_own_last_screenshot_and_no_screen_of_anothers
     seen: dict[str, Any] = {}
 
     async def as_(who: str, shoot: bool) -> None:
-        async with create_mcp_http_client(headers={"Authorization": f"Bearer {TOKENS[who]}"}) as client:
-            async with streamable_http_client(url, http_client=client) as (read, write, *_):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    if shoot:
-                        shot = await session.call_tool("screenshot", {"max_side": 300})
-                        seen[f"{who} shot"] = bool(shot.is_error), " ".join(
-                            getattr(c, "text", "") for c in shot.content)
-                        found = await session.call_tool("find_text", {"text": "Settings"})
-                        seen[f"{who} find"] = bool(found.is_error), " ".join(
-                            getattr(c, "text", "") for c in found.content)
-                    try:
-                        last = await session.read_resource(resource)
-                        seen[f"{who} last"] = bool(last.contents)
-                    except Exception as exc:  # the SDK raises McpError for a resource error
-                        seen[f"{who} last"] = str(exc)
+        async with http_session(url, TOKENS[who]) as session:
+            if shoot:
+                shot = await session.call_tool("screenshot", {"max_side": 300})
+                seen[f"{who} shot"] = bool(shot.is_error), " ".join(
+                    getattr(c, "text", "") for c in shot.content)
+                found = await session.call_tool("find_text", {"text": "Settings"})
+                seen[f"{who} find"] = bool(found.is_error), " ".join(
+                    getattr(c, "text", "") for c in found.content)
+            try:
+                last = await session.read_resource(resource)
+                seen[f"{who} last"] = bool(last.contents)
+            except Exception as exc:  # the SDK raises McpError for a resource error
+                seen[f"{who} last"] = str(exc)
 
     async def free() -> None:
         await as_("alice", True)

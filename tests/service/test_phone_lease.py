@@ -23,13 +23,11 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp import ClientSession  # noqa: E402
-
 from mobile_agent.device import PhoneLease, lease_holder  # noqa: E402
 from mobile_agent.errors import PhoneBusyError  # noqa: E402
 from mobile_agent.settings import load_settings  # noqa: E402
 from tests.llm_fixtures import llm_server  # noqa: E402,F401  (fixture)
-from tests.mcp_helpers import ROOT, mcp_env, serve_http, tool_json  # noqa: E402
+from tests.mcp_helpers import ROOT, http_session, mcp_env, serve_http, tool_json  # noqa: E402
 from tests.ports import free_port  # noqa: E402
 from tests.server_fixtures import TaggedPlanner, service_fixture  # noqa: E402,F401  (the `service` fixture)
 
@@ -81,8 +79,6 @@ def _blocks(tags: list[str]) -> list[str]:
 
 def test_three_mcp_sessions_running_at_once_never_interleave_on_one_phone(adb_server, sim_phone, llm_server,  # noqa: F811
                                                                           tmp_path: Path) -> None:
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
 
     llm_server.script([], default=TaggedPlanner(plans={tag: _plan(tag) for tag in RUNS},
                                                 delay_s=dict.fromkeys(RUNS, 0.05)))
@@ -98,21 +94,15 @@ def test_three_mcp_sessions_running_at_once_never_interleave_on_one_phone(adb_se
     results: dict[str, dict[str, Any]] = {}
 
     async def one_run(tag: str) -> None:
-        async with create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"}) as client:
-            async with streamable_http_client(url, http_client=client) as (read, write, *_):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    results[tag] = tool_json(await session.call_tool(
-                        "run_instruction", {"instruction": f"[{tag}] type three words", "max_steps": 6}))
+        async with http_session(url, TOKEN) as session:
+            results[tag] = tool_json(await session.call_tool(
+                "run_instruction", {"instruction": f"[{tag}] type three words", "max_steps": 6}))
 
     async def as_viewer() -> None:
-        async with create_mcp_http_client(headers={"Authorization": f"Bearer {VIEWER}"}) as client:
-            async with streamable_http_client(url, http_client=client) as (read, write, *_):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    assert tool_json(await session.call_tool("list_devices", {}))["devices"]
-                    refused = await session.call_tool("home", {})
-                    assert refused.is_error and "viewer" in str(refused.content)
+        async with http_session(url, VIEWER) as session:
+            assert tool_json(await session.call_tool("list_devices", {}))["devices"]
+            refused = await session.call_tool("home", {})
+            assert refused.is_error and "viewer" in str(refused.content)
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
