@@ -34,7 +34,8 @@ view holds the run's last masked frame (``LiveMask.hold``) until the next settle
 read: a moving secret has no box yet.
 
 May import: numpy, rapidfuzz, the standard library, ``mobile_agent.settings``, ``perception`` (text folding, types,
-the accessibility dump's parser) and ``mobile_agent.device`` (the dump of an adb phone or an iPhone).
+the accessibility dump's parser) and, for types, ``mobile_agent.operations.context`` (``DeviceLike``: the
+phone's ``accessibility_xml``, an adb phone's dump or an iPhone's page source).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -54,6 +55,9 @@ from mobile_agent.settings import Settings
 from perception.accessibility import AccessibilityNode
 from perception.text_match import fold
 from perception.types import TextLine
+
+if TYPE_CHECKING:
+    from mobile_agent.operations.context import DeviceLike
 
 __all__ = [
     "MIN_FRAGMENT",
@@ -183,14 +187,9 @@ class TextReader(Protocol):
     def ocr(self, image: np.ndarray) -> list[TextLine]: ...
 
 
-def screen_nodes(device: object) -> list[AccessibilityNode] | None:
-    """The accessibility nodes on the phone now; None when the device cannot say (no
-    ``uiautomator``, not an adb device)."""
-    from mobile_agent.device import Device
-    from mobile_agent.device.ios.device import IosDevice
-
-    if not isinstance(device, (Device, IosDevice)):  # an adb phone (uiautomator), an iPhone (WDA's page source)
-        return None
+def screen_nodes(device: DeviceLike) -> list[AccessibilityNode] | None:
+    """The accessibility nodes on the phone now (its ``accessibility_xml``: an adb phone's
+    ``uiautomator dump``, an iPhone's WDA page source); None when the device cannot say."""
     from perception.accessibility import parse_uiautomator_dump
 
     try:
@@ -201,7 +200,7 @@ def screen_nodes(device: object) -> list[AccessibilityNode] | None:
         return None
 
 
-def password_boxes(device: object) -> list[Box]:
+def password_boxes(device: DeviceLike) -> list[Box]:
     """The screen boxes of the password fields on the phone now (``password="true"`` nodes of
     its accessibility tree, AOSP's ``AccessibilityNodeInfoDumper`` attribute); none when the
     device cannot say."""
@@ -282,7 +281,7 @@ class SecretMask:
         """A secret was typed: every frame is read before it leaves."""
         return self._armed
 
-    def arm(self, device: object, tapped: tuple[int, int] | None, width: int) -> None:
+    def arm(self, device: DeviceLike, tapped: tuple[int, int] | None, width: int) -> None:
         """A ``{{secret:name}}`` is about to be typed on ``device``: from now on every frame is
         read; the live view hides the phone's text fields (and password fields) at once, or a
         band around ``tapped`` (the run's last tap) when the phone gives no dump."""
@@ -326,7 +325,7 @@ class SecretMask:
                     return boxes
         return None
 
-    def boxes(self, pixels: np.ndarray, device: object | None = None, *, late: bool = False) -> list[Box]:
+    def boxes(self, pixels: np.ndarray, device: DeviceLike | None = None, *, late: bool = False) -> list[Box]:
         """Where ``pixels`` (a frame of ``device``, captured now) shows a secret: its OCR lines
         that show one, and, once armed, the dump's password fields and nodes that hold one,
         and the band. Remembered for the frame; the live view's boxes from now on, unless ``late``
@@ -350,7 +349,7 @@ class SecretMask:
                 self.live.set(found)
         return found
 
-    def masked(self, pixels: np.ndarray, device: object | None = None, *, late: bool = False) -> np.ndarray:
+    def masked(self, pixels: np.ndarray, device: DeviceLike | None = None, *, late: bool = False) -> np.ndarray:
         """``pixels`` with what shows a secret blacked out (the same array when nothing does)."""
         boxes = self.boxes(pixels, device, late=late)
         out = black_out(pixels, boxes)

@@ -98,6 +98,15 @@ def test_a_run_s_mask_applies_to_its_phone_only_and_only_while_it_runs() -> None
     assert mask_live_frame("A1", frame) is frame  # the run ended
 
 
+class _NoTree:
+    """A phone that gives no accessibility tree (``DeviceLike.accessibility_xml`` None); nothing else is asked of it."""
+
+    serial = "no-tree"
+
+    def accessibility_xml(self) -> str | None:
+        return None
+
+
 def test_the_writer_s_late_read_of_an_older_frame_never_unmasks_the_typed_field(monkeypatch) -> None:
     """The trajectory writer reads a frame from before the typing on its own thread, behind the
     run: its boxes (none) must not replace what the live view hides since the secret was typed
@@ -117,7 +126,7 @@ def test_the_writer_s_late_read_of_an_older_frame_never_unmasks_the_typed_field(
     reader = Reader()
     mask = masking.SecretMask(["Quokka7731Zz"], lambda: reader)
     before = np.full((200, 100, 3), 200, np.uint8)
-    mask.arm(object(), None, 100)
+    mask.arm(_NoTree(), None, 100)
     assert mask.live.boxes() == [(10, 40, 90, 80)]
     assert mask.saved_copy(before) is before  # nothing on it to hide
     assert mask.live.boxes() == [(10, 40, 90, 80)]  # and the live view still hides the field
@@ -134,11 +143,11 @@ def test_a_phone_without_a_dump_gets_a_band_around_the_field_it_tapped() -> None
 
     blind = Blind()
     mask = SecretMask(["Quokka7731Zz"], lambda: blind)
-    mask.arm(object(), (40, 100), 80)
+    mask.arm(_NoTree(), (40, 100), 80)
     band = (0, 10, 80, 190)
     assert mask.live.boxes() == [band]
     frame = np.full((300, 80, 3), 200, np.uint8)
-    shown = mask.masked(frame, object())
+    shown = mask.masked(frame, _NoTree())
     assert not shown[10:190].any() and (shown[190:] == 200).all() and (shown[:10] == 200).all()
 
 
@@ -157,4 +166,4 @@ def test_an_iphone_s_fields_come_from_wda_s_page_source() -> None:
         client.close()
         wda.stop()
     assert nodes is not None and any(n.label == "General" for n in nodes)
-    assert screen_nodes(object()) is None  # a device with no tree: the band instead
+    assert screen_nodes(_NoTree()) is None  # a device with no tree: the band instead
