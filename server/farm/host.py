@@ -121,7 +121,8 @@ class FarmHost:
             refresh_interval_s=settings.server.device_refresh_s, notify=self.notifier.notify,
         )
         source = self.pool.source
-        self.live = LiveRelay(Path(settings.agent.output_dir).resolve(), lambda serial: source.screenshot(serial, "jpeg"))
+        self.live = LiveRelay(Path(settings.agent.output_dir).resolve(), lambda serial: source.screenshot(serial, "jpeg"),
+                              fps=settings.server.live_fps)  # the phone's rate, as the embedded service's
         self.jobs_app = build_jobs_app(url, max_connections=4 + 3 * max(4, len(settings.server.devices)))
         self.maintenance_app = build_maintenance_app(url, every_s=max(1, int(self.farm.heartbeat_s)))
         self._stop = asyncio.Event()

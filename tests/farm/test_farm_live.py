@@ -57,3 +57,16 @@ def test_a_worker_s_phone_is_live_through_the_shared_folder(pg_database: str, tm
     finally:
         api.stop()
         worker.stop()
+
+
+def test_a_worker_captures_its_phones_at_the_server_s_live_fps(pg_database: str, tmp_path: Path) -> None:  # noqa: F811
+    """``server.live_fps`` is a phone's capture rate on a farm too (the worker captures; the API
+    relays): a worker's relay took 3 frames a second whatever it said."""
+    from server.farm.host import FarmHost
+    from tests.farm_fixtures import farm_settings
+
+    host = FarmHost(farm_settings(tmp_path, pg_database, **{"farm.enabled": False, "server.live_fps": 8.0}))
+    try:
+        assert host.live.every_s == pytest.approx(1 / 8)
+    finally:
+        host.store.close()
