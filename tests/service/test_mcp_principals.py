@@ -16,6 +16,8 @@ import pytest
 
 pytest.importorskip("mcp")
 
+from mcp.shared.exceptions import MCPError  # noqa: E402
+
 from mobile_agent.mcp_server.phone import operation_cards  # noqa: E402
 from tests.mcp_helpers import http_session, mcp_env, serve_http  # noqa: E402
 from tests.ports import free_port  # noqa: E402
@@ -181,7 +183,7 @@ def test_a_principal_sees_only_its_own_last_screenshot_and_no_screen_of_anothers
             try:
                 last = await session.read_resource(resource)
                 seen[f"{who} last"] = bool(last.contents)
-            except Exception as exc:  # the SDK raises McpError for a resource error
+            except MCPError as exc:  # the SDK's error for a resource the server refused
                 seen[f"{who} last"] = str(exc)
 
     async def free() -> None:

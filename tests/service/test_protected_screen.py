@@ -126,8 +126,10 @@ def test_rest_task_clicks_through_a_protected_screen(sim_phone, service) -> None
 
 
 def test_mcp_tools_find_and_click_on_a_protected_screen(adb_server, sim_phone, tmp_path) -> None:
-    mcp = pytest.importorskip("tests.mcp_helpers")
+    pytest.importorskip("mcp")  # the SDK (an extra); a broken helper module is an error, not a skip
     import anyio
+
+    from tests import mcp_helpers as mcp
 
     _open_vault(sim_phone)
     env = mcp.mcp_env(adb_server.port, MOBILE_AGENT_PERCEPTION__ACCESSIBILITY="false")
