@@ -4,40 +4,18 @@ trail; a viewer's session is not offered the forms that act (docs/security.md). 
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import pytest
 
+from tests.browser_support import BROWSER_MARKS
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="chromium is not installed (make browser)"),
-]
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
+pytestmark = BROWSER_MARKS
 TOKENS = {"server.api_token": "admin-token-2",
           "server.tokens": {"alice": {"token": "alice-token-2"}, "bob": {"token": "bob-token-2"},
                             "vic": {"token": "vic-token-2", "role": "viewer"}}}
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 def _signed_in(browser: Any, url: str, token: str) -> Any:
