@@ -235,6 +235,7 @@ class WebhookSender:
 
     def _deliver(self, url: str, event: str, body: bytes, delivery: str, task_id: Any) -> None:
         delay = self.backoff_s
+        shown = _receiver(url)
         for attempt in range(1, self.attempts + 1):
             timestamp = str(int(time.time()))
             headers = {
@@ -260,11 +261,11 @@ class WebhookSender:
             except (httpx.HTTPError, OSError) as exc:
                 problem = f"{type(exc).__name__}: {exc}"
             if attempt < self.attempts:
-                log.info("webhook %s to %s failed (%s); trying again in %.1f s", event, url, problem, delay)
+                log.info("webhook %s to %s failed (%s); trying again in %.1f s", event, shown, problem, delay)
                 time.sleep(delay)
                 delay *= 2
             else:
-                log.warning("webhook %s to %s failed %d times, giving up: %s", event, url, attempt, problem)
+                log.warning("webhook %s to %s failed %d times, giving up: %s", event, shown, attempt, problem)
 
     def post(self, url: str, body: bytes, headers: dict[str, str]) -> int:
         """One attempt: the status the receiver answered. Raises ``_Refused`` for a host that
@@ -310,6 +311,18 @@ class WebhookSender:
             if refusal is not None:
                 raise _Refused(refusal)
         return addresses[0]
+
+
+def _receiver(url: str) -> str:
+    """The receiver as the log names it: scheme, host and port. Its path, query and user:password
+    stay out, where many receivers keep their secret (a Slack hook's last path part, ?token=)."""
+    try:
+        parts = urlsplit(url)
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "a receiver whose URL does not parse"
+    host = parts.hostname or ""
+    return f"{parts.scheme}://{f'[{host}]' if ':' in host else host}{port}"
 
 
 def task_finished(task_id: int, status: str, *, result: Any = None, error: Any = None) -> dict[str, Any]:
