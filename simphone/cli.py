@@ -24,7 +24,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 __all__ = ["build_parser", "main"]
@@ -153,17 +153,22 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise SystemExit(f"simphone: {exc}") from None
     if args.ios:
-        from simphone.ios.cli import serve_ios
+        from simphone.ios.cli import announce_wda, start_wda
 
-        return serve_ios(phones, args)
+        fronts = start_wda(phones, args)
+
+        def stop_fronts() -> None:
+            for front in fronts:
+                front.stop()
+
+        return serve_until_stopped(lambda: announce_wda(fronts), stop_fronts, "serving WDA")
     try:
         server = PhoneServer(phones, host=args.host, port=args.port, unauthorized=args.unauthorized)
         server.start()
     except (ValueError, OSError) as exc:
         raise SystemExit(f"simphone: cannot serve: {exc}") from None
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
+
+    def announce() -> None:
         for index, (endpoint, phone) in enumerate(zip(server.endpoints, phones, strict=True)):
             print(
                 f"{endpoint.serial} {phone.model.replace(' ', '_')} {phone.profile.name} "
@@ -173,15 +178,26 @@ def _serve(args: argparse.Namespace) -> int:
         if adb is not None:
             for serial in server.serials:
                 _adb_connect(adb, args.adb_port, serial)
-        print("serving; Ctrl-C to stop", file=sys.stderr, flush=True)
+
+    return serve_until_stopped(announce, server.stop, "serving")
+
+
+def serve_until_stopped(announce: Callable[[], None], stop: Callable[[], None], serving: str) -> int:
+    """``announce`` the phones (their lines on stdout), then serve until Ctrl-C or SIGTERM;
+    ``stop`` runs whatever happened. Exit status 0."""
+    stopped = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+    try:
+        announce()
+        print(f"{serving}; Ctrl-C to stop", file=sys.stderr, flush=True)
         try:
-            while not stop.wait(0.5):
+            while not stopped.wait(0.5):
                 pass
         except KeyboardInterrupt:
             pass
     finally:
         signal.signal(signal.SIGTERM, previous)
-        server.stop()
+        stop()
     return 0
 
 

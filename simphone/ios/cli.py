@@ -6,19 +6,17 @@ May import: the standard library, the rest of ``simphone``.
 from __future__ import annotations
 
 import argparse
-import signal
-import sys
-import threading
 
 from simphone.assembly import Phone
 from simphone.ios.wda import WdaFrontEnd
 
-__all__ = ["serve_ios"]
+__all__ = ["announce_wda", "start_wda"]
 
 
-def serve_ios(phones: list[Phone], args: argparse.Namespace) -> int:
-    """Serve ``phones`` as iPhones on ``--wda-port``, +1, … (0: any free) until Ctrl-C or
-    SIGTERM; prints one ``NAME URL`` line per phone (``ios.devices`` takes them)."""
+def start_wda(phones: list[Phone], args: argparse.Namespace) -> list[WdaFrontEnd]:
+    """Serve ``phones`` as iPhones on ``--wda-port``, +1, … (0: any free); all or none
+    (``SystemExit`` naming why). ``simphone.cli.serve_until_stopped`` serves them until Ctrl-C
+    or SIGTERM."""
     fronts: list[WdaFrontEnd] = []
     try:
         for i, phone in enumerate(phones):
@@ -28,19 +26,10 @@ def serve_ios(phones: list[Phone], args: argparse.Namespace) -> int:
         for front in fronts:
             front.stop()
         raise SystemExit(f"simphone: cannot serve WDA: {exc}") from None
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        for i, front in enumerate(fronts):
-            print(f"simphone-{i + 1} {front.url} {front.phone.width}x{front.phone.height} scale={front.scale}", flush=True)
-        print("serving WDA; Ctrl-C to stop", file=sys.stderr, flush=True)
-        try:
-            while not stop.wait(0.5):
-                pass
-        except KeyboardInterrupt:
-            pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        for front in fronts:
-            front.stop()
-    return 0
+    return fronts
+
+
+def announce_wda(fronts: list[WdaFrontEnd]) -> None:
+    """One ``NAME URL WxH scale=S`` line per phone (``ios.devices`` takes NAME and URL)."""
+    for i, front in enumerate(fronts):
+        print(f"simphone-{i + 1} {front.url} {front.phone.width}x{front.phone.height} scale={front.scale}", flush=True)
