@@ -16,14 +16,12 @@ May import: ``mobile_agent`` (agent, device, planner, settings), this package.
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 from typing import Any, TypeVar
 
 from mobile_agent.agent import Agent as BaseAgent
 from mobile_agent.agent import RunResult
 from mobile_agent.agent.redact import Redactor
-from mobile_agent.agent.screen_diff import screen_changed
 from mobile_agent.errors import ConfigError
 from mobile_agent.operations.context import ScreenshotLike
 from mobile_agent.testing.judge import DEFAULT_ATTEMPTS, AnswerSchema, ModelJudge, Verdict
@@ -105,20 +103,10 @@ class Agent(BaseAgent):
         """Wait until the model finds ``statement`` true. The screen is judged once it has
         settled, and again only after it has changed (the settle detector, no sleeps).
         ``CheckFailedError`` with the last verdict after ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout
-        agent = self.settings.agent
-        judged: ScreenshotLike | None = None
-        verdict: Verdict | None = None
-        while True:
-            left = deadline - time.monotonic()
-            frame = self.phone.settled(max(0.0, min(agent.settle_timeout_s, left)))
-            if judged is None or screen_changed(judged.pixels, frame.pixels, agent.change_threshold)[0]:
-                judged, verdict = frame, self._judged(statement, frame, attempts)
-                if verdict.passed:
-                    return verdict
-            if time.monotonic() >= deadline:
-                break
-        assert verdict is not None  # the loop judges its first frame
+        held, _, verdict = self.phone.poll(timeout, lambda frame: self._judged(statement, frame, attempts),
+                                           lambda judged: judged.passed)  # fmt: skip
+        if held:
+            return verdict
         raise CheckFailedError(
             _verdict_message(f"still not true after {timeout:g} s: {statement!r}", verdict, self.phone), verdict
         )

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 import numpy as np
 from PIL import Image
@@ -31,6 +32,8 @@ from mobile_agent.settings import Settings
 from perception.types import LocateStatus, Location
 
 __all__ = ["Phone", "ScreenAssertionError", "ScreenEvidence"]
+
+R = TypeVar("R")
 
 _SHOWN_TEXTS = 25  # texts named in a failure message
 _STATUS_BAR_SHARE = 0.035  # the clock and battery texts at the top are not "on the screen" for a test
@@ -158,21 +161,26 @@ class Phone:
         and read again only after it changed: no fixed sleeps, no OCR of an unchanged
         frame. ``ScreenAssertionError`` after ``timeout`` seconds."""
         _checked(text, "text")
+        held, frame, location = self.poll(timeout, lambda f: self.find_text(text, f),
+                                          lambda found: found.status is not LocateStatus.NOT_FOUND)  # fmt: skip
+        if held:
+            return location
+        self._fail(f"{text!r} did not appear on the screen within {timeout:g} s", text, frame, location)
+
+    def poll(self, timeout: float, judge: Callable[[ScreenshotLike], R], holds: Callable[[R], bool]) -> tuple[bool, ScreenshotLike, R]:
+        """``judge`` the settled screen until ``holds`` its answer or ``timeout`` seconds went by:
+        the screen is judged once it has settled, and again only after it has changed (the settle
+        detector, no fixed sleeps). (whether it held, the last frame judged, its answer)."""
         deadline = time.monotonic() + timeout
         agent = self.settings.agent
-        judged: ScreenshotLike | None = None
-        location: Location | None = None
-        while True:
+        frame = self.settled(max(0.0, min(agent.settle_timeout_s, timeout)))
+        answer = judge(frame)
+        while not holds(answer) and time.monotonic() < deadline:
             left = deadline - time.monotonic()
-            frame = self.settled(max(0.0, min(agent.settle_timeout_s, left)))
-            if judged is None or screen_changed(judged.pixels, frame.pixels, agent.change_threshold)[0]:
-                judged, location = frame, self.find_text(text, frame)
-                if location.status is not LocateStatus.NOT_FOUND:
-                    return location
-            if time.monotonic() >= deadline:
-                break
-        assert judged is not None  # the loop judges its first frame
-        self._fail(f"{text!r} did not appear on the screen within {timeout:g} s", text, judged, location)
+            shown = self.settled(max(0.0, min(agent.settle_timeout_s, left)))
+            if screen_changed(frame.pixels, shown.pixels, agent.change_threshold)[0]:
+                frame, answer = shown, judge(shown)
+        return holds(answer), frame, answer
 
     # -- evidence -----------------------------------------------------------------------
 
