@@ -176,8 +176,13 @@ class PhoneService:
             location = find_text_on(device, locator, frame.pixels, text, self.settings)
         else:
             location = find_icon_on(device, locator, shown, icon or "", position, self.settings)
-        # the answer's texts are the masked frame's: it echoes the query, never says it was a secret
-        return {"serial": device.serial, "screen": [frame.width, frame.height], **_location_dict(location)}
+        answer = {"serial": device.serial, "screen": [frame.width, frame.height], **_location_dict(location)}
+        if text is not None and secrets.shows(text):
+            return answer  # the masked frame's texts: it echoes the query, never says it was a secret
+        # the texts read (candidates, closest, feedback) less any that shows a secret: the tree holds what
+        # the pixels hide (a protected screen's, a field OCR cannot read)
+        redacted: dict[str, Any] = secrets(answer)
+        return redacted
 
     def _secret_mask(self) -> SecretMask:
         with self._lock:
