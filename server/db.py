@@ -49,8 +49,9 @@ def create_tables(tables: sa.MetaData, engine: Engine) -> None:
 
 def add_missing_columns(tables: sa.MetaData, engine: Engine) -> None:
     """``ALTER TABLE … ADD COLUMN`` for each nullable column a table of an older database lacks
-    (the owner of a task came after its table): the rows it had keep NULL there. A column
-    another process added meanwhile is the same column, not an error."""
+    (the owner of a task came after its table), and ``CREATE INDEX`` for each index it lacks: the
+    rows it had keep NULL there. A column or index another process added meanwhile is the same
+    one, not an error."""
     inspector = sa.inspect(engine)
     for table in tables.sorted_tables:
         present = {column["name"] for column in inspector.get_columns(table.name)}
@@ -66,6 +67,17 @@ def add_missing_columns(tables: sa.MetaData, engine: Engine) -> None:
                     conn.exec_driver_sql(f"ALTER TABLE {table_name} ADD COLUMN {exists}{name} {kind}")
             except sa.exc.OperationalError:  # SQLite: a racing process added it first
                 if column.name not in {c["name"] for c in sa.inspect(engine).get_columns(table.name)}:
+                    raise
+        # and their indexes (create_all makes a table's indexes only with the table): the owner
+        # column is read by every user's task list and every quota count
+        indexed = {index["name"] for index in sa.inspect(engine).get_indexes(table.name)}
+        for index in table.indexes:
+            if index.name in indexed:
+                continue
+            try:
+                index.create(engine, checkfirst=True)
+            except (sa.exc.OperationalError, sa.exc.ProgrammingError, sa.exc.IntegrityError):  # made by a racing process
+                if index.name not in {i["name"] for i in sa.inspect(engine).get_indexes(table.name)}:
                     raise
 
 

@@ -89,6 +89,9 @@ def test_an_older_farm_database_gains_the_owner_columns_in_place(pg_database: st
         new = stores[1].create_task("new", "any", {"owner": "bob"})
         assert stores[0].list_tasks(visible_to=("bob", None))[0] == [stores[0].get_task(new.id)]
         assert stores[0].list_tasks(visible_to=("alice", "lab"))[1] == 0
+        # with their indexes: every user's list and every quota count filter on them
+        indexed = {tuple(i["column_names"]) for i in sa.inspect(stores[0].engine).get_indexes("tasks")}
+        assert {("owner",), ("team",)} <= indexed, indexed
     finally:
         for store in stores:
             store.close()
