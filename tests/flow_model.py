@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from tests.agent_helpers import DONE, plan_reply
+from tests.llm_server import chat_text
 
 # planned runs: instruction -> the operations, one per step, then Stop
 PLANS: dict[str, list[str]] = {
@@ -46,19 +47,8 @@ def _after(text: str, marker: str) -> str | None:
     return text[index + len(marker):].splitlines()[0].strip()
 
 
-def _texts(body: dict[str, Any]) -> str:
-    parts = []
-    for message in body.get("messages", []):
-        content = message.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            parts += [p.get("text", "") for p in content if p.get("type") == "text"]
-    return "\n".join(parts)
-
-
 def flow_model(body: dict[str, Any]) -> str:
-    text = _texts(body)
+    text = chat_text(body)
     asked_again = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
     statement = _after(text, "Statement: ")
     if statement is not None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["RecordedRequest", "Reply", "ScriptedLLMServer", "ScriptItem"]
+__all__ = ["RecordedRequest", "Reply", "ScriptedLLMServer", "ScriptItem", "chat_text"]
 
 
 @dataclass(frozen=True)
@@ -82,14 +82,7 @@ class RecordedRequest:
 
     def parts(self) -> list[dict[str, Any]]:
         """Every content part of every message (a plain string content is a text part)."""
-        out: list[dict[str, Any]] = []
-        for message in self.messages:
-            content = message.get("content")
-            if isinstance(content, str):
-                out.append({"type": "text", "text": content, "role": message.get("role")})
-            elif isinstance(content, list):
-                out.extend({**part, "role": message.get("role")} for part in content)
-        return out
+        return _parts(self.messages)
 
     def text(self, role: str | None = None) -> str:
         """All text parts joined (of one role, or all)."""
@@ -228,6 +221,23 @@ class ScriptedLLMServer:
         if isinstance(item, Reply):
             return item
         raise TypeError(f"script items are str, Reply or callables, got {type(item).__name__}")
+
+
+def _parts(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            out.append({"type": "text", "text": content, "role": message.get("role")})
+        elif isinstance(content, list):
+            out.extend({**part, "role": message.get("role")} for part in content)
+    return out
+
+
+def chat_text(request_json: dict[str, Any]) -> str:
+    """Every text part of a chat request's messages, joined: what a script callable reads of
+    the request it answers (``RecordedRequest.text()`` of a recorded one)."""
+    return "\n".join(p.get("text", "") for p in _parts(request_json.get("messages", [])) if p.get("type") == "text")
 
 
 def _message(reply: Reply) -> dict[str, Any]:

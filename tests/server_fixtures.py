@@ -23,7 +23,7 @@ import pytest
 import uvicorn
 
 from mobile_agent.settings import Settings, load_settings
-from tests.llm_server import Reply, ScriptedLLMServer
+from tests.llm_server import Reply, ScriptedLLMServer, chat_text
 from tests.ports import free_port
 
 __all__ = ["LiveService", "TaggedPlanner", "first_live_frame", "free_port", "waits", "service_fixture", "service_settings", "start_service"]
@@ -55,17 +55,6 @@ def first_live_frame(api_url: str, task_id: int, headers: dict[str, str]) -> tup
     raise AssertionError("the live stream ended before its first frame")
 
 
-def _texts(request_json: dict[str, Any]) -> str:
-    out = []
-    for message in request_json.get("messages", []):
-        content = message.get("content")
-        if isinstance(content, str):
-            out.append(content)
-        elif isinstance(content, list):
-            out += [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"]
-    return "\n".join(out)
-
-
 @dataclass
 class TaggedPlanner:
     """Answers planner calls by the tag in the instruction: ``plans[tag]`` in order, then
@@ -78,7 +67,7 @@ class TaggedPlanner:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, request_json: dict[str, Any]) -> Reply:
-        match = _TAG.search(_texts(request_json))
+        match = _TAG.search(chat_text(request_json))
         tag = match.group(1) if match else "untagged"
         with self._lock:
             n = self.calls.get(tag, 0)

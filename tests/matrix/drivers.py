@@ -23,6 +23,7 @@ from typing import Any
 import anyio
 
 from tests.grounding_model import GroundingModel, find_target
+from tests.llm_server import RecordedRequest, chat_text
 from tests.matrix.design import DIALECT_MODELS, Cell
 
 __all__ = ["DARK_MODE", "SECRET_VALUE", "Ran", "ResyncingModel", "Rig", "Task", "cli_main", "focused_field", "run_cell", "task_for"]
@@ -91,12 +92,12 @@ class Ran:
     detail: list[str] = field(default_factory=list)
     model_calls: list[int] = field(default_factory=list)
     folders: list[Path] = field(default_factory=list)  # every output folder the runs wrote
-    sent: list[bytes] = field(default_factory=list)  # every request the model server received, all runs
+    sent: list[RecordedRequest] = field(default_factory=list)  # every request the model server received, all runs
 
     def took(self, llm: Any) -> None:
         """A run ended: its model calls (the server's record, cleared before each run)."""
         self.model_calls.append(len(llm.chat_requests))
-        self.sent.extend(r.body for r in llm.requests)
+        self.sent.extend(llm.requests)
 
     def steps(self) -> list[dict[str, Any]]:
         """Every step line of every trajectory under the folders."""
@@ -134,7 +135,7 @@ class ResyncingModel(GroundingModel):
     done: Any = None  # () -> bool: the phone's state is the task's goal (the completion check's verdict)
 
     def __call__(self, request_json: dict[str, Any]) -> Any:
-        text = _request_text(request_json)
+        text = chat_text(request_json)
         if "Answer with its number only" in text:  # several places match: the first, as a model would
             return "1"
         if "Verdict" in text and "Reason" in text and "tools" not in request_json:
@@ -158,17 +159,6 @@ class ResyncingModel(GroundingModel):
         if name == "enter":
             return self.focused is not None and self.focused() == "filled"
         return False  # other keys and scrolls: only in their turn
-
-
-def _request_text(request_json: dict[str, Any]) -> str:
-    parts = []
-    for message in request_json.get("messages", []):
-        content = message.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            parts += [p.get("text", "") for p in content if isinstance(p, dict)]
-    return "\n".join(parts)
 
 
 def focused_field(state: dict[str, Any]) -> str | None:

@@ -6,10 +6,8 @@ file, plan or model request, and every recorded step names its operation."""
 
 from __future__ import annotations
 
-import base64
 import functools
 import io
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ from PIL import Image
 
 from perception.text_match import fold
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+from tests.llm_server import RecordedRequest
 from tests.matrix.design import CELLS, SLOW_INTERFACES, Cell, known_bug
 from tests.matrix.drivers import SECRET_VALUE, Rig, run_cell
 from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
@@ -45,22 +44,9 @@ def _ocr() -> Any:
     return build_locator(Settings())
 
 
-def _images(bodies: list[bytes]) -> list[np.ndarray]:
-    """Every image of every chat request (data URLs), as RGB arrays."""
-    images = []
-    for body in bodies:
-        try:
-            messages = json.loads(body).get("messages", [])
-        except ValueError:
-            continue
-        for message in messages:
-            content = message.get("content")
-            for part in content if isinstance(content, list) else []:
-                url = (part.get("image_url") or {}).get("url", "") if isinstance(part, dict) else ""
-                if url.startswith("data:"):
-                    data = base64.b64decode(url.split(",", 1)[1])
-                    images.append(np.asarray(Image.open(io.BytesIO(data)).convert("RGB")))
-    return images
+def _images(sent: list[RecordedRequest]) -> list[np.ndarray]:
+    """Every image of every chat request (a URL that is no base64 data URL fails), as RGB arrays."""
+    return [np.asarray(Image.open(io.BytesIO(raw)).convert("RGB")) for request in sent for raw in request.images()]
 
 
 def _leaks(folders: list[Path], cache_db: Path) -> list[str]:
@@ -92,7 +78,7 @@ def test_cell(cell: Cell, adb_server, sim_phones, llm_server, service, tmp_path,
         assert any(s.get("by") == "replay" for s in steps), [s.get("by") for s in steps]
     if cell.secret:
         assert not _leaks(ran.folders, rig.cache_db), _leaks(ran.folders, rig.cache_db)
-        assert not any(SECRET_VALUE.encode() in body for body in ran.sent), "the secret's value reached the model"
+        assert not any(SECRET_VALUE.encode() in request.body for request in ran.sent), "the secret's value reached the model"
         images = _images(ran.sent)
         assert images, "no screenshot reached the model: nothing to check"
         read = [line.text for image in images for line in _ocr().ocr(image)]
