@@ -547,4 +547,5 @@ def test_a_flow_sent_to_the_service_cannot_read_the_servers_files(service, sim_p
         assert answer.status_code == 422, answer.text
         assert "fields" in answer.text and answer.json()["detail"][0]["loc"] == ["body", "flow"]
         inline = flow.replace("schema: /etc/mobile-agent/creds.json", "fields: {title: str}")
-        assert alice.post("/v1/tasks", json={"flow": inline}).status_code in (202, 422)
+        accepted = alice.post("/v1/tasks", json={"flow": inline})  # the service's planner is the scripted model
+        assert accepted.status_code == 202, accepted.text
