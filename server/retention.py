@@ -104,7 +104,8 @@ class Retention:
         free_mb = stats.f_bavail * stats.f_frsize / 1e6
         if free_mb >= self.limits.min_free_mb:
             return None
-        return (f"the disk of the runs folder {self.runs_dir} has {free_mb:.0f} MB free, under "
+        # no path in the text: it goes to the client (a 507) and into a schedule's history
+        return (f"the disk of the runs folder (agent.output_dir) has {free_mb:.0f} MB free, under "
                 f"server.retention.min_free_mb = {self.limits.min_free_mb:g}: free space (or lower "
                 "server.retention.task_days / runs_max_mb and run `mobile-agent gc`)")
 

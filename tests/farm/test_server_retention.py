@@ -148,6 +148,8 @@ def test_a_nearly_full_disk_refuses_new_tasks_with_507(service, sim_phones) -> N
     refused = live.client.post("/v1/tasks", json={"script": "Home"})
     assert refused.status_code == 507, refused.text
     assert "server.retention.min_free_mb" in refused.text and "MB free" in refused.text
+    runs = str(Path(live.settings.agent.output_dir).resolve())
+    assert runs not in refused.text and "agent.output_dir" in refused.text  # the server's paths stay inside
     assert live.client.get("/v1/tasks").json()["count"] == 0  # nothing stored
     # a schedule's occurrences are skipped the same way, and say why
     made = live.client.post("/v1/schedules", json={"name": "every second", "every_s": 1, "task": {"script": "Home"}})
@@ -158,4 +160,5 @@ def test_a_nearly_full_disk_refuses_new_tasks_with_507(service, sim_phones) -> N
         assert time.monotonic() < deadline, "no occurrence"
         time.sleep(0.2)
     assert entries[0]["outcome"] == "skipped" and "server.retention.min_free_mb" in entries[0]["reason"], entries
+    assert runs not in entries[0]["reason"]
     assert live.client.get("/v1/tasks").json()["count"] == 0
