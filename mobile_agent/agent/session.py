@@ -269,8 +269,9 @@ class RunSession:
         return [*notes, draft.blank.note] if draft.blank is not None else notes
 
     def model_text(self, text: str) -> str:
-        """``text`` (history, feedback) as the model may read it: no secret, nor a part of one."""
-        return self.mask.text.redact(self.redact.text(text))
+        """``text`` (history, feedback) as the model may read it: no secret, nor a part of one
+        (the run's ``Redactor``: the key, the values, and the masking's text rule for their parts)."""
+        return self.redact.text(text)
 
     def act(
         self, draft: StepDraft, action: ParsedAction, device: AgentDevice, locator: TimedLocator, choose: Chooser

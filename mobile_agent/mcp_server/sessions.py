@@ -140,7 +140,7 @@ class SessionTrajectory:
             "run_id": self.run_id,
             "trajectory_dir": str(self.run.trajectory_dir.resolve()),
         }
-        redacted: dict[str, Any] = self.run.mask.text(self.run.redact(answer))
+        redacted: dict[str, Any] = self.run.redact(answer)  # values and their parts (``agent.redact``)
         return redacted
 
 
