@@ -44,7 +44,7 @@ __all__ = [
 
 # --- the axes ------------------------------------------------------------------------------
 
-INTERFACES = ("cli_run", "rest_task", "mcp", "eval_mobile_eval", "eval_families", "data_collect")
+INTERFACES = ("cli_run", "rest_task", "mcp", "eval_mobile_eval", "eval_families", "data_collect", "test_flow")
 DIALECTS = ("paper", "function_calling", "ui_tars", "mobile_use", "autoglm")
 ACCESSIBILITY = (False, True)
 CACHE = ("off", "cold", "warm")  # warm: the same task run twice on one plan cache, the second checked
@@ -93,7 +93,7 @@ COMMANDS: dict[str, str] = {
     "schedule add": "none: a schedule submits REST tasks later (rest_task)",
     "schedule list": "none: reads schedules, runs nothing",
     "schedule delete": "none: removes a schedule, runs nothing",
-    "test": "none yet: YAML test flows (mobile_agent.testing) came after issue 28's list; its own tests",
+    "test": "test_flow",
     "gc": "none: applies server.retention (deletes old tasks, runs, plans), runs nothing",
     "devices": "none: lists phones",
     "doctor": "none: checks the set-up",
@@ -254,6 +254,7 @@ _INTERFACE_NAMES = {
     "eval_mobile_eval": "`eval mobile-eval`",
     "eval_families": "`eval families`",
     "data_collect": "`data collect`",
+    "test_flow": "`mobile-agent test` (a flow's `run:`)",
 }
 _DIALECT_NAMES = {
     "paper": "paper",

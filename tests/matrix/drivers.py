@@ -6,7 +6,8 @@ The task: with no secret, "Turn on the dark mode" (Mobile-Eval settings-1: the t
 becomes dark); with a secret, a Chrome search typed from ``{{secret:pin}}`` (the search the
 phone records is the secret's value). The interfaces that take no instruction (``eval
 mobile-eval``, ``eval families``, ``data collect``) run their benchmark's Settings task,
-with the secret configured. The model is the scripted grounding model of
+with the secret configured. ``mobile-agent test`` runs a one-step flow whose ``run:`` is the
+instruction (the plan cache on unless the cell's cache is off: ``--no-cache``). The model is the scripted grounding model of
 ``tests/grounding_model.py``, answering in the cell's dialect from the phone's ground truth.
 """
 
@@ -58,7 +59,7 @@ SECRET_SEARCH = Task("Search for {{secret:pin}} in Chrome.",
 
 
 def task_for(cell: Cell) -> Task:
-    takes_instruction = cell.interface in ("cli_run", "rest_task", "mcp")
+    takes_instruction = cell.interface in ("cli_run", "rest_task", "mcp", "test_flow")
     return SECRET_SEARCH if cell.secret and takes_instruction else DARK_MODE
 
 
@@ -351,6 +352,28 @@ def _eval(cell: Cell, rig: Rig, task: Task, ran: Ran, command: list[str], lines:
         ran.folders.append(out)
 
 
+def _test_flow(cell: Cell, rig: Rig, task: Task, ran: Ran) -> None:
+    for name, value in settings_env(cell, rig).items():
+        rig.setenv(name, value)
+    flow = rig.tmp / "flow.yaml"
+    flow.write_text(json.dumps({"name": "matrix cell", "steps": [{"run": task.instruction}]}), encoding="utf-8")  # JSON is YAML
+    for n in range(_runs_of(cell)):
+        if n:
+            _fresh(rig)
+        rig.llm.script([], default=model_for(cell, rig, task))
+        out = rig.tmp / f"flow-{n}"
+        args = ["test", str(flow), "--serial", rig.phone.serial, "--json", "-o", str(out)]
+        if cell.cache == "off":
+            args.append("--no-cache")
+        code, printed = cli_main(args)
+        suite = json.loads(printed.strip().splitlines()[-1]) if printed.strip() else {}
+        flows = suite.get("flows") or [{}]
+        ran.ok.append(code == 0 and suite.get("passed") == 1)
+        ran.detail.append(f"exit {code}: {flows[0].get('status')} — {flows[0].get('message')}")
+        ran.took(rig.llm)
+        ran.folders.append(out)
+
+
 FAMILY = "settings-theme"
 FAMILY_SEED = 1  # "Switch the phone to dark mode": the fresh phone is light, so the state check can fail
 
@@ -378,6 +401,8 @@ def run_cell(cell: Cell, rig: Rig) -> tuple[Task, Ran]:
         _rest_task(cell, rig, task, ran)
     elif cell.interface == "mcp":
         _mcp(cell, rig, task, ran)
+    elif cell.interface == "test_flow":
+        _test_flow(cell, rig, task, ran)
     elif cell.interface == "eval_mobile_eval":
         _eval(cell, rig, task, ran, ["eval", "mobile-eval", "--task", "settings-1"], DARK_MODE.lines)
     elif cell.interface in ("eval_families", "data_collect"):
