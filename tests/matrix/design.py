@@ -127,10 +127,6 @@ class Cell:
         return "-".join([self.interface, self.dialect, "a11y" if self.accessibility else "pixels", f"cache_{self.cache}",
                          "secret" if self.secret else "nosecret"])  # fmt: skip
 
-    @property
-    def grounded(self) -> bool:
-        return self.dialect in ("ui_tars", "mobile_use", "autoglm")
-
 
 @dataclass(frozen=True)
 class ProfileCell:
@@ -230,8 +226,6 @@ class KnownBug:
 def _cell(test: Callable[[Cell], bool]) -> Callable[[Cell | ProfileCell], bool]:
     return lambda cell: isinstance(cell, Cell) and test(cell)
 
-
-_EVALS = ("eval_mobile_eval", "eval_families", "data_collect")
 
 KNOWN_BUGS: dict[str, KnownBug] = {
 }
