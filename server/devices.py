@@ -107,10 +107,6 @@ class AdbDeviceSource:
         self._retry: dict[str, tuple[float, float]] = {}  # address -> (next try, current backoff)
         self._lock = threading.Lock()
 
-    def known_addresses(self) -> set[str]:
-        with self._lock:
-            return set(self.settings.adb.connect) | self._seen
-
     def list(self) -> list[tuple[str, str, str | None]]:
         from mobile_agent.device import connect, list_devices
 
@@ -137,7 +133,7 @@ class AdbDeviceSource:
                 log.info("adb connect %s: %s (next try in %g s)", address, exc.message, backoff)
         if missing:
             listed = list_devices(self.settings.adb)
-        return [(d.serial, d.state, getattr(d, "model", None)) for d in listed]
+        return [(d.serial, d.state, d.model) for d in listed]
 
     def _open(self, serial: str) -> Device:
         from mobile_agent.device import open_device

@@ -42,7 +42,7 @@ from mobile_agent.device.parsing import (
     parse_screen_on,
 )
 from mobile_agent.device.screenshot import Screenshot, decode_framebuffer, decode_png
-from mobile_agent.device.server import connect, ensure_server, parse_devices_l, remembered
+from mobile_agent.device.server import connect, ensure_server, parse_devices_l
 from mobile_agent.device.text_input import (
     ADB_KEYBOARD_CLEAR,
     ADB_KEYBOARD_HINT,
@@ -286,7 +286,7 @@ class Device(AppCommands):
         may come back late, a phone's `adb connect` may fail a few times). True when a retry
         makes sense. A network phone (``host:port``) is connected again whoever connected it
         first: the Device was opened on it, so it was attached."""
-        network = remembered(self.settings, self.serial) or _is_address(self.serial)
+        network = _is_address(self.serial)
         if isinstance(exc, DeviceNotFoundError) and not network:
             return False
         deadline = time.monotonic() + self.settings.reconnect_s

@@ -168,11 +168,6 @@ def reconnect_remembered(settings: AdbSettings) -> list[str]:
     return done
 
 
-def remembered(settings: AdbSettings, address: str) -> bool:
-    with _connected_lock:
-        return address in _connected.get((settings.server_host, settings.server_port), set())
-
-
 def _check_speaks_adb(host: AdbHost) -> None:
     """Something listens on the port: make sure it is an adb server, not another program."""
     try:
