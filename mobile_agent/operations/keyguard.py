@@ -15,13 +15,16 @@ window``: ``mobile_agent.device.parsing``) decides:
   ends ``not_completed`` saying the phone is locked. Nothing is typed: the agent holds no
   credential of the phone's.
 
-May import: mobile_agent.operations.context (its sibling), mobile_agent.settings.
+An iPhone (WDA) has no MENU key: the swipe is all it is given, and one with a passcode is handed over.
+
+May import: mobile_agent.operations.context (its sibling), mobile_agent.errors, mobile_agent.settings.
 """
 
 from __future__ import annotations
 
 import threading
 
+from mobile_agent.errors import DeviceCommandError
 from mobile_agent.operations.context import DeviceLike, OperationContext, Outcome, ScreenStateLike
 from mobile_agent.settings import Settings
 
@@ -59,8 +62,12 @@ def unlock(device: DeviceLike, settings: Settings, size: tuple[int, int], cancel
         device.swipe(width // 2, int(height * 0.85), width // 2, int(height * 0.3), duration_ms=300)
         state = look_again()
         if state.locked:
-            device.key("menu")
-            state = look_again()
+            try:
+                device.key("menu")
+            except DeviceCommandError:  # a phone with no MENU key (an iPhone): the swipe was its way
+                pass
+            else:
+                state = look_again()
     if _usable(state):
         return None
     if not state.on:

@@ -243,6 +243,25 @@ def test_mobile_agent_run_serial_ios_drives_the_simulated_iphone(tmp_path: Path)
     assert gone.returncode == 3 and "does not answer" in gone.stderr, gone.stderr
 
 
+def test_a_run_on_an_iphone_locked_with_a_passcode_ends_saying_so(tmp_path: Path) -> None:
+    """The keyguard step (``operations.keyguard``) on an iPhone, which has no MENU key: the swipe
+    does not unlock a passcode, so the run (no person to ask) ends not completed saying the phone
+    is locked, and nothing is opened behind the lock screen."""
+    phone = Phone(profile="pixel8-15-locked")
+    phone.set_lock_pin("1234")  # a credential: a swipe up asks for it
+    server = WdaFrontEnd(phone, scale=3).start()
+    try:
+        script = tmp_path / "ops.txt"
+        script.write_text("Open App (Settings)\nStop\n", encoding="utf-8")
+        env = cli_env(9, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-7": server.url}))
+        proc = run_cli("--serial", "ios:sim-7", "--script", str(script), "-o", str(tmp_path / "runs"), env=env)
+        assert "the phone is locked" in proc.stdout, proc.stdout + proc.stderr
+        assert "not_completed" in proc.stdout and "menu" not in proc.stdout + proc.stderr
+        assert phone.keyguard_showing and phone.foreground != "com.android.settings"
+    finally:
+        server.stop()
+
+
 def test_doctor_checks_each_configured_iphone() -> None:
     server = WdaFrontEnd(Phone(), scale=3).start()
     try:
