@@ -191,11 +191,13 @@ class TaskCreate(TaskOptions):
         return value
 
     def options(self) -> TaskOptions:
-        return TaskOptions.model_validate(self.model_dump(exclude={"instruction", "device"}))
+        """The body's options. Copied, not validated again: this body was (validating a flow
+        parses it, a submission's hot path would parse it once per copy)."""
+        return TaskOptions.model_construct(**self.model_dump(exclude={"instruction", "device"}))
 
     def stored_options(self, owner: str, team: str | None) -> dict[str, Any]:
         """The options to store the task with, owned by ``owner`` (of ``team``)."""
-        return StoredOptions.model_validate({**self.options().stored(), "owner": owner, "team": team}).stored()
+        return StoredOptions.model_construct(**self.options().stored(), owner=owner, team=team).stored()
 
 
 class TaskPublic(BaseModel):
