@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,14 +24,13 @@ from mobile_agent.locate import build_locator
 from mobile_agent.replay import PlanStore
 from mobile_agent.settings import PerceptionSettings
 from perception.text_match import fold
-from tests.agent_helpers import DONE, plan_reply
+from tests.agent_helpers import DONE, cli_env, plan_reply, run_cli
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
 from tests.server_fixtures import service_fixture  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 SECRET = "Quokka7731Zz"
 LONG_SECRET = "Quokka7731ZzPangolin4896Wombat52Kestrel"  # wider than the title field: it scrolls
 
@@ -64,18 +61,11 @@ def _ocr_texts(image: bytes | np.ndarray) -> list[str]:
 
 
 def _run_cli(adb_port: int, serial: str, llm: Any, out: Path, instruction: str, secret: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")}
-    env.update({
-        "MOBILE_AGENT_ADB__SERVER_PORT": str(adb_port), "PYTHONUNBUFFERED": "1",
-        "MOBILE_AGENT_PLANNER__BASE_URL": llm.base_url, "MOBILE_AGENT_PLANNER__API_KEY": "sk-test-5531",
-        "MOBILE_AGENT_AGENT__NAMED_SECRETS": json.dumps({"pin": secret}),
-        "MOBILE_AGENT_AGENT__SETTLE_TIMEOUT_S": "1.5", "MOBILE_AGENT_AGENT__SETTLE_INTERVAL_S": "0.1",
-        "MOBILE_AGENT_PERCEPTION__DETECTOR": "proposals", "MOBILE_AGENT_PERCEPTION__RANKER": "heuristic",
-    })  # fmt: skip
-    return subprocess.run(
-        [sys.executable, "-m", "mobile_agent.cli", "run", "-s", serial, "-o", str(out), "--cache", "-i", instruction],
-        env=env, capture_output=True, text=True, timeout=240, cwd=REPO,
-    )
+    env = cli_env(adb_port, MOBILE_AGENT_PLANNER__BASE_URL=llm.base_url, MOBILE_AGENT_PLANNER__API_KEY="sk-test-5531",
+                  MOBILE_AGENT_AGENT__NAMED_SECRETS=json.dumps({"pin": secret}),
+                  MOBILE_AGENT_AGENT__SETTLE_TIMEOUT_S="1.5", MOBILE_AGENT_AGENT__SETTLE_INTERVAL_S="0.1",
+                  MOBILE_AGENT_PERCEPTION__DETECTOR="proposals", MOBILE_AGENT_PERCEPTION__RANKER="heuristic")
+    return run_cli("-s", serial, "-o", str(out), "--cache", "-i", instruction, env=env, timeout=240)
 
 
 _TYPED_THEN_ON = [

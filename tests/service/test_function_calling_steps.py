@@ -8,19 +8,15 @@ a REST task, the scripted OpenAI-compatible server answering with real ``tool_ca
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.agent_helpers import cli_env, run_cli
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.llm_server import Reply
 from tests.server_fixtures import service_fixture  # noqa: F401  (fixture)
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 TEXT = "Observation: a phone screen.\nThought: the next step of the plan."
 
@@ -32,15 +28,9 @@ def _call(name: str, **arguments: Any) -> Reply:
 def test_run_records_the_called_operation(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
     llm_server.script([_call("open_app", app="Settings"), _call("click_text", text="Display & brightness"),
                        _call("stop")])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")}
-    env.update({"MOBILE_AGENT_ADB__SERVER_PORT": str(adb_server.port), "PYTHONUNBUFFERED": "1",
-                "MOBILE_AGENT_PLANNER__DIALECT": "function_calling"})
-    proc = subprocess.run(
-        [sys.executable, "-m", "mobile_agent.cli", "run", "--serial", sim_phone.serial, "--base-url", llm_server.base_url,
-         "--api-key", "k", "--model", "gpt-4o", "--no-completion-check", "-o", str(tmp_path / "runs"),
-         "-i", "Open the display settings"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=150,
-    )
+    env = cli_env(adb_server.port, MOBILE_AGENT_PLANNER__DIALECT="function_calling")
+    proc = run_cli("--serial", sim_phone.serial, "--base-url", llm_server.base_url, "--api-key", "k", "--model", "gpt-4o",
+                   "--no-completion-check", "-o", str(tmp_path / "runs"), "-i", "Open the display settings", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert all(r.json.get("tools") for r in llm_server.chat_requests)  # function calling indeed
     out = proc.stdout

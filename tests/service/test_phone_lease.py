@@ -10,7 +10,6 @@ dead holder frees the phone.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import threading
@@ -26,6 +25,7 @@ pytest.importorskip("mcp")
 from mobile_agent.device import PhoneLease, lease_holder  # noqa: E402
 from mobile_agent.errors import PhoneBusyError  # noqa: E402
 from mobile_agent.settings import load_settings  # noqa: E402
+from tests.agent_helpers import cli_env, run_cli  # noqa: E402
 from tests.llm_fixtures import llm_server  # noqa: E402,F401  (fixture)
 from tests.mcp_helpers import ROOT, http_session, mcp_env, serve_http, tool_json  # noqa: E402
 from tests.ports import free_port  # noqa: E402
@@ -129,13 +129,10 @@ def test_the_cli_is_refused_a_phone_another_interface_holds_and_a_rest_task_wait
     holder = PhoneLease(adb, phone.serial, "MCP session of alice")
     holder.acquire()
     try:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")}
-        env["MOBILE_AGENT_ADB__SERVER_PORT"] = str(adb_server.port)
         script = tmp_path / "home.txt"
         script.write_text("Home\n", encoding="utf-8")
-        refused = subprocess.run([sys.executable, "-m", "mobile_agent.cli", "run", "--serial", phone.serial,
-                                  "--script", str(script), "--output", str(tmp_path / "cli"), "-i", "go home"],
-                                 cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        refused = run_cli("--serial", phone.serial, "--script", str(script), "--output", str(tmp_path / "cli"),
+                          "-i", "go home", env=cli_env(adb_server.port))
         assert refused.returncode == 3, refused.stderr
         assert f"phone {phone.serial} is busy: MCP session of alice holds it" in refused.stderr
         assert phone.phone.history and not any(argv[:3] == ["input", "keyevent", "KEYCODE_HOME"] for argv in
