@@ -41,6 +41,9 @@ __all__ = ["PhoneLease", "lease_holder"]
 
 log = logging.getLogger(__name__)
 _POLL_S = 0.05
+# a caller that will not wait (``wait_s=0``) still tries for this long: a ``lease_holder``
+# probe holds the lock (shared) for an instant, and must not make a free phone refuse a run
+_PROBE_GRACE_S = 0.1
 
 
 def _lease_dir() -> Path:
@@ -55,13 +58,14 @@ def _lease_file(adb: AdbSettings, serial: str) -> Path:
 
 
 def lease_holder(adb: AdbSettings, serial: str) -> str | None:
-    """Who holds the phone's lease now (as the holder wrote it), or None when it is free."""
+    """Who holds the phone's lease now (as the holder wrote it), or None when it is free.
+    The probe takes the lock shared, for an instant: probes never see each other as holders."""
     path = _lease_file(adb, serial)
     if sys.platform == "win32" or not path.exists():
         return None
     with open(path, "a+") as handle:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
             return _read_holder(path)
         fcntl.flock(handle, fcntl.LOCK_UN)
@@ -77,8 +81,8 @@ def _read_holder(path: Path) -> str:
 
 class PhoneLease:
     """``with PhoneLease(adb, serial, "REST task 12 (alice)", wait_s=30):`` — the phone is this
-    caller's inside the block. ``wait_s`` = 0 refuses at once when it is held; ``cancel`` stops
-    the wait early (then ``PhoneBusyError`` too)."""
+    caller's inside the block. ``wait_s`` = 0 refuses at once when it is held (within
+    ``_PROBE_GRACE_S``); ``cancel`` stops the wait early (then ``PhoneBusyError`` too)."""
 
     def __init__(self, adb: AdbSettings, serial: str, holder: str, *, wait_s: float = 0.0,
                  cancel: threading.Event | None = None) -> None:
@@ -94,7 +98,7 @@ class PhoneLease:
             log.info("no flock on this system: phone %s is not leased", self.serial)
             return
         handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115  (held until release)
-        deadline = time.monotonic() + self.wait_s
+        deadline = time.monotonic() + max(self.wait_s, _PROBE_GRACE_S)
         while True:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
