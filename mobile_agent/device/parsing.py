@@ -262,6 +262,10 @@ def parse_keyguard_secure(window: str) -> bool | None:
     ``KeyguardServiceDelegate``'s ``secure=`` line (its ``KeyguardState.secure``, printed by
     AOSP ``services/core/java/com/android/server/policy/keyguard/KeyguardServiceDelegate.java``
     ``dump()``; ``secure=false`` as in appium-adb@8eea1a8 ``test/unit/lockmgmt.spec.ts``).
+    That field is the delegate's cache of ``isSecure()``, refreshed whenever the system asks
+    it and ``true`` until first asked (``KeyguardState()``: "Assume keyguard is showing and
+    secure until we know for sure"): a phone just booted may say ``true`` with no credential,
+    an error on the safe side (the run asks its person instead of swiping).
     Android <= 9's ``mShowingLockscreen`` dumps say nothing of it: None (unknown).
     """
     delegate = re.search(r"KeyguardServiceDelegate\b", window)
