@@ -10,7 +10,10 @@ tag from its own list of actions, so concurrent runs on several phones stay scri
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,11 +29,37 @@ from mobile_agent.settings import Settings, load_settings
 from tests.llm_server import Reply, ScriptedLLMServer, chat_text
 from tests.ports import free_port
 
-__all__ = ["LiveService", "TaggedPlanner", "first_live_frame", "free_port", "waits", "service_fixture", "service_settings", "start_service"]
+__all__ = ["LiveService", "TaggedPlanner", "first_live_frame", "free_port", "serve_process", "waits", "service_fixture", "service_settings", "start_service"]
 
 _TAG = re.compile(r"\[(t-[A-Za-z0-9_-]+)\]")
 
 
+
+
+def serve_process(config: Path, port: int, log: Path, *, log_level: str = "warning") -> subprocess.Popen[bytes]:
+    """``mobile-agent --config CONFIG serve`` as an operator starts it: a subprocess with no
+    MOBILE_AGENT_ variable (the file's settings only), its output appended to ``log``;
+    returned once ``/readyz`` answers 200."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mobile_agent.cli", "--config", str(config), "serve", "--port", str(port),
+         "--no-preload", "--log-level", log_level],
+        cwd=Path(__file__).resolve().parents[1],
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
+        env={k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")},
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"serve exited with {process.returncode}: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
+                return process
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    process.kill()
+    raise AssertionError(f"serve did not become ready: {log.read_text()[-2000:]}")
 
 
 def waits(n: int) -> list[str]:

@@ -146,15 +146,11 @@ def test_a_serve_access_log_through_a_run_with_a_secret(tmp_path, adb_server, si
     task types a ``{{secret:pin}}`` with a planner API key set: every request made during the
     run has its access line, whole; the one whose address holds the secret shows it redacted;
     no "Logging error" anywhere in the process's output."""
-    import os
-    import subprocess
-    import sys
     import time
-    from pathlib import Path
 
     import httpx
 
-    from tests.server_fixtures import TaggedPlanner, free_port, waits
+    from tests.server_fixtures import TaggedPlanner, free_port, serve_process, waits
 
     secret = "Wombat4417Qx"
     (phone,) = sim_phones(1)
@@ -184,22 +180,10 @@ max_retries = 1
 image_long_side = 512
 """)
     port, log = free_port(), tmp_path / "serve.log"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mobile_agent.cli", "--config", str(config), "serve", "--port", str(port),
-         "--no-preload", "--log-level", "info"],
-        cwd=Path(__file__).resolve().parents[2], stdout=log.open("ab"), stderr=subprocess.STDOUT,
-        env={k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")},
-    )
+    process = serve_process(config, port, log, log_level="info")
     client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10)
     try:
         deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
-            try:
-                if client.get("/readyz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
         task = client.post("/v1/tasks", json={"instruction": "[t-log] note the pin {{secret:pin}}", "max_steps": 12})
         assert task.status_code == 202, task.text
         task_id = task.json()["id"]

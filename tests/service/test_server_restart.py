@@ -4,10 +4,8 @@ serve`` subprocess, the real agent, simulated phones, the scripted LLM server.""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -17,7 +15,7 @@ import pytest
 
 from server.store import TaskStore
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import TaggedPlanner, free_port, waits
+from tests.server_fixtures import TaggedPlanner, free_port, serve_process, waits
 
 pytestmark = pytest.mark.slow
 
@@ -60,29 +58,6 @@ image_long_side = 512
     return config
 
 
-def _start(config: Path, port: int, log: Path) -> subprocess.Popen:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mobile_agent.cli", "--config", str(config), "serve", "--port", str(port),
-         "--no-preload", "--log-level", "warning"],
-        cwd=REPO,
-        stdout=log.open("ab"),
-        stderr=subprocess.STDOUT,
-        env={k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")},
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"serve exited with {process.returncode}: {log.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
-                return process
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    process.kill()
-    raise AssertionError(f"serve did not become ready: {log.read_text()[-2000:]}")
-
-
 def test_killed_server_restarts_with_nothing_lost(tmp_path, adb_server, sim_phones, llm_server) -> None:  # noqa: F811
     phones = sim_phones(2, width=540, height=1200)
     planner = TaggedPlanner(
@@ -93,7 +68,7 @@ def test_killed_server_restarts_with_nothing_lost(tmp_path, adb_server, sim_phon
     config = _write_config(tmp_path, adb_server.port, llm_server.base_url, [p.serial for p in phones])
     log = tmp_path / "serve.log"
     port = free_port()
-    first = _start(config, port, log)
+    first = serve_process(config, port, log)
     client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10)
     try:
         running = [
@@ -114,7 +89,7 @@ def test_killed_server_restarts_with_nothing_lost(tmp_path, adb_server, sim_phon
         first.send_signal(signal.SIGKILL)
         first.wait(10)
 
-    second = _start(config, port, log)
+    second = serve_process(config, port, log)
     try:
         for task in running:
             after = client.get(f"/v1/tasks/{task['id']}").json()
@@ -160,7 +135,7 @@ def test_a_stop_starts_no_new_task_and_does_not_wait_for_streams(tmp_path, adb_s
     llm_server.script([], default=planner)
     config = _write_config(tmp_path, adb_server.port, llm_server.base_url, [phone.serial])
     port = free_port()
-    process = _start(config, port, tmp_path / "serve.log")
+    process = serve_process(config, port, tmp_path / "serve.log")
     url = f"http://127.0.0.1:{port}"
     lines: list[str] = []
     try:
