@@ -19,7 +19,6 @@ from tests.server_fixtures import TaggedPlanner, free_port, serve_process, waits
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _toml_list(values: list[str]) -> str:
