@@ -34,7 +34,7 @@ A failed delivery (an error, a status other than 2xx) is tried again after
 a slow receiver never holds up a run. Without a secret nothing is sent (``create_task``
 refuses a callback_url then).
 
-May import: httpx, the standard library, ``mobile_agent`` (settings, redaction), ``server.paths``.
+May import: httpx, the standard library, ``mobile_agent`` (settings, redaction, ``inside_paths``).
 """
 
 from __future__ import annotations
@@ -54,9 +54,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from mobile_agent.agent import Redactor
+from mobile_agent.agent import Redactor, inside_paths
 from mobile_agent.settings import Settings
-from server.paths import inside_paths
 
 __all__ = [
     "MAX_RESPONSE_BYTES",
@@ -327,7 +326,7 @@ def _receiver(url: str) -> str:
 
 def task_finished(task_id: int, status: str, *, result: Any = None, error: Any = None) -> dict[str, Any]:
     """The payload of the ``task_finished`` webhook, the same whether the run ended or the
-    task was cancelled before it ran. No path of the server leaves in it (``server.paths``)."""
+    task was cancelled before it ran. No path of the server leaves in it (``mobile_agent.agent.paths``)."""
     return {"task_id": task_id, "status": status, "result": inside_paths(result, None),
             "error": inside_paths(error, None),
             "links": {"task": f"/v1/tasks/{task_id}"}}

@@ -11,6 +11,7 @@ May import: the rest of ``mobile_agent`` and ``perception``; never ``server`` or
 
 from mobile_agent.agent.loop import NO_EFFECT_NOTE, Agent, PlannedRun
 from mobile_agent.agent.mask import mask_live_frame
+from mobile_agent.agent.paths import inside_paths, relative_inside, server_path
 from mobile_agent.agent.people import REPLY_KINDS, ReplyKind, UserChannel, UserReply, UserRequest
 from mobile_agent.agent.records import (
     SCHEMA_VERSION,
@@ -59,11 +60,14 @@ __all__ = [
     "carry_out",
     "change_ratio",
     "history_lines",
+    "inside_paths",
     "jsonable",
     "load_trajectory",
     "mask_live_frame",
     "parse_script",
+    "relative_inside",
     "run_script",
     "screen_changed",
+    "server_path",
     "write_report",
 ]

@@ -46,6 +46,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import BaseModel, Field, ValidationError
 from starlette.requests import Request
 
+from mobile_agent.agent.paths import inside_paths
 from mobile_agent.agent.people import NoPersonChannel, UserChannel, UserReply, UserRequest
 from mobile_agent.errors import MobileAgentError, PhoneBusyError
 from mobile_agent.mcp_server.phone import (
@@ -180,31 +181,14 @@ def _reader(ctx: Context[Any, Any]) -> str | None:
 
 
 def _outward(ctx: Context[Any, Any], settings: Settings, data: Any) -> Any:
-    """A tool's answer as it leaves over HTTP: no path of this server in it (the REST service's
-    rule, docs/security.md). An absolute path under ``agent.output_dir`` becomes its part below
-    that folder (a run's folder, its report), any other that names a folder of this machine
-    "[a path on the server]". Over stdio the client is the local user, on the same machine: the
-    paths stay (they are where its runs are)."""
+    """A tool's answer or error text as it leaves over HTTP: no path of this server in it, whole
+    or inside a text (the REST service's rule and function, ``mobile_agent.agent.paths``): a path
+    under ``agent.output_dir`` becomes its part below that folder (a run's folder, its report),
+    any other that names a folder of this machine "[a path on the server]". Over stdio the
+    client is the local user, on the same machine: the paths stay (they are where its runs are)."""
     if not isinstance(ctx.request_context.request, Request):
         return data
-    root = Path(settings.agent.output_dir).resolve()
-
-    def hide(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {key: hide(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [hide(item) for item in value]
-        if not isinstance(value, str) or not value.startswith("/") or "\n" in value or len(value) > 4096:
-            return value
-        try:
-            path = Path(value).resolve()
-            if path.is_relative_to(root):
-                return path.relative_to(root).as_posix() or "."
-            return "[a path on the server]" if path.parent != Path("/") and path.parent.is_dir() else value
-        except (OSError, ValueError):
-            return value
-
-    return hide(data)
+    return inside_paths(data, Path(settings.agent.output_dir).resolve())
 
 
 def _channel(ctx: Context[Any, Any]) -> UserChannel:
@@ -215,9 +199,10 @@ def _channel(ctx: Context[Any, Any]) -> UserChannel:
 
 
 async def _in_thread(call: Callable[[], Any], *, cancel: threading.Event | None = None,
-                     admin: bool = True) -> Any:
+                     admin: bool = True, outward: Callable[[str], str] = str) -> Any:
     """``call()`` in a worker thread; this project's errors become tool errors (the client
-    reads them and the server goes on). With ``cancel``, a cancelled call (the client's
+    reads them and the server goes on), their text ``outward`` (``_outward``: over HTTP, no
+    path of the server). With ``cancel``, a cancelled call (the client's
     ``notifications/cancelled``) sets it and returns at once; the run ends on its own. Who
     holds a busy phone is said to an admin only (docs/security.md)."""
     try:
@@ -232,9 +217,9 @@ async def _in_thread(call: Callable[[], Any], *, cancel: threading.Event | None 
         holder = exc.fields.get("holder") if admin else "another run"
         raise ToolError(f"phone {exc.fields.get('serial')} is busy: {holder} holds it") from exc
     except (MobileAgentError, ToolFailure) as exc:
-        raise ToolError(describe_error(exc)) from exc
+        raise ToolError(outward(describe_error(exc))) from exc
     except ValidationError as exc:
-        raise ToolError(f"invalid arguments: {exc}") from exc
+        raise ToolError(outward(f"invalid arguments: {exc}")) from exc
 
 
 def _card_description(card: OperationCard) -> str:
@@ -257,7 +242,7 @@ def _card_tool(service: PhoneService, card: OperationCard) -> Callable[..., Awai
         async with _session_of(ctx, service.settings) as session:
             answer: dict[str, Any] = await _in_thread(
                 lambda: service.operate(card, kwargs, serial, channel, session, candidate, owner),
-                admin=_reader(ctx) is None)
+                admin=_reader(ctx) is None, outward=lambda text: _outward(ctx, service.settings, text))
         outward: dict[str, Any] = _outward(ctx, service.settings, answer)
         return outward
 
@@ -304,7 +289,7 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
         (name, role), admin = _principal(ctx), _reader(ctx) is None
         shot = await _in_thread(lambda: service.screenshot(serial, max_side, principal=name, admin=admin,
                                                      viewer=role == "viewer"),
-                                admin=admin)
+                                admin=admin, outward=lambda text: _outward(ctx, settings, text))
         info: dict[str, Any] = {"image": [shot.width, shot.height], "screen": [shot.screen_width, shot.screen_height]}
         if shot.blank:
             info["note"] = PROTECTED_NOTE
@@ -320,7 +305,7 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
         (name, role), admin = _principal(ctx), _reader(ctx) is None
         found: dict[str, Any] = await _in_thread(lambda: service.find(serial, text=text, principal=name, admin=admin,
                                                                       viewer=role == "viewer"),
-                                                 admin=admin)
+                                                 admin=admin, outward=lambda text: _outward(ctx, settings, text))
         return found
 
     @server.tool(description="Find an icon on the screen by a description (detector + CLIP when the ml extra is "
@@ -334,7 +319,8 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
         (name, role), admin = _principal(ctx), _reader(ctx) is None
         found: dict[str, Any] = await _in_thread(
             lambda: service.find(serial, icon=icon, position=position, principal=name, admin=admin,
-                                 viewer=role == "viewer"), admin=admin)
+                                 viewer=role == "viewer"), admin=admin,
+            outward=lambda text: _outward(ctx, settings, text))
         return found
 
     for card in operation_cards():
@@ -371,7 +357,7 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
                 lambda: service.run_instruction(instruction, serial, cancel=cancel, on_event=on_event,
                                                 channel=channel, max_steps=max_steps, session=session,
                                                 owner=owner),
-                cancel=cancel, admin=_reader(ctx) is None,
+                cancel=cancel, admin=_reader(ctx) is None, outward=lambda text: _outward(ctx, settings, text),
             )
         answer: dict[str, Any] = _outward(ctx, settings, run_answer(settings, result))
         return answer
@@ -385,7 +371,8 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
         max_steps: Annotated[int, Field(ge=1, le=1000, description="the last this many steps")] = 50,
     ) -> dict[str, Any]:
         reader = _reader(ctx)
-        data: dict[str, Any] = await _in_thread(lambda: service.trajectory(run_id, reader))
+        data: dict[str, Any] = await _in_thread(lambda: service.trajectory(run_id, reader),
+                                                outward=lambda text: _outward(ctx, settings, text))
         data["steps"] = data["steps"][-max_steps:]
         outward: dict[str, Any] = _outward(ctx, service.settings, data)
         return outward
@@ -408,14 +395,15 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
                      description="A run's HTML report.")
     async def report_resource(run_id: str, ctx: Context[Any, Any]) -> str:
         reader = _reader(ctx)
-        report: str = await _resource(lambda: service.report(run_id, reader))
+        report: str = await _resource(lambda: service.report(run_id, reader),
+                                      outward=lambda text: _outward(ctx, settings, text))
         return report
 
     return server
 
 
-async def _resource(call: Callable[[], Any]) -> Any:
+async def _resource(call: Callable[[], Any], outward: Callable[[str], str] = str) -> Any:
     try:
         return await anyio.to_thread.run_sync(call)
     except (MobileAgentError, ToolFailure) as exc:
-        raise ResourceError(describe_error(exc)) from exc
+        raise ResourceError(outward(describe_error(exc))) from exc

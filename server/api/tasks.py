@@ -26,8 +26,8 @@ from fastapi.responses import FileResponse, StreamingResponse
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
+from mobile_agent.agent import inside_paths, relative_inside, server_path
 from server.deps import ActedTask, Actor, Authorized, CurrentPrincipal, OwnedTask, Service
-from server.paths import inside_paths, relative_inside, server_path
 from server.quota import Quota, QuotaExceeded
 from server.schemas import (
     MAX_ID,

@@ -210,3 +210,28 @@ def test_a_principal_sees_only_its_own_last_screenshot_and_no_screen_of_anothers
     assert seen["bob find"][0] and "another run" in seen["bob find"][1], seen
     assert "Settings" not in seen["bob find"][1]
     assert seen["admin shot"][0] is False and seen["admin find"][0] is False, seen
+
+
+def test_an_error_text_over_http_names_no_path_of_the_server(adb_server, tmp_path: Path) -> None:
+    """A tool's error over HTTP goes through the REST service's path rule (``mobile_agent.agent.paths``):
+    a path inside the text (an OS error's) becomes its part below the runs folder."""
+    runs = tmp_path / "runs"
+    (runs / "20260101-000000-badrun000001" / "trajectory.jsonl").mkdir(parents=True)  # unreadable: a folder
+    env = mcp_env(adb_server.port, MOBILE_AGENT_SERVER__API_TOKEN=TOKENS["admin"])
+    port = free_port()
+    proc = serve_http(env, port, "--runs-dir", str(runs), log=tmp_path / "server.log")
+    said: list[str] = []
+
+    async def main() -> None:
+        async with http_session(f"http://127.0.0.1:{port}/mcp", TOKENS["admin"]) as session:
+            result = await session.call_tool("read_trajectory", {"run_id": "badrun000001"})
+            assert result.is_error
+            said.append(" ".join(getattr(c, "text", "") for c in result.content))
+
+    try:
+        anyio.run(main)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert "cannot read the trajectory of 'badrun000001'" in said[0], said
+    assert str(tmp_path) not in said[0] and "20260101-000000-badrun000001/trajectory.jsonl" in said[0], said

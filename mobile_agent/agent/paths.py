@@ -1,5 +1,5 @@
 """The server's own paths stay inside: a text that leaves the service (an API answer, an event, a
-webhook's payload) names a trajectory's file by its name inside the trajectory and any other
+webhook's payload, an MCP answer or error over HTTP) names a trajectory's file by its name inside the trajectory and any other
 path of this machine as "[a path on the server]" (docs/security.md).
 
 May import: the standard library.
