@@ -29,7 +29,7 @@ from mobile_agent.settings import Settings, load_settings
 from tests.llm_server import Reply, ScriptedLLMServer, chat_text
 from tests.ports import free_port
 
-__all__ = ["LiveService", "TaggedPlanner", "first_live_frame", "free_port", "serve_process", "waits", "service_fixture", "service_settings", "start_service"]
+__all__ = ["LiveService", "TaggedPlanner", "first_live_frame", "free_port", "live_frames", "serve_process", "waits", "service_fixture", "service_settings", "start_service"]
 
 _TAG = re.compile(r"\[(t-[A-Za-z0-9_-]+)\]")
 
@@ -67,21 +67,37 @@ def waits(n: int) -> list[str]:
     return [f"Wait ({0.05 + 0.01 * i:.2f})" for i in range(n)]
 
 
-def first_live_frame(api_url: str, task_id: int, headers: dict[str, str]) -> tuple[str, bytes]:
-    """The content type and the first JPEG of ``GET /v1/tasks/{task_id}/live`` (a multipart stream)."""
+def live_frames(api_url: str, task_id: int, headers: dict[str, str], n: int, fps: float = 4) -> tuple[str, list[bytes]]:
+    """The content type and the first ``n`` parts (JPEGs) of ``GET /v1/tasks/{task_id}/live``,
+    a multipart stream; fewer when the stream ends first."""
+    frames: list[bytes] = []
     with httpx.Client(base_url=api_url, headers=headers, timeout=httpx.Timeout(30, read=30)) as http:
-        with http.stream("GET", f"/v1/tasks/{task_id}/live", params={"fps": 4}) as answer:
+        with http.stream("GET", f"/v1/tasks/{task_id}/live", params={"fps": fps}) as answer:
             assert answer.status_code == 200, answer.read()
             content_type = answer.headers["content-type"]
             data = b""
             for chunk in answer.iter_bytes():
                 data += chunk
-                head, sep, rest = data.partition(b"\r\n\r\n")
-                if sep and b"Content-Length:" in head:
+                while len(frames) < n:
+                    head, sep, rest = data.partition(b"\r\n\r\n")
+                    if not sep or b"Content-Length:" not in head:
+                        break
                     length = int(head.split(b"Content-Length:")[1].split(b"\r\n")[0])
-                    if len(rest) >= length:
-                        return content_type, rest[:length]
-    raise AssertionError("the live stream ended before its first frame")
+                    if len(rest) < length:
+                        break
+                    frames.append(rest[:length])
+                    data = rest[length:]
+                if len(frames) >= n:
+                    break
+    return content_type, frames
+
+
+def first_live_frame(api_url: str, task_id: int, headers: dict[str, str]) -> tuple[str, bytes]:
+    """The content type and the first JPEG of ``GET /v1/tasks/{task_id}/live`` (a multipart stream)."""
+    content_type, frames = live_frames(api_url, task_id, headers, 1)
+    if not frames:
+        raise AssertionError("the live stream ended before its first frame")
+    return content_type, frames[0]
 
 
 @dataclass

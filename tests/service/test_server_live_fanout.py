@@ -12,33 +12,16 @@ from typing import Any
 import httpx
 
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
+from tests.server_fixtures import live_frames, service_fixture  # noqa: F401  (the `service` fixture)
 
 LONG = "\n".join(["Home", "Wait (0.5)"] * 30)  # ~15 s on the phone
 
 
 def _frames(url: str, task_id: int, headers: dict[str, str], n: int, got: list[int], fps: float = 10) -> None:
     """Read ``n`` JPEG frames of the task's live view; append how many came."""
-    count = 0
-    with httpx.Client(base_url=url, headers=headers, timeout=httpx.Timeout(30, read=30)) as http:
-        with http.stream("GET", f"/v1/tasks/{task_id}/live", params={"fps": fps}) as answer:
-            assert answer.status_code == 200, answer.read()
-            data = b""
-            for chunk in answer.iter_bytes():
-                data += chunk
-                while True:
-                    head, sep, rest = data.partition(b"\r\n\r\n")
-                    if not sep or b"Content-Length:" not in head:
-                        break
-                    length = int(head.split(b"Content-Length:")[1].split(b"\r\n")[0])
-                    if len(rest) < length + 2:
-                        break
-                    assert rest[:2] == b"\xff\xd8"  # a JPEG
-                    count += 1
-                    data = rest[length + 2:]
-                if count >= n:
-                    break
-    got.append(count)
+    _, frames = live_frames(url, task_id, headers, n, fps)
+    assert all(frame[:2] == b"\xff\xd8" for frame in frames)  # JPEGs
+    got.append(len(frames))
 
 
 def _running(live: Any, script: str, headers: dict[str, str] | None = None) -> int:
