@@ -82,3 +82,19 @@ def test_input_accepts_points_on_screen_and_refuses_nonsense(backend: Backend) -
         backend.device.key("no-such-key")
     with pytest.raises(TypeError):
         backend.device.type_text(cast(str, b"bytes"))  # the wrong type on purpose
+
+
+def test_the_accessibility_tree_is_the_dump_format_in_pixels(backend: Backend) -> None:
+    """What perception, the operations and the secret mask read of any phone
+    (``DeviceLike.accessibility_xml``): ``uiautomator dump`` XML whose bounds are screen pixels."""
+    from perception.accessibility import parse_uiautomator_dump
+
+    info = backend.device.screen_info()
+    xml = backend.device.accessibility_xml()
+    assert xml is not None
+    nodes = parse_uiautomator_dump(xml)
+    labelled = [n for n in nodes if n.label]
+    assert labelled, "a tree with no text"
+    assert all(0 <= n.bounds.left <= n.bounds.right <= info.width and 0 <= n.bounds.top <= n.bounds.bottom <= info.height
+               for n in nodes)
+    assert max(n.bounds.right for n in nodes) > info.width // 2  # pixels, not points (a 3x iPhone: a third)

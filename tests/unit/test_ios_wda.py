@@ -229,6 +229,21 @@ def test_a_page_source_that_is_not_one_is_no_tree() -> None:
     assert nodes[1].password and (nodes[1].bounds.left, nodes[1].bounds.bottom) == (2, 6)
 
 
+def test_bounds_are_the_part_on_the_screen() -> None:
+    """As ``uiautomator dump`` writes visible bounds: a scrolled list's last cell runs past the
+    screen's bottom in WDA's frames (the real Settings sample's Game Center cell: y=802, 45 points
+    high, on an 844-point screen); one wholly below it is not on the screen at all."""
+    xml = hierarchy_from_source(
+        '<XCUIElementTypeApplication x="0" y="0" width="390" height="844">'
+        '<XCUIElementTypeCell visible="true" label="Game Center" x="0" y="802" width="390" height="45"/>'
+        '<XCUIElementTypeCell visible="true" label="Wallet" x="0" y="900" width="390" height="45"/>'
+        "</XCUIElementTypeApplication>", 3)
+    nodes = {n.label: n.bounds for n in parse_uiautomator_dump(xml)}
+    assert "Wallet" not in nodes
+    game = nodes["Game Center"]
+    assert (game.left, game.top, game.right, game.bottom) == (0, 2406, 1170, 2532)
+
+
 def test_apple_app_names_in_several_languages() -> None:
     keys = [name for _, names in APPLE_APP_NAMES for name in names]
     assert len(APPLE_APPS) == len(keys), "two apps share a name"

@@ -11,7 +11,11 @@ the one tree format above the device layer, whatever the phone.
 Mapping: ``text`` = label, else value; ``content-desc`` = the accessibility name when it
 differs from the text; ``resource-id`` = the name; ``class`` = the element type;
 ``password`` = a secure text field; ``clickable`` = a type people tap. Elements WDA
-reports as not visible are left out (their visible children stay).
+reports as not visible are left out (their visible children stay). Bounds are the part on
+the screen (the application's frame), as ``uiautomator dump`` writes a node's visible bounds
+(AOSP uiautomator ``AccessibilityNodeInfoDumper``: ``getVisibleBoundsInScreen(node, width,
+height)``); WDA's frames run past the screen's edge in a scrolled list, and an element
+wholly off the screen is left out.
 
 May import: the standard library.
 """
@@ -51,14 +55,19 @@ def hierarchy_from_source(source: str, scale: float) -> str:
     if root is None or not root.tag.startswith("XCUIElementType"):
         raise ValueError(f"not a WDA page source: {source.strip()[:120]!r}")
     out = ET.Element("hierarchy", rotation="0")
+    # the screen in points: the application's frame (a source without one is not clipped)
+    screen_w = _number(root, "width") or float("inf")
+    screen_h = _number(root, "height") or float("inf")
 
     def convert(element: ET.Element, parent: ET.Element) -> None:
         target = parent
-        if element.get("visible", "true") != "false" and element.tag.startswith("XCUIElementType"):
-            x, y = _number(element, "x"), _number(element, "y")
-            w, h = _number(element, "width"), _number(element, "height")
+        x, y = max(_number(element, "x"), 0.0), max(_number(element, "y"), 0.0)
+        x2 = min(_number(element, "x") + _number(element, "width"), screen_w)
+        y2 = min(_number(element, "y") + _number(element, "height"), screen_h)
+        on_screen = x2 > x and y2 > y
+        if element.get("visible", "true") != "false" and element.tag.startswith("XCUIElementType") and on_screen:
             left, top = round(x * scale), round(y * scale)
-            right, bottom = round((x + w) * scale), round((y + h) * scale)
+            right, bottom = round(x2 * scale), round(y2 * scale)
             name = element.get("name") or ""
             text = element.get("label") or element.get("value") or ""
             attributes = {
