@@ -46,7 +46,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -180,7 +180,6 @@ class MaskedFrame:
     height: int
 
 
-@runtime_checkable
 class TextReader(Protocol):
     """What reads a frame's text lines (the run's locator: ``PerceptionLocator.ocr``, cached per frame)."""
 
@@ -261,7 +260,7 @@ class SecretMask:
     ``masked(...)`` the copy that leaves. Boxes are computed once per frame (remembered by the
     frame's identity) and told to the run's ``LiveMask``."""
 
-    def __init__(self, secrets: Iterable[str], reader: Callable[[], object] | None) -> None:
+    def __init__(self, secrets: Iterable[str], reader: Callable[[], TextReader]) -> None:
         self.text = SecretText(secrets)
         self._reader = reader  # the run's locator, built on first use
         self.live = LiveMask()
@@ -308,11 +307,8 @@ class SecretMask:
         return self.text.shows(node.text) or self.text.shows(node.content_desc)
 
     def _lines(self, pixels: np.ndarray) -> list[TextLine]:
-        reader = self._reader() if self._reader is not None else None
-        if not isinstance(reader, TextReader):
-            return []
         try:
-            return reader.ocr(pixels)
+            return self._reader().ocr(pixels)
         except Exception as exc:  # noqa: BLE001 - masking must never lose the run; say so in the log
             log.warning("could not read a frame to mask secrets: %s", exc)
             return []

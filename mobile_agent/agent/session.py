@@ -47,6 +47,7 @@ from mobile_agent.agent.screen_diff import screen_changed
 from mobile_agent.agent.step import RunBody, Settled, StepDraft
 from mobile_agent.agent.trajectory import TrajectoryWriter, run_header
 from mobile_agent.errors import AppNotFoundError, MobileAgentError, OperationError, RunCancelled
+from mobile_agent.locate import build_locator
 from mobile_agent.operations import execute
 from mobile_agent.operations.context import (
     AgentDevice,
@@ -151,8 +152,9 @@ class RunSession:
         self.usage = RunUsage()
         self.started_at = time.time()
         root = Path(output_dir) if output_dir is not None else Path(settings.agent.output_dir)
-        # the one masking step of every image that leaves the run (``agent.mask``)
-        self.mask = SecretMask(secret_values(settings), locator)
+        # the one masking step of every image that leaves the run (``agent.mask``); it reads frames
+        # through the run's locator, or this process's for the settings (a session given none)
+        self.mask = SecretMask(secret_values(settings), locator if locator is not None else lambda: build_locator(settings))
         self.live_mask = self.mask.live  # what the kept frames hide, for the phone's live frames too
         header = run_header(
             settings, run_id=self.run_id, instruction=instruction, mode=mode, device=device, started_at=self.started_at
