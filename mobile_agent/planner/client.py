@@ -140,7 +140,7 @@ class Planner:
     def plan(self, request: PlanRequest) -> PlanReply:
         """Ask for the next operation (in this planner's dialect)."""
         dialect = self.dialect
-        if getattr(dialect, "uses_paper_prompt", False):
+        if dialect.uses_paper_prompt:
             messages = self.plan_messages(request)
             tools = dialect.tools()
             text, usage = self._complete(messages, purpose="plan", tools=tools)
@@ -300,7 +300,7 @@ class Planner:
         """A separate call: is the instruction complete on the current screen? A grounded
         dialect's model (UI-TARS, mobile_use, AutoGLM) is not asked a paper-style verdict it
         was not trained for: its "finished" stands."""
-        if not getattr(self.dialect, "uses_paper_prompt", False):
+        if not self.dialect.uses_paper_prompt:
             return CompletionVerdict(
                 True, f"the model answered finished ({self.dialect.name} dialect: no separate check)"
             )

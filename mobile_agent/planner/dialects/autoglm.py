@@ -134,6 +134,7 @@ class AutoGlmDialect:
     space: CoordinateSpace = GRID_1000
     rule: ImageRule | None = None
     name: str = "autoglm"
+    uses_paper_prompt = False
 
     registry = COORDINATE_REGISTRY
 

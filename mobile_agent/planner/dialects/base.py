@@ -72,6 +72,9 @@ class Dialect(Protocol):
     name: str
     registry: OperationRegistry
     space: CoordinateSpace
+    # the paper's prompt (the planner's own template and reflection): the paper and function
+    # calling; a grounded dialect writes its own messages (``messages``)
+    uses_paper_prompt: bool
 
     def image_rule(self, default: ImageRule) -> ImageRule:
         """How to size the screenshot for this dialect (``default``: from the settings/profile)."""

@@ -151,6 +151,7 @@ class MobileUseDialect:
     space: CoordinateSpace = IMAGE
     rule: ImageRule | None = None
     name: str = "mobile_use"
+    uses_paper_prompt = False
 
     registry = COORDINATE_REGISTRY
 

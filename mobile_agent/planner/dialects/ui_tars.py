@@ -118,6 +118,7 @@ class UiTarsDialect:
     space: CoordinateSpace = IMAGE
     rule: ImageRule | None = None
     name: str = "ui_tars"
+    uses_paper_prompt = False
 
     registry = COORDINATE_REGISTRY
 
