@@ -22,12 +22,10 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 from eval.families import FAMILIES
 from eval.mobile_eval.schema import EvalTask
-from mobile_agent.settings import AdbSettings, AgentSettings, PerceptionSettings, Settings
 
 __all__ = ["FamilyPlanner", "Mode", "planned_lines"]
 
@@ -116,15 +114,6 @@ class FamilyPlanner:
         lines = self._lines(instruction, index == 0)
         action = lines[index] if index < len(lines) else "Stop"
         return f"Observation: a phone screen.\nThought: step {index + 1} of the plan.\nAction: {action}"
-
-
-def family_settings(adb_port: int, serial: str, output_dir: Path) -> Settings:
-    """Settings of a families' run on a simulated phone behind the test adb server."""
-    return Settings(
-        adb=AdbSettings(server_port=adb_port, serial=serial),
-        agent=AgentSettings(output_dir=output_dir, settle_timeout_s=1.5, settle_interval_s=0.1),
-        perception=PerceptionSettings(detector="proposals", ranker="heuristic"),
-    )
 
 
 def wrong_solution(task: EvalTask, seeds: Sequence[int] = range(1, 60)) -> EvalTask:

@@ -24,7 +24,7 @@ from mobile_agent.operations import parse_action
 from mobile_agent.planner.dialects import make_dialect, profile_named
 from mobile_agent.planner.geometry import ImageRule, viewport_for
 from mobile_agent.settings import AdbSettings
-from tests.family_planner import family_settings as _settings
+from tests.agent_helpers import agent_settings as _settings
 from tests.family_planner import wrong_solution as _wrong
 
 pytestmark = pytest.mark.slow

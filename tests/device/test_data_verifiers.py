@@ -22,7 +22,7 @@ from eval.mobile_eval.runner import EvalConfig, SuiteRunner
 from mobile_agent.agent import run_script
 from mobile_agent.device import open_device
 from mobile_agent.settings import AdbSettings
-from tests.family_planner import family_settings as _settings
+from tests.agent_helpers import agent_settings as _settings
 from tests.family_planner import wrong_solution as _wrong
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.llm_server import Reply

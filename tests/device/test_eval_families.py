@@ -14,7 +14,7 @@ from eval.families import FAMILIES, distinct_instances, sample_instances
 from eval.mobile_eval.runner import EvalConfig, SuiteRunner
 from mobile_agent.device import open_device
 from mobile_agent.settings import AdbSettings
-from tests.family_planner import family_settings as _settings
+from tests.agent_helpers import agent_settings as _settings
 from tests.family_planner import wrong_solution as _wrong
 
 pytestmark = pytest.mark.slow
