@@ -5,7 +5,7 @@ Exit codes:
     0  every flow passed
     1  a flow failed (an assertion, a run that did not complete) or ended in an error
     2  usage error: a flow file that does not load, no phone, an ambiguous phone
-    3  the phone could not be opened
+    3  the phone could not be opened, or another run holds it (one phone, one run)
 
 Each flow gets a trajectory folder with its report.html (and video.mp4 with --record);
 the suite's summary is printed and written as suite.json in the output folder; --junit
@@ -16,11 +16,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mobile_agent.errors import ConfigError
+
+if TYPE_CHECKING:
+    from mobile_agent.operations.context import AgentDevice
+    from mobile_agent.settings import Settings
+    from mobile_agent.testing.flows import Flow
 
 EXIT_FAILED, EXIT_USAGE, EXIT_DEVICE = 1, 2, 3
 FLOW_SUFFIXES = (".yaml", ".yml")
@@ -73,7 +79,7 @@ def _variables(pairs: list[str]) -> dict[str, str]:
 
 def test_command(args: argparse.Namespace) -> int:
     from mobile_agent.settings import load_settings
-    from mobile_agent.testing.flows import Flow, load_flow
+    from mobile_agent.testing.flows import load_flow
 
     err = sys.stderr
     try:
@@ -110,9 +116,28 @@ def test_command(args: argparse.Namespace) -> int:
         print(f"mobile-agent test: {exc.message}", file=err)
         return EXIT_DEVICE
 
+    # one phone, one run: a phone a REST task, an MCP session or `mobile-agent run` holds is refused
+    from mobile_agent.device import PhoneLease
+    from mobile_agent.errors import PhoneBusyError
+
+    lease = PhoneLease(settings.adb, device.serial, f"mobile-agent test (pid {os.getpid()})")
+    try:
+        lease.acquire()
+    except PhoneBusyError as exc:
+        print(f"mobile-agent test: {exc.message}; run again when it is free", file=err)
+        return EXIT_DEVICE
+    try:
+        return _run_flows(args, settings, device, flows, variables)
+    finally:
+        lease.release()
+
+
+def _run_flows(args: argparse.Namespace, settings: Settings, device: AgentDevice, flows: list[Flow],
+               variables: dict[str, str]) -> int:  # fmt: skip
     from mobile_agent.testing.junit import write_junit
     from mobile_agent.testing.runner import FlowResult, FlowRunner
 
+    err = sys.stderr
     out = sys.stderr if args.json else sys.stdout
     try:
         runner = FlowRunner(settings, device, record=args.record, cache=not args.no_cache, variables=variables)

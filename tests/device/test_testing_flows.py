@@ -250,3 +250,20 @@ def test_a_red_flow_forgets_the_plans_its_runs_taught_in_its_own_cache_namespace
     result = FlowRunner(settings, device, output_dir=tmp_path / "red").run(red)
     assert result.status == "failed" and result.steps[0].passed, result.message
     assert PlanStore(default_cache_url(tmp_path / "red"), None).list() == []
+
+
+def test_a_phone_another_run_holds_is_refused_not_shared(adb_server, sim_phone, tmp_path, capsys, monkeypatch):
+    """One phone, one run (``mobile_agent.device.PhoneLease``): `mobile-agent test` on a phone a
+    REST task holds is refused at once, as `mobile-agent run` is; no flow step runs on it."""
+    from mobile_agent.device import PhoneLease
+    from mobile_agent.settings import AdbSettings
+
+    monkeypatch.setenv("MOBILE_AGENT_ADB__SERVER_PORT", str(adb_server.port))
+    with PhoneLease(AdbSettings(server_port=adb_server.port), sim_phone.serial, "REST task 7 of alice"):
+        code = main(["test", str(FLOWS / "green" / "home-screen.yaml"), "--serial", sim_phone.serial,
+                     "--output", str(tmp_path / "runs")])  # fmt: skip
+    assert code == 3
+    assert f"phone {sim_phone.serial} is busy" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()  # no flow started
+    assert main(["test", str(FLOWS / "green" / "home-screen.yaml"), "--serial", sim_phone.serial,
+                 "--output", str(tmp_path / "runs")]) == 0  # fmt: skip  (released: the phone is free again)
