@@ -30,7 +30,7 @@ from mobile_agent.settings import Settings
 from perception.blank_screen import blank_app_area
 from perception.types import LocateStatus, Location
 
-__all__ = ["find_icon_on", "find_text_on", "normalize_position", "screen_hierarchy"]
+__all__ = ["find_icon_on", "find_text_on", "normalize_position"]
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
@@ -148,21 +148,14 @@ class WaitParams(BaseModel):
 # --- helpers -----------------------------------------------------------------------------
 
 
-def screen_hierarchy(device: DeviceLike, settings: Settings) -> str | None:
-    """The phone's accessibility tree (``uiautomator dump`` XML) when the
-    ``perception.accessibility`` setting is on and the phone gives one; else None (vision decides)."""
-    if not settings.perception.accessibility:
-        return None
-    return device.accessibility_xml()
-
-
 def _tree_for(device: DeviceLike, pixels: np.ndarray, settings: Settings) -> str | None:
-    """The tree for locating on ``pixels``: when the setting is on, and whatever the setting
-    when the frame's app area is blank (a FLAG_SECURE window captures black on a real
+    """The phone's accessibility tree (``uiautomator dump`` XML, or None: vision decides) for
+    locating on ``pixels``: when the ``perception.accessibility`` setting is on, and whatever the
+    setting when the frame's app area is blank (a FLAG_SECURE window captures black on a real
     phone: ``perception.blank_screen``), as then only the tree can place a tap."""
-    if settings.perception.accessibility or not blank_app_area(pixels):
-        return screen_hierarchy(device, settings)
-    return device.accessibility_xml()
+    if settings.perception.accessibility or blank_app_area(pixels):
+        return device.accessibility_xml()
+    return None
 
 
 def find_text_on(device: DeviceLike, locator: Locator, pixels: np.ndarray, text: str, settings: Settings) -> Location:
