@@ -301,10 +301,14 @@ def _mcp(cell: Cell, rig: Rig, task: Task, ran: Ran) -> None:
         async with stdio_session(env, "--serial", rig.phone.serial, "--runs-dir", str(runs)) as session:
             # the tool calls: open the app and tap the task's first target, as a client's model would
             opened = await session.call_tool("open_app", {"app": app})
+            after_open = rig.phone.phone.state()
             clicked = await session.call_tool("click_text", {"text": text})
             tools_ok = not opened.is_error and not clicked.is_error and bool(tool_json(clicked).get("ok"))
             after_click = rig.phone.phone.state()
-            ran.ok.append(tools_ok and after_click["foreground"] == (CHROME if task is SECRET_SEARCH else SETTINGS))
+            # the tap landed: the app's page or its focused field changed (the foreground alone
+            # was already right after open_app)
+            tapped = (after_click["current"], after_click["focus"]) != (after_open["current"], after_open["focus"])
+            ran.ok.append(tools_ok and tapped and after_click["foreground"] == (CHROME if task is SECRET_SEARCH else SETTINGS))
             ran.detail.append(f"tool calls: open_app {opened.content[0].text[:200]!r}, click_text {clicked.content[0].text[:300]!r}")
             ran.model_calls.append(0)
             for _ in range(_runs_of(cell)):
