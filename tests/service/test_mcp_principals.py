@@ -82,10 +82,18 @@ def test_every_mcp_tool_answers_each_principal_as_its_role_allows(adb_server, si
             return bool(result.is_error), " ".join(getattr(c, "text", "") for c in result.content)
 
     reads: dict[str, tuple[bool, str]] = {}
+    commands: dict[str, list[list[str]]] = {}  # what reached the phone (its own command history) during a walk
+
+    def acted() -> list[list[str]]:
+        return [argv for argv in sim_phone.phone.history if argv[:1] in (["input"], ["am"], ["monkey"])]
 
     async def main() -> None:
+        sim_phone.phone.history.clear()
         await walk("vic", None)  # every tool: the acting ones are refused before they act
+        commands["vic"] = acted()
+        sim_phone.phone.history.clear()
         await walk("admin", LOOKING | {"home"})
+        commands["admin"] = acted()
         await walk("alice", LOOKING | {"back"})
         # alice's session trajectory is hers: another user's token reads "no run", an admin's reads it
         run_id = json.loads(answers[("alice", "back")][1])["run_id"]
@@ -107,6 +115,8 @@ def test_every_mcp_tool_answers_each_principal_as_its_role_allows(adb_server, si
             wrong.append(f"{who} {name}: {'refused' if refused else 'not refused'}: {text[:200]}")
     assert not wrong, "\n".join(wrong)
     assert not answers[("admin", "home")][0] and not answers[("alice", "back")][0]
+    assert commands["vic"] == [], commands["vic"]  # refused before anything reached the phone
+    assert any(argv[:2] == ["input", "keyevent"] for argv in commands["admin"]), commands["admin"]  # as home does
     assert not answers[("vic", "list_devices")][0] and not answers[("vic", "read_trajectory")][1].count("viewer")
     assert not reads["alice"][0] and not reads["admin"][0], reads
     assert reads["bob"][0] and "no run" in reads["bob"][1], reads
