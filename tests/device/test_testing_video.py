@@ -70,7 +70,8 @@ def test_screenrecord_records_until_sigint_and_writes_a_real_mp4(adb_server, sim
     time.sleep(1.0)
     assert device.run(["pkill", "-INT", "screenrecord"]).exit_code == 0
     thread.join(30)
-    assert finished["result"].returncode == 0 and finished["seconds"] < 10
+    assert not thread.is_alive(), "screenrecord did not end on SIGINT"  # (its own limit is 180 s, the shell's 60 s)
+    assert finished["result"].returncode == 0
     local = tmp_path / "clip.mp4"
     device.adbutils_device.sync.pull("/sdcard/clip.mp4", str(local))
     with av.open(str(local)) as container:
