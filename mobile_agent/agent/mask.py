@@ -297,11 +297,16 @@ class SecretMask:
         fields = [_box(n) for n in nodes if n.password or _editable(n) or self._node_shows(n)]
         self.live.set(fields)
 
-    def moving(self, last_masked: np.ndarray | None) -> None:
-        """The screen is about to move (an action): while armed, the live view holds the last
-        masked frame until the next settled one is read."""
-        if self._armed and last_masked is not None:
-            self.live.hold(last_masked)
+    def moving(self, last: np.ndarray | None) -> None:
+        """The screen is about to move (an action): while armed, the live view holds the step's
+        frame until the next settled one is read: a masked copy as it is; the frame a secret is
+        about to be typed on (taken before ``arm``) with what the live view hides now (the
+        phone's fields) and what a read of it found (the held frame gets no boxes of its own)."""
+        if not self._armed or last is None:
+            return
+        with self._lock:
+            masked = any(out is last for out, _, _ in self._clean)
+        self.live.hold(last if masked else black_out(last, [*self.live.boxes(), *(self.known(last) or [])]))
 
     def _node_shows(self, node: AccessibilityNode) -> bool:
         return self.text.shows(node.text) or self.text.shows(node.content_desc)

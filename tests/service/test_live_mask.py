@@ -167,3 +167,30 @@ def test_an_iphone_s_fields_come_from_wda_s_page_source() -> None:
         wda.stop()
     assert nodes is not None and any(n.label == "General" for n in nodes)
     assert screen_nodes(_NoTree()) is None  # a device with no tree: the band instead
+
+
+def test_the_frame_held_as_a_secret_is_typed_hides_the_fields_and_what_its_read_found(monkeypatch) -> None:
+    """The step that types a secret was captured before the typing (not masked by the run): while
+    the screen moves, the live view holds it with the fields ``arm`` hides and the lines its read
+    found (a value of ``agent.secrets`` the app shows), never as it was captured."""
+    from mobile_agent.agent import mask as masking
+    from perception.accessibility import AccessibilityNode
+    from perception.types import Box, TextLine
+
+    field = AccessibilityNode("", "", "title", "android.widget.EditText", "notes", True, True, False,
+                              Box(10, 40, 90, 80), 3)
+    monkeypatch.setattr(masking, "screen_nodes", lambda device: [field])
+
+    class Reader:
+        def ocr(self, image: np.ndarray) -> list[TextLine]:
+            return [TextLine("Quokka7731Zz", Box(10, 120, 90, 140), 0.9)]
+
+    reader = Reader()
+    mask = masking.SecretMask(["Quokka7731Zz"], lambda: reader)
+    before = np.full((200, 100, 3), 200, np.uint8)
+    mask.saved_copy(before)  # the trajectory writer read it, behind the run
+    mask.arm(object(), None, 100)
+    mask.moving(before)
+    shown = mask.live(np.full((200, 100, 3), 90, np.uint8))  # a capture while the screen moves
+    assert not shown[40:80, 10:90].any() and not shown[118:142, 8:92].any()
+    assert (shown[0:30] == 200).all() and (before == 200).all()  # the held frame, the capture left as it was
