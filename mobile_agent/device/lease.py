@@ -59,23 +59,41 @@ def _lease_file(adb: AdbSettings, serial: str) -> Path:
 
 def lease_holder(adb: AdbSettings, serial: str) -> str | None:
     """Who holds the phone's lease now (as the holder wrote it), or None when it is free.
-    The probe takes the lock shared, for an instant: probes never see each other as holders."""
+
+    A free phone's file is empty (``release`` empties it before it unlocks), and then the probe
+    takes no lock at all: probes of a free phone can never keep a run that asks for it at once
+    from getting it (two probes in a loop, taking the lock shared in turn, always held it, and
+    ``mobile-agent run`` was refused a free phone). Only a file that names a holder is checked
+    against the lock, shared and for an instant: a name a crashed process left is no holder."""
     path = _lease_file(adb, serial)
-    if sys.platform == "win32" or not path.exists():
+    if sys.platform == "win32":
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:  # never leased here
+        return None
+    if not text.strip():
         return None
     with open(path, "a+") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            return _read_holder(path)
+            return _holder_named(text)
         fcntl.flock(handle, fcntl.LOCK_UN)
     return None
 
 
 def _read_holder(path: Path) -> str:
     try:
-        return str(json.loads(path.read_text(encoding="utf-8"))["holder"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return _holder_named(path.read_text(encoding="utf-8"))
+    except OSError:
+        return "another run"
+
+
+def _holder_named(text: str) -> str:
+    try:
+        return str(json.loads(text)["holder"])
+    except (ValueError, KeyError, TypeError):  # being written at this instant
         return "another run"
 
 

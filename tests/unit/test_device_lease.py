@@ -61,7 +61,7 @@ def test_a_probe_never_refuses_a_run_that_asks_at_once() -> None:
                 refused.append(exc.message)
         done.set()
 
-    threads = [threading.Thread(target=probe), threading.Thread(target=probe), threading.Thread(target=run)]
+    threads = [threading.Thread(target=probe) for _ in range(3)] + [threading.Thread(target=run)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -78,4 +78,17 @@ def test_a_held_phone_is_still_seen_and_refused() -> None:
                 raise AssertionError("a held phone was leased twice")
         except PhoneBusyError as exc:
             assert "REST task 7 of alice" in exc.message
+    assert lease_holder(ADB, serial) is None
+
+
+def test_a_name_left_by_a_process_that_ended_is_no_holder() -> None:
+    """A run killed inside its lease leaves its name in the file (the kernel drops the lock, not
+    the text): the probe checks the lock, the phone is free and can be leased at once."""
+    from mobile_agent.device.lease import _lease_file
+
+    serial = _free_phone()
+    _lease_file(ADB, serial).write_text('{"holder": "REST task 9 of bob", "pid": 1, "since": 0}', encoding="utf-8")
+    assert lease_holder(ADB, serial) is None
+    with PhoneLease(ADB, serial, "mobile-agent run", wait_s=0):
+        assert lease_holder(ADB, serial) == "mobile-agent run"
     assert lease_holder(ADB, serial) is None
