@@ -261,6 +261,22 @@ def test_a_wda_that_went_away_loses_the_phone(wda: FakeWda, iphone: IosDevice) -
         iphone.accessibility_xml()
 
 
+@pytest.mark.parametrize("call", [
+    lambda d: d.screen_info(), lambda d: d.screen_state(), lambda d: d.tap(10, 10), lambda d: d.long_press(10, 10),
+    lambda d: d.swipe(10, 10, 20, 20), lambda d: d.key("home"), lambda d: d.key("back"), lambda d: d.type_text("hi"),
+    lambda d: d.keyboard_shown(), lambda d: d.launch_app("com.apple.Preferences"), lambda d: d.alert_text(),
+    lambda d: d.accept_alert(), lambda d: d.dismiss_alert(), lambda d: d.unlock(), lambda d: d.page_source(),
+    lambda d: d.wait_settled(0.1, 0.05, 0.002),
+])
+def test_every_call_on_a_wda_that_went_away_is_a_lost_phone(wda: FakeWda, iphone: IosDevice, call) -> None:
+    """As an adb phone that vanished (``DeviceLostError``, a run ends ``device_lost``), not a bare
+    ``WdaError`` that a run reports as some device error."""
+    iphone.screenshot()  # the scale is known
+    wda.stop()
+    with pytest.raises(DeviceLostError, match="iphone-1 went away during"):
+        call(iphone)
+
+
 def test_a_source_that_is_no_tree_leaves_it_to_vision(iphone: IosDevice, monkeypatch: pytest.MonkeyPatch) -> None:
     """As an adb phone's failed dump: no tree (None), the run goes on by the pixels."""
     monkeypatch.setattr(iphone.client, "source", lambda: "<hierarchy rotation='0'/>")

@@ -22,9 +22,11 @@ modules of ``mobile_agent.device``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
+from collections.abc import Iterator
 
 from mobile_agent.device.device import ScreenInfo, ScreenState, frame_difference
 from mobile_agent.device.ios.apps import bundle_for_label
@@ -61,10 +63,24 @@ class IosDevice:
                                    serial=self.serial, operation=operation)
         return exc
 
+    @contextlib.contextmanager
+    def _wda(self, operation: str) -> Iterator[None]:
+        """Every call to WDA goes through this: a WDA that stopped answering is a lost phone
+        (``DeviceLostError``, a run ends ``device_lost``) as an adb phone that vanished is;
+        WDA's other errors pass on as they are."""
+        try:
+            yield
+        except WdaError as exc:
+            failed = self._call_failed(exc, operation)
+            if failed is exc:
+                raise
+            raise failed from exc
+
     @property
     def scale(self) -> float:
         if self._scale is None:
-            self._scale = self.client.screen().scale
+            with self._wda("screen"):
+                self._scale = self.client.screen().scale
         return self._scale
 
     def _points(self, *pixels: int) -> list[float]:
@@ -83,7 +99,8 @@ class IosDevice:
 
     def screen_info(self) -> ScreenInfo:
         """Size in pixels: WDA's window (points) times the scale."""
-        width, height = self.client.window_size()
+        with self._wda("screen_info"):
+            width, height = self.client.window_size()
         scale = self.scale
         return ScreenInfo(width=round(width * scale), height=round(height * scale),
                           rotation=0 if height >= width else 1, density=round(160 * scale))
@@ -91,7 +108,8 @@ class IosDevice:
     def screen_state(self) -> ScreenState:
         """WDA says whether the phone is locked; not whether the screen is lit, and not
         whether a passcode guards it (``secure`` None)."""
-        return ScreenState(on=True, locked=self.client.locked(), secure=None)
+        with self._wda("screen_state"):
+            return ScreenState(on=True, locked=self.client.locked(), secure=None)
 
     def wait_settled(
         self, timeout_s: float = 3.0, interval_s: float = 0.15, tolerance: float = 0.002,
@@ -111,7 +129,8 @@ class IosDevice:
 
     def page_source(self) -> str:
         """WDA's XML tree of the screen (``XCUIElementType…`` elements, frames in points)."""
-        return self.client.source()
+        with self._wda("page_source"):
+            return self.client.source()
 
     def accessibility_xml(self) -> str | None:
         """The page source as a ``uiautomator dump`` document in pixels
@@ -132,19 +151,26 @@ class IosDevice:
 
     def tap(self, x: int, y: int) -> None:
         px, py = self._points(x, y)
-        self.client.touch([(px, py)])
+        with self._wda("tap"):
+            self.client.touch([(px, py)])
 
     def long_press(self, x: int, y: int, duration_ms: int = 800) -> None:
         px, py = self._points(x, y)
-        self.client.touch([(px, py)], hold_ms=check_duration(duration_ms))
+        with self._wda("long_press"):
+            self.client.touch([(px, py)], hold_ms=check_duration(duration_ms))
 
     def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
         a, b, c, d = self._points(x1, y1, x2, y2)
-        self.client.touch([(a, b), (c, d)], move_ms=check_duration(duration_ms))
+        with self._wda("swipe"):
+            self.client.touch([(a, b), (c, d)], move_ms=check_duration(duration_ms))
 
     def key(self, name: str | int) -> None:
         keycode_for(name)  # a name no phone has is a ValueError, as on Android
         key = str(name).strip().lower().removeprefix("keycode_")
+        with self._wda(f"key {key}"):
+            self._key(key, name)
+
+    def _key(self, key: str, name: str | int) -> None:
         if key in _BUTTONS:
             self.client.press_button(_BUTTONS[key])
         elif key == "back":
@@ -165,12 +191,16 @@ class IosDevice:
         if not isinstance(text, str):
             raise TypeError(f"text must be str, got {type(text).__name__}")
         if text:
-            self.client.keys(text)
+            with self._wda("type_text"):
+                self.client.keys(text)
 
     def keyboard_shown(self) -> bool | None:
-        """Whether the page source has a keyboard element."""
+        """Whether the page source has a keyboard element (None when WDA gives no source)."""
         try:
-            return "<XCUIElementTypeKeyboard" in self.client.source()
+            with self._wda("keyboard_shown"):
+                return "<XCUIElementTypeKeyboard" in self.client.source()
+        except DeviceLostError:
+            raise
         except WdaError:
             return None
 
@@ -180,7 +210,8 @@ class IosDevice:
         """``package`` is a bundle id: brought to the front, started when not running
         (``AppNotFoundError`` when the iPhone does not have it)."""
         try:
-            self.client.activate(package)
+            with self._wda("launch_app"):
+                self.client.activate(package)
         except WdaError as exc:
             if exc.error == "invalid argument":
                 raise AppNotFoundError(f"{package} is not on the iPhone {self.serial}: {exc.message}",
@@ -200,13 +231,17 @@ class IosDevice:
     # --- alerts --------------------------------------------------------------------------
 
     def alert_text(self) -> str | None:
-        return self.client.alert_text()
+        with self._wda("alert_text"):
+            return self.client.alert_text()
 
     def accept_alert(self) -> None:
-        self.client.accept_alert()
+        with self._wda("accept_alert"):
+            self.client.accept_alert()
 
     def dismiss_alert(self) -> None:
-        self.client.dismiss_alert()
+        with self._wda("dismiss_alert"):
+            self.client.dismiss_alert()
 
     def unlock(self) -> None:
-        self.client.unlock()
+        with self._wda("unlock"):
+            self.client.unlock()
