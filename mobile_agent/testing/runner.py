@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from mobile_agent.agent import RunStatus, run_script
+from mobile_agent.agent.mask import SecretMask, secret_values
 from mobile_agent.agent.parts import run_locator
 from mobile_agent.agent.records import RunResult
 from mobile_agent.agent.report import VIDEO_NAME
@@ -213,7 +214,9 @@ class FlowRunner:
                              locator=self.locator.untimed)  # fmt: skip
         recorder: ScreenRecorder | None = None
         if self.record:
-            recorder = ScreenRecorder(self.device, session.trajectory_dir / VIDEO_NAME)
+            # the video leaves the run as its screenshots do: masked the same way where secrets are set
+            mask = SecretMask(secret_values(self.settings), lambda: self.agent.phone.reader)
+            recorder = ScreenRecorder(self.device, session.trajectory_dir / VIDEO_NAME, mask=mask)
             recorder.start()
         started, clock = session.started_at, time.monotonic()
         outcomes: list[StepOutcome] = []

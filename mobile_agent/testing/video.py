@@ -15,10 +15,15 @@
   was captured, so the video lasts as long as the run); the last frame is captured at
   ``stop``.
 
+A recording with secrets (``mask``: the settings' ``agent.mask.SecretMask``) is made of captured
+frames only, each masked as a run's frames are before it is encoded (the phone's own file could
+not be): the video leaves the run like its screenshots do (the report, the REST task's files,
+the JUnit attachment). It has fewer frames: each is read (OCR, a dump) first.
+
 PyAV is the ``video`` extra (``pip install 'mobile-agent[video]'``); without it a recording
 is refused with that hint.
 
-May import: the standard library, numpy, ``mobile_agent`` (device, errors), av (lazily).
+May import: the standard library, numpy, ``mobile_agent`` (device, errors, agent.mask), av (lazily).
 """
 
 from __future__ import annotations
@@ -30,12 +35,15 @@ import threading
 import time
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mobile_agent.errors import ConfigError, MobileAgentError
 from mobile_agent.operations.context import AgentDevice
+
+if TYPE_CHECKING:
+    from mobile_agent.agent.mask import SecretMask
 
 __all__ = ["ScreenRecorder", "encode_frames_available", "join_mp4", "video_duration"]
 
@@ -78,10 +86,12 @@ class ScreenRecorder:
     """Records ``device``'s screen from ``start`` to ``stop`` into ``out`` (an MP4)."""
 
     def __init__(self, device: AgentDevice, out: Path, *, use_screenrecord: bool = True,
-                 frame_interval_s: float = FRAME_INTERVAL_S) -> None:  # fmt: skip
+                 frame_interval_s: float = FRAME_INTERVAL_S, mask: SecretMask | None = None) -> None:  # fmt: skip
         self.device = device
         self.out = Path(out)
         self.frame_interval_s = frame_interval_s
+        self.mask = mask if mask is not None and mask.active else None  # every frame masked before it is encoded
+        use_screenrecord = use_screenrecord and self.mask is None
         self.method: str | None = None  # "screenrecord" or "frames", once started
         self.segments: list[str] = []  # remote files of screenrecord's segments
         self._use_screenrecord = use_screenrecord
@@ -94,6 +104,8 @@ class ScreenRecorder:
     def start(self) -> None:
         _av()  # refuse at once, not at the end of the run
         self.out.parent.mkdir(parents=True, exist_ok=True)
+        if self.mask is not None and not self.mask.armed:
+            self.mask.arm(self.device, None, 0)  # a secret may be typed at any moment of the recording
         from mobile_agent.device import Device
 
         if self._use_screenrecord and isinstance(self.device, Device) and self._has_screenrecord(self.device):
@@ -124,7 +136,7 @@ class ScreenRecorder:
             self._thread.join(timeout=30)
         if self._encoder is not None:
             try:
-                self._encoder.add(self.device.screenshot().pixels, time.monotonic())  # the end state
+                self._encoder.add(self._masked(self.device.screenshot().pixels), time.monotonic())  # the end state
             except MobileAgentError:
                 pass
             self._encoder.close()
@@ -136,7 +148,10 @@ class ScreenRecorder:
         """A frame the run captured anyway (a step's screenshot), encoded at this moment when
         recording by frames: every step is in the video however short it was."""
         if self.method == "frames" and self._encoder is not None and not self._stop.is_set():
-            self._encoder.add(pixels, time.monotonic())
+            self._encoder.add(self._masked(pixels), time.monotonic())
+
+    def _masked(self, pixels: np.ndarray) -> np.ndarray:
+        return self.mask.masked(pixels, self.device) if self.mask is not None else pixels
 
     # -- screenrecord on the phone ------------------------------------------------------
 
@@ -205,7 +220,7 @@ class ScreenRecorder:
         while True:
             began = time.monotonic()
             try:
-                self._encoder.add(self.device.screenshot().pixels, began)
+                self._encoder.add(self._masked(self.device.screenshot().pixels), began)
             except MobileAgentError as exc:  # the phone is gone: the video ends with the run's last frame
                 log.warning("frame capture stopped: %s", exc.message)
                 return

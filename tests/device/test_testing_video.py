@@ -122,3 +122,45 @@ def test_the_frames_a_run_captured_are_in_the_fallback_video(adb_server, sim_pho
     out = recorder.stop()
     assert out is not None and recorder.frames >= 1 + 6 + 1  # the first capture, the steps', the end
     assert _frames(out) == recorder.frames
+
+
+def test_a_recorded_flow_never_shows_a_typed_secret(adb_server, sim_phone, tmp_path):
+    """``--record`` with a ``{{secret:…}}``: the video is an image that leaves the run (the
+    trajectory folder, the REST task's files, the JUnit attachment), so every frame of it is
+    masked as the run's frames are (``agent.mask.SecretMask``). Every frame of the MP4 is read
+    with the agent's own OCR: none shows the value or four characters of it in a row."""
+    import json as _json
+
+    import numpy as np
+    from pydantic import SecretStr
+
+    from mobile_agent.locate import build_locator
+    from mobile_agent.testing import FlowRunner
+    from mobile_agent.testing.flows import parse_flow
+    from perception.text_match import fold
+    from tests.agent_helpers import agent_settings
+
+    secret = "Zanzibar7"
+    settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path / "runs")
+    settings = settings.model_copy(update={"agent": settings.agent.model_copy(
+        update={"named_secrets": {"title": SecretStr(secret)}})})  # fmt: skip
+    flow = parse_flow(
+        "name: a secret on camera\nsteps:\n"
+        "  - do: |\n      Open App (Notes)\n      Click icon (orange plus button, bottom right)\n"
+        "      Type ({{secret:title}})\n"
+        "  - assert_visible: New note\n"
+    )
+    result = FlowRunner(settings, _device(adb_server, sim_phone), output_dir=tmp_path / "runs", record=True).run(flow)
+    assert result.passed, result.message
+    assert secret in _json.dumps(sim_phone.phone.state())  # typed on the phone: there was something to hide
+    assert result.video is not None
+    locator = build_locator(settings.perception)
+    fragments = {fold(secret)[i : i + 4] for i in range(len(secret) - 3)}
+    frames = 0
+    with av.open(str(result.video)) as container:
+        for frame in container.decode(video=0):
+            pixels = np.asarray(frame.to_image().convert("RGB").resize((1080, 2400)))
+            texts = [line.text for line in locator.ocr(np.ascontiguousarray(pixels))]
+            assert not [t for t in texts if any(f in fold(t).replace(" ", "") for f in fragments)], frames
+            frames += 1
+    assert frames >= len(result.steps)
