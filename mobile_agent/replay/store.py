@@ -52,8 +52,8 @@ _Filtered = TypeVar("_Filtered", sa.Select[Any], sa.Delete)
 
 
 def _add_namespace(engine: sa.engine.Engine) -> None:
-    """A cache file from before namespaces gets the column; its plans become the local user's.
-    One from before ``used_at`` gets it too (NULL: counted from ``created_at``)."""
+    """A cache file from before namespaces gets the column (and its index); its plans become the
+    local user's. One from before ``used_at`` gets it too (NULL: counted from ``created_at``)."""
     columns = {c["name"] for c in sa.inspect(engine).get_columns("cached_plans")}
     for name, ddl in (("namespace", "namespace VARCHAR(200) NOT NULL DEFAULT ''"), ("used_at", "used_at FLOAT")):
         if name in columns:
@@ -61,6 +61,13 @@ def _add_namespace(engine: sa.engine.Engine) -> None:
         with contextlib.suppress(sa.exc.OperationalError, sa.exc.ProgrammingError):  # another process added it
             with engine.begin() as conn:
                 conn.exec_driver_sql(f"ALTER TABLE cached_plans ADD COLUMN {ddl}")
+    # create_all makes a table's indexes only with the table: an older file gains the namespace's
+    # index here (every lookup filters by namespace)
+    indexed = {index["name"] for index in sa.inspect(engine).get_indexes("cached_plans")}
+    for index in _plans.indexes:
+        if index.name not in indexed:
+            with contextlib.suppress(sa.exc.OperationalError, sa.exc.ProgrammingError):  # a racing process's
+                index.create(engine, checkfirst=True)
 
 
 def default_cache_url(output_dir: Path) -> str:

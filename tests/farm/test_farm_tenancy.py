@@ -126,3 +126,9 @@ def test_a_shared_plan_cache_on_postgresql_keeps_each_namespace_apart(pg_databas
     assert lab.find_all("open settings") == [] and lab.get(mine) is None and not lab.delete(mine)
     assert lab.clear() == 0 and alice.get(mine) is not None
     assert {p.source_run for p in PlanStore(url, None).list()} == {"r0", "r1"}  # an admin's view: every namespace
+    engine = sa.create_engine(url)
+    try:  # the older table gained the indexes every lookup uses, as a new one has them
+        indexed = {c for i in sa.inspect(engine).get_indexes("cached_plans") for c in i["column_names"] if c}
+    finally:
+        engine.dispose()
+    assert indexed == {"template", "namespace"}
