@@ -1,18 +1,22 @@
-"""`mobile-agent devices`: attached phones with state, model and screen size."""
+"""`mobile-agent devices`: attached Android phones and configured iPhones, with platform,
+state, model and screen size."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
-from mobile_agent.device import Device, connect, list_devices
+from mobile_agent.device import Device, connect, list_devices, list_iphones
 from mobile_agent.device.parsing import parse_wm_size
 from mobile_agent.errors import DeviceError
 from mobile_agent.settings import load_settings
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("devices", help="list attached phones (serial, state, model, screen size)")
+    parser = subparsers.add_parser(
+        "devices", help="list attached phones and configured iPhones (platform, serial, state, model, screen size)"
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON list")
     parser.add_argument(
         "--connect", metavar="HOST:PORT", action="append", default=[], help="`adb connect` this address first (repeatable)"
@@ -26,9 +30,17 @@ def run(args: argparse.Namespace) -> int:
         answer = connect(address, settings.adb)
         if not args.json:
             print(answer)
-    rows = []
-    for info in list_devices(settings.adb):
-        row = {**info.to_dict(), "screen": None}
+    rows: list[dict[str, object]] = []
+    try:
+        android = list_devices(settings.adb)
+    except DeviceError as exc:
+        if not settings.ios.devices:
+            raise
+        # iPhones need no adb server: list them, and say why no Android phone is listed
+        print(f"no Android phones: {exc.message}", file=sys.stderr)
+        android = []
+    for info in android:
+        row = {**info.to_dict(), "platform": "android", "screen": None}
         if info.state == "device":
             try:
                 size = parse_wm_size(Device(info.serial, settings.adb).shell(["wm", "size"]))
@@ -36,15 +48,21 @@ def run(args: argparse.Namespace) -> int:
             except DeviceError:
                 pass  # the state column already says what matters
         rows.append(row)
+    for iphone in list_iphones(settings.ios):  # ios.devices (docs/ios.md): each WDA asked whether it is ready
+        rows.append({**iphone.to_dict(), "screen": None})
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     if not rows:
-        print("no devices attached (plug in a phone with USB debugging on, or use --connect HOST:PORT)")
+        print("no devices attached (plug in a phone with USB debugging on, or use --connect HOST:PORT; "
+              "iPhones: set ios.devices, docs/ios.md)")
         return 0
-    header = ("SERIAL", "STATE", "MODEL", "SCREEN")
-    table = [header] + [(r["serial"], r["state"], r["model"] or "-", r["screen"] or "-") for r in rows]
+    header = ("PLATFORM", "SERIAL", "STATE", "MODEL", "SCREEN")
+    table = [header] + [(r["platform"], r["serial"], r["state"], r["model"] or "-", r["screen"] or "-") for r in rows]
     widths = [max(len(str(line[i])) for line in table) for i in range(len(header))]
     for line in table:
         print("  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+    for row in rows:
+        if row.get("problem"):
+            print(f"{row['serial']}: {row['problem']}")
     return 0

@@ -90,6 +90,7 @@ def ios_checks(settings: Settings) -> list[Check]:
 
 def _adb_checks(settings: Settings) -> list[Check]:
     adb = settings.adb
+    iphones = [f"ios:{name}" for name in sorted(settings.ios.devices)]
     checks: list[Check] = []
     try:
         checks.append(Check("adb", "ok", f"{adb_version(adb)} ({find_adb(adb)})"))
@@ -110,7 +111,8 @@ def _adb_checks(settings: Settings) -> list[Check]:
         )
     except DeviceError as exc:
         fix = "run `adb start-server`" if have_binary else "install adb so the server can be started"
-        checks.append(Check("adb server", "fail", exc.message, fix))
+        # with iPhones configured, no adb server only means no Android phone
+        checks.append(Check("adb server", "warn" if iphones else "fail", exc.message, fix))
         return checks
     try:
         devices = list_devices(adb)
@@ -119,17 +121,22 @@ def _adb_checks(settings: Settings) -> list[Check]:
             Check("devices", "fail", exc.message, "restart the server: `adb kill-server && adb start-server`")
         )
         return checks
+    if not devices and iphones:
+        checks.append(Check("devices", "ok", f"no Android phone attached; iPhones configured: {', '.join(iphones)} "
+                                              "(each checked below)"))  # fmt: skip
+        return checks
     if not devices:
         checks.append(
             Check("devices", "fail", "no device attached",
-                  "plug in a phone with USB debugging on, or `mobile-agent devices --connect HOST:PORT`")
+                  "plug in a phone with USB debugging on, or `mobile-agent devices --connect HOST:PORT`; "
+                  "an iPhone: ios.devices (docs/ios.md)")
         )  # fmt: skip
         return checks
     for info in devices:
         checks.extend(_device_checks(settings, info.serial, info.state, info.model))
     serials = [info.serial for info in devices]
     # `run` would stop at this, so say it here (an adb.connect address is connected by `run` itself)
-    if adb.serial and adb.serial not in serials and adb.serial not in adb.connect:
+    if adb.serial and adb.serial not in serials + iphones and adb.serial not in adb.connect:
         checks.append(
             Check("adb.serial", "fail", f"{adb.serial!r} is not attached (attached: {', '.join(serials)})",
                   "set adb.serial (MOBILE_AGENT_ADB__SERIAL) to a serial `mobile-agent devices` lists, or connect that phone")

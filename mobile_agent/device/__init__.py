@@ -2,7 +2,9 @@
 
 Public API (see docs/architecture.md, ``mobile_agent.device``): ``open_device``,
 ``list_devices``, ``connect``, ``Device``, ``DeviceInfo``, ``Screenshot``,
-``ScreenInfo``, ``PhoneLease`` (one phone, one run, across interfaces). Errors are the ``DeviceError`` subtree of ``mobile_agent.errors``.
+``ScreenInfo``, ``PhoneLease`` (one phone, one run, across interfaces); ``open_phone`` (an
+Android phone or, for ``ios:NAME``, an iPhone: docs/ios.md), ``list_iphones``, ``platform_of``,
+``phone_properties``. Errors are the ``DeviceError`` subtree of ``mobile_agent.errors``.
 
 May import: adbutils, numpy, Pillow, the standard library, ``mobile_agent.errors`` and
 ``mobile_agent.settings``.
@@ -13,6 +15,14 @@ from __future__ import annotations
 from mobile_agent.device.device import Device, ScreenInfo, ScreenState, frame_difference
 from mobile_agent.device.lease import PhoneLease, lease_holder
 from mobile_agent.device.parsing import LauncherApp
+from mobile_agent.device.phones import (
+    IphoneListing,
+    Platform,
+    list_iphones,
+    open_phone,
+    phone_properties,
+    platform_of,
+)
 from mobile_agent.device.screenshot import Screenshot
 from mobile_agent.device.selection import open_device
 from mobile_agent.device.server import DeviceInfo, adb_version, connect, ensure_server, find_adb, list_devices
@@ -22,8 +32,10 @@ __all__ = [
     "KEYCODES",
     "Device",
     "DeviceInfo",
+    "IphoneListing",
     "LauncherApp",
     "PhoneLease",
+    "Platform",
     "ScreenInfo",
     "ScreenState",
     "Screenshot",
@@ -34,7 +46,11 @@ __all__ = [
     "frame_difference",
     "lease_holder",
     "list_devices",
+    "list_iphones",
     "open_device",
+    "open_phone",
+    "phone_properties",
+    "platform_of",
     "validate_address",
     "validate_package",
     "validate_serial",

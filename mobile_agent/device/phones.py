@@ -5,11 +5,19 @@ any other serial (or none) is an Android phone behind the adb server (``open_dev
 Callers above the device layer get a phone of the one device protocol and never ask
 which kind it is.
 
+``list_iphones`` asks each configured iPhone's WDA whether it is ready (the Android
+phones are ``list_devices``'s); ``platform_of`` names a serial's platform and
+``phone_properties`` what a farm routes on (the platform included), so the layers above
+list, route and open both kinds without telling them apart themselves.
+
 May import: the standard library, ``mobile_agent.errors``/``settings`` and the sibling
 modules of this package.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
 
 from mobile_agent.device.device import Device
 from mobile_agent.device.ios.device import IOS_PREFIX, IosDevice
@@ -18,7 +26,92 @@ from mobile_agent.device.selection import open_device
 from mobile_agent.errors import DeviceNotFoundError, DeviceOfflineError
 from mobile_agent.settings import IosSettings, Settings
 
-__all__ = ["open_iphone", "open_phone"]
+__all__ = [
+    "IPHONE_PROBE_S",
+    "IphoneListing",
+    "Platform",
+    "list_iphones",
+    "open_iphone",
+    "open_phone",
+    "phone_properties",
+    "platform_of",
+]
+
+Platform = Literal["android", "ios"]
+IPHONE_PROBE_S = 5.0  # the longest one listing waits for an iPhone's WDA (ios.timeout_s if shorter)
+
+# getprop names: AOSP build/make/tools/buildinfo.sh (what simphone's profiles answer too)
+_ANDROID_PROPS = {
+    "model": "ro.product.model",
+    "android": "ro.build.version.release",
+    "sdk": "ro.build.version.sdk",
+    "density": "ro.sf.lcd_density",
+}
+
+
+def platform_of(serial: str) -> Platform:
+    """``ios`` for an ``ios:NAME`` serial, else ``android``."""
+    return "ios" if serial.startswith(IOS_PREFIX) else "android"
+
+
+@dataclass(frozen=True)
+class IphoneListing:
+    """One iPhone of ``ios.devices`` as its WDA answered ``GET /status`` just now: ``ready``
+    (it answered ready), else ``problem`` says why not (no answer, or not ready)."""
+
+    serial: str
+    url: str
+    ready: bool
+    model: str | None = None  # WDA's "device" ("iphone", "ipad")
+    os: str | None = None  # "iOS 17.0"
+    problem: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"serial": self.serial, "platform": "ios", "state": "ready" if self.ready else "not answering",
+                "model": self.model, "os": self.os, "url": self.url, "problem": self.problem}
+
+
+def list_iphones(settings: IosSettings) -> list[IphoneListing]:
+    """Every iPhone of ``ios.devices`` (by name), each WDA asked ``/status`` once, waiting at
+    most ``IPHONE_PROBE_S`` (or ``ios.timeout_s`` if shorter)."""
+    found = []
+    for name, url in sorted(settings.devices.items()):
+        serial = IOS_PREFIX + name
+        client = WdaClient(url, timeout_s=min(settings.timeout_s, IPHONE_PROBE_S))
+        try:
+            status = client.status()
+        except WdaError as exc:
+            found.append(IphoneListing(serial, url, False, problem=exc.message))
+            continue
+        finally:
+            client.close()
+        os_text = " ".join(p for p in (status.os_name, status.os_version) if p) or None
+        ready = status.ready is not False
+        found.append(IphoneListing(serial, url, ready, model=status.device, os=os_text,
+                                   problem=None if ready else f"WebDriverAgent at {url} is not ready"))
+    return found
+
+
+def phone_properties(settings: Settings, serial: str) -> dict[str, str]:
+    """What a farm routes a phone by (``server.farm.routing``): its ``platform``, and ``model``,
+    ``android``, ``sdk``, ``density`` read over adb (``getprop``) for an Android phone, or
+    ``model`` (WDA's device kind) and ``ios`` (the version) for an iPhone. Raises the device's
+    error when it does not answer."""
+    if platform_of(serial) == "ios":
+        iphone = open_iphone(settings.ios, serial)
+        try:
+            status = iphone.client.status()
+        finally:
+            iphone.client.close()
+        found = {"platform": "ios", "model": status.device or "", "ios": status.os_version or ""}
+        return {key: value for key, value in found.items() if value}
+    device = open_device(settings.adb, serial=serial)
+    props = {"platform": "android"}
+    for key, prop in _ANDROID_PROPS.items():
+        value = device.shell(["getprop", prop]).strip()
+        if value:
+            props[key] = value
+    return props
 
 
 def open_iphone(settings: IosSettings, serial: str) -> IosDevice:

@@ -35,10 +35,10 @@ def test_devices_table_shows_unauthorized(cli_env, sim_phone, sim_phones, capsys
     (locked,) = sim_phones(1, unauthorized=True)
     assert main(["devices"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["SERIAL", "STATE", "MODEL", "SCREEN"]
-    by_serial = {line.split()[0]: line.split() for line in lines[1:]}
-    assert by_serial[locked.serial][1] == "unauthorized"
-    assert by_serial[sim_phone.serial][1] == "device"
+    assert lines[0].split() == ["PLATFORM", "SERIAL", "STATE", "MODEL", "SCREEN"]
+    by_serial = {line.split()[1]: line.split() for line in lines[1:]}
+    assert by_serial[locked.serial][:3] == ["android", locked.serial, "unauthorized"]
+    assert by_serial[sim_phone.serial][:3] == ["android", sim_phone.serial, "device"]
 
 
 def test_devices_connect(cli_env, adb_server, capsys) -> None:
