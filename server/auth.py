@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from fastapi import HTTPException, status
 
 from mobile_agent.settings import ServerSettings
 
-__all__ = ["ANONYMOUS", "Principal", "Role", "forbidden", "not_found", "principal_of_token", "principals"]
+__all__ = ["ANONYMOUS", "OWNER_ONLY_OPTIONS", "Principal", "Role", "forbidden", "not_found", "options_shown_to",
+           "principal_of_token", "principals"]
 
 Role = Literal["admin", "user", "viewer"]
 
@@ -66,6 +67,18 @@ class Principal:
 
 
 ANONYMOUS = Principal("anonymous", "admin")
+
+# a task's options only its owner (and admins) read back: a webhook receiver's URL often holds
+# the receiver's own secret (a Slack or CI hook's path), which team members must not learn
+OWNER_ONLY_OPTIONS = frozenset({"callback_url"})
+
+
+def options_shown_to(principal: Principal, owner: str | None, options: dict[str, Any]) -> dict[str, Any]:
+    """A task's (or a schedule's task's) ``options`` as ``principal`` may read them: whole for
+    its owner and admins, without ``OWNER_ONLY_OPTIONS`` for the rest of its team."""
+    if principal.admin or (owner is not None and owner == principal.name):
+        return options
+    return {key: value for key, value in options.items() if key not in OWNER_ONLY_OPTIONS}
 
 
 def principals(server: ServerSettings) -> list[tuple[Principal, str]]:

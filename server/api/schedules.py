@@ -19,7 +19,7 @@ from fastapi import Path as PathParam
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from server.api.tasks import checked_task
-from server.auth import Principal, not_found
+from server.auth import Principal, not_found, options_shown_to
 from server.deps import Actor, Authorized, CurrentPrincipal, Service
 from server.farm.recurring import (
     HISTORY_KEPT,
@@ -111,13 +111,18 @@ def _occurrence(row: OccurrenceRow) -> OccurrencePublic:
     return OccurrencePublic(due_at=row.due_at, at=row.at, outcome=row.outcome, task_id=row.task_id, reason=row.reason)
 
 
-def _public(row: ScheduleRow, schedules: Schedules) -> SchedulePublic:
+def _public(row: ScheduleRow, schedules: Schedules, principal: Principal) -> SchedulePublic:
+    """The schedule as ``principal`` reads it: its task's callback URL is its owner's
+    (``server.auth.options_shown_to``)."""
     skipped, last_skipped = schedules.skipped(row.id)
+    task = dict(row.task)
+    if isinstance(task.get("options"), dict):
+        task["options"] = options_shown_to(principal, row.owner, task["options"])
     links = {"self": f"/v1/schedules/{row.id}", "history": f"/v1/schedules/{row.id}/history"}
     if row.last_task_id:
         links["last_task"] = f"/v1/tasks/{row.last_task_id}"
     return SchedulePublic(
-        id=row.id, name=row.name, cron=row.cron, every_s=row.interval_s, task=row.task, enabled=row.enabled,
+        id=row.id, name=row.name, cron=row.cron, every_s=row.interval_s, task=task, enabled=row.enabled,
         next_at=row.next_at, next_in_s=round(max(0.0, row.next_at - time.time()), 3), runs=row.runs,
         skipped=skipped, last_skipped=_occurrence(last_skipped) if last_skipped is not None else None,
         last_task_id=row.last_task_id, created_at=row.created_at, links=links,
@@ -142,19 +147,19 @@ def create_schedule(body: ScheduleCreate, service: Service, principal: Actor, re
         raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, str(exc)) from exc
     service.store.audit(principal.name, principal.role, "schedule.create", f"schedule {row.id}", {"name": body.name})
     response.headers["Location"] = f"/v1/schedules/{row.id}"
-    return _public(row, schedules)
+    return _public(row, schedules, principal)
 
 
 @router.get("", response_model=ScheduleListPublic)
 def list_schedules(service: Service, principal: CurrentPrincipal) -> ScheduleListPublic:
     schedules = service.schedules
     rows = [r for r in schedules.all() if _sees(principal, r)]
-    return ScheduleListPublic(data=[_public(r, schedules) for r in rows], count=len(rows))
+    return ScheduleListPublic(data=[_public(r, schedules, principal) for r in rows], count=len(rows))
 
 
 @router.get("/{schedule_id}", response_model=SchedulePublic)
 def get_schedule(schedule_id: ScheduleId, service: Service, principal: CurrentPrincipal) -> SchedulePublic:
-    return _public(_visible(service, principal, schedule_id), service.schedules)
+    return _public(_visible(service, principal, schedule_id), service.schedules, principal)
 
 
 @router.get("/{schedule_id}/history", response_model=OccurrenceListPublic)

@@ -27,7 +27,9 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from mobile_agent.agent import inside_paths, relative_inside, server_path
+from server.auth import Principal, options_shown_to
 from server.deps import ActedTask, Actor, Authorized, CurrentPrincipal, OwnedTask, Service
+from server.devices import platform_refusal
 from server.quota import Quota, QuotaExceeded
 from server.schemas import (
     MAX_ID,
@@ -73,7 +75,8 @@ def _unprocessable(field: str, message: str, kind: str = "value_error") -> HTTPE
     )
 
 
-def task_public(task: TaskRow) -> TaskPublic:
+def task_public(task: TaskRow, principal: Principal) -> TaskPublic:
+    """The task as ``principal`` reads it (``server.auth.options_shown_to``: a callback URL is its owner's)."""
     base = f"/v1/tasks/{task.id}"
     left_queue = task.started_at or task.finished_at  # a task cancelled while queued never started
     queued_s = left_queue - task.created_at if left_queue else None
@@ -87,8 +90,9 @@ def task_public(task: TaskRow) -> TaskPublic:
     # TaskPublic ignores fields it does not declare
     base_dir = _trajectory_base(task)
     error, result = inside_paths(task.error, base_dir), inside_paths(task.result, base_dir)
-    return TaskPublic.model_validate({**vars(task), "error": error, "result": result, "queued_s": queued_s,
-                                      "run_s": run_s, "links": links})
+    options = options_shown_to(principal, task.owner, task.options)
+    return TaskPublic.model_validate({**vars(task), "options": options, "error": error, "result": result,
+                                      "queued_s": queued_s, "run_s": run_s, "links": links})
 
 
 def _get_task(service: ServiceState, task_id: int) -> TaskRow:
@@ -121,7 +125,7 @@ def create_task(body: TaskCreate, service: Service, response: Response, principa
                         {"instruction": instruction[:200], "device": body.device})
     service.scheduler.submit(task)
     response.headers["Location"] = f"/v1/tasks/{task.id}"
-    return task_public(task)
+    return task_public(task, principal)
 
 
 def checked_task(body: TaskCreate, service: ServiceState) -> str:
@@ -201,6 +205,9 @@ def checked_task(body: TaskCreate, service: ServiceState) -> str:
         refusal = slot.refusal if slot is not None else None
         if refusal is not None:
             raise _unprocessable("device", f"{refusal}: a task for it would wait forever", "device_not_ready")
+    refusal = platform_refusal(service.pool, body.device, body.platform)
+    if refusal is not None:
+        raise _unprocessable("platform", refusal, "unroutable")
     refusal = service.scheduler.route_refusal(body.device, body.options().stored())
     if refusal is not None:
         raise _unprocessable("requires", refusal, "unroutable")
@@ -234,12 +241,12 @@ def list_tasks(
     visible_to = None if principal.admin else (principal.name, principal.team)
     rows, total = service.store.list_tasks(status=status_, device=device, offset=offset, limit=limit,
                                            visible_to=visible_to)
-    return TaskListPublic(data=[task_public(r) for r in rows], count=total, offset=offset, limit=limit)
+    return TaskListPublic(data=[task_public(r, principal) for r in rows], count=total, offset=offset, limit=limit)
 
 
 @router.get("/{task_id}", response_model=TaskPublic)
-def get_task(task_id: TaskId, row: OwnedTask, service: Service) -> TaskPublic:
-    task = task_public(row)
+def get_task(task_id: TaskId, row: OwnedTask, service: Service, principal: CurrentPrincipal) -> TaskPublic:
+    task = task_public(row, principal)
     if task.status == "queued":
         task.waiting_reason = service.store.quota_waiting_reason(row) or service.scheduler.waiting_reason(row)
     if task.status == "waiting_for_user":
@@ -267,7 +274,7 @@ def cancel_task(task_id: TaskId, task: ActedTask, service: Service, principal: C
             callback_url = None
         WebhookSender(service.settings, report=service.store.add_event).send(
             callback_url, "task_finished", task_finished(task_id, "cancelled", result={"reason": "cancelled while queued"}))
-    return task_public(after)
+    return task_public(after, principal)
 
 
 def event_public(event: EventRow, base: Path | None) -> EventPublic:

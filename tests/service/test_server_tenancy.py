@@ -488,6 +488,7 @@ def test_a_path_of_the_server_inside_a_message_stays_inside(tmp_path: Path) -> N
     crash's str(exc)) shows the trajectory's files by their relative name and any other server
     path as "[a path on the server]"; a phone path, a URL and a slash in prose stay."""
     from server.api.tasks import event_public, task_public
+    from server.auth import ANONYMOUS
     from server.store import EventRow, TaskRow
 
     base = (tmp_path / "runs" / "task-1").resolve()
@@ -504,7 +505,7 @@ def test_a_path_of_the_server_inside_a_message_stays_inside(tmp_path: Path) -> N
                   error={"type": "OSError", "message": crash}, result=None, steps=0, prompt_tokens=0,
                   completion_tokens=0, cost_usd=0.0, trajectory_dir=str(base), instance=None,
                   cancel_requested=False, created_at=0.0, started_at=None, finished_at=1.0)
-    shown = task_public(row).model_dump_json()
+    shown = task_public(row, ANONYMOUS).model_dump_json()
     assert str(tmp_path) not in shown and "step-3.png" in shown, shown
     from server.webhooks import task_finished
 
@@ -549,3 +550,38 @@ def test_a_flow_sent_to_the_service_cannot_read_the_servers_files(service, sim_p
         inline = flow.replace("schema: /etc/mobile-agent/creds.json", "fields: {title: str}")
         accepted = alice.post("/v1/tasks", json={"flow": inline})  # the service's planner is the scripted model
         assert accepted.status_code == 202, accepted.text
+
+
+def test_a_callback_url_is_read_back_by_its_owner_and_admins_only(service, sim_phones) -> None:
+    """A webhook receiver's URL often holds the receiver's own secret (a hook's path): alice's
+    team (her viewer) sees her task and schedule, not the URL; she and the admin do."""
+    (phone,) = sim_phones(1, width=540, height=1200)
+    live = service([phone], **PRINCIPAL_SETTINGS)
+    hook = "https://hooks.example.invalid/services/T0/B1/alices-own-hook-secret"
+    clients = {who: _client(live.url, who) for who in (ADMIN, ALICE, VIEWER)}
+    try:
+        made = clients[ALICE].post("/v1/tasks", json={"script": "Wait (0.1)", "callback_url": hook})
+        assert made.status_code == 202, made.text
+        assert made.json()["options"]["callback_url"] == hook
+        task_id = made.json()["id"]
+        scheduled = clients[ALICE].post("/v1/schedules", json={
+            "name": "nightly", "cron": "0 3 * * *", "task": {"script": "Wait (0.1)", "callback_url": hook}})
+        assert scheduled.status_code == 201, scheduled.text
+        schedule_id = scheduled.json()["id"]
+        for who, shown in ((ALICE, True), (ADMIN, True), (VIEWER, False)):
+            client = clients[who]
+            task = client.get(f"/v1/tasks/{task_id}").json()
+            listed = next(t for t in client.get("/v1/tasks").json()["data"] if t["id"] == task_id)
+            schedule = client.get(f"/v1/schedules/{schedule_id}").json()
+            schedules = next(s for s in client.get("/v1/schedules").json()["data"] if s["id"] == schedule_id)
+            assert task["options"]["owner"] == ALICE, who  # the rest of the options stay readable
+            for options in (task["options"], listed["options"], schedule["task"]["options"],
+                            schedules["task"]["options"]):
+                assert ("callback_url" in options) is shown, (who, options)
+            bodies = [client.get(f"/v1/tasks/{task_id}").text, client.get("/v1/schedules").text]
+            assert any("alices-own-hook-secret" in body for body in bodies) is shown, who
+        stored = live.state.store.get_task(task_id)
+        assert stored is not None and stored.options["callback_url"] == hook  # kept for its deliveries
+    finally:
+        for client in clients.values():
+            client.close()
