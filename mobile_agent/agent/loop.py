@@ -349,6 +349,7 @@ class PlannedRun:
             screenshot=session.model_frame(draft),
             previous_screenshot=state.previous_screenshot if reflecting else None,
             reflection_note=session.model_text(state.reflection_note) if state.reflection_note is not None else None,
+            platform=self._opened_device().platform,  # the prompt says an iPhone is one
         )
         start = time.perf_counter()
         prefetch = None

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import adbutils
 import numpy as np
@@ -171,6 +171,11 @@ class Device(AppCommands):
 
     def __repr__(self) -> str:
         return f"Device({self.serial!r})"
+
+    @property
+    def platform(self) -> Literal["android"]:
+        """An Android phone (``mobile_agent.operations.context.DeviceLike.platform``)."""
+        return "android"
 
     @property
     def adbutils_device(self) -> adbutils.AdbDevice:

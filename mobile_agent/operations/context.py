@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -35,6 +35,7 @@ __all__ = [
     "Locator",
     "OperationContext",
     "Outcome",
+    "Platform",
     "RunLocator",
     "ScreenInfoLike",
     "ScreenshotLike",
@@ -121,11 +122,21 @@ class ScreenStateLike(Protocol):
     def secure(self) -> bool | None: ...
 
 
+# Which kind of phone a device is: an Android phone (adb) or an iPhone (WebDriverAgent).
+Platform = Literal["android", "ios"]
+
+
 class DeviceLike(Protocol):
     """The part of ``mobile_agent.device.Device`` that operations use."""
 
     @property
     def serial(self) -> str: ...
+
+    @property
+    def platform(self) -> Platform:
+        """``"android"`` or ``"ios"``: what the planner tells the model the phone is (an
+        iPhone has no Back key: Back is the system's edge swipe or the app's own button)."""
+        ...
 
     def accessibility_xml(self) -> str | None:
         """The screen's accessibility tree as ``uiautomator dump`` XML (an adb phone's dump;

@@ -36,6 +36,7 @@ from mobile_agent.planner.dialects import PaperDialect, dialect_for
 from mobile_agent.planner.geometry import Viewport, image_shrunk_by_server, viewport_for
 from mobile_agent.planner.images import EncodedImage, encode_image, pixels_of
 from mobile_agent.planner.models import PAPER
+from mobile_agent.planner.phones import phone_name, phone_note
 from mobile_agent.planner.replies import parse_choice, parse_verdict, split_plan_reply
 from mobile_agent.planner.transport import (
     OPENAI_BASE_URL,
@@ -154,7 +155,7 @@ class Planner:
         size = (viewport.image_width, viewport.image_height)
         messages = dialect.messages(
             request.instruction, request.history, feedback, request.screenshot, viewport,
-            lambda image: self._image_part(image, size=size),
+            lambda image: self._image_part(image, size=size), platform=request.platform,
         )  # fmt: skip
         text, usage = self._complete(messages, purpose="plan")
         self._check_image_size(usage, viewport)
@@ -209,8 +210,10 @@ class Planner:
         """The chat messages of one planning call (public for tests and benchmarks)."""
         if not request.instruction or not request.instruction.strip():
             raise ValueError("the instruction is empty")
+        note = phone_note(request.platform)
         system = self._prompts["system"].safe_substitute(
-            instruction=request.instruction.strip(), operations=self.registry.cards_prompt()
+            instruction=request.instruction.strip(), operations=self.registry.cards_prompt(),
+            phone=phone_name(request.platform), phone_note=f"- {note}\n" if note else "",
         )
         feedback = ""
         if request.feedback or request.notes:

@@ -1,7 +1,8 @@
 """The planner's requests and answers (frozen records).
 
 May import: the standard library only (images are whatever the device layer gives:
-a ``Screenshot`` with ``pixels``, or an RGB uint8 numpy array).
+a ``Screenshot`` with ``pixels``, or an RGB uint8 numpy array), and the device protocol's
+``Platform`` for type checking.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from typing_extensions import Self
+
+    from mobile_agent.operations.context import Platform
 
 __all__ = ["CompletionVerdict", "PlanReply", "PlanRequest", "Usage"]
 
@@ -62,7 +65,8 @@ class PlanRequest:
     and its accessibility tree lists these texts): shown with the feedback, but a planner
     that replays a plan (``replay``) goes on. ``previous_screenshot`` and
     ``reflection_note`` are set only when reflecting on a step that had no effect: then
-    the model sees two images, otherwise one.
+    the model sees two images, otherwise one. ``platform``: the phone's
+    (``DeviceLike.platform``), so the prompt says an iPhone is one (``planner.phones``).
     """
 
     instruction: str
@@ -72,6 +76,7 @@ class PlanRequest:
     previous_screenshot: Any | None = None
     reflection_note: str | None = None
     notes: list[str] = field(default_factory=list)
+    platform: Platform = "android"
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -268,7 +268,9 @@ def test_a_wda_that_went_away_loses_the_phone(wda: FakeWda, iphone: IosDevice) -
     lambda d: d.accept_alert(), lambda d: d.dismiss_alert(), lambda d: d.unlock(), lambda d: d.page_source(),
     lambda d: d.wait_settled(0.1, 0.05, 0.002),
 ])
-def test_every_call_on_a_wda_that_went_away_is_a_lost_phone(wda: FakeWda, iphone: IosDevice, call) -> None:
+def test_every_call_on_a_wda_that_went_away_is_a_lost_phone(
+    wda: FakeWda, iphone: IosDevice, call: Callable[[IosDevice], object]
+) -> None:
     """As an adb phone that vanished (``DeviceLostError``, a run ends ``device_lost``), not a bare
     ``WdaError`` that a run reports as some device error."""
     iphone.screenshot()  # the scale is known
@@ -294,9 +296,9 @@ def test_the_backend_is_an_agent_device(iphone: IosDevice) -> None:
     """Every member of the agent's device protocol, with the same parameters (mypy checks
     the types too: ``mypy --explicit-package-bases tests/unit/test_ios_wda.py``)."""
     device: AgentDevice = iphone
-    assert device.serial == "ios:iphone-1"
+    assert (device.serial, device.platform) == ("ios:iphone-1", "ios")
     members = [m for cls in (AgentDevice, *AgentDevice.__mro__) for m in vars(cls)
-               if not m.startswith("_") and m not in ("serial",)]
+               if not m.startswith("_") and not isinstance(vars(cls)[m], property)]
     assert {"tap", "swipe", "key", "type_text", "launch_app", "screen_state", "screenshot", "accessibility_xml"} <= set(members)
     for member in members:
         want = inspect.signature(getattr(AgentDevice, member))

@@ -27,6 +27,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
+from typing import Literal
 
 from mobile_agent.device.device import ScreenInfo, ScreenState, frame_difference
 from mobile_agent.device.ios.apps import bundle_for_label
@@ -56,6 +57,12 @@ class IosDevice:
 
     def __repr__(self) -> str:
         return f"IosDevice({self.serial!r}, {self.client.base_url!r})"
+
+    @property
+    def platform(self) -> Literal["ios"]:
+        """An iPhone: the planner tells the model so (Back is the edge swipe or the app's
+        own back button, Home the home indicator)."""
+        return "ios"
 
     def _call_failed(self, exc: WdaError, operation: str) -> DeviceLostError | WdaError:
         if exc.error == "unreachable":

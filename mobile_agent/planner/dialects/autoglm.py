@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mobile_agent.errors import UnknownOperationError
+from mobile_agent.operations.context import Platform
 from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.planner.dialects.base import (
@@ -49,6 +50,7 @@ from mobile_agent.planner.dialects.base import (
     written_point,
 )
 from mobile_agent.planner.geometry import GRID_1000, CoordinateSpace, ImageRule, Viewport
+from mobile_agent.planner.phones import phone_note
 
 __all__ = ["AutoGlmDialect", "parse_do"]
 
@@ -152,13 +154,16 @@ class AutoGlmDialect:
         screenshot: Any,
         viewport: Viewport,
         image_part: ImagePart,
+        platform: Platform = "android",
     ) -> list[dict[str, Any]]:
         text = f"{instruction.strip()}\n\n** Operation history **\n{history_text(history)}"
         if feedback:
             text += "\n\n** Feedback on the last operation **\n" + "\n".join(f"- {f}" for f in feedback)
         text += "\n\n** Screen Info **\nThe image is the current screenshot."
+        note = phone_note(platform)
+        system = SYSTEM + (f"\n6. {note}" if note else "")
         return [
-            {"role": "system", "content": SYSTEM},
+            {"role": "system", "content": system},
             {"role": "user", "content": [{"type": "text", "text": text}, image_part(screenshot)]},
         ]
 

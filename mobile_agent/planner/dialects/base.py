@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from mobile_agent.errors import InvalidParametersError, OperationParseError, UnknownOperationError
+from mobile_agent.operations.context import Platform
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import OperationRegistry
 from mobile_agent.planner.geometry import CoordinateSpace, ImageRule, Viewport
@@ -88,8 +89,10 @@ class Dialect(Protocol):
         screenshot: Any,
         viewport: Viewport,
         image_part: ImagePart,
+        platform: Platform = "android",
     ) -> list[dict[str, Any]]:
-        """The chat messages of one planning call."""
+        """The chat messages of one planning call, naming the phone ``platform`` says
+        (``planner.phones``: on an iPhone, how its Back and Home work)."""
         ...
 
     def tools(self) -> list[dict[str, Any]] | None:

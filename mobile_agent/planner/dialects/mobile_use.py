@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mobile_agent.errors import UnknownOperationError
+from mobile_agent.operations.context import Platform
 from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.planner.dialects.base import (
@@ -43,6 +44,7 @@ from mobile_agent.planner.dialects.base import (
     written_point,
 )
 from mobile_agent.planner.geometry import IMAGE, CoordinateSpace, ImageRule, Viewport
+from mobile_agent.planner.phones import phone_name, phone_note
 
 __all__ = ["MobileUseDialect", "mobile_use_tool"]
 
@@ -59,15 +61,19 @@ _ACTIONS = """The action to perform. The available actions are:
 * `terminate`: End the task with `status` success or failure."""
 
 
-def mobile_use_tool(width: int, height: int) -> dict[str, Any]:
-    """The ``mobile_use`` function, described for a screen of width x height in the model's space."""
+def mobile_use_tool(width: int, height: int, platform: Platform = "android") -> dict[str, Any]:
+    """The ``mobile_use`` function, described for a screen of width x height in the model's
+    space, on the phone ``platform`` names (an iPhone: how its Back and Home work)."""
+    note = phone_note(platform)
     point = "(x, y): pixels from the left edge and from the top edge."
     return {
         "type": "function",
         "function": {
             "name": "mobile_use",
             "description": "Use a touchscreen to interact with a mobile device, and take screenshots.\n"
-            "* This is an Android phone with a touchscreen: tap, type, swipe and press its buttons.\n"
+            f"* This is {phone_name(platform)} with a touchscreen: tap, type, swipe and press its buttons.\n"
+            + (f"* {note}\n" if note else "")
+            +
             "* Apps may take time to load: wait and look at the next screenshot.\n"
             f"* The screen's resolution is {width}x{height}.\n"
             "* Tap buttons, links and icons at their centre, not on their edges.",
@@ -114,7 +120,7 @@ def mobile_use_tool(width: int, height: int) -> dict[str, Any]:
     }
 
 
-SYSTEM = """You are a helpful assistant that operates an Android phone.
+SYSTEM = """You are a helpful assistant that operates $phone.
 
 # Tools
 
@@ -174,8 +180,9 @@ class MobileUseDialect:
         screenshot: Any,
         viewport: Viewport,
         image_part: ImagePart,
+        platform: Platform = "android",
     ) -> list[dict[str, Any]]:
-        tool = json.dumps(mobile_use_tool(*self._extent(viewport)), ensure_ascii=False)
+        tool = json.dumps(mobile_use_tool(*self._extent(viewport), platform), ensure_ascii=False)
         shown_feedback = ("Feedback on the last operation: " + " ".join(feedback)) if feedback else ""
         user = (
             USER.replace("$instruction", instruction.strip())
@@ -183,7 +190,7 @@ class MobileUseDialect:
             .replace("$feedback", shown_feedback)
         )
         return [
-            {"role": "system", "content": SYSTEM.replace("$tool", tool)},
+            {"role": "system", "content": SYSTEM.replace("$tool", tool).replace("$phone", phone_name(platform))},
             {"role": "user", "content": [{"type": "text", "text": user}, image_part(screenshot)]},
         ]
 

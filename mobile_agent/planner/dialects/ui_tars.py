@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mobile_agent.errors import UnknownOperationError
+from mobile_agent.operations.context import Platform
 from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.planner.dialects.base import (
@@ -40,10 +41,11 @@ from mobile_agent.planner.dialects.base import (
     written_point,
 )
 from mobile_agent.planner.geometry import IMAGE, CoordinateSpace, ImageRule, Viewport
+from mobile_agent.planner.phones import phone_name, phone_note
 
 __all__ = ["UiTarsDialect", "parse_call"]
 
-PROMPT = """You are a GUI agent operating an Android phone. You get a task, your action history and a screenshot, and you give the next action.
+PROMPT = """You are a GUI agent operating $phone. You get a task, your action history and a screenshot, and you give the next action.
 
 ## Output Format
 ```
@@ -136,12 +138,16 @@ class UiTarsDialect:
         screenshot: Any,
         viewport: Viewport,
         image_part: ImagePart,
+        platform: Platform = "android",
     ) -> list[dict[str, Any]]:
         width, height = (viewport.image_width, viewport.image_height)
         if self.space.kind == "grid":
             width = height = self.space.grid
+        note = phone_note(platform)
         prompt = (
-            PROMPT.replace("$instruction", instruction.strip())
+            PROMPT.replace("$phone", phone_name(platform))
+            .replace("- Coordinates are", (f"- {note}\n" if note else "") + "- Coordinates are")
+            .replace("$instruction", instruction.strip())
             .replace("$width", str(width))
             .replace("$height", str(height))
         )
