@@ -137,14 +137,19 @@ class LiveHub:
 
     async def _run(self, b: Broadcast) -> None:
         """The capture loop of one phone: while anyone watches and the run goes on."""
+        failing = False  # a phone that stops giving frames is said once (a warning), until one comes again
         try:
             while b.viewers and not self.closing():
                 begun = time.monotonic()
                 try:
                     frame = await asyncio.to_thread(b.capture)
                 except Exception as exc:  # noqa: BLE001 - a frame missed; the run says if the phone is gone
-                    log.debug("live frame of %s: %s", b.serial, exc)
-                    frame = None
+                    if failing:
+                        log.debug("live frame of %s: %s", b.serial, exc)
+                    else:
+                        log.warning("live view of task %s: no frame from %s (%s); its viewers see the last "
+                                    "frame until one comes", b.task_id, b.serial, exc)
+                    failing, frame = True, None
                 b.captures += 1
                 self.captured += 1
                 # the task's status is read once a tick, after the capture (the first tick's frame
@@ -157,6 +162,9 @@ class LiveHub:
                     log.info("live view of task %s ends: %s", b.task_id, exc)
                     break
                 if frame is not None:
+                    if failing:
+                        log.info("live view of task %s: frames from %s again", b.task_id, b.serial)
+                    failing = False
                     b.frame, b.seq = frame, b.seq + 1
                     self._wake(b)
                 await asyncio.sleep(max(0.0, self.every_s - (time.monotonic() - begun)))
