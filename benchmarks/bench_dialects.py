@@ -141,11 +141,12 @@ def run(drifts: list[float], noise: float, limit: int | None) -> None:
     )
     print(header)
     print("| --- " * (len(conditions) + 1) + "|")
+    worst: dict[str, tuple[float, float, float]] = {}
     for label, model in MODELS:
         dialect, profile = dialect_for(PlannerSettings(model=model))
         space = profile.space.kind
         cells = []
-        for _cname, drift, sigma in conditions:
+        for cname, drift, sigma in conditions:
             rng = random.Random(5)
             plain = snapped = learned = 0
             tracker = None
@@ -169,7 +170,13 @@ def run(drifts: list[float], noise: float, limit: int | None) -> None:
                 learned += _target_at(targets, *snap.point) == target
             n = len(cases)
             cells.append(f"{plain / n:.1%} / {snapped / n:.1%} / **{learned / n:.1%}**")
+            seen = worst.get(cname, (1.0, 1.0, 1.0))
+            worst[cname] = (min(seen[0], plain / n), min(seen[1], snapped / n), min(seen[2], learned / n))
         print(f"| {label} | " + " | ".join(cells) + " |")
+    print()
+    for cname, (plain_r, snapped_r, learned_r) in worst.items():
+        print(f"worst dialect at {cname}: as given {plain_r:.1%} / snapped per tap {snapped_r:.1%} / "
+              f"snapped with the learned drift {learned_r:.1%}")
     print(f"\n{len(cases)} targets per cell; snapping max distance {SNAP_MAX_DISTANCE:.0%} of the screen height; "
           f"total {time.perf_counter() - started:.1f} s; load average {os.getloadavg()[0]:.2f}")  # fmt: skip
 

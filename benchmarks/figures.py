@@ -93,7 +93,7 @@ BENCHES = [
         Figure("real screens: texts absent from the screen refused", r"absent targets refused: (\d+)/(\d+)",
                lambda g: f"{g[0]}/{g[1]}", "all", lambda g: g[0] == g[1]),
     ), timeout_s=1200),
-    Bench("bench_real_icons", ("--backend", "cpu"), (
+    Bench("bench_real_icons", ("--backend", "cpu", "--tree"), (
         Figure("real screens (Rico icons), CPU backends: right tap", r"right tap (\d+)/(\d+) = ([\d.]+)%",
                lambda g: f"**{g[0]}/{g[1]} = {g[2]}%**", "≥ 55%", lambda g: f(g[2]) >= 55),
         Figure("real screens (Rico icons): right icon reached (tap or candidates)",
@@ -101,7 +101,33 @@ BENCHES = [
                lambda g: f"{g[0]}/{g[1]} = {g[2]}%", "≥ 85%", lambda g: f(g[2]) >= 85),
         Figure("real screens (Rico icons): wrong taps", r"wrong tap (\d+)/(\d+) = ([\d.]+)%",
                lambda g: f"{g[0]}/{g[1]} = {g[2]}%", "≤ 2%", lambda g: f(g[2]) <= 2),
+        Figure("real screens (Rico icons), CPU + the screens' own hierarchies: right tap / wrong taps",
+               r"accessibility tree.*?right tap (\d+)/(\d+) = ([\d.]+)%.*?wrong tap (\d+)/",
+               lambda g: f"{g[0]}/{g[1]} = {g[2]}% / {g[3]} wrong", "—"),
     ), timeout_s=1200),
+    Bench("bench_app_resolution", (), (
+        Figure("Open App without the screen: android_world's 57 apps by their first name (alias table + heuristic)",
+               r"first name of each app: (\d+)/(\d+) = ([\d.]+)% \(wrong (\d+)",
+               lambda g: f"**{g[0]}/{g[1]} = {g[2]}%** (wrong {g[3]})", "≥ 90%, 0 wrong",
+               lambda g: f(g[2]) >= 90 and g[3] == "0"),
+    )),
+    Bench("bench_dialects", ("--drifts", "3"), (
+        Figure("grounded taps, 3% vertical drift, worst of the 5 dialect set-ups: as given / snapped per tap / "
+               "snapped with the learned drift",
+               r"worst dialect at 3% down: as given ([\d.]+)% / snapped per tap ([\d.]+)% / "
+               r"snapped with the learned drift ([\d.]+)%",
+               lambda g: f"{g[0]}% / {g[1]}% / **{g[2]}%**", "≥ 98% (learned)", lambda g: f(g[2]) >= 98),
+        Figure("grounded taps, 3% drift + 1% noise, worst dialect: as given / per tap / learned",
+               r"worst dialect at 3% down \+ noise 1%: as given ([\d.]+)% / snapped per tap ([\d.]+)% / "
+               r"snapped with the learned drift ([\d.]+)%",
+               lambda g: f"{g[0]}% / {g[1]}% / {g[2]}%"),
+    )),
+    Bench("bench_session_close", ("--steps", "100", "--rounds", "3"), (
+        Figure("ending an MCP session of 100 steps: report with every image embedded at the end / embedded as "
+               "the steps come (median of 3)",
+               r"embedded at the end\s*: close ([\d.]+) s.*?embedded as they come\s*: close ([\d.]+) s",
+               lambda g: f"{g[0]} s / **{g[1]} s**", "< 2 s (the SDK's grace)", lambda g: f(g[1]) < 2),
+    )),
     Bench("bench_step_overhead", (), (
         Figure("step overhead (scripted run, settle included), median of all steps / steps with OCR",
                r"median overhead per step: (\d+) ms; steps with OCR: (\d+) ms",
@@ -139,7 +165,8 @@ def run(bench: Bench, log: list[str]) -> tuple[list[str], bool, str]:
         proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=bench.timeout_s)
         out, code = proc.stdout + proc.stderr, proc.returncode
     except subprocess.TimeoutExpired as exc:
-        out, code = f"{exc.stdout or ''}\nTIMEOUT after {bench.timeout_s:.0f} s", -1
+        partial = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
+        out, code = f"{partial}\nTIMEOUT after {bench.timeout_s:.0f} s", -1
     seconds = time.perf_counter() - started
     where = f"`{bench.name} {' '.join(bench.args)}`".replace(" `", "`")
     log += [f"=== {where} (exit {code}, {seconds:.0f} s, load {before} -> {load()})", out]
