@@ -1,11 +1,14 @@
 """The phones this instance can drive, and who holds each one.
 
-``DevicePool`` keeps one ``DeviceSlot`` per serial the adb server reports: its state,
-model, screen size, and the task that holds its lease (one task per phone at a time).
+``DevicePool`` keeps one ``DeviceSlot`` per serial the adb server reports and per iPhone of
+``ios.devices`` (serial ``ios:NAME``, docs/ios.md): its platform, state, model, screen size,
+and the task that holds its lease (one task per phone at a time, whatever the platform).
 A phone whose run ended with a device error is marked lost until a fresh probe answers.
 
 ``DeviceSource`` is how the pool sees phones; ``AdbDeviceSource`` (the default) goes
-through ``mobile_agent.device`` and the real adb server.
+through ``mobile_agent.device``: the real adb server's phones, and the iPhones whose
+WebDriverAgent answers ready (state ``device``; ``offline`` when it does not answer). Both
+kinds are opened by ``open_phone``, one device protocol.
 
 May import: ``mobile_agent`` (public API), the standard library.
 """
@@ -18,13 +21,14 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mobile_agent.device import platform_of
 from mobile_agent.errors import DeviceError
 from mobile_agent.settings import Settings
 
 if TYPE_CHECKING:
-    from mobile_agent.device import Device
+    from mobile_agent.device import Phone
 
-__all__ = ["AdbDeviceSource", "DevicePool", "DeviceSlot", "DeviceSource", "LOST_ERROR_TYPES"]
+__all__ = ["AdbDeviceSource", "DevicePool", "DeviceSlot", "DeviceSource", "LOST_ERROR_TYPES", "platform_refusal"]
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +42,7 @@ LOST_ERROR_TYPES = frozenset(
 class DeviceSlot:
     serial: str
     state: str
+    platform: str = "android"  # "ios" for an iPhone (``ios:NAME``)
     model: str | None = None
     width: int | None = None
     height: int | None = None
@@ -68,6 +73,7 @@ class DeviceSlot:
         state = "lost" if self.lost else (self.state if self.present else "gone")
         return {
             "serial": self.serial,
+            "platform": self.platform,
             "state": state,
             "model": self.model,
             "width": self.width,
@@ -79,7 +85,8 @@ class DeviceSlot:
 
 class DeviceSource(Protocol):
     def list(self) -> list[tuple[str, str, str | None]]:
-        """(serial, state, model) of every phone the adb server knows."""
+        """(serial, state, model) of every phone: the adb server's, and the configured iPhones
+        (``ios:NAME``: state ``device`` when its WebDriverAgent answers ready)."""
         ...
 
     def screen_size(self, serial: str) -> tuple[int, int]: ...
@@ -90,7 +97,10 @@ class DeviceSource(Protocol):
 
 
 class AdbDeviceSource:
-    """Phones through ``mobile_agent.device`` (the real adb server).
+    """Phones through ``mobile_agent.device``: the real adb server's, and the iPhones of
+    ``ios.devices`` (``list_iphones``; listed with no adb server too). Each is opened with
+    ``open_phone`` and kept for the next screenshot (the live view's capture loop), opened
+    again after a probe or a device error.
 
     Every network phone (``host:port``) seen attached and ready, whoever connected it (``adb.connect``,
     ``POST /v1/devices/connect``, an outside ``adb connect``), is remembered with its address; when
@@ -104,10 +114,11 @@ class AdbDeviceSource:
         self.settings = settings
         self.allow = frozenset(settings.server.devices)  # a phone this instance may not drive is not reconnected
         self._seen: set[str] = set()  # network phones ever seen ready
+        self._phones: dict[str, Phone] = {}  # opened for screenshots; opened again after a probe or an error
         self._retry: dict[str, tuple[float, float]] = {}  # address -> (next try, current backoff)
         self._lock = threading.Lock()
 
-    def list(self) -> list[tuple[str, str, str | None]]:
+    def _adb_list(self) -> list[tuple[str, str, str | None]]:
         from mobile_agent.device import connect, list_devices
 
         listed = list_devices(self.settings.adb)  # starts a dead local adb server (and reconnects what it can)
@@ -135,19 +146,50 @@ class AdbDeviceSource:
             listed = list_devices(self.settings.adb)
         return [(d.serial, d.state, d.model) for d in listed]
 
-    def _open(self, serial: str) -> Device:
-        from mobile_agent.device import open_device
+    def list(self) -> list[tuple[str, str, str | None]]:
+        from mobile_agent.device import list_iphones
 
-        return open_device(self.settings.adb, serial=serial)
+        iphones = [(i.serial, "device" if i.ready else "offline", i.model) for i in list_iphones(self.settings.ios)]
+        try:
+            return self._adb_list() + iphones
+        except DeviceError as exc:
+            if not iphones:
+                raise
+            log.warning("no Android phones: %s", exc.message)  # iPhones need no adb server
+            return iphones
+
+    def _open(self, serial: str, *, fresh: bool = False) -> Phone:
+        """The phone (Android or iPhone, ``open_phone``), kept for the next screenshot."""
+        from mobile_agent.device import open_phone
+
+        with self._lock:
+            phone = None if fresh else self._phones.get(serial)
+        if phone is None:
+            phone = open_phone(self.settings, serial)
+            with self._lock:
+                self._phones[serial] = phone
+        return phone
+
+    def _forget(self, serial: str) -> None:
+        with self._lock:
+            self._phones.pop(serial, None)
 
     def screen_size(self, serial: str) -> tuple[int, int]:
-        info = self._open(serial).screen_info()
+        try:
+            info = self._open(serial, fresh=True).screen_info()  # a probe: a phone new or back, opened anew
+        except Exception:
+            self._forget(serial)
+            raise
         return int(info.width), int(info.height)
 
     def screenshot(self, serial: str, fmt: str) -> bytes:
         from mobile_agent.agent import mask_live_frame
 
-        shot = self._open(serial).screenshot()
+        try:
+            shot = self._open(serial).screenshot()
+        except DeviceError:
+            self._forget(serial)
+            raise
         # the run on this phone hides its secrets here too (the live view, the device screenshot)
         shot = replace(shot, pixels=mask_live_frame(serial, shot.pixels))
         if fmt == "jpeg":
@@ -198,7 +240,8 @@ class DevicePool:
                 seen.add(serial)
                 slot = self._slots.get(serial)
                 if slot is None:
-                    slot = self._slots[serial] = DeviceSlot(serial=serial, state=state, model=model)
+                    slot = self._slots[serial] = DeviceSlot(serial=serial, state=state, model=model,
+                                                            platform=platform_of(serial))
                     probe.append(serial)
                 else:
                     if not slot.present or (slot.lost and slot.task_id is None) or (
@@ -245,12 +288,14 @@ class DevicePool:
         with self._lock:
             return serial in self._slots
 
-    def lease(self, request: str, task_id: int) -> str | None:
+    def lease(self, request: str, task_id: int, *, platform: str | None = None) -> str | None:
         """Give ``task_id`` the requested phone ("any" = the free one leased least recently, so
-        that short tasks spread over every phone instead of the first in serial order); None if none free."""
+        that short tasks spread over every phone instead of the first in serial order; with
+        ``platform``, of that platform only); None if none free."""
         with self._lock:
             if request == "any":
-                candidates = sorted(self._slots.values(), key=lambda s: (s.leased_at, s.serial))
+                candidates = sorted((s for s in self._slots.values() if platform in (None, s.platform)),
+                                    key=lambda s: (s.leased_at, s.serial))
             else:
                 slot = self._slots.get(request)
                 candidates = [slot] if slot is not None else []
@@ -272,3 +317,35 @@ class DevicePool:
     def any_free(self) -> bool:
         with self._lock:
             return any(s.free for s in self._slots.values())
+
+    def platforms(self) -> set[str]:
+        """The platforms of the phones known now (``android``, ``ios``)."""
+        with self._lock:
+            return {s.platform for s in self._slots.values()}
+
+
+class _Listed(Protocol):
+    def refresh(self) -> None: ...
+
+    def slots(self) -> list[DeviceSlot]: ...
+
+
+_PLATFORM_NAMES = {"android": "an Android phone", "ios": "an iPhone"}
+_PLATFORM_HINTS = {"ios": " (iPhones are configured in ios.devices: docs/ios.md)"}
+
+
+def platform_refusal(phones: _Listed, device: str, platform: str | None) -> str | None:
+    """Why a task asking for ``platform`` (``TaskOptions.platform``) on ``device`` could never
+    start here, or None: the serial named is of another platform, or no phone of that platform
+    is known (iPhones: ``ios.devices``; on a farm, a worker's)."""
+    if platform is None:
+        return None
+    wanted = _PLATFORM_NAMES.get(platform, platform)
+    if device != "any":
+        return None if platform_of(device) == platform else f"device {device!r} is not {wanted}"
+    if not any(s.platform == platform for s in phones.slots()):
+        phones.refresh()
+        if not any(s.platform == platform for s in phones.slots()):
+            return (f"this server has no phone of platform {platform!r}{_PLATFORM_HINTS.get(platform, '')}: "
+                    f"a task for {wanted} would wait forever")
+    return None

@@ -100,6 +100,7 @@ OPTIONS_USED_ELSEWHERE = {
     "record": "the flow's video (AgentTaskRunner._run_flow; mobile_agent.testing.FlowRunner)",
     "callback_url": "webhooks (AgentTaskRunner, server.people.StoreChannel)",
     "host": "routing (server.farm.routing)",
+    "platform": "routing: a free phone of that platform (DevicePool.lease; server.farm.routing's platform property)",
     "requires": "routing (server.farm.routing)",
     "labels": "routing (server.farm.routing)",
     "retries": "the farm's queue (server.farm.queue)",
@@ -232,10 +233,10 @@ class AgentTaskRunner:
 
     def _run(self, spec: TaskSpec, *, cancel: threading.Event, emit: Emit) -> TaskOutcome:
         from mobile_agent.agent import Agent
-        from mobile_agent.device import open_device
+        from mobile_agent.device import open_phone
 
         settings = task_settings(self.settings, spec.options, spec.serial)
-        device = open_device(settings.adb, serial=spec.serial)
+        device = open_phone(settings, spec.serial)  # an Android phone, or the iPhone ios:NAME (docs/ios.md)
 
         def on_event(event: Any) -> None:
             data = jsonable(getattr(event, "data", None) or {})

@@ -199,7 +199,8 @@ class Scheduler:
             owner = task.owner or ""
             if owner in over_quota:
                 continue
-            serial = self.pool.lease(task.device_request, task.id)
+            platform = task.options.get("platform")  # the stored TaskOptions.platform (server.schemas)
+            serial = self.pool.lease(task.device_request, task.id, platform=platform if isinstance(platform, str) else None)
             if serial is None:
                 continue
             try:

@@ -72,6 +72,9 @@ class TaskOptions(BaseModel):
     cache: bool | None = Field(
         None, description="replay a cached plan of this instruction without the model, and cache this run's (cache.enabled)"
     )
+    platform: Literal["android", "ios"] | None = Field(
+        None, description='run on a phone of this platform: "android", or "ios" (an iPhone of ios.devices, docs/ios.md)'
+    )
     # routing on a farm (docs/farm.md): every part given must hold for the phone
     host: str | None = Field(None, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._\-]+$",
                              description="run on a phone of this worker host")
@@ -162,7 +165,8 @@ class TaskCreate(TaskOptions):
     instruction: str | None = Field(
         None, min_length=1, description="what the agent should do, in words (with a script: its name)"
     )
-    device: str = Field("any", description='a serial, or "any" for the first free phone')
+    device: str = Field("any", description='a serial (ios:NAME: an iPhone), or "any" for the first free phone '
+                        "(of the platform given)")
 
     @model_validator(mode="after")
     def _instruction_or_script(self) -> TaskCreate:
@@ -242,6 +246,7 @@ class EventPublic(BaseModel):
 
 class DevicePublic(BaseModel):
     serial: str
+    platform: Literal["android", "ios"] = Field("android", description='"ios": an iPhone (serial ios:NAME, docs/ios.md)')
     state: str
     model: str | None
     width: int | None

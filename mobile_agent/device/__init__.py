@@ -17,6 +17,7 @@ from mobile_agent.device.lease import PhoneLease, lease_holder
 from mobile_agent.device.parsing import LauncherApp
 from mobile_agent.device.phones import (
     IphoneListing,
+    Phone,
     Platform,
     list_iphones,
     open_phone,
@@ -34,6 +35,7 @@ __all__ = [
     "DeviceInfo",
     "IphoneListing",
     "LauncherApp",
+    "Phone",
     "PhoneLease",
     "Platform",
     "ScreenInfo",

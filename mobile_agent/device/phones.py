@@ -29,6 +29,7 @@ from mobile_agent.settings import IosSettings, Settings
 __all__ = [
     "IPHONE_PROBE_S",
     "IphoneListing",
+    "Phone",
     "Platform",
     "list_iphones",
     "open_iphone",
@@ -38,6 +39,7 @@ __all__ = [
 ]
 
 Platform = Literal["android", "ios"]
+Phone = Device | IosDevice  # what open_phone gives: one device protocol (mobile_agent.operations.AgentDevice)
 IPHONE_PROBE_S = 5.0  # the longest one listing waits for an iPhone's WDA (ios.timeout_s if shorter)
 
 # getprop names: AOSP build/make/tools/buildinfo.sh (what simphone's profiles answer too)
@@ -95,15 +97,16 @@ def list_iphones(settings: IosSettings) -> list[IphoneListing]:
 def phone_properties(settings: Settings, serial: str) -> dict[str, str]:
     """What a farm routes a phone by (``server.farm.routing``): its ``platform``, and ``model``,
     ``android``, ``sdk``, ``density`` read over adb (``getprop``) for an Android phone, or
-    ``model`` (WDA's device kind) and ``ios`` (the version) for an iPhone. Raises the device's
+    ``model`` (WDA's device kind), ``ios`` (the version) and ``density`` for an iPhone. Raises the device's
     error when it does not answer."""
     if platform_of(serial) == "ios":
         iphone = open_iphone(settings.ios, serial)
         try:
             status = iphone.client.status()
+            density = iphone.screen_info().density  # 160 per point: Android's dp is iOS's point
         finally:
             iphone.client.close()
-        found = {"platform": "ios", "model": status.device or "", "ios": status.os_version or ""}
+        found = {"platform": "ios", "model": status.device or "", "ios": status.os_version or "", "density": str(density)}
         return {key: value for key, value in found.items() if value}
     device = open_device(settings.adb, serial=serial)
     props = {"platform": "android"}
@@ -135,7 +138,7 @@ def open_iphone(settings: IosSettings, serial: str) -> IosDevice:
     return IosDevice(name, client)
 
 
-def open_phone(settings: Settings, serial: str | None = None) -> Device | IosDevice:
+def open_phone(settings: Settings, serial: str | None = None) -> Phone:
     """``serial`` (or ``adb.serial``): an iPhone for ``ios:NAME``, else ``open_device``."""
     chosen = serial or settings.adb.serial
     if chosen is not None and chosen.startswith(IOS_PREFIX):

@@ -1,7 +1,7 @@
 """``mobile-agent worker``: one per host; drives the phones of this host's own adb server.
 
-It registers the host and its phones (serial, model, android, sdk, screen size, profile, and
-the host's labels) in the database, heartbeats, and runs one procrastinate worker per free
+It registers the host and its phones (serial, platform, model, android or ios version, sdk,
+screen size, profile, and the host's labels; the iPhones of its ``ios.devices`` too) in the database, heartbeats, and runs one procrastinate worker per free
 phone on the queues that phone can serve (``any``, its serial's, and every recorded route it
 satisfies). A job runs with the embedded service's own run logic (``server.scheduler``:
 claim, events, finish, the phone given back), so a task runs the same on one machine and on
@@ -50,15 +50,6 @@ from server.store import TaskRow, TaskStore
 __all__ = ["FarmHost", "HostScheduler", "host_name", "run_host"]
 
 log = logging.getLogger(__name__)
-
-# getprop names: AOSP build/make/tools/buildinfo.sh (what simphone's profiles answer too)
-_PROPS = {
-    "model": "ro.product.model",
-    "android": "ro.build.version.release",
-    "sdk": "ro.build.version.sdk",
-    "density": "ro.sf.lcd_density",
-}
-
 
 # how long a task held back by its token's quota waits before a phone looks at it again
 QUOTA_RETRY_S = 2.0
@@ -130,14 +121,11 @@ class FarmHost:
     # --- the phones -----------------------------------------------------------------
 
     def _probe(self, slot: DeviceSlot) -> dict[str, str]:
-        from mobile_agent.device import open_device
+        """The phone's properties (``mobile_agent.device.phone_properties``: an Android phone's
+        getprop, an iPhone's WDA status; the platform of both), its screen, profile and labels."""
+        from mobile_agent.device import phone_properties
 
-        device = open_device(self.settings.adb, serial=slot.serial)
-        found: dict[str, str] = {}
-        for key, prop in _PROPS.items():
-            value = device.shell(["getprop", prop]).strip()
-            if value:
-                found[key] = value
+        found = phone_properties(self.settings, slot.serial)
         density = int(found["density"]) if found.get("density", "").isdigit() else None
         if slot.width and slot.height:
             found["width"], found["height"] = str(slot.width), str(slot.height)

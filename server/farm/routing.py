@@ -1,8 +1,8 @@
 """Which phones may run a task: a serial, a host, labels, property requirements.
 
-A phone's properties are what its worker read over adb (serial, model, android, sdk, width,
-height, profile) and the labels its host was configured with (``lab=berlin``), in one
-namespace. A requirement is ``key OP value`` with OP one of ``= == != >= <= > <``; values that
+A phone's properties are what its worker read over adb (serial, platform, model, android, sdk,
+width, height, profile), or over WebDriverAgent for an iPhone (platform=ios, model, ios), and
+the labels its host was configured with (``lab=berlin``), in one namespace. A requirement is ``key OP value`` with OP one of ``= == != >= <= > <``; values that
 both read as version numbers (``13``, ``6.0.1``) compare as numbers, others as text
 (``=``/``!=`` only). ``profile`` is ``tablet`` when the smallest screen side is at least
 600 dp, Android's own line between phone and tablet layouts (``sw600dp``, developer.android.com
@@ -104,7 +104,12 @@ class Route:
 
     @classmethod
     def from_options(cls, device_request: str, options: dict[str, Any]) -> Route:
-        return cls.from_request(device_request, options.get("host"), options.get("requires"), options.get("labels"))
+        """The route of a stored task; its ``platform`` option is the requirement ``platform=…``
+        (each worker registers its phones' platform: android, or ios for an iPhone)."""
+        requires = list(options.get("requires") or [])
+        if options.get("platform"):
+            requires.append(f"platform={options['platform']}")
+        return cls.from_request(device_request, options.get("host"), requires, options.get("labels"))
 
     @property
     def is_any(self) -> bool:

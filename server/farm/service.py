@@ -19,6 +19,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from mobile_agent.device import platform_of
 from mobile_agent.errors import DeviceError
 from mobile_agent.settings import Settings
 from server.devices import DeviceSlot
@@ -61,6 +62,7 @@ def _slot(row: PhoneRow) -> FarmSlot:
     height = int(props["height"]) if props.get("height", "").isdigit() else None
     return FarmSlot(
         serial=row.serial, state=row.state if not row.host_lost else "offline", model=props.get("model"),
+        platform=props.get("platform") or platform_of(row.serial),
         width=width, height=height, task_id=row.task_id, lost=row.host_lost, present=True, ever_ready=True,
         host=row.host, host_lost=row.host_lost, properties=dict(props), farm_state=row.public_state,
     )

@@ -19,7 +19,7 @@ SAMPLES: dict[str, Any] = {
     "max_steps": 7, "reflection": False, "cache": True, "host": "lab-1", "requires": ["android>=13"],
     "labels": {"lab": "berlin"}, "retries": 2, "confirmations": "deny", "deny_apps": ["com.android.vending"],
     "allow_apps": ["com.android.settings"], "user_timeout_s": 42.0, "callback_url": "https://hooks.example.com/x",
-    "flow": "name: t\nsteps:\n  - do: Home\n", "record": True,
+    "flow": "name: t\nsteps:\n  - do: Home\n", "record": True, "platform": "android",
 }
 # a body has a script or a flow, not both (TaskCreate refuses the pair)
 BODY = {k: v for k, v in SAMPLES.items() if k != "flow"}
