@@ -30,7 +30,6 @@ from mobile_agent.agent import inside_paths, relative_inside, server_path
 from server.auth import Principal, options_shown_to
 from server.deps import ActedTask, Actor, Authorized, CurrentPrincipal, OwnedTask, Service
 from server.devices import platform_refusal
-from server.devices import platform_refusal
 from server.quota import Quota, QuotaExceeded
 from server.schemas import (
     MAX_ID,
@@ -206,9 +205,6 @@ def checked_task(body: TaskCreate, service: ServiceState) -> str:
         refusal = slot.refusal if slot is not None else None
         if refusal is not None:
             raise _unprocessable("device", f"{refusal}: a task for it would wait forever", "device_not_ready")
-    refusal = platform_refusal(service.pool, body.device, body.platform)
-    if refusal is not None:
-        raise _unprocessable("platform", refusal, "unroutable")
     refusal = platform_refusal(service.pool, body.device, body.platform)
     if refusal is not None:
         raise _unprocessable("platform", refusal, "unroutable")
