@@ -123,9 +123,9 @@ BENCHES = [
                lambda g: f"{g[0]}% / {g[1]}% / {g[2]}%"),
     )),
     Bench("bench_session_close", ("--steps", "100", "--rounds", "3"), (
-        Figure("ending an MCP session of 100 steps: report with every image embedded at the end / embedded as "
-               "the steps come (median of 3)",
-               r"embedded at the end\s*: close ([\d.]+) s.*?embedded as they come\s*: close ([\d.]+) s",
+        Figure("ending an MCP session of 100 steps, `close()` (wait for the images, write the report): writer "
+               "alone / with `embed_later` (median of 3)",
+               r"writer alone\s*: close ([\d.]+) s.*?with embed_later\s*: close ([\d.]+) s",
                lambda g: f"{g[0]} s / **{g[1]} s**", "< 2 s (the SDK's grace)", lambda g: f(g[1]) < 2),
     )),
     Bench("bench_step_overhead", (), (
