@@ -26,6 +26,7 @@ from PIL import Image as PILImage
 
 from mobile_agent.agent.mask import SecretMask, black_out, mask_live_frame, secret_values
 from mobile_agent.errors import MobileAgentError, PhoneBusyError
+from mobile_agent.operations.context import AgentDevice
 from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import REGISTRY, OperationCard
@@ -35,7 +36,6 @@ from perception.blank_screen import blank_app_area
 if TYPE_CHECKING:
     from mobile_agent.agent import RunResult
     from mobile_agent.agent.people import UserChannel
-    from mobile_agent.device import Device
     from mobile_agent.mcp_server.sessions import McpSession, SessionTrajectory
     from perception.types import Location
 
@@ -87,7 +87,7 @@ class PhoneService:
     settings: Settings
     max_side: int = 1024
     operation_wait_s: float = OPERATION_WAIT_S  # an operation call's wait for a phone another run holds
-    _devices: dict[str, Device] = field(default_factory=dict)
+    _devices: dict[str, AgentDevice] = field(default_factory=dict)
     _shots: dict[tuple[str, str], Shot] = field(default_factory=dict)  # (principal, serial) -> its last shot
     _mask: SecretMask | None = None  # the secrets' OCR lines of each look (``agent.mask``)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -95,22 +95,37 @@ class PhoneService:
     owners: dict[str, str] = field(default_factory=dict)  # run id -> the principal whose session made it
 
     # -- devices ------------------------------------------------------------------
-    def list_devices(self) -> list[dict[str, Any]]:
-        from mobile_agent.device import list_devices
+    def list_devices(self) -> dict[str, Any]:
+        """The Android phones adb sees and the iPhones of ``ios.devices`` (each WDA asked
+        whether it is ready), each with its ``platform``. With iPhones configured, an adb
+        server that does not answer lists them alone and says why in ``problem``."""
+        from mobile_agent.device import list_devices, list_iphones
+        from mobile_agent.errors import DeviceError
 
-        return [info.to_dict() for info in list_devices(self.settings.adb)]
+        answer: dict[str, Any] = {"devices": []}
+        try:
+            android = list_devices(self.settings.adb)
+        except DeviceError as exc:
+            if not self.settings.ios.devices:
+                raise
+            answer["problem"] = f"no Android phones: {exc.message}"
+            android = []
+        answer["devices"] += [{**info.to_dict(), "platform": "android"} for info in android]
+        answer["devices"] += [iphone.to_dict() for iphone in list_iphones(self.settings.ios)]
+        return answer
 
-    def device(self, serial: str | None) -> Device:
+    def device(self, serial: str | None) -> AgentDevice:
         """The phone to drive: ``serial``, else ``adb.serial`` of the settings, else the
-        only one attached (the CLI's rule, ``open_device``)."""
-        from mobile_agent.device import open_device
+        only one attached (the CLI's rule, ``open_phone``: ``ios:NAME`` is the iPhone that
+        ``ios.devices`` names)."""
+        from mobile_agent.device import open_phone
 
         key = serial or self.settings.adb.serial or ""
         with self._lock:
             known = self._devices.get(key)
         if known is not None:
             return known
-        device = open_device(self.settings.adb, serial)
+        device: AgentDevice = open_phone(self.settings, serial)
         with self._lock:
             self._devices[key] = device
             self._devices[device.serial] = device

@@ -38,7 +38,7 @@ from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.settings import Settings
 
 if TYPE_CHECKING:
-    from mobile_agent.device import Device
+    from mobile_agent.operations.context import AgentDevice
 
 __all__ = ["McpSession", "SessionTrajectory"]
 
@@ -50,7 +50,7 @@ NOBODY = "the MCP client cannot be asked"
 class SessionTrajectory:
     """The trajectory of one MCP session on one phone; its steps one at a time."""
 
-    def __init__(self, settings: Settings, device: Device, title: str) -> None:
+    def __init__(self, settings: Settings, device: AgentDevice, title: str) -> None:
         self.device = device
         self.locator = run_locator(settings, None)
         self.run = RunSession(settings, instruction=title, mode="mcp", device=device, on_event=None,
@@ -154,7 +154,7 @@ class McpSession:
         self._lock = threading.Lock()
         self.closed = False
 
-    def trajectory(self, device: Device, remember: Callable[[str, SessionTrajectory], None]) -> SessionTrajectory:
+    def trajectory(self, device: AgentDevice, remember: Callable[[str, SessionTrajectory], None]) -> SessionTrajectory:
         """The session's trajectory on ``device``, begun on its first operation
         (``remember`` is told of a new one)."""
         with self._lock:

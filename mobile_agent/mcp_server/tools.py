@@ -78,7 +78,8 @@ PROTECTED_NOTE = (
 
 Serial = Annotated[
     str | None,
-    Field(description="the phone's adb serial (default: adb.serial of the settings, else the only attached phone)"),
+    Field(description="the phone's adb serial, or ios:NAME for an iPhone of ios.devices (default: adb.serial of "
+                      "the settings, else the only attached phone)"),
 ]
 
 
@@ -268,15 +269,17 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
     service = service or PhoneService(settings)
     server: MCPServer[Any] = MCPServer(
         "mobile-agent",
-        instructions="Drive an Android phone: look (screenshot, find_text, find_icon), act (one tool per "
+        instructions="Drive an Android phone or an iPhone: look (screenshot, find_text, find_icon), act (one tool per "
         "operation), or hand a whole instruction to the agent (run_instruction). Points and boxes are in "
         "screen pixels.",
     )
 
-    @server.tool(description="The phones adb sees: serial, state (device, offline, unauthorized), model.")
+    @server.tool(description="The phones: the Android phones adb sees (serial, state: device, offline, "
+                 "unauthorized; model) and the iPhones of ios.devices (serial ios:NAME, state: ready or not "
+                 "answering), each with its platform (android, ios).")
     async def list_devices() -> dict[str, Any]:
-        rows: list[dict[str, Any]] = await _in_thread(service.list_devices)
-        return {"devices": rows}
+        answer: dict[str, Any] = await _in_thread(service.list_devices)
+        return answer
 
     @server.tool(description="A screenshot of the phone, downscaled so that its longer side is at most max_side "
                  "pixels (the image's size and the screen's are in the text block: scale points by their ratio).",
@@ -378,7 +381,7 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
         return outward
 
     @server.resource("phone://devices", name="devices", mime_type="application/json",
-                     description="The phones adb sees (as list_devices).")
+                     description="The Android phones adb sees and the configured iPhones (as list_devices).")
     async def devices_resource() -> str:
         return json.dumps(await _resource(service.list_devices))
 
