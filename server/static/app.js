@@ -46,6 +46,9 @@ async function refreshDevices() {
   }
 }
 
+const PLATFORM_NAMES = { android: "Android", ios: "iOS" };
+const PHONE_NAMES = { android: "Android phone", ios: "iPhone" };
+
 function renderDevices(devices) {
   const box = $("devices");
   $("no-devices").hidden = devices.length > 0;
@@ -62,8 +65,10 @@ function renderDevices(devices) {
       box.append(card);
     }
     card.querySelector(".serial").textContent = d.serial;
+    card.dataset.platform = d.platform || "android";
     // on a farm the phone's host and properties come along (and its screen stays on its host)
-    card.querySelector(".model").textContent = d.host ? `${d.model || ""} on ${d.host}` : d.model || "";
+    const model = [PLATFORM_NAMES[d.platform] || d.platform, d.model].filter(Boolean).join(" · ");
+    card.querySelector(".model").textContent = d.host ? `${model} on ${d.host}` : model;
     const ready = d.state === "device" || d.state === "free" || d.state === "busy";
     const stateText = d.busy ? `busy: task ${d.current_task}` : ready ? "free" : d.state;
     const stateNode = card.querySelector(".state");
@@ -81,6 +86,15 @@ function renderDevices(devices) {
   const select = $("device");
   const chosen = select.value;
   for (const option of [...select.options].slice(1)) option.remove();
+  // iPhones and Android phones together: "any free" phone of one platform (the task's platform)
+  const platforms = [...new Set(devices.map((d) => d.platform || "android"))].sort();
+  if (platforms.length > 1) {
+    for (const platform of platforms) {
+      const option = el("option", null, `any free ${PHONE_NAMES[platform] || platform}`);
+      option.value = `any:${platform}`;
+      select.append(option);
+    }
+  }
   for (const d of devices) {
     const option = el("option", null, d.serial);
     option.value = d.serial;
@@ -92,7 +106,9 @@ function renderDevices(devices) {
 // --- submit -------------------------------------------------------------------------
 $("submit-form").addEventListener("submit", async (event) => {
   event.preventDefault();
-  const body = { device: $("device").value };
+  const chosen = $("device").value;
+  const body = { device: chosen.startsWith("any:") ? "any" : chosen };
+  if (chosen.startsWith("any:")) body.platform = chosen.slice(4);
   if ($("instruction").value.trim()) body.instruction = $("instruction").value;
   if ($("script").value.trim()) body.script = $("script").value;
   if ($("max_steps").value) body.max_steps = Number($("max_steps").value);
