@@ -41,7 +41,8 @@ def front() -> Iterator[WdaFrontEnd]:
 
 
 def _truth(front: WdaFrontEnd, text: str) -> list[int]:
-    return next(e for e in front.phone.ground_truth() if e["text"] == text)["box"]
+    box: list[int] = next(e for e in front.phone.ground_truth() if e["text"] == text)["box"]
+    return box
 
 
 def _settings_pages(front: WdaFrontEnd) -> list[str]:
@@ -95,7 +96,7 @@ def test_stdio_tools_drive_the_simulated_iphone(front: WdaFrontEnd, tmp_path: Pa
                 "Open App (Settings)", "Click text (Wi-Fi)", "Back", "Home"]
 
             unknown = await session.call_tool("screenshot", {"serial": "ios:nope"})
-            assert unknown.is_error and "no iPhone named 'nope'" in unknown.content[0].text
+            assert unknown.is_error and "no iPhone named 'nope'" in str(unknown.content[0])
 
     try:
         anyio.run(main)
