@@ -10,6 +10,7 @@ import io
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,6 +21,7 @@ from PIL import Image
 from mobile_agent.device.ios import WdaClient
 from simphone import Phone
 from simphone.ios import WdaFrontEnd
+from tests.agent_helpers import cli_env, run_cli
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.server_fixtures import live_frames, service_fixture  # noqa: F401  (the `service` fixture)
 
@@ -131,7 +133,8 @@ def test_a_service_with_no_iphone_refuses_a_task_for_one(service, sim_phone) -> 
 
 
 @pytest.mark.timeout(240)
-def test_one_iphone_one_run_owners_and_the_live_view(service, sim_phone, front: WdaFrontEnd) -> None:  # noqa: F811
+def test_one_iphone_one_run_owners_and_the_live_view(service, sim_phone, front: WdaFrontEnd, adb_server,  # noqa: F811
+                                                     tmp_path: Path) -> None:
     live = _start(service, sim_phone, front, **{
         "server.api_token": "main-token",
         "server.tokens": {"alice": {"token": "alice-token", "role": "user"}, "bob": {"token": "bob-token", "role": "user"}}})
@@ -157,6 +160,14 @@ def test_one_iphone_one_run_owners_and_the_live_view(service, sim_phone, front: 
     time.sleep(1.5)  # several scheduler passes (refresh every 0.5 s): bob's task waits for the one iPhone
     assert live.client.get(f"/v1/tasks/{second['id']}", headers=BOB).json()["status"] == "queued"
     assert live.client.get(f"/v1/tasks/{first['id']}", headers=ALICE).json()["status"] == "running"
+
+    # another interface on the same iPhone is refused while the task holds it (one phone, one run)
+    script = tmp_path / "settings.txt"
+    script.write_text(OPEN_SETTINGS + "\n", encoding="utf-8")
+    env = cli_env(adb_server.port, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-1": front.url}))
+    refused = run_cli("--serial", "ios:sim-1", "--script", str(script), "--output", str(tmp_path / "cli"), env=env)
+    assert refused.returncode == 3, refused.stdout + refused.stderr
+    assert f"phone ios:sim-1 is busy: REST task {first['id']} of alice holds it" in refused.stderr
 
     assert live.client.post(f"/v1/tasks/{first['id']}/cancel", headers=ALICE).status_code == 202
     assert live.wait_task(first["id"], timeout=60)["status"] == "cancelled"
