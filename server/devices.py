@@ -116,6 +116,8 @@ class AdbDeviceSource:
         self._seen: set[str] = set()  # network phones ever seen ready
         self._phones: dict[str, Phone] = {}  # opened for screenshots; opened again after a probe or an error
         self._retry: dict[str, tuple[float, float]] = {}  # address -> (next try, current backoff)
+        self._ios_retry: dict[str, tuple[float, float]] = {}  # iPhone name -> (next try, current backoff)
+        self._ios_last: dict[str, tuple[str, bool, str | None]] = {}  # iPhone name -> (serial, ready, model) last asked
         self._lock = threading.Lock()
 
     def _adb_list(self) -> list[tuple[str, str, str | None]]:
@@ -146,10 +148,31 @@ class AdbDeviceSource:
             listed = list_devices(self.settings.adb)
         return [(d.serial, d.state, d.model) for d in listed]
 
-    def list(self) -> list[tuple[str, str, str | None]]:
+    def _iphones(self) -> list[tuple[str, str, str | None]]:
+        """The iPhones of ``ios.devices``; one whose WDA did not answer is asked again after a
+        backoff (as an adb address is reconnected), listed ``offline`` meanwhile: a phone off
+        the network does not hold up every refresh by the probe's timeout."""
         from mobile_agent.device import list_iphones
 
-        iphones = [(i.serial, "device" if i.ready else "offline", i.model) for i in list_iphones(self.settings.ios)]
+        now = time.monotonic()
+        with self._lock:
+            due = sorted(n for n in self.settings.ios.devices if self._ios_retry.get(n, (0.0, 0.0))[0] <= now)
+        answered = list_iphones(self.settings.ios, names=due) if due else []  # by name, as ``due``
+        with self._lock:
+            for name, listing in zip(due, answered, strict=True):
+                self._ios_last[name] = (listing.serial, listing.ready, listing.model)
+                if listing.ready:
+                    self._ios_retry.pop(name, None)
+                else:
+                    backoff = self._ios_retry.get(name, (0.0, self.RECONNECT_BACKOFF_S / 2))[1] * 2
+                    backoff = min(max(backoff, self.RECONNECT_BACKOFF_S), self.RECONNECT_MAX_S)
+                    self._ios_retry[name] = (time.monotonic() + backoff, backoff)
+            # every name was asked once (nothing waits before its first answer); the rest wait out a backoff
+            last = [self._ios_last[n] for n in sorted(self.settings.ios.devices) if n in self._ios_last]
+        return [(serial, "device" if ready else "offline", model) for serial, ready, model in last]
+
+    def list(self) -> list[tuple[str, str, str | None]]:
+        iphones = self._iphones()
         try:
             return self._adb_list() + iphones
         except DeviceError as exc:

@@ -16,6 +16,8 @@ modules of this package.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
@@ -73,25 +75,31 @@ class IphoneListing:
                 "model": self.model, "os": self.os, "url": self.url, "problem": self.problem}
 
 
-def list_iphones(settings: IosSettings) -> list[IphoneListing]:
-    """Every iPhone of ``ios.devices`` (by name), each WDA asked ``/status`` once, waiting at
-    most ``IPHONE_PROBE_S`` (or ``ios.timeout_s`` if shorter)."""
-    found = []
-    for name, url in sorted(settings.devices.items()):
-        serial = IOS_PREFIX + name
-        client = WdaClient(url, timeout_s=min(settings.timeout_s, IPHONE_PROBE_S))
-        try:
-            status = client.status()
-        except WdaError as exc:
-            found.append(IphoneListing(serial, url, False, problem=exc.message))
-            continue
-        finally:
-            client.close()
-        os_text = " ".join(p for p in (status.os_name, status.os_version) if p) or None
-        ready = status.ready is not False
-        found.append(IphoneListing(serial, url, ready, model=status.device, os=os_text,
-                                   problem=None if ready else f"WebDriverAgent at {url} is not ready"))
-    return found
+def list_iphones(settings: IosSettings, names: Collection[str] | None = None) -> list[IphoneListing]:
+    """The iPhones of ``ios.devices`` (all, or those of ``names``), by name, each WDA asked
+    ``/status`` once, all at the same time, waiting at most ``IPHONE_PROBE_S`` (or
+    ``ios.timeout_s`` if shorter): one phone that does not answer delays the list by that, not
+    by that once per phone."""
+    chosen = sorted(n for n in settings.devices if names is None or n in names)
+    if len(chosen) <= 1:
+        return [_probe_iphone(settings, name) for name in chosen]
+    with ThreadPoolExecutor(max_workers=min(len(chosen), 16), thread_name_prefix="wda-status") as pool:
+        return list(pool.map(lambda name: _probe_iphone(settings, name), chosen))
+
+
+def _probe_iphone(settings: IosSettings, name: str) -> IphoneListing:
+    serial, url = IOS_PREFIX + name, settings.devices[name]
+    client = WdaClient(url, timeout_s=min(settings.timeout_s, IPHONE_PROBE_S))
+    try:
+        status = client.status()
+    except WdaError as exc:
+        return IphoneListing(serial, url, False, problem=exc.message)
+    finally:
+        client.close()
+    os_text = " ".join(p for p in (status.os_name, status.os_version) if p) or None
+    ready = status.ready is not False
+    return IphoneListing(serial, url, ready, model=status.device, os=os_text,
+                         problem=None if ready else f"WebDriverAgent at {url} is not ready")
 
 
 def phone_properties(settings: Settings, serial: str) -> dict[str, str]:
