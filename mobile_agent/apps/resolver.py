@@ -145,7 +145,7 @@ def resolver_for(device: Any, cache_dir: Path | None) -> AppResolver:
     """The resolver of ``device`` (one per Device object, so its caches live as long)."""
     resolver = _resolvers.get(device)
     if resolver is None:
-        serial = str(getattr(device, "serial", "device"))
+        serial = str(device.serial)
         safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in serial)
         resolver = AppResolver(device, cache_dir / f"{safe}.json" if cache_dir is not None else None)
         _resolvers[device] = resolver

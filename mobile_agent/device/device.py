@@ -178,6 +178,11 @@ class Device(AppCommands):
         return "android"
 
     @property
+    def lists_apps(self) -> bool:
+        """Yes: ``launcher_apps`` (``mobile_agent.apps`` resolves Open App's names from it)."""
+        return True
+
+    @property
     def adbutils_device(self) -> adbutils.AdbDevice:
         return self.client.device(self.serial)
 

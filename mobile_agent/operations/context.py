@@ -158,6 +158,14 @@ class DeviceLike(Protocol):
 
     def resolve_app_label(self, label: str) -> str | None: ...
 
+    @property
+    def lists_apps(self) -> bool:
+        """Whether the phone lists its launchable apps (an adb phone's ``launcher_apps``), so
+        that Open App resolves a name through ``mobile_agent.apps`` (the listing, the alias
+        table, the APKs' labels); False: the phone names its apps itself
+        (``resolve_app_label``: an iPhone's table of Apple's apps)."""
+        ...
+
     def keyboard_shown(self) -> bool | None:
         """Whether the soft keyboard is up; None when the phone does not say."""
         ...

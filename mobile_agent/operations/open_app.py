@@ -59,7 +59,7 @@ def open_app_by_name(name: str, ctx: OperationContext) -> Outcome:
 
 def _resolve(name: str, ctx: OperationContext) -> tuple[str | None, str | None]:
     device = ctx.device
-    if not hasattr(device, "launcher_apps"):  # a minimal DeviceLike: its own resolution only
+    if not device.lists_apps:  # an iPhone: the phone's own names (its bundle id table) only
         return device.resolve_app_label(name), "device"
     cache = ctx.settings.adb.app_cache_dir
     resolution = resolver_for(device, Path(cache).expanduser() if cache is not None else None).resolve(name)

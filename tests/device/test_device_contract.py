@@ -62,10 +62,10 @@ def test_open_settings_by_name_then_home(backend: Backend) -> None:
     assert app is not None
     backend.device.launch_app(app)
     assert backend.foreground() == app
-    # the app policy's read (agent.guard): an iPhone does not say yet
-    assert backend.device.current_app() == (None if isinstance(backend.device, IosDevice) else app)
+    assert backend.device.current_app() == app  # the app policy's read (agent.guard), on both
     backend.device.key("home")
     assert backend.foreground() == backend.home_app
+    assert backend.device.current_app() == backend.home_app
 
 
 def test_input_accepts_points_on_screen_and_refuses_nonsense(backend: Backend) -> None:

@@ -274,3 +274,31 @@ def test_doctor_checks_each_configured_iphone() -> None:
         assert ios_checks(Settings()) == []
     finally:
         server.stop()
+
+
+@pytest.mark.timeout(180)
+def test_the_app_policy_sees_the_app_in_front_on_an_iphone(llm_server: Any, tmp_path: Path) -> None:  # noqa: F811
+    """``agent.safety.deny_apps`` with an Apple bundle id, in a planned ``mobile-agent run``: the
+    model taps the home screen's Settings (no Open App for the policy to refuse beforehand), the
+    step ends in a denied app, which the run reads from WDA's /wda/activeAppInfo: the step fails
+    and the model is told to leave."""
+    llm_server.script([plan_reply("Click text (Settings)"), plan_reply("Home"), plan_reply("Stop"), DONE])
+    server = WdaFrontEnd(Phone(), scale=3).start()
+    try:
+        policy = tmp_path / "policy.toml"
+        policy.write_text('deny_apps = ["com.apple.Preferences"]\n', encoding="utf-8")
+        env = cli_env(9, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-8": server.url}),
+                      MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url, MOBILE_AGENT_PLANNER__API_KEY="k",
+                      MOBILE_AGENT_PLANNER__MODEL="gpt-4o")
+        proc = run_cli("--serial", "ios:sim-8", "-i", "Look at the home screen", "--policy", str(policy),
+                       "-o", str(tmp_path / "runs"), "--json", env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        folder = Path(json.loads(proc.stdout)["trajectory_dir"])
+        lines = [json.loads(line) for line in (folder / "trajectory.jsonl").read_text(encoding="utf-8").splitlines()]
+        click = next(line for line in lines if line.get("action_text") == "Click text (Settings)")
+        assert not click["ok"] and "the step ended in com.apple.Preferences" in click["feedback"], click
+        told = llm_server.chat_requests[1].text()
+        assert "the step ended in com.apple.Preferences, an app the policy denies" in told
+        assert server.phone.foreground == "com.android.launcher3"  # the model left it (Home)
+    finally:
+        server.stop()

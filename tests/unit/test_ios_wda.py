@@ -168,6 +168,15 @@ def test_keys_home_back_enter_and_typing(wda: FakeWda, iphone: IosDevice) -> Non
         iphone.key("menu")
 
 
+def test_the_app_in_front_is_wdas_active_app(wda: FakeWda, iphone: IosDevice) -> None:
+    """``current_app`` (the app policy's reading) is ``/wda/activeAppInfo``'s bundle id: the real
+    sample's, and SpringBoard on the home screen."""
+    wda.active = "com.test.cert.TestCert"
+    assert iphone.current_app() == "com.test.cert.TestCert"
+    wda.active = "com.apple.springboard"
+    assert iphone.current_app() == "com.apple.springboard"
+
+
 def test_a_stale_session_is_replaced_once(wda: FakeWda, iphone: IosDevice) -> None:
     iphone.key("home")
     wda.expire_session()
@@ -266,7 +275,7 @@ def test_a_wda_that_went_away_loses_the_phone(wda: FakeWda, iphone: IosDevice) -
     lambda d: d.swipe(10, 10, 20, 20), lambda d: d.key("home"), lambda d: d.key("back"), lambda d: d.type_text("hi"),
     lambda d: d.keyboard_shown(), lambda d: d.launch_app("com.apple.Preferences"), lambda d: d.alert_text(),
     lambda d: d.accept_alert(), lambda d: d.dismiss_alert(), lambda d: d.unlock(), lambda d: d.page_source(),
-    lambda d: d.wait_settled(0.1, 0.05, 0.002),
+    lambda d: d.wait_settled(0.1, 0.05, 0.002), lambda d: d.current_app(),
 ])
 def test_every_call_on_a_wda_that_went_away_is_a_lost_phone(
     wda: FakeWda, iphone: IosDevice, call: Callable[[IosDevice], object]

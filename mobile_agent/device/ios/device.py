@@ -230,10 +230,25 @@ class IosDevice:
             raise ValueError("app label must be a non-empty string")
         return bundle_for_label(label)
 
+    @property
+    def lists_apps(self) -> bool:
+        """No: WDA lists no installed apps; ``resolve_app_label`` names Apple's own apps from the
+        bundle id table (``mobile_agent.device.ios.apps``), the screen the rest."""
+        return False
+
     def current_app(self) -> str | None:
-        """Not read on an iPhone yet (WDA's ``/wda/activeAppInfo`` would say): the app policy
-        checks no app in front here."""
-        return None
+        """The bundle id of the app in front (WDA's ``/wda/activeAppInfo``;
+        ``com.apple.springboard`` on the home screen), as the app policy
+        (``agent.safety.deny_apps`` …) and Open App name apps on an iPhone; None when WDA
+        does not say. A WDA that went away is a lost phone."""
+        try:
+            with self._wda("current_app"):
+                return self.client.active_app()
+        except DeviceLostError:
+            raise
+        except WdaError as exc:
+            log.info("no app in front from %s: %s", self.serial, exc)
+            return None
 
     # --- alerts --------------------------------------------------------------------------
 
