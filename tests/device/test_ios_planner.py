@@ -21,6 +21,7 @@ from tests.grounding_model import GroundingModel
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.llm_server import ScriptedLLMServer
 from tests.matrix.design import DIALECT_MODELS
+from tests.ports import free_port
 
 LINES = ["Open App (Settings)", "Click text (Wi-Fi)", "Back"]
 
@@ -50,7 +51,8 @@ def test_each_dialect_opens_settings_on_the_simulated_iphone_told_it_is_one(
     llm_server.script([], default=GroundingModel(dialect, space, list(LINES), phone.ground_truth,
                                                  screen=(phone.width, phone.height)))
     env = cli_env(
-        9,  # no adb server is asked
+        free_port(),  # no adb at all: the iPhone needs none, and none is started and left behind
+        MOBILE_AGENT_ADB__ADB_PATH=str(tmp_path / "no-adb"),
         MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-p": front.url}),
         MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url,
         MOBILE_AGENT_PLANNER__API_KEY="k-ios",

@@ -27,7 +27,14 @@ from simphone import Phone
 from simphone.ios import WdaFrontEnd
 from tests.agent_helpers import DONE, agent_settings, cli_env, plan_reply, run_cli
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
+from tests.ports import free_port
 from tests.wda_fake import DATA, sample
+
+
+def _no_adb(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """A ``mobile-agent`` environment with no adb at all (the adb binary named does not exist,
+    no server on the port): an iPhone needs none, and no adb server is started and left behind."""
+    return cli_env(free_port(), MOBILE_AGENT_ADB__ADB_PATH=str(tmp_path / "no-adb"), **extra)
 
 
 @pytest.fixture
@@ -230,7 +237,7 @@ def test_mobile_agent_run_serial_ios_drives_the_simulated_iphone(tmp_path: Path)
     try:
         script = tmp_path / "ops.txt"
         script.write_text("Open App (Settings)\nStop\n", encoding="utf-8")
-        env = cli_env(9, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-5": server.url}))  # no adb server is asked
+        env = _no_adb(tmp_path, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-5": server.url}))
         proc = run_cli("--serial", "ios:sim-5", "--script", str(script), "-o", str(tmp_path / "runs"), env=env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "result: completed after 2 steps" in proc.stdout
@@ -253,7 +260,7 @@ def test_a_run_on_an_iphone_locked_with_a_passcode_ends_saying_so(tmp_path: Path
     try:
         script = tmp_path / "ops.txt"
         script.write_text("Open App (Settings)\nStop\n", encoding="utf-8")
-        env = cli_env(9, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-7": server.url}))
+        env = _no_adb(tmp_path, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-7": server.url}))
         proc = run_cli("--serial", "ios:sim-7", "--script", str(script), "-o", str(tmp_path / "runs"), env=env)
         assert "the phone is locked" in proc.stdout, proc.stdout + proc.stderr
         assert "not_completed" in proc.stdout and "menu" not in proc.stdout + proc.stderr
@@ -287,7 +294,7 @@ def test_the_app_policy_sees_the_app_in_front_on_an_iphone(llm_server: Any, tmp_
     try:
         policy = tmp_path / "policy.toml"
         policy.write_text('deny_apps = ["com.apple.Preferences"]\n', encoding="utf-8")
-        env = cli_env(9, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-8": server.url}),
+        env = _no_adb(tmp_path, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-8": server.url}),
                       MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url, MOBILE_AGENT_PLANNER__API_KEY="k",
                       MOBILE_AGENT_PLANNER__MODEL="gpt-4o")
         proc = run_cli("--serial", "ios:sim-8", "-i", "Look at the home screen", "--policy", str(policy),

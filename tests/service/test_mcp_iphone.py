@@ -28,7 +28,11 @@ from tests.ports import free_port  # noqa: E402
 
 pytestmark = pytest.mark.timeout(240)
 
-NO_ADB = 9  # the iPhone needs no adb server
+
+def _no_adb(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """A machine with no adb at all (the adb binary named does not exist, no server on the
+    port): the iPhone needs none, and no adb server is started and left behind."""
+    return mcp_env(free_port(), MOBILE_AGENT_ADB__ADB_PATH=str(tmp_path / "no-adb"), **extra)
 
 
 @pytest.fixture
@@ -50,7 +54,7 @@ def _settings_pages(front: WdaFrontEnd) -> list[str]:
 
 
 def test_stdio_tools_drive_the_simulated_iphone(front: WdaFrontEnd, tmp_path: Path) -> None:
-    env = mcp_env(NO_ADB, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-m": front.url}),
+    env = _no_adb(tmp_path, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-m": front.url}),
                   MCP_TEST_LOG=str(tmp_path / "server.log"))
     active = WdaClient(front.url, timeout_s=20)
 
@@ -59,6 +63,7 @@ def test_stdio_tools_drive_the_simulated_iphone(front: WdaFrontEnd, tmp_path: Pa
             listed = tool_json(await session.call_tool("list_devices", {}))
             iphone = next(d for d in listed["devices"] if d["serial"] == "ios:sim-m")
             assert (iphone["platform"], iphone["state"], iphone["url"]) == ("ios", "ready", front.url)
+            assert "no Android phones" in listed["problem"]  # no adb here: said, not fatal
 
             shot = await session.call_tool("screenshot", {"max_side": 600})
             assert not shot.is_error, shot.content
@@ -107,7 +112,7 @@ def test_stdio_tools_drive_the_simulated_iphone(front: WdaFrontEnd, tmp_path: Pa
 def test_streamable_http_drives_the_simulated_iphone(front: WdaFrontEnd, tmp_path: Path) -> None:
     """Over HTTP, a call names the iPhone itself (no --serial)."""
     token = "mcp-ios-token-5b1e"
-    env = mcp_env(NO_ADB, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-h": front.url}),
+    env = _no_adb(tmp_path, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-h": front.url}),
                   MOBILE_AGENT_SERVER__API_TOKEN=token)
     port = free_port()
     proc = serve_http(env, port, "--runs-dir", str(tmp_path / "runs"), log=tmp_path / "server.log")
