@@ -41,10 +41,15 @@ def _task_visible(service: ServiceState, principal: Principal, task_id: int) -> 
 
 
 @router.get("", response_model=DeviceListPublic)
-def list_devices(service: Service, principal: CurrentPrincipal, refresh: bool = False) -> DeviceListPublic:
+def list_devices(
+    service: Service,
+    principal: CurrentPrincipal,
+    refresh: bool = False,
+    platform: Annotated[Literal["android", "ios"] | None, Query(description="only phones of this platform")] = None,
+) -> DeviceListPublic:
     if refresh:
         service.pool.refresh()
-    slots = service.pool.slots()
+    slots = [s for s in service.pool.slots() if platform in (None, s.platform)]
     return DeviceListPublic(data=[device_public(s, principal, service) for s in slots], count=len(slots))
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +25,8 @@ from simphone import Phone
 from simphone.ios import WdaFrontEnd
 from tests.agent_helpers import cli_env, run_cli
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import live_frames, service_fixture  # noqa: F401  (the `service` fixture)
+from tests.ports import free_port
+from tests.server_fixtures import live_frames, serve_process, service_fixture  # noqa: F401  (the `service` fixture)
 
 OPEN_SETTINGS = "Open App (Settings)\nStop"
 LONG = "\n".join(["Home", "Wait (0.5)"] * 30)  # ~15 s on the phone, cancelled once looked at
@@ -66,6 +69,11 @@ def test_devices_list_the_iphone_with_its_platform(service, sim_phone, front: Wd
     assert (iphone["platform"], iphone["state"], iphone["busy"]) == ("ios", "device", False), iphone
     assert (iphone["width"], iphone["height"]) == (1080, 2400)  # pixels: WDA's points times the scale
     assert iphone["screenshot_url"] == "/v1/devices/ios:sim-1/screenshot"
+    only = live.client.get("/v1/devices", params={"platform": "ios"}).json()
+    assert [d["serial"] for d in only["data"]] == ["ios:sim-1"] and only["count"] == 1
+    android = live.client.get("/v1/devices", params={"platform": "android"}).json()["data"]
+    assert sim_phone.serial in [d["serial"] for d in android] and "ios:sim-1" not in [d["serial"] for d in android]
+    assert live.client.get("/v1/devices", params={"platform": "windows"}).status_code == 422
     one = live.client.get("/v1/devices/ios:sim-1")
     assert one.status_code == 200 and one.json()["platform"] == "ios"
 
@@ -189,3 +197,46 @@ def test_an_iphone_whose_wda_stops_answering_is_shown_offline(service, sim_phone
     assert shot.status_code == 503, shot.text
     assert json.loads(shot.text)["detail"]["type"] in ("DeviceLostError", "DeviceOfflineError", "WdaError")
     assert httpx.get(f"{live.url}/v1/devices", timeout=10).status_code == 200
+
+
+@pytest.mark.timeout(240)
+def test_the_docs_example_simphone_serve_ios_and_mobile_agent_serve(tmp_path: Path) -> None:
+    """As docs/ios.md has a user do it: `simphone serve --ios` prints the iPhone's WDA URL, the
+    configuration file names it in ``[ios] devices``, `mobile-agent serve` runs (here on a machine
+    with no adb at all), and the documented POST opens Settings on the iPhone."""
+    simulated = subprocess.Popen([sys.executable, "-m", "simphone", "serve", "--ios", "--wda-port", "0", "--scale", "3"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    service = None
+    try:
+        assert simulated.stdout is not None
+        name, url, _size, _scale = simulated.stdout.readline().split()
+        config = tmp_path / "mobile-agent.toml"
+        config.write_text(
+            f'[adb]\nadb_path = "{tmp_path / "no-adb"}"\nserver_port = {free_port()}\n'
+            f'[server]\ndatabase_url = "sqlite:///{tmp_path / "db.sqlite3"}"\ndevice_refresh_s = 0.5\n'
+            f'[agent]\noutput_dir = "{tmp_path / "runs"}"\n'
+            f'[ios]\ndevices = {{"{name}" = "{url}"}}\n', encoding="utf-8")
+        port = free_port()
+        service = serve_process(config, port, tmp_path / "serve.log")
+        api = f"http://127.0.0.1:{port}"
+        listed = httpx.get(f"{api}/v1/devices", params={"refresh": True}, timeout=30).json()["data"]
+        assert [(d["serial"], d["platform"], d["state"]) for d in listed] == [(f"ios:{name}", "ios", "device")]
+        created = httpx.post(f"{api}/v1/tasks", json={"script": "Open App (Settings)", "platform": "ios"}, timeout=30)
+        assert created.status_code == 202, created.text
+        task_id = created.json()["id"]
+        deadline = time.monotonic() + 120
+        while (task := httpx.get(f"{api}/v1/tasks/{task_id}", timeout=30).json())["status"] in ("queued", "running"):
+            assert time.monotonic() < deadline, task
+            time.sleep(0.2)
+        assert (task["status"], task["device"]) == ("completed", f"ios:{name}"), task
+        client = WdaClient(url, timeout_s=20)
+        try:
+            assert client.active_app() == "com.apple.Preferences"
+        finally:
+            client.close()
+    finally:
+        if service is not None:
+            service.terminate()
+            service.wait(30)
+        simulated.terminate()
+        simulated.wait(30)
