@@ -155,11 +155,9 @@ def _shape_score(shape: str, f: ShapeFeatures) -> float:
     return best
 
 
-def _background_and_mask(patch: np.ndarray, inner: tuple[int, int, int, int], strict: bool = False) -> np.ndarray:
-    """Foreground mask of the box region: pixels unlike the colour around the box.
-    ``strict``: only pixels at least half as far from the background as the glyph's core,
-    so the anti-aliased seams between strokes drawn close together (stacked layers, a
-    dot column) stay gaps."""
+def _surface(patch: np.ndarray, inner: tuple[int, int, int, int]) -> np.ndarray:
+    """The colour around the box (RGB, int16): the median of the margin ``patch`` has
+    beyond ``inner``, or of the box's own edge when there is no margin."""
     left, top, right, bottom = inner
     ring = np.concatenate(
         [
@@ -169,11 +167,21 @@ def _background_and_mask(patch: np.ndarray, inner: tuple[int, int, int, int], st
             patch[top:bottom, right:].reshape(-1, 3),
         ]
     )
-    region = patch[top:bottom, left:right].astype(np.int16)
     if len(ring) == 0:
+        region = patch[top:bottom, left:right]
         ring = np.concatenate([region[0], region[-1], region[:, 0], region[:, -1]])
-    background = np.median(ring, axis=0).astype(np.int16)
-    diff = np.abs(region - background).max(axis=2)
+    colour: np.ndarray = np.median(ring, axis=0).astype(np.int16)
+    return colour
+
+
+def _background_and_mask(patch: np.ndarray, inner: tuple[int, int, int, int], strict: bool = False) -> np.ndarray:
+    """Foreground mask of the box region: pixels unlike the colour around the box.
+    ``strict``: only pixels at least half as far from the background as the glyph's core,
+    so the anti-aliased seams between strokes drawn close together (stacked layers, a
+    dot column) stay gaps."""
+    left, top, right, bottom = inner
+    region = patch[top:bottom, left:right].astype(np.int16)
+    diff = np.abs(region - _surface(patch, inner)).max(axis=2)
     floor = max(40.0, 0.5 * float(np.percentile(diff, 97))) if strict else 40.0
     mask: np.ndarray = (diff > floor).astype(np.uint8)
     return mask
@@ -252,12 +260,30 @@ def _words(description: str) -> tuple[list[str], list[str], str | None]:
     return colours, shapes, vocabulary.direction
 
 
-def _colour_share(pixels_hsv: np.ndarray, colour: str) -> float:
+# Material's palette draws icons and secondary text as white or black at reduced opacity:
+# white at 70% on dark surfaces, black at 54% on light ones (its alphas for text and icons:
+# black 87/54/38%, white 100/70/50%). Blended over a dark (light) surface such a glyph
+# lands at V ~180-215 (~115-125), outside "white" (V >= 216) and "black" (V < 60), yet
+# a person who sees it beside the surface calls it white (black): counted there.
+_WHITE_ON_DARK = ((0, 179), 0, 30, 180, 255)
+_BLACK_ON_LIGHT = ((0, 179), 0, 40, 0, 125)
+_DARK_SURFACE = 80  # V of the background below which it is a dark surface
+_LIGHT_SURFACE = 200
+
+
+def _colour_share(pixels_hsv: np.ndarray, colour: str, surface_v: float | None = None) -> float:
+    """Share of ``pixels_hsv`` in ``colour``; ``surface_v``: the background's brightness
+    (0..255), which lets a white or black icon drawn at reduced opacity count."""
     if len(pixels_hsv) == 0:
         return 0.0
     h, s, v = pixels_hsv[:, 0], pixels_hsv[:, 1], pixels_hsv[:, 2]
     hit = np.zeros(len(pixels_hsv), dtype=bool)
-    for (h0, h1), s0, s1, v0, v1 in _COLOURS[colour]:
+    ranges = list(_COLOURS[colour])
+    if surface_v is not None and colour == "white" and surface_v < _DARK_SURFACE:
+        ranges.append(_WHITE_ON_DARK)
+    if surface_v is not None and colour == "black" and surface_v > _LIGHT_SURFACE:
+        ranges.append(_BLACK_ON_LIGHT)
+    for (h0, h1), s0, s1, v0, v1 in ranges:
         hit |= (h >= h0) & (h <= h1) & (s >= s0) & (s <= s1) & (v >= v0) & (v <= v1)
     return float(hit.mean())
 
@@ -300,7 +326,8 @@ class HeuristicRanker:
                 fg = mask.reshape(-1).astype(bool)
                 pixels = hsv[fg] if fg.sum() >= 8 else hsv
                 # "white plus on a blue circle": every named colour should be present
-                parts.append(float(np.mean([min(1.0, _colour_share(pixels, c) / 0.5) for c in colours])))
+                surface = float(_surface(patch, inner).max())  # HSV's V: the largest channel
+                parts.append(float(np.mean([min(1.0, _colour_share(pixels, c, surface) / 0.5) for c in colours])))
             if shapes:
                 region = patch[inner[1]: inner[3], inner[0]: inner[2]]
                 masks = [mask]

@@ -16,9 +16,11 @@ a margin), those boxes go back as numbered candidates for the planner, not a gue
 does a lone box it did not recognise. Where its evidence is thin it widens the field
 (issue 30, wrong taps on apps it had never seen): a description judged by colour alone
 ("grey folder") keeps every box of that colour; a list's or a row's other icons of the
-same size, in the same third of the screen, stay candidates at 70% of the best score;
-and when the description let a system bar in ("back"), so does the same glyph across
-the bar's edge.
+same size, in the same third of the screen, stay candidates at 70% of the best score
+(30% when judged by colour alone); when the description let a system bar in ("back"),
+so does the same glyph across the bar's edge; and a box scoring 80% of the best is a tie
+whatever the margin. Two overlapping halves of one glyph that tie (a refresh sign's arcs,
+proposed apart) are one place: the tap goes to the whole glyph.
 
 May import: numpy, the standard library, ``perception.*``.
 """
@@ -53,12 +55,17 @@ log = logging.getLogger(__name__)
 # within the margin of the best are a tie.
 _HEURISTIC_FLOOR = 0.25
 _HEURISTIC_MARGIN = 0.08
+# ... or score this share of the best: a box that matches the colour and a loosely named
+# shape ("stack" read as bars) fully can outscore the icon meant by more than the margin
+_TIE_SHARE = 0.8
 # judged by colour alone (the description's shape is a word the ranker cannot test), a box
 # holding this share of the best one's colour is as likely: a toolbar chevron and a row's
 # folder are both "grey"
 _COLOUR_ONLY_SHARE = 0.5
 # a look-alike in the same row or list column scoring this share of the best is a candidate
 _SIBLING_SHARE = 0.7
+# ... and, judged by colour alone, one showing this share of the best's colour score
+_COLOUR_SIBLING_SHARE = 0.3
 # how much "nearest the named edge" adds to a ranker's score (0..1 scale)
 _POSITION_WEIGHT = 0.06
 # the accessibility tree's vote: what it adds, the largest node that counts as a control
@@ -90,6 +97,21 @@ def _one_per_place(indices: list[int], boxes: list[Box]) -> list[int]:
     return chosen or indices[:1]
 
 
+def _pieces_of_one(a: Box, b: Box) -> bool:
+    """Two boxes that are halves of one glyph (the two arcs of a refresh sign, proposed
+    apart): they overlap, and together they are no bigger than one icon, squarish."""
+    ix = min(a.right, b.right) - max(a.left, b.left)
+    iy = min(a.bottom, b.bottom) - max(a.top, b.top)
+    if ix <= 0 or iy <= 0 or _nested(a, b) or _nested(b, a):
+        return False
+    whole = _union(a, b)
+    return whole.area <= 2.5 * max(a.area, b.area) and 0.5 <= whole.width / max(whole.height, 1e-6) <= 2.0
+
+
+def _union(a: Box, b: Box) -> Box:
+    return Box(min(a.left, b.left), min(a.top, b.top), max(a.right, b.right), max(a.bottom, b.bottom))
+
+
 def _holds_small(outer: Box, inner: Box) -> bool:
     ix = max(0.0, min(inner.right, outer.right) - max(inner.left, outer.left))
     iy = max(0.0, min(inner.bottom, outer.bottom) - max(inner.top, outer.top))
@@ -113,7 +135,12 @@ def _cell(box: Box, width: int, height: int) -> tuple[int, int]:
 
 
 def _look_alikes(
-    best: int, boxes: list[Box], scores: list[float], app: AppArea | None, size: tuple[int, int] | None
+    best: int,
+    boxes: list[Box],
+    scores: list[float],
+    app: AppArea | None,
+    size: tuple[int, int] | None,
+    colour_only: bool = False,
 ) -> list[int]:
     """Boxes the heuristic's win over the best is too thin against, beyond the margin:
     - a row's or a list's other icons (same size, same row or column): colour and size are
@@ -121,13 +148,18 @@ def _look_alikes(
       was not drawn for; one scoring ``_SIBLING_SHARE`` of the best is a candidate, unless
       the description's position words put them apart (``size``: the frame's width and
       height when a position was given; the sibling then must share the best's third);
+      judged by colour alone (``colour_only``), every such sibling drawn in that colour
+      (``_COLOUR_SIBLING_SHARE``) is one: a list's icons share one colour, and how much of
+      it a small glyph shows is its stroke's thickness, not which glyph it is (a settings
+      list's icons each on its own colour's plate stay apart);
     - when the description let a system bar in ("back", "bluetooth"), the same glyph on
       the other side of the bar's edge (the app's own back arrow and the navigation bar's,
       a settings row's Bluetooth glyph and the status bar's): ``_COLOUR_ONLY_SHARE``."""
     top = scores[best]
     found = [
         j for j, box in enumerate(boxes)
-        if j != best and scores[j] >= _SIBLING_SHARE * top and _siblings(box, boxes[best])
+        if j != best and scores[j] >= (_COLOUR_SIBLING_SHARE if colour_only else _SIBLING_SHARE) * top
+        and _siblings(box, boxes[best])
         and not _nested(box, boxes[best]) and not _nested(boxes[best], box)
         and (size is None or _cell(box, *size) == _cell(boxes[best], *size))
     ]  # fmt: skip
@@ -362,20 +394,28 @@ class IconLocator:
         if ranker.name == "heuristic":
             understood = (ranker.understands(description) and scores[best] >= _HEURISTIC_FLOOR) or best in tree_backed
             # boxes the heuristic cannot tell apart from the best go to the planner to choose
-            floor = scores[best] - _HEURISTIC_MARGIN
+            floor = min(scores[best] - _HEURISTIC_MARGIN, _TIE_SHARE * scores[best])
             if best not in tree_backed and not names_a_shape(description):
                 floor = min(floor, _COLOUR_ONLY_SHARE * scores[best])
             close = [i for i in order if scores[i] >= floor] if understood else order
             if understood and best not in tree_backed:
                 bars = app if area != app else None  # the description let a system bar in
                 size = (width, height) if where is not None else None
-                close += [i for i in _look_alikes(best, boxes, scores, bars, size) if i not in close]
+                colour_only = not names_a_shape(description)
+                close += [i for i in _look_alikes(best, boxes, scores, bars, size, colour_only) if i not in close]
         else:
             close = [best]
         close = _one_per_place(close, boxes)
+        # the halves of one glyph, proposed apart, are one place: the rest is another icon
+        whole = boxes[close[0]]
+        # (both ties by their own look: a look-alike let in at a lower score is another icon)
+        tie = scores[close[0]] - _HEURISTIC_MARGIN
+        pieces = [i for i in close[1:] if scores[i] >= tie and _pieces_of_one(whole, boxes[i])]
+        for i in pieces:
+            whole = _union(whole, boxes[i])
+        close = [close[0], *(i for i in close[1:] if i not in pieces)]
         if len(close) == 1 and understood:
-            box = boxes[close[0]]
-            return Location(LocateStatus.FOUND, description, point=box.center, box=box, backend=backend)
+            return Location(LocateStatus.FOUND, description, point=whole.center, box=whole, backend=backend)
         top = close[: self.config.max_text_candidates]
         candidates = numbered_candidates(image, [(boxes[j], None, scores[j]) for j in top], self.config.crop_margin)
         if len(candidates) == 1:

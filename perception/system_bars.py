@@ -38,6 +38,8 @@ __all__ = ["AppArea", "app_area", "names_system_control"]
 _DP_PER_WIDTH = 1 / 400  # dp per pixel of width, for a phone ~400 dp wide
 # words that name what each bar draws: a description with one keeps that bar
 _NAVIGATION_WORDS = {"back", "home", "recents", "recent", "overview", "navigation", "nav", "triangle"}
+# a triangle qualified by these is a player's glyph, not the navigation bar's Back
+_MEDIA_WORDS = {"play", "video", "media", "player"}
 _STATUS_WORDS = {
     "battery", "wifi", "wi", "signal", "notification", "notifications", "clock", "time", "bluetooth",
     "airplane", "status", "cellular", "network",
@@ -62,7 +64,10 @@ class AppArea:
         navigation bar)."""
         words = set(re.findall(r"[a-z]+", description.lower()))
         top = 0.0 if words & _STATUS_WORDS else self.top
-        bottom = float(height) if words & _NAVIGATION_WORDS else self.bottom
+        navigation = words & _NAVIGATION_WORDS
+        if words & _MEDIA_WORDS:  # a play triangle is a media control, not the bar's Back
+            navigation -= {"triangle"}
+        bottom = float(height) if navigation else self.bottom
         return AppArea(top, bottom)
 
 

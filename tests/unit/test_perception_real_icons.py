@@ -21,8 +21,9 @@ from PIL import Image, ImageDraw
 from perception import Box, LocateStatus, Perception, PerceptionConfig, TextLine
 from perception.accessibility import AccessibilityNode
 from perception.cache import FrameCache, frame_key
+from perception.heuristic_ranker import _colour_share
 from perception.icon_vocabulary import read_icon_words
-from perception.icons import IconLocator, _look_alikes
+from perception.icons import IconLocator, _look_alikes, _pieces_of_one
 from perception.position import parse_position
 from perception.proposals import propose_ui_elements
 from perception.system_bars import AppArea, app_area
@@ -328,6 +329,70 @@ def test_look_alikes_in_a_list_and_across_a_system_bar() -> None:
     toolbar_arrow = Box(20, STATUS + 40, 84, STATUS + 104)
     assert _look_alikes(0, [toolbar_arrow, bar_glyph], [0.9, 0.5], app, None) == [1]
     assert _look_alikes(0, [toolbar_arrow, bar_glyph], [0.9, 0.3], app, None) == []
+
+
+# --- the two folds of round 2 (issue 30): each rule by its kind of failure -------------------
+
+
+def rico_find(image: str, description: str):
+    pixels, item = rico_target(image, description)
+    perception = Perception(PerceptionConfig(detector="proposals", ranker="heuristic", compute_device="cpu"))
+    return perception.find_icon(pixels, item["description"], item["position"]), Box(*item["box"])
+
+
+def test_a_glyph_proposed_in_two_halves_is_one_tap() -> None:
+    """mVideoPlayer's refresh sign: its two arcs are proposed apart, overlapping, and tie;
+    they were offered as two candidates of one control. One tap, at the whole glyph."""
+    where, truth = rico_find("afzkl.development.mVideoPlayer/trace_0/3362.jpg", "white refresh arrows")
+    assert_tapped(where, truth)
+    assert where.box is not None and where.box.width >= 28 and where.box.height >= 28  # both halves, not one
+
+
+def test_halves_of_one_glyph_and_neighbours_apart() -> None:
+    upper, lower = Box(415, 49, 441, 65), Box(419, 62, 445, 80)  # the refresh sign's arcs
+    assert _pieces_of_one(upper, lower) and _pieces_of_one(lower, upper)
+    assert not _pieces_of_one(Box(100, 100, 160, 160), Box(170, 100, 230, 160))  # two icons side by side
+    assert not _pieces_of_one(Box(100, 100, 160, 160), Box(110, 110, 130, 130))  # a glyph on its plate
+    assert not _pieces_of_one(Box(0, 100, 300, 160), Box(280, 100, 580, 160))  # two overlapping bars: too long together
+
+
+def test_a_play_triangle_is_not_the_navigation_bars_back() -> None:
+    """"white play triangle" let the navigation bar in ("triangle" names Back there), and
+    the bar's glyph tied with the row's play button."""
+    where, truth = rico_find("afzkl.development.mVideoPlayer/trace_0/747.jpg", "white play triangle")
+    assert_tapped(where, truth)
+    app = AppArea(63, 1794)
+    assert app.for_description("white play triangle", H).bottom == 1794
+    assert app.for_description("back triangle", H).bottom == H  # Back is still the bar's
+
+
+def test_white_at_reduced_opacity_on_a_dark_bar_is_white() -> None:
+    """A browser's toolbar (readysquare): its "white" tab-stack glyph is #D6D6D6-ish on a
+    near-black bar, outside "white" by value; beside the bar a person calls it white."""
+    where, truth = rico_find("air.com.readysquare.scsm/trace_0/1098.jpg", "white stack of tabs")
+    assert_tapped(where, truth)
+    light_grey = np.array([[0, 0, 200]] * 10, dtype=np.uint8)  # HSV
+    assert _colour_share(light_grey, "white", surface_v=30) == 1.0  # on a dark surface
+    assert _colour_share(light_grey, "white", surface_v=250) == 0.0  # on a light one it is grey
+    mid_grey = np.array([[0, 0, 117]] * 10, dtype=np.uint8)  # black at 54% on white
+    assert _colour_share(mid_grey, "black", surface_v=250) == 1.0
+    assert _colour_share(mid_grey, "black", surface_v=30) == 0.0
+
+
+def test_a_win_by_a_loosely_named_shape_is_not_a_tap() -> None:
+    """Adobe Connect: "stack" is read as stacked bars; a tab bar's bars glyph matched colour
+    and shape fully and outscored the toolbar's tab-stack icon by more than the margin."""
+    where, truth = rico_find("air.com.adobe.connectpro/trace_1/117.jpg", "white stack of tabs")
+    assert where.status is LocateStatus.CANDIDATES, (where.status, where.point)
+    assert any(truth.contains(*c.box.center) for c in where.candidates)
+
+
+def test_judged_by_colour_alone_a_lists_icons_of_that_colour_are_candidates() -> None:
+    size = (W, H)
+    boxes = [Box(40, 700, 100, 760), Box(40, 780, 100, 840), Box(40, 860, 100, 920)]
+    scores = [0.6, 0.25, 0.05]  # a thin outline shows less of the list's white; the third is another colour
+    assert _look_alikes(0, boxes, scores, None, size) == []
+    assert _look_alikes(0, boxes, scores, None, size, colour_only=True) == [1]
 
 
 # --- the accessibility tree's vote ----------------------------------------------------------
