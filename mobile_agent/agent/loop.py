@@ -69,6 +69,9 @@ NO_EFFECT_NOTE = (
     "Compare the previous screenshot with the current one, and try another operation or other parameters."
 )
 
+# a system alert over the app (an iPhone's, DeviceLike.alert_text): its exact text, for the model
+ALERT_NOTE = "A system alert is open over the app: \u201c{text}\u201d. Answer it by tapping one of its buttons."
+
 
 def validate_instruction(instruction: object) -> str:
     if not isinstance(instruction, str) or not instruction.strip():
@@ -345,7 +348,7 @@ class PlannedRun:
             instruction=session.instruction,
             history=[session.model_text(line) for line in history_lines(session.steps)],
             feedback=[session.model_text(line) for line in state.feedback],
-            notes=[session.model_text(line) for line in session.model_notes(draft)],
+            notes=[session.model_text(line) for line in [*session.model_notes(draft), *self._alert_notes()]],
             screenshot=session.model_frame(draft),
             previous_screenshot=state.previous_screenshot if reflecting else None,
             reflection_note=session.model_text(state.reflection_note) if state.reflection_note is not None else None,
@@ -368,6 +371,11 @@ class PlannedRun:
         state.feedback = []
         state.reflection_note, state.previous_screenshot = None, None
         return reply
+
+    def _alert_notes(self) -> list[str]:
+        """The open system alert's text (an iPhone's; an Android phone's dialogs are in its frame)."""
+        text = self._opened_device().alert_text()
+        return [ALERT_NOTE.format(text=" ".join(text.split()))] if text else []
 
     def _parse(self, draft: StepDraft, reply: PlanReply) -> ParsedAction | None:
         """The reply's operation, read by the planner (each dialect reads its own);

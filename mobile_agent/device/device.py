@@ -182,6 +182,11 @@ class Device(AppCommands):
         """Yes: ``launcher_apps`` (``mobile_agent.apps`` resolves Open App's names from it)."""
         return True
 
+    def alert_text(self) -> None:
+        """None: Android's system dialogs are windows of the screen (its screenshot and
+        ``uiautomator dump``), not alerts apart (``DeviceLike.alert_text``)."""
+        return None
+
     @property
     def adbutils_device(self) -> adbutils.AdbDevice:
         return self.client.device(self.serial)

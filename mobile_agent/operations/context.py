@@ -170,6 +170,12 @@ class DeviceLike(Protocol):
         """Whether the soft keyboard is up; None when the phone does not say."""
         ...
 
+    def alert_text(self) -> str | None:
+        """The text of a system alert open over the app (an iPhone's, WDA's ``/alert/text``:
+        the planner is told it); None when none is open or the phone does not say (an Android
+        phone's system dialogs are in its screenshot and its accessibility tree)."""
+        ...
+
     def screen_state(self) -> ScreenStateLike: ...
 
     def wait_settled(

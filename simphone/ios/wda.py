@@ -14,7 +14,16 @@ The page source is the phone's ``ground_truth`` written as WDA's XML
 
 Not an iPhone's look: the apps are the simulated phone's own (Android look, status and
 navigation bars); iOS's Back, the edge swipe from the left edge, is understood.
-Alerts: none (``no such alert`` always; the phone's permission dialogs are not alerts here).
+Alerts: the simulated phone's system permission dialog (``simphone.permissions``) is the one
+alert: ``/alert/text`` answers its request (the simulated phone's Android wording, "Allow
+Google Maps to access this device’s location?"), ``/alert/accept`` allows, ``/alert/dismiss``
+does not; with no dialog, ``no such alert`` (404), as WDA answers.
+
+One route is not WDA's: ``POST /simphone/shell`` ``{"argv": [...]}`` answers
+``{"exitCode", "stdout", "stderr"}`` from the simulated phone's own commands (``dumpsys
+simphone``, ``cmd simphone reset``, ``settings put`` …), the simulator's channel for the
+evaluation harness (``eval.mobile_eval.environment``), as ``dumpsys simphone`` is the simulated
+Android phone's own service over adb. A real WDA answers it ``unknown command``.
 
 May import: the standard library, the rest of ``simphone``.
 """
@@ -30,6 +39,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
+from simphone import permissions
 from simphone.assembly import Phone
 
 __all__ = ["BUNDLES", "LAUNCHER", "WdaFrontEnd", "page_source"]
@@ -84,7 +94,10 @@ def page_source(phone: Phone, scale: int) -> str:
     for element in phone.ground_truth():
         left, top, right, bottom = (v / scale for v in element["box"])
         label = element.get("text") or element.get("description") or ""
-        if home and element.get("clickable"):
+        field = element.get("kind") == "widget" and "text field" in str(element.get("description") or "").lower()
+        if field:  # the rule of the simulated phone's uiautomator dump (EditText there)
+            kind = "XCUIElementTypeTextField"
+        elif home and element.get("clickable"):
             kind = "XCUIElementTypeIcon"
         elif element.get("kind") == "icon":
             kind = "XCUIElementTypeButton" if element.get("clickable") else "XCUIElementTypeImage"
@@ -93,6 +106,8 @@ def page_source(phone: Phone, scale: int) -> str:
         texts = f" name={quoteattr(label)} label={quoteattr(label)}" if label else ""
         if label and kind == "XCUIElementTypeStaticText":
             texts += f" value={quoteattr(label)}"
+        elif field and element.get("text"):
+            texts += f" value={quoteattr(str(element['text']))}"  # what the field holds
         lines.append(
             f'      <{kind} type="{kind}" enabled="true" visible="true" {frame(left, top, right - left, bottom - top)}'
             f"{texts}>\n      </{kind}>"
@@ -219,10 +234,19 @@ class WdaFrontEnd:
             ("POST", "/wda/unlock"): lambda _: phone.unlock(),
             ("GET", "/wda/activeAppInfo"): lambda _: {"processArguments": {"env": {}, "args": []}, "name": "",
                                                        "pid": 1, "bundleId": _bundle_of(str(phone.foreground))},
-            ("GET", "/alert/text"): lambda _: self._no_alert(),
-            ("POST", "/alert/accept"): lambda _: self._no_alert(),
-            ("POST", "/alert/dismiss"): lambda _: self._no_alert(),
+            ("GET", "/alert/text"): lambda _: self._alert_text(),
+            ("POST", "/alert/accept"): lambda _: self._answer_alert(True),
+            ("POST", "/alert/dismiss"): lambda _: self._answer_alert(False),
+            ("POST", "/simphone/shell"): self._shell,  # the simulator's own route (module docstring)
         }
+
+    def _shell(self, body: dict[str, Any]) -> dict[str, Any]:
+        argv = body.get("argv")
+        if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+            raise WdaFailure("invalid argument", "'argv' must be a non-empty array of strings")
+        result = self.phone.run(list(argv))
+        return {"exitCode": result.exit_code, "stdout": result.stdout.decode("utf-8", "replace"),
+                "stderr": result.stderr.decode("utf-8", "replace")}
 
     def _session_routes(self) -> dict[tuple[str, str], Callable[[dict[str, Any]], object]]:
         return {
@@ -233,9 +257,16 @@ class WdaFrontEnd:
             ("POST", "/wda/apps/launch"): self._activate,
         }
 
-    @staticmethod
-    def _no_alert() -> None:
-        raise WdaFailure("no such alert")
+    def _alert_text(self) -> str:
+        asked = self.phone.permission_request
+        if asked is None:
+            raise WdaFailure("no such alert")
+        return permissions.REQUESTS[asked["group"]].format(label=self.phone.apps[asked["package"]].label)
+
+    def _answer_alert(self, allow: bool) -> None:
+        if self.phone.permission_request is None:
+            raise WdaFailure("no such alert")
+        self.phone.answer_permission(allow)
 
     def answer(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """(HTTP status, envelope) for one request."""

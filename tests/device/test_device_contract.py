@@ -63,6 +63,7 @@ def test_open_settings_by_name_then_home(backend: Backend) -> None:
     backend.device.launch_app(app)
     assert backend.foreground() == app
     assert backend.device.current_app() == app  # the app policy's read (agent.guard), on both
+    assert backend.device.alert_text() is None  # no system alert open (DeviceLike.alert_text)
     backend.device.key("home")
     assert backend.foreground() == backend.home_app
     assert backend.device.current_app() == backend.home_app

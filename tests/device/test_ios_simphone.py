@@ -309,3 +309,43 @@ def test_the_app_policy_sees_the_app_in_front_on_an_iphone(llm_server: Any, tmp_
         assert server.phone.foreground == "com.android.launcher3"  # the model left it (Home)
     finally:
         server.stop()
+
+
+def test_a_typed_secret_hides_the_iphones_text_fields(front: WdaFrontEnd, iphone: IosDevice) -> None:
+    """``agent.mask``: once a ``{{secret:…}}`` is about to be typed, the live view hides the
+    phone's text fields, read from its accessibility tree: on an iPhone, WDA's
+    ``XCUIElementTypeTextField`` / ``SecureTextField`` in the page source (``accessibility_xml``)."""
+    from mobile_agent.agent.mask import SecretMask, password_boxes
+
+    front.phone.launch("com.android.chrome")  # its address bar is a text field
+    field = next(e for e in front.phone.ground_truth() if "text field" in e["description"])
+    mask = SecretMask(["Quokka7731Zz"], lambda: cast(Any, object()))  # arming reads the tree, not the pixels
+    mask.arm(iphone, None, front.phone.width)
+    boxes = mask.live.boxes()
+    assert any(all(abs(a - b) <= 3 for a, b in zip(box, field["box"], strict=True)) for box in boxes), (boxes, field)
+    assert password_boxes(iphone) == []  # a text field, not a secure one
+
+
+@pytest.mark.timeout(180)
+def test_a_system_alerts_text_is_given_to_the_model(llm_server: Any, tmp_path: Path) -> None:  # noqa: F811
+    """An alert over the app (WDA's /alert/text; on the simulated iPhone, the system's
+    permission dialog): the model is told its text with the next screenshot, and answers it."""
+    phone = Phone()
+    maps = "com.google.android.apps.maps"
+    for permission in ("android.permission.ACCESS_FINE_LOCATION", "android.permission.ACCESS_COARSE_LOCATION"):
+        assert phone.change_permission("revoke", maps, permission) is None  # Maps asks when it comes to the front
+    llm_server.script([plan_reply("Open App (Google Maps)"), plan_reply("Click text (While using the app)"),
+                       plan_reply("Stop"), DONE])
+    server = WdaFrontEnd(phone, scale=3).start()
+    try:
+        env = _no_adb(tmp_path, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-9": server.url}),
+                      MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url, MOBILE_AGENT_PLANNER__API_KEY="k",
+                      MOBILE_AGENT_PLANNER__MODEL="gpt-4o")
+        proc = run_cli("--serial", "ios:sim-9", "-i", "Open Google Maps", "-o", str(tmp_path / "runs"), env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        said = "A system alert is open over the app: \u201cAllow Google Maps to access this device\u2019s location?\u201d"
+        first, second = llm_server.chat_requests[0].text(), llm_server.chat_requests[1].text()
+        assert said not in first and said in second
+        assert phone.permission_request is None and not phone.state()["revoked"].get(maps)  # answered: allowed
+    finally:
+        server.stop()

@@ -253,8 +253,16 @@ class IosDevice:
     # --- alerts --------------------------------------------------------------------------
 
     def alert_text(self) -> str | None:
-        with self._wda("alert_text"):
-            return self.client.alert_text()
+        """The open alert's text (WDA's ``/alert/text``: title and message), None when none is
+        open or WDA does not say; a WDA that went away is a lost phone."""
+        try:
+            with self._wda("alert_text"):
+                return self.client.alert_text()
+        except DeviceLostError:
+            raise
+        except WdaError as exc:
+            log.info("no alert text from %s: %s", self.serial, exc)
+            return None
 
     def accept_alert(self) -> None:
         with self._wda("accept_alert"):
