@@ -313,3 +313,19 @@ def test_the_backend_is_an_agent_device(iphone: IosDevice) -> None:
         want = inspect.signature(getattr(AgentDevice, member))
         have = inspect.signature(getattr(IosDevice, member))
         assert list(have.parameters) == list(want.parameters), member
+
+
+def test_the_secret_mask_finds_an_iphones_password_field(wda: FakeWda, iphone: IosDevice,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``agent.mask.password_boxes`` reads the device protocol's tree: on an iPhone, WDA's
+    ``XCUIElementTypeSecureTextField`` is a password field, boxed in screen pixels (3x here)."""
+    from mobile_agent.agent.mask import password_boxes
+
+    wda.scale_sample = "wda_screen_3x"
+    source = ('<XCUIElementTypeApplication type="XCUIElementTypeApplication" visible="true" x="0" y="0" '
+              'width="390" height="844"><XCUIElementTypeTextField type="XCUIElementTypeTextField" visible="true" '
+              'x="20" y="40" width="350" height="44"/><XCUIElementTypeSecureTextField '
+              'type="XCUIElementTypeSecureTextField" visible="true" x="20" y="100" width="350" height="44"/>'
+              '</XCUIElementTypeApplication>')
+    monkeypatch.setattr(iphone.client, "source", lambda: source)
+    assert password_boxes(iphone) == [(60, 300, 1110, 432)]
