@@ -122,6 +122,14 @@ BENCHES = [
                r"snapped with the learned drift ([\d.]+)%",
                lambda g: f"{g[0]}% / {g[1]}% / {g[2]}%"),
     )),
+    Bench("bench_data_engine", (), (
+        Figure("data engine: verified runs/hour of the 30 families' reference solutions, 1 phone / 4 phones",
+               r"1 phone\(s\): (\d+) runs in [\d.]+ s, (\d+) verified.*?(\d+) verified runs/hour.*?"
+               r"4 phone\(s\): \d+ runs in [\d.]+ s, (\d+) verified.*?(\d+) verified runs/hour",
+               lambda g: f"{g[2]} / {g[4]} ({g[1]}/{g[0]} and {g[3]}/{g[0]} verified)", "all verified",
+               lambda g: g[1] == g[0] and g[3] == g[0]),
+        Figure("data engine: 4 phones vs 1", r"speed-up 4 phones vs 1: ([\d.]+)x", lambda g: f"**{g[0]}x**"),
+    )),
     Bench("bench_session_close", ("--steps", "100", "--rounds", "3"), (
         Figure("ending an MCP session of 100 steps, `close()` (wait for the images, write the report): writer "
                "alone / with `embed_later` (median of 3)",
