@@ -232,6 +232,7 @@ def _solutions(tasks: list[Any], adb: Any, serial: str) -> dict[str, list[str]]:
     come from the phone's state (today's date…) read as the runner reads them."""
     from eval.mobile_eval.app_validators import derive
     from eval.mobile_eval.environment import PhoneEnvironment
+    from eval.mobile_eval.schema import ALTERNATIVE_SEPARATOR
     from mobile_agent.device import open_device
 
     environment = PhoneEnvironment(open_device(adb, serial))
@@ -241,7 +242,10 @@ def _solutions(tasks: list[Any], adb: Any, serial: str) -> dict[str, list[str]]:
         if task.derived:
             environment.reset(seed=0, apps=task.apps)
             values = derive(task.derived, environment.read_state())
-        solutions[task.render(values)] = [*task.reference_script(values).splitlines(), "Stop"]
+        # the model's answers: the first alternative of each reference line (reference_script
+        # adds "Page down until (Text)", a script-only step no planner answers)
+        steps = [line.split(ALTERNATIVE_SEPARATOR)[0].strip() for line in task.reference_lines(values)]
+        solutions[task.render(values)] = [*steps, "Stop"]
         _INSTRUCTIONS[task.id] = task.render(values)
     return solutions
 
