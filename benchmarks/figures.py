@@ -7,7 +7,8 @@ defaults, cached vs uncached perception, 4 phones vs 1). The table between the
 ``figures:begin`` / ``figures:end`` markers of RESULTS.md is replaced, with the date, the
 commit, the machine and the load average before and after each bench; the benches' whole
 output goes to benchmarks/results/figures-<date>.txt. A pattern that finds nothing is a
-failed figure ("not measured"), and the exit code says so.
+failed figure ("not measured"), and the exit code says so. ``bench_farm`` needs Debian's
+``postgresql`` (``make postgres``); the whole run takes about 10 minutes on 2 cores.
 
 ``--only NAME`` runs one bench (a quick look; RESULTS.md is then left alone unless --write).
 """
@@ -122,6 +123,15 @@ BENCHES = [
                r"snapped with the learned drift ([\d.]+)%",
                lambda g: f"{g[0]}% / {g[1]}% / {g[2]}%"),
     )),
+    Bench("bench_farm", ("--phases", "farm12,farm1"), (
+        Figure("farm on PostgreSQL (needs Debian's postgresql): tasks/min, 3 hosts x 4 phones / 1 phone",
+               r"farm 3x4 \(Postgres\): \d+ tasks on 12 phones, ([\d.]+) tasks/min.*?"
+               r"farm 1x1 \(Postgres\): \d+ tasks on 1 phones, ([\d.]+) tasks/min",
+               lambda g: f"{g[0]} / {g[1]}"),
+        Figure("farm: 12 phones vs 1 (with 50 clients polling)",
+               r"farm scaling, 12 phones vs 1: ([\d.]+)x \(ideal 12x; goal >= 10x\); with the pollers ([\d.]+)x",
+               lambda g: f"**{g[0]}x** ({g[1]}x)", "≥ 10x", lambda g: f(g[0]) >= 10),
+    ), timeout_s=600),
     Bench("bench_data_engine", (), (
         Figure("data engine: verified runs/hour of the 30 families' reference solutions, 1 phone / 4 phones",
                r"1 phone\(s\): (\d+) runs in [\d.]+ s, (\d+) verified.*?(\d+) verified runs/hour.*?"
@@ -231,8 +241,8 @@ def main() -> int:
         "per bench, before -> after: " + "; ".join(loads) + ".",
         "Each row names the bench and its arguments; ratios are measured side by side in the same "
         "process. One run, not an average: on a shared 2-core machine read the times as orders of "
-        "magnitude. The plan cache (cached vs uncached) and the farm (12 phones vs 1) have their "
-        "own sections below, with their own runs.",
+        "magnitude. The plan cache (cached vs uncached, 33 tasks: about 20 minutes) has its own "
+        "section below, with its own runs; the farm's and the other benches' sections say more.",
         "",
         "| Figure (bench) | Measured | Goal | Met? |",
         "| --- | --- | --- | --- |",
