@@ -219,10 +219,10 @@ def _subclasses(cls: type) -> set[type]:
 def open_devices(settings: Any, serials: list[str] | None) -> list[Any]:
     """The phones named with --device; without any, the first ready phone (any one does: each
     task resets the phone first), said on stderr when there were several to choose from."""
-    from mobile_agent.device import list_devices, open_device
+    from mobile_agent.device import list_devices, open_device, open_phone
 
-    if serials:
-        return [open_device(settings.adb, serial) for serial in serials]
+    if serials:  # an ios:NAME serial is an iPhone of ios.devices (docs/ios.md)
+        return [open_phone(settings, serial) for serial in serials]
     if settings.adb.serial or settings.adb.connect:
         return [open_device(settings.adb)]
     ready = sorted(d.serial for d in list_devices(settings.adb) if d.state == "device")

@@ -7,19 +7,28 @@ the phone can do is asked over ADB, never assumed from what it is: a phone that 
 other phone is reset the way a person would — home, and force-stop the task's apps — and
 its runs are judged by a person or an MLLM, since success cannot be read from it.
 
-May import: mobile_agent (device API), mobile_eval.errors.
+An iPhone (``ios:NAME``) has no adb shell: the harness asks the same commands through
+``IphoneShell``, the simulated iPhone's own route next to its WDA (``POST /simphone/shell``,
+``simphone.ios.wda``); a real iPhone's WDA answers it ``unknown command``, so a real iPhone
+is reset like any phone without readable state (home; its apps are not force-stopped: WDA's
+terminate is not used yet) and judged by a person or an MLLM.
+
+May import: httpx, mobile_agent (device API), mobile_eval.errors.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, cast, overload
+
+import httpx
 
 from eval.mobile_eval.errors import DeviceStateError
-from mobile_agent.errors import DeviceError
+from mobile_agent.errors import DeviceCommandError, DeviceError
 
-__all__ = ["PhoneEnvironment", "ResetKind"]
+__all__ = ["IphoneShell", "PhoneEnvironment", "ResetKind", "ShellAnswer", "environment_for"]
 
 log = logging.getLogger(__name__)
 
@@ -27,19 +36,73 @@ ResetKind = Literal["state", "home"]
 
 
 class _Device(Protocol):
-    serial: str
+    @property
+    def serial(self) -> str: ...
 
-    def run(self, args: list[str]) -> Any: ...
-    def key(self, name: str | int) -> None: ...
-    def force_stop(self, package: str) -> None: ...
+    def key(self, name: str) -> object: ...
     def resolve_app_label(self, label: str) -> str | None: ...
 
 
-class PhoneEnvironment:
-    """One phone, seen by the evaluation harness (not by the agent)."""
+class _Shell(Protocol):
+    """The harness's channel to the phone's commands: an adb phone's shell (``Device``)."""
 
-    def __init__(self, device: _Device) -> None:
+    def run(self, args: list[str]) -> Any: ...
+    def force_stop(self, package: str) -> None: ...
+
+
+class _AdbDevice(_Device, _Shell, Protocol):
+    """An adb phone: the device and its shell in one (``mobile_agent.device.Device``)."""
+
+
+@dataclass(frozen=True)
+class ShellAnswer:
+    """What one command printed, as an adb phone's ``Device.run`` answers it."""
+
+    stdout: bytes
+    stderr: bytes
+    exit_code: int | None
+
+
+class IphoneShell:
+    """The commands of the simulated iPhone at ``url`` (its WDA address), through the
+    simulator's ``POST /simphone/shell``. A real WDA answers ``unknown command``: exit 127,
+    as a shell without the command, so the phone reads as one without readable state."""
+
+    def __init__(self, url: str, timeout_s: float = 30.0) -> None:
+        self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
+
+    def run(self, args: list[str]) -> ShellAnswer:
+        try:
+            response = httpx.post(f"{self.url}/simphone/shell", json={"argv": list(args)}, timeout=self.timeout_s)
+            value = response.json().get("value")
+        except (httpx.HTTPError, ValueError, AttributeError) as exc:
+            return ShellAnswer(b"", f"no shell at {self.url}: {exc}".encode(), 127)
+        if not isinstance(value, dict) or "exitCode" not in value:  # WDA's error object: no such route
+            message = value.get("message", "") if isinstance(value, dict) else ""
+            return ShellAnswer(b"", f"an iPhone has no shell ({message})".encode(), 127)
+        return ShellAnswer(str(value.get("stdout", "")).encode(), str(value.get("stderr", "")).encode(),
+                           int(value["exitCode"]))
+
+    def force_stop(self, package: str) -> None:
+        raise DeviceCommandError(f"{package} is not force-stopped on an iPhone (WDA's terminate is not used yet)",
+                                 command=["force-stop", package])
+
+
+class PhoneEnvironment:
+    """One phone, seen by the evaluation harness (not by the agent): ``device`` the phone the
+    agent drives, ``shell`` its commands (default: the device's own adb shell)."""
+
+    @overload
+    def __init__(self, device: _AdbDevice) -> None: ...
+
+    @overload
+    def __init__(self, device: _Device, shell: _Shell) -> None: ...
+
+    def __init__(self, device: _Device, shell: _Shell | None = None) -> None:
         self.device = device
+        # an adb phone is its own shell (the first overload)
+        self.shell: _Shell = shell if shell is not None else cast(_AdbDevice, device)
         self._stateful: bool | None = None
 
     @property
@@ -54,7 +117,7 @@ class PhoneEnvironment:
         return self._stateful
 
     def _try_read_state(self) -> dict[str, Any] | None:
-        result = self.device.run(["dumpsys", "simphone"])
+        result = self.shell.run(["dumpsys", "simphone"])
         if result.exit_code not in (0, None):
             return None
         try:
@@ -73,7 +136,7 @@ class PhoneEnvironment:
     def reset(self, *, seed: int = 0, apps: list[str] | None = None) -> ResetKind:
         """Back to a known start: the seeded state where possible, else home + force-stop."""
         if self.stateful:
-            result = self.device.run(["cmd", "simphone", "reset", "--seed", str(int(seed))])
+            result = self.shell.run(["cmd", "simphone", "reset", "--seed", str(int(seed))])
             if result.exit_code not in (0, None):
                 output = (result.stderr or result.stdout or b"").decode("utf-8", "replace").strip()
                 raise DeviceStateError(
@@ -86,7 +149,7 @@ class PhoneEnvironment:
             try:
                 package = self.device.resolve_app_label(label)
                 if package:
-                    self.device.force_stop(package)
+                    self.shell.force_stop(package)
             except DeviceError as exc:  # an app that is not installed has nothing to stop
                 log.info("could not force-stop %s on %s: %s", label, self.serial, exc.message)
         self.device.key("home")
@@ -96,10 +159,22 @@ class PhoneEnvironment:
         """A task's initial state beyond the reset, through plain adb shell commands
         (``settings put``, ``cmd uimode night``, ``cmd simphone clock``); any failure stops the task."""
         for argv in commands:
-            result = self.device.run(list(argv))
+            result = self.shell.run(list(argv))
             output = (result.stderr or result.stdout or b"").decode("utf-8", "replace").strip()
             # `content` exits 0 whatever happens (AOSP cmds/content): its failure is in what it prints
             refused = argv[:1] == ["content"] and ("Error while accessing provider" in output or "[ERROR]" in output)
             if result.exit_code not in (0, None) or refused:
                 raise DeviceStateError(f"{self.serial}: setup `{' '.join(argv)}` failed (exit {result.exit_code}): "
                                        f"{output[:200]}", serial=self.serial)
+
+
+def environment_for(device: Any, ios_devices: dict[str, str]) -> PhoneEnvironment:
+    """The harness's view of ``device``: an adb phone with its own shell; an iPhone
+    (``platform`` ``ios``) with ``IphoneShell`` at its WDA address in ``ios_devices``
+    (``ios.devices``: NAME -> URL)."""
+    if device.platform == "ios":
+        url = ios_devices.get(str(device.serial).removeprefix("ios:"))
+        if url is None:
+            raise DeviceStateError(f"{device.serial} is not one of ios.devices", serial=device.serial)
+        return PhoneEnvironment(device, IphoneShell(url))
+    return PhoneEnvironment(device)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from eval.mobile_eval.app_validators import derive
 from eval.mobile_eval.effects import StepEffects
-from eval.mobile_eval.environment import PhoneEnvironment
+from eval.mobile_eval.environment import PhoneEnvironment, environment_for
 from eval.mobile_eval.errors import JudgeError
 from eval.mobile_eval.judges import MllmJudge, result_from_annotation
 from eval.mobile_eval.matching import STOP_NAMES, ActionRef, judge_steps, parse_reference
@@ -153,7 +153,7 @@ class SuiteRunner:
         return self.results.records()
 
     def _work(self, device: Any, own: queue.Queue[EvalTask], todo: queue.Queue[EvalTask]) -> None:
-        environment = PhoneEnvironment(device)
+        environment = environment_for(device, self.settings.ios.devices)
         while not self.cancel.is_set():
             try:
                 task = own.get_nowait() if not own.empty() else todo.get_nowait()

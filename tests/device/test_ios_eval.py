@@ -1,0 +1,60 @@
+"""`mobile-agent eval mobile-eval --device ios:NAME` (issue 33): Mobile-Eval's reference
+solutions on the simulated iPhone (``simphone.ios.WdaFrontEnd``), the command a user types.
+The harness resets and reads the simulated iPhone through the simulator's own route beside
+its WDA (``POST /simphone/shell``), the agent drives it over WDA (points, Back as the edge
+swipe, Open App by Apple's bundle ids, else the home screen). No adb at all."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from eval.mobile_eval.environment import IphoneShell, PhoneEnvironment
+from mobile_agent.device.ios import IosDevice, WdaClient
+from simphone import Phone
+from simphone.ios import WdaFrontEnd
+from tests.agent_helpers import cli, cli_env
+from tests.ports import free_port
+
+# Settings twice (the second starts from the reset, not from the first's dark mode), a note
+# typed, and an app opened from the home screen (no Apple bundle id: the screen search)
+TASKS = ["settings-1", "settings-2", "notes-2", "youtube-1"]
+
+
+@pytest.mark.timeout(600)
+def test_reference_solutions_pass_on_the_simulated_iphone(tmp_path: Path) -> None:
+    server = WdaFrontEnd(Phone(), scale=3).start()
+    try:
+        env = cli_env(free_port(), MOBILE_AGENT_ADB__ADB_PATH=str(tmp_path / "no-adb"),
+                      MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-e": server.url}))
+        picked = [arg for task in TASKS for arg in ("--task", task)]
+        proc = cli("eval", "mobile-eval", "--device", "ios:sim-e", "--script-reference", *picked,
+                   "-o", str(tmp_path / "eval"), env=env, timeout=540)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        records = [json.loads(line) for line in (tmp_path / "eval" / "results.jsonl").read_text().splitlines()]
+        assert sorted(r["task_id"] for r in records) == sorted(TASKS)
+        for record in records:
+            # judged from the simulated phone's own state, not annotated later
+            assert (record["success"], record["judged_by"], record["device"]) == (True, "state", "ios:sim-e"), record
+    finally:
+        server.stop()
+
+
+def test_a_real_wda_has_no_shell_so_the_iphone_is_reset_home() -> None:
+    """A WDA without the simulator's route (every real one) answers ``unknown command``:
+    no readable state, and the reset is the Home button."""
+    server = WdaFrontEnd(Phone(), scale=3).start()
+    client = WdaClient(server.url, timeout_s=20)
+    try:
+        iphone = IosDevice("sim-r", client)
+        assert PhoneEnvironment(iphone, IphoneShell(server.url)).stateful  # the simulator answers
+        iphone.launch_app("com.apple.Preferences")
+        plain = PhoneEnvironment(iphone, IphoneShell(server.url + "/not-wda"))  # a route no WDA has
+        assert not plain.stateful
+        assert plain.reset(apps=["Settings"]) == "home"
+        assert server.phone.foreground == "com.android.launcher3"
+    finally:
+        client.close()
+        server.stop()
