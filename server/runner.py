@@ -232,11 +232,18 @@ class AgentTaskRunner:
         )  # fmt: skip
 
     def _run(self, spec: TaskSpec, *, cancel: threading.Event, emit: Emit) -> TaskOutcome:
-        from mobile_agent.agent import Agent
-        from mobile_agent.device import open_phone
+        from mobile_agent.device import close_phone, open_phone
 
         settings = task_settings(self.settings, spec.options, spec.serial)
         device = open_phone(settings, spec.serial)  # an Android phone, or the iPhone ios:NAME (docs/ios.md)
+        try:
+            return self._drive(spec, settings, device, cancel=cancel, emit=emit)
+        finally:
+            close_phone(device)  # an iPhone's connections to its WDA end with the run
+
+    def _drive(self, spec: TaskSpec, settings: Settings, device: AgentDevice, *, cancel: threading.Event,
+               emit: Emit) -> TaskOutcome:
+        from mobile_agent.agent import Agent
 
         def on_event(event: Any) -> None:
             data = jsonable(getattr(event, "data", None) or {})

@@ -3,8 +3,8 @@
 Public API (see docs/architecture.md, ``mobile_agent.device``): ``open_device``,
 ``list_devices``, ``connect``, ``Device``, ``DeviceInfo``, ``Screenshot``,
 ``ScreenInfo``, ``PhoneLease`` (one phone, one run, across interfaces); ``open_phone`` (an
-Android phone or, for ``ios:NAME``, an iPhone: docs/ios.md), ``list_iphones``, ``platform_of``,
-``phone_properties``. Errors are the ``DeviceError`` subtree of ``mobile_agent.errors``.
+Android phone or, for ``ios:NAME``, an iPhone: docs/ios.md), ``close_phone``, ``list_iphones``,
+``platform_of``, ``phone_properties``. Errors are the ``DeviceError`` subtree of ``mobile_agent.errors``.
 
 May import: adbutils, numpy, Pillow, the standard library, ``mobile_agent.errors`` and
 ``mobile_agent.settings``.
@@ -19,6 +19,7 @@ from mobile_agent.device.phones import (
     IphoneListing,
     Phone,
     Platform,
+    close_phone,
     list_iphones,
     open_phone,
     phone_properties,
@@ -42,6 +43,7 @@ __all__ = [
     "ScreenState",
     "Screenshot",
     "adb_version",
+    "close_phone",
     "connect",
     "ensure_server",
     "find_adb",

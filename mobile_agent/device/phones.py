@@ -32,6 +32,7 @@ __all__ = [
     "IPHONE_PROBE_S",
     "IphoneListing",
     "Phone",
+    "close_phone",
     "Platform",
     "list_iphones",
     "open_iphone",
@@ -144,6 +145,13 @@ def open_iphone(settings: IosSettings, serial: str) -> IosDevice:
         client.close()
         raise DeviceOfflineError(f"the iPhone {serial}'s WebDriverAgent at {url} is not ready", serial=serial)
     return IosDevice(name, client)
+
+
+def close_phone(phone: Phone) -> None:
+    """Let go of what ``open_phone`` opened: an iPhone's HTTP client (its connections to WDA);
+    an Android phone holds nothing open. The caller is done with ``phone``."""
+    if isinstance(phone, IosDevice):
+        phone.client.close()
 
 
 def open_phone(settings: Settings, serial: str | None = None) -> Phone:

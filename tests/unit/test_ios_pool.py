@@ -111,3 +111,16 @@ def test_the_pool_leases_by_platform_and_says_why_a_platform_cannot_run(tmp_path
     assert "no phone of platform 'android'" in (platform_refusal(pool, "any", "android") or "")
     assert "is not an Android phone" in (platform_refusal(pool, "ios:real", "android") or "")
     assert "is not an iPhone" in (platform_refusal(pool, "emulator-5554", "ios") or "")
+
+
+def test_close_phone_lets_go_of_an_iphones_connections(tmp_path: Path, wda: FakeWda) -> None:
+    from mobile_agent.device import Device, close_phone, open_phone
+    from mobile_agent.errors import DeviceError
+
+    settings = load_settings(overrides={"ios.devices": {"real": wda.url}})
+    iphone = open_phone(settings, "ios:real")
+    assert iphone.screenshot().width > 0
+    close_phone(iphone)
+    with pytest.raises((DeviceError, RuntimeError)):  # a closed client sends nothing more
+        iphone.screenshot()
+    close_phone(Device("emulator-5554", settings.adb))  # an Android phone holds nothing open: nothing to do
