@@ -108,6 +108,20 @@ def _pieces_of_one(a: Box, b: Box) -> bool:
     return whole.area <= 2.5 * max(a.area, b.area) and 0.5 <= whole.width / max(whole.height, 1e-6) <= 2.0
 
 
+def _whole_glyph(close: list[int], boxes: list[Box], scores: list[float]) -> tuple[list[int], Box]:
+    """The halves of one glyph proposed apart are one place: ``close`` without the best's
+    other halves, and the best's whole box. Both halves must tie by their own look: a
+    look-alike let in at a lower score is another icon, even where it overlaps."""
+    whole = boxes[close[0]]
+    tie = scores[close[0]] - _HEURISTIC_MARGIN
+    pieces = []
+    for i in close[1:]:
+        if scores[i] >= tie and _pieces_of_one(whole, boxes[i]):
+            pieces.append(i)
+            whole = _union(whole, boxes[i])
+    return [close[0], *(i for i in close[1:] if i not in pieces)], whole
+
+
 def _union(a: Box, b: Box) -> Box:
     return Box(min(a.left, b.left), min(a.top, b.top), max(a.right, b.right), max(a.bottom, b.bottom))
 
@@ -406,14 +420,7 @@ class IconLocator:
         else:
             close = [best]
         close = _one_per_place(close, boxes)
-        # the halves of one glyph, proposed apart, are one place: the rest is another icon
-        whole = boxes[close[0]]
-        # (both ties by their own look: a look-alike let in at a lower score is another icon)
-        tie = scores[close[0]] - _HEURISTIC_MARGIN
-        pieces = [i for i in close[1:] if scores[i] >= tie and _pieces_of_one(whole, boxes[i])]
-        for i in pieces:
-            whole = _union(whole, boxes[i])
-        close = [close[0], *(i for i in close[1:] if i not in pieces)]
+        close, whole = _whole_glyph(close, boxes, scores)
         if len(close) == 1 and understood:
             return Location(LocateStatus.FOUND, description, point=whole.center, box=whole, backend=backend)
         top = close[: self.config.max_text_candidates]

@@ -23,7 +23,7 @@ from perception.accessibility import AccessibilityNode
 from perception.cache import FrameCache, frame_key
 from perception.heuristic_ranker import _colour_share
 from perception.icon_vocabulary import read_icon_words
-from perception.icons import IconLocator, _look_alikes, _pieces_of_one
+from perception.icons import IconLocator, _look_alikes, _pieces_of_one, _whole_glyph
 from perception.position import parse_position
 from perception.proposals import propose_ui_elements
 from perception.system_bars import AppArea, app_area
@@ -354,6 +354,9 @@ def test_halves_of_one_glyph_and_neighbours_apart() -> None:
     assert not _pieces_of_one(Box(100, 100, 160, 160), Box(170, 100, 230, 160))  # two icons side by side
     assert not _pieces_of_one(Box(100, 100, 160, 160), Box(110, 110, 130, 130))  # a glyph on its plate
     assert not _pieces_of_one(Box(0, 100, 300, 160), Box(280, 100, 580, 160))  # two overlapping bars: too long together
+    # tied halves are one place, tapped at the whole; a look-alike let in at a low score is not a half
+    assert _whole_glyph([0, 1], [upper, lower], [0.577, 0.573]) == ([0], Box(415, 49, 445, 80))
+    assert _whole_glyph([0, 1], [upper, lower], [0.577, 0.05]) == ([0, 1], upper)
 
 
 def test_a_play_triangle_is_not_the_navigation_bars_back() -> None:
