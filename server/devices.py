@@ -117,6 +117,7 @@ class AdbDeviceSource:
         self._phones: dict[str, Phone] = {}  # opened for screenshots; opened again after a probe or an error
         self._retry: dict[str, tuple[float, float]] = {}  # address -> (next try, current backoff)
         self._ios_retry: dict[str, tuple[float, float]] = {}  # iPhone name -> (next try, current backoff)
+        self._adb_missing = False  # the adb server did not answer the last listing (iPhones listed alone)
         self._ios_last: dict[str, tuple[str, bool, str | None]] = {}  # iPhone name -> (serial, ready, model) last asked
         self._lock = threading.Lock()
 
@@ -174,11 +175,16 @@ class AdbDeviceSource:
     def list(self) -> list[tuple[str, str, str | None]]:
         iphones = self._iphones()
         try:
-            return self._adb_list() + iphones
+            android = self._adb_list()
+            self._adb_missing = False
+            return android + iphones
         except DeviceError as exc:
             if not iphones:
                 raise
-            log.warning("no Android phones: %s", exc.message)  # iPhones need no adb server
+            # iPhones need no adb server: said once (and again after adb answered), not at every refresh
+            if not self._adb_missing:
+                log.warning("no Android phones (the iPhones are listed): %s", exc.message)
+            self._adb_missing = True
             return iphones
 
     def _open(self, serial: str, *, fresh: bool = False) -> Phone:
@@ -354,7 +360,8 @@ class _Listed(Protocol):
 
 
 _PLATFORM_NAMES = {"android": "an Android phone", "ios": "an iPhone"}
-_PLATFORM_HINTS = {"ios": " (iPhones are configured in ios.devices: docs/ios.md)"}
+_PLATFORM_HINTS = {"ios": " (iPhones are configured in ios.devices, and named in server.devices when that lists "
+                          "phones: docs/ios.md)"}
 
 
 def platform_refusal(phones: _Listed, device: str, platform: str | None) -> str | None:

@@ -72,16 +72,20 @@ def _source(tmp_path: Path, iphones: dict[str, str]) -> AdbDeviceSource:
 
 
 def test_iphones_are_listed_with_no_adb_and_a_silent_one_is_asked_again_after_a_backoff(
-        tmp_path: Path, wda: FakeWda, silent: _Silent) -> None:
+        tmp_path: Path, wda: FakeWda, silent: _Silent, caplog: pytest.LogCaptureFixture) -> None:
     source = _source(tmp_path, {"real": wda.url, "gone": silent.url})
     source.RECONNECT_BACKOFF_S = 3600.0  # the backoff outlasts the test: no second try in it
-    first = source.list()
+    with caplog.at_level("WARNING", logger="server.devices"):
+        first = source.list()
     assert first == [("ios:gone", "offline", None), ("ios:real", "device", "iphone")]
     assert silent.connections >= 1
     asked = silent.connections
     status_calls = len(wda.calls("GET", "/status"))
-    assert source.list() == first
+    with caplog.at_level("WARNING", logger="server.devices"):
+        assert source.list() == first
     assert silent.connections == asked  # in its backoff: not asked, still offline
+    said = [r for r in caplog.records if "no Android phones" in r.getMessage()]
+    assert len(said) == 1, said  # once, not at every refresh
     assert len(wda.calls("GET", "/status")) == status_calls + 1  # a ready one is asked at each refresh
 
 
