@@ -96,7 +96,8 @@ def _leads_row(box: Box, line: TextLine, edges: np.ndarray, scale: float) -> boo
     """A row's icon read into its label's OCR line ("  Messages" whose box starts at the
     envelope): at one end of the line, its longer side at least 0.45 of the line's height, and set apart from
     the letters by a gap wider than letters are spaced (~0.3 of the line's height; a first
-    letter touches its neighbour's spacing)."""
+    letter touches its neighbour's spacing) and wider than any space between the line's own
+    words (a line's last short word, "to" ending "beats to", is square and past a space)."""
     t = line.box
     if max(box.width, box.height) < 0.45 * t.height or min(box.width, box.height) < 0.6 * max(box.width, box.height):
         return False
@@ -111,7 +112,43 @@ def _leads_row(box: Box, line: TextLine, edges: np.ndarray, scale: float) -> boo
     else:
         return False
     strip = edges[top:bottom, max(0, int(x0 * scale)): int(np.ceil(x1 * scale))]
-    return strip.size > 0 and not strip.any()
+    if strip.size == 0 or strip.any():
+        return False
+    # a gap no wider than the spaces between the line's own words is a word space: the box
+    # is the line's first or last word ("to" ending "beats to"), not an icon set apart
+    ink: np.ndarray = np.asarray(edges[top:bottom, max(0, int(t.left * scale)): int(np.ceil(t.right * scale))].any(axis=0))
+    offset = max(0, int(t.left * scale))
+    inside = np.zeros_like(ink)
+    inside[max(0, int(box.left * scale) - offset): int(np.ceil(box.right * scale)) - offset] = True
+    own_gap = _gap_beside(ink, inside, leading=x0 >= box.right)
+    return own_gap > _widest_gap(ink & ~inside, ~inside)
+
+
+def _gap_beside(ink: np.ndarray, inside: np.ndarray, leading: bool) -> int:
+    """Empty columns between the box (``inside``) and the next ink of the line, after the
+    box (``leading``) or before it."""
+    columns = np.nonzero(inside)[0]
+    if len(columns) == 0:
+        return 0
+    if leading:
+        rest = ink[columns[-1] + 1:]
+        hits = np.nonzero(rest)[0]
+        return int(hits[0]) if len(hits) else len(rest)
+    rest = ink[: columns[0]][::-1]
+    hits = np.nonzero(rest)[0]
+    return int(hits[0]) if len(hits) else len(rest)
+
+
+def _widest_gap(ink: np.ndarray, part: np.ndarray) -> int:
+    """The widest run of empty columns between two inked columns of ``part`` of a line."""
+    columns = np.nonzero(ink & part)[0]
+    if len(columns) < 2:
+        return 0
+    runs = np.diff(columns) - 1
+    # a run across the excluded box is not a gap of the rest
+    across = ~part[columns[:-1] + 1]
+    runs[across] = 0
+    return int(runs.max()) if len(runs) else 0
 
 
 def _is_text(box: Box, lines: list[TextLine], edges: np.ndarray | None = None, scale: float = 1.0) -> bool:

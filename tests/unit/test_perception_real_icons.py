@@ -283,6 +283,27 @@ def test_a_rows_icon_read_into_its_label_is_still_an_icon() -> None:
     assert not any(words.contains(*b.center) and b.width > 0.5 * words.width for b in boxes)
 
 
+def test_a_lines_last_short_word_is_not_a_row_icon() -> None:
+    """Simulated YouTube home, light theme, ``wm size 720x1600``: the title line "lofi hip hop
+    radio - beats to" ends in "to", square enough and past an empty strip (the space before
+    it), so it was kept as a trailing row icon; its "o" outscored the toolbar's magnifier for
+    "search magnifier" (a wrong tap, found by bench_data_augment). A gap no wider than the
+    line's own word spaces is a word space."""
+    from simphone import Phone
+
+    phone = Phone(profile="pixel7-14", seed=2)  # seed 2: the lofi stream is the first video
+    phone.force_size((720, 1600))
+    phone.launch("com.google.android.youtube")
+    pixels = np.asarray(phone.screenshot().convert("RGB"))
+    (magnifier,) = [e for e in phone.ground_truth() if e["description"] == "search, magnifier"]
+    perception = Perception(PerceptionConfig(detector="proposals", ranker="heuristic", compute_device="cpu"))
+    assert_tapped(perception.find_icon(pixels, "search magnifier", "top right"), Box(*magnifier["box"]))
+    (title,) = [line for line in perception.ocr(pixels) if line.text.strip().endswith("beats to")]
+    last_word = Box(title.box.right - 0.12 * title.box.width, title.box.top, title.box.right, title.box.bottom)
+    boxes = [r.box for r in perception._icon_locator().regions(pixels, frame_key(pixels))]
+    assert not any(last_word.contains(*b.center) and b.height < 1.5 * title.box.height for b in boxes)
+
+
 # --- when the ranker is not sure: candidates, never a guessed tap (issue 30) ----------------
 
 
