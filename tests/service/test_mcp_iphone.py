@@ -23,6 +23,9 @@ from PIL import Image  # noqa: E402
 from mobile_agent.device.ios import WdaClient  # noqa: E402
 from simphone import Phone  # noqa: E402
 from simphone.ios import WdaFrontEnd  # noqa: E402
+from tests.agent_helpers import DONE, plan_reply  # noqa: E402
+from tests.llm_fixtures import llm_server  # noqa: E402,F401  (fixture)
+from tests.llm_server import ScriptedLLMServer  # noqa: E402
 from tests.mcp_helpers import http_session, mcp_env, serve_http, stdio_session, tool_json  # noqa: E402
 from tests.ports import free_port  # noqa: E402
 
@@ -134,3 +137,24 @@ def test_streamable_http_drives_the_simulated_iphone(front: WdaFrontEnd, tmp_pat
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_run_instruction_on_the_iphone_tells_the_model_it_is_one(front: WdaFrontEnd, llm_server: ScriptedLLMServer,  # noqa: F811
+                                                                 tmp_path: Path) -> None:
+    """``run_instruction`` over MCP on an iPhone: a whole planned run, the model told that the
+    phone is an iPhone (Back is the edge swipe), the run done on the simulated iPhone."""
+    env = _no_adb(tmp_path, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-r": front.url}),
+                  MCP_TEST_LOG=str(tmp_path / "server.log"), MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url,
+                  MOBILE_AGENT_PLANNER__API_KEY="k-mcp-ios", MOBILE_AGENT_PLANNER__MODEL="gpt-4o")
+    llm_server.script([plan_reply("Open App (Settings)"), plan_reply("Stop"), DONE])
+
+    async def main() -> None:
+        async with stdio_session(env, "--serial", "ios:sim-r", "--runs-dir", str(tmp_path / "runs")) as session:
+            result = tool_json(await session.call_tool("run_instruction", {"instruction": "Open Settings"}))
+            assert result["status"] == "completed", result
+
+    anyio.run(main)
+    assert front.phone.foreground == "com.android.settings"
+    planning = [r.text() for r in llm_server.chat_requests if "Verdict" not in r.text()]
+    assert len(planning) == 2
+    assert all("an iPhone" in text and "no Back key" in text and "Android" not in text for text in planning)
