@@ -97,7 +97,7 @@ def test_command(args: argparse.Namespace) -> int:
         print(f"mobile-agent test: {exc.message}", file=err)
         return EXIT_USAGE
 
-    from mobile_agent.device import list_devices, open_device
+    from mobile_agent.device import list_devices, open_phone
     from mobile_agent.errors import DeviceError, DeviceNotFoundError, MultipleDevicesError
 
     try:
@@ -108,7 +108,7 @@ def test_command(args: argparse.Namespace) -> int:
                 print("mobile-agent test: no phone is attached and ready", file=err)
                 return EXIT_USAGE
             serial = ready[0]
-        device = open_device(settings.adb, serial)
+        device = open_phone(settings, serial)  # ios:NAME: an iPhone of ios.devices (docs/ios.md)
     except (DeviceNotFoundError, MultipleDevicesError) as exc:
         print(f"mobile-agent test: {exc.message}", file=err)
         return EXIT_USAGE

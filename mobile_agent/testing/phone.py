@@ -88,10 +88,10 @@ class Phone:
 
     @classmethod
     def open(cls, settings: Settings, serial: str | None = None) -> Phone:
-        """The phone of ``settings.adb`` (or ``serial``)."""
-        from mobile_agent.device import open_device
+        """The phone of ``settings.adb`` (or ``serial``; ``ios:NAME`` is an iPhone of ``ios.devices``)."""
+        from mobile_agent.device import open_phone
 
-        return cls(settings, open_device(settings.adb, serial or settings.adb.serial))
+        return cls(settings, open_phone(settings, serial or settings.adb.serial))
 
     @property
     def serial(self) -> str:
