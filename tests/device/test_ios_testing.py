@@ -36,6 +36,12 @@ def test_flows_run_on_the_simulated_iphone(tmp_path: Path) -> None:
         assert "running 3 flows on ios:sim-t" in proc.stderr
         assert "Groceries" in json.dumps(server.phone.state())  # the note's title was typed on the phone
         assert server.phone.foreground == "com.android.settings"  # the last flow's app
+        # --record: an iPhone has no screenrecord; the video is made of the captured frames
+        recorded = cli("test", str(FLOWS / "home-screen.yaml"), "--serial", "ios:sim-t", "--record",
+                       "--output", str(tmp_path / "rec"), "--json", env=env, timeout=120)
+        assert recorded.returncode == 0, recorded.stderr[-3000:]
+        video = json.loads(recorded.stdout)["flows"][0]["video"]
+        assert video and Path(video).stat().st_size > 0
         unknown = cli("test", str(FLOWS / "home-screen.yaml"), "--serial", "ios:nope", env=env, timeout=120)
         assert unknown.returncode == 2 and "no iPhone named 'nope'" in unknown.stderr
     finally:
