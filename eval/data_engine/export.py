@@ -40,6 +40,7 @@ from eval.data_engine.verify import verification_for
 from eval.mobile_eval.records import TaskResult
 from eval.mobile_eval.schema import EvalTask
 from mobile_agent.agent import load_trajectory
+from mobile_agent.device import platform_of
 from mobile_agent.operations import ParsedAction
 from mobile_agent.planner.dialects import UnwritableAction
 
@@ -213,7 +214,7 @@ def _export_run(record: TaskResult, task: EvalTask, verification: RunVerificatio
                     continue  # UI-TARS' type(content='…\n') in the history already says it
                 history.append(f"Step {index + 1}: {shown} -> {feedback[index] or 'done'}")
                 continue
-            messages = writer.messages(instruction, history, width, height)
+            messages = writer.messages(instruction, history, width, height, platform_of(record.device or ""))
             messages.append({"role": "assistant", "content": reply})
             for fmt in formats:
                 files.write(fmt, writer.name, split, sample_line(fmt, sample_id, files_out[index], messages, writer.name))

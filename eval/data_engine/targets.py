@@ -18,7 +18,7 @@ The prompt of a sample is the dialect's own ``messages`` for coordinate dialects
 system prompt and user text the model is served with), and the short paper prompt for
 the paper's and function calling's (their served prompt lists every operation card).
 
-May import: mobile_agent (planner dialects, operations), the standard library.
+May import: mobile_agent (planner dialects, operations, the device's Platform), the standard library.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mobile_agent.device import Platform
 from mobile_agent.errors import OperationError
 from mobile_agent.operations import COORDINATE_REGISTRY, REGISTRY, OperationRegistry, ParsedAction
 from mobile_agent.planner import ModelProfile, Viewport, viewport_for
@@ -116,13 +117,16 @@ class TargetWriter:
         """The action part of a reply, as the agent's history shows a model its own steps."""
         return str(self.dialect.parse(reply, self.viewport(width, height)).action.raw)
 
-    def messages(self, instruction: str, history: Sequence[str], width: int, height: int) -> list[dict[str, Any]]:
+    def messages(self, instruction: str, history: Sequence[str], width: int, height: int,
+                 platform: Platform = "android") -> list[dict[str, Any]]:
+        """The prompt the dialect's model got at this step, naming the phone the run was on
+        (``platform``: an iPhone's prompt says so, ``mobile_agent.planner.phones``)."""
         if not hasattr(self.dialect, "messages"):  # the paper's prompt (and function calling's)
             done = "\n".join(f"{i}. {line}" for i, line in enumerate(history, 1)) or "(none)"
             text = f"<image>\nInstruction: {instruction}\nPrevious actions:\n{done}\nWhat is the next action?"
             return [{"role": "user", "content": text}]
         raw = self.dialect.messages(instruction, list(history), [], None, self.viewport(width, height),
-                                    lambda _shot: {"type": "image"})  # fmt: skip
+                                    lambda _shot: {"type": "image"}, platform=platform)  # fmt: skip
         messages = []
         for message in raw:
             content = message["content"]

@@ -58,3 +58,28 @@ def test_a_real_wda_has_no_shell_so_the_iphone_is_reset_home() -> None:
     finally:
         client.close()
         server.stop()
+
+
+@pytest.mark.timeout(300)
+def test_data_collect_on_the_simulated_iphone_exports_prompts_that_say_iphone(tmp_path: Path) -> None:
+    """`mobile-agent data collect --device ios:NAME`: runs verified by the phone's state and
+    exported; each dialect's training prompt names the phone the run was on (an iPhone)."""
+    server = WdaFrontEnd(Phone(), scale=3).start()
+    try:
+        env = cli_env(free_port(), MOBILE_AGENT_ADB__ADB_PATH=str(tmp_path / "no-adb"),
+                      MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-d": server.url}))
+        out = tmp_path / "collect"
+        proc = cli("data", "collect", "--device", "ios:sim-d", "--count", "2", "--sample-seed", "5", "-o", str(out),
+                   env=env, timeout=280)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        runs = [json.loads(line) for line in (out / "dataset" / "runs.jsonl").read_text().splitlines()]
+        assert len(runs) == 2 and {r["device"] for r in runs} == {"ios:sim-d"}
+        for dialect in ("ui_tars", "mobile_use"):
+            samples = [json.loads(line) for split in ("train", "validation")
+                       for path in (out / "dataset").glob(f"messages-{dialect}-{split}.jsonl")
+                       for line in path.read_text().splitlines()]
+            assert samples, dialect
+            prompts = [json.dumps(s["messages"][:-1]) for s in samples]  # the prompt, not the reply
+            assert all("an iPhone" in p and "Android phone" not in p for p in prompts), dialect
+    finally:
+        server.stop()
