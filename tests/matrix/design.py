@@ -11,6 +11,14 @@ covered. Why our own ~30 lines and not ``allpairspy``: its last release is 2.5.1
 2023-07, it cannot start from required rows, and the property that matters (all pairs
 covered) is checked by a test here, so a small generator is easy to trust.
 
+The iPhone (issue 33) is a device of the design: the simulated phone served over
+WebDriverAgent's HTTP API (``simphone serve --ios``, ``ios:NAME`` to every interface). Its
+cells are a second pairwise design over the same axes, with the interfaces that reach an
+iPhone (``IPHONE_LIMITS`` says, for each one that does not, why: a known limitation, no
+cell), so every such interface meets every dialect, accessibility tree (the page source)
+on and off, the plan cache off / cold / warm and a secret on an iPhone. Each iPhone serve
+scale (``IPHONES``) is a device profile.
+
 Which cells run where: every cell of ``CELLS`` in ``tests/matrix/test_cells.py`` (one test
 each, through the interface it names), every ``PROFILE_CELLS`` entry in
 ``tests/matrix/test_profiles.py`` (the default settings, paper dialect for the CLI run,
@@ -29,7 +37,12 @@ __all__ = [
     "AXES",
     "CELLS",
     "COMMANDS",
+    "DEVICES",
     "DIALECT_MODELS",
+    "IPHONES",
+    "IPHONE_INTERFACES",
+    "IPHONE_LIMITS",
+    "IPHONE_REQUIRED",
     "KNOWN_BUGS",
     "PROFILES",
     "PROFILE_CELLS",
@@ -38,6 +51,7 @@ __all__ = [
     "Cell",
     "ProfileCell",
     "known_bug",
+    "axes_for",
     "pairwise",
     "uncovered_pairs",
 ]
@@ -78,7 +92,23 @@ PROFILES = (
     "galaxy-fold5-14",
     "pixel-tablet-14",
 )
+# The simulated iPhones: profile name -> (the simulator profile it plays, pixels per point),
+# one per scale `simphone serve --ios --scale` offers.
+IPHONES: dict[str, tuple[str, int]] = {
+    "iphone-3x": ("simphone", 3),
+    "iphone-2x": ("simphone", 2),
+}
+PROFILES += tuple(IPHONES)
 PROFILE_INTERFACES = ("cli_run", "eval_mobile_eval")
+
+# The devices of the design: an Android phone over adb, an iPhone over WDA (ios:NAME).
+DEVICES = ("android", "iphone")
+# The interfaces that cannot drive an iPhone, and why: known limitations (no cells), not
+# bugs. An interface that learns ios:NAME leaves this table and gets its cells. Empty since
+# cd49422 (`mobile-agent test --serial ios:NAME`); `data collect --device ios:NAME` runs as
+# `eval families` does (its --augment profiles, outside the matrix, reads getprop over adb).
+IPHONE_LIMITS: dict[str, str] = {}
+IPHONE_INTERFACES = tuple(i for i in INTERFACES if i not in IPHONE_LIMITS)
 
 # Every command of `mobile-agent` (and its plugins): the matrix interface it is, or why it
 # is none. A new command fails tests/matrix/test_design.py until it is listed here.
@@ -121,10 +151,11 @@ class Cell:
     accessibility: bool
     cache: str
     secret: bool
+    device: str = "android"
 
     @property
     def id(self) -> str:
-        return "-".join([self.interface, self.dialect, "a11y" if self.accessibility else "pixels", f"cache_{self.cache}",
+        return "-".join(["iphone"] * (self.device == "iphone") + [self.interface, self.dialect, "a11y" if self.accessibility else "pixels", f"cache_{self.cache}",
                          "secret" if self.secret else "nosecret"])  # fmt: skip
 
 
@@ -154,6 +185,15 @@ REQUIRED = (
     Cell("eval_mobile_eval", "ui_tars", False, "off", False),  # PS of a grounded dialect
     Cell("eval_families", "paper", False, "cold", False),  # `eval families --cache` refused
     Cell("cli_run", "function_calling", False, "off", False),  # function calling's step text
+)
+# On an iPhone: what issue 28 found on Android, where the iPhone differs (its tree is WDA's
+# page source, its text fields XCUIElementType…, its apps bundle ids).
+IPHONE_REQUIRED = (
+    Cell("cli_run", "paper", True, "off", False, "iphone"),  # the page source as the tree
+    Cell("cli_run", "paper", False, "warm", True, "iphone"),  # the secret in the plan cache
+    Cell("rest_task", "function_calling", True, "warm", True, "iphone"),
+    Cell("mcp", "paper", True, "off", False, "iphone"),  # click_text on the page source
+    Cell("eval_mobile_eval", "ui_tars", False, "off", False, "iphone"),  # PS of a grounded dialect
 )
 
 
@@ -204,11 +244,20 @@ def uncovered_pairs(axes: Mapping[str, Sequence[object]], rows: Sequence[Mapping
 
 
 _CELL_FIELDS = [f.name for f in fields(Cell)]
-assert _CELL_FIELDS == list(AXES), "Cell's fields are the axes, in order"
+assert _CELL_FIELDS == [*AXES, "device"], "Cell's fields are the axes, in order, then the device"
 
-CELLS: tuple[Cell, ...] = tuple(
-    dict.fromkeys(Cell(**row) for row in pairwise(AXES, [{n: getattr(c, n) for n in _CELL_FIELDS} for c in REQUIRED]))  # type: ignore[arg-type]
-)
+
+def axes_for(device: str) -> dict[str, tuple[object, ...]]:
+    """The axes of ``device``'s design: an iPhone's interfaces are those that reach one."""
+    return {**AXES, "interface": IPHONE_INTERFACES} if device == "iphone" else AXES
+
+
+def _design(device: str, required: Sequence[Cell]) -> list[Cell]:
+    rows = pairwise(axes_for(device), [{n: getattr(c, n) for n in AXES} for c in required])
+    return [Cell(**row, device=device) for row in rows]  # type: ignore[arg-type]
+
+
+CELLS: tuple[Cell, ...] = tuple(dict.fromkeys([*_design("android", REQUIRED), *_design("iphone", IPHONE_REQUIRED)]))
 PROFILE_CELLS: tuple[ProfileCell, ...] = tuple(ProfileCell(i, p) for i in PROFILE_INTERFACES for p in PROFILES)
 
 
@@ -271,17 +320,23 @@ def readme_table() -> str:
     keeps the README's copy equal to it)."""
     head = "| interface | " + " | ".join(_DIALECT_NAMES[d] for d in DIALECTS) + " |"
     lines = [head, "|---" * (len(DIALECTS) + 1) + "|"]
-    for interface in INTERFACES:
-        row = [_INTERFACE_NAMES[interface]]
-        for dialect in DIALECTS:
-            cells = [c for c in CELLS if c.interface == interface and c.dialect == dialect]
-            row.append("<br>".join(_settings_text(c) for c in cells) or " ")
-        lines.append("| " + " | ".join(row) + " |")
+    for device in DEVICES:
+        for interface in axes_for(device)["interface"]:
+            row = [_INTERFACE_NAMES[interface] + (" on an iPhone" if device == "iphone" else "")]
+            for dialect in DIALECTS:
+                cells = [c for c in CELLS if c.interface == interface and c.dialect == dialect and c.device == device]
+                row.append("<br>".join(_settings_text(c) for c in cells) or " ")
+            lines.append("| " + " | ".join(row) + " |")
     profiles = []
     for profile in PROFILES:
         marks = [i for i in PROFILE_INTERFACES if known_bug(ProfileCell(i, profile))]
         profiles.append(f"`{profile}`" + (" ✗ (" + ", ".join(_INTERFACE_NAMES[i] for i in marks) + ")" if marks else ""))
     lines.append("")
     lines.append("Every profile, default settings: `mobile-agent run` (paper dialect) and `eval mobile-eval --app "
-                 "Settings --level 1` (reference solutions): " + ", ".join(profiles) + ".")
+                 "Settings --level 1` (reference solutions): " + ", ".join(profiles) + " (the iPhones: the "
+                 "simulated phone over WebDriverAgent, `simphone serve --ios --scale 3` / `2`).")
+    if IPHONE_LIMITS:
+        lines.append("")
+        lines.append("Not on an iPhone (known limitations): " + "; ".join(f"{_INTERFACE_NAMES[i]}: {why}"
+                                                                       for i, why in IPHONE_LIMITS.items()) + ".")
     return "\n".join(lines)

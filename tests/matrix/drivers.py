@@ -27,7 +27,8 @@ from tests.grounding_model import GroundingModel, find_target
 from tests.llm_server import RecordedRequest, chat_text
 from tests.matrix.design import DIALECT_MODELS, Cell
 
-__all__ = ["DARK_MODE", "SECRET_VALUE", "Ran", "ResyncingModel", "Rig", "Task", "cli_main", "focused_field", "run_cell", "task_for"]
+__all__ = ["DARK_MODE", "SECRET_VALUE", "Iphone", "Ran", "ResyncingModel", "Rig", "Task", "cli_main", "focused_field", "run_cell",
+           "simulated_iphone", "task_for"]
 
 SECRET_VALUE = "Kestrel4817zq"  # distinctive: found in a file only if it leaked there
 SETTINGS = "com.android.settings"
@@ -63,11 +64,38 @@ def task_for(cell: Cell) -> Task:
     return SECRET_SEARCH if cell.secret and takes_instruction else DARK_MODE
 
 
+@dataclass(frozen=True)
+class Iphone:
+    """A simulated iPhone as the interfaces name it: ``serial`` (ios:NAME), ``phone`` (the
+    simulated phone behind it), ``url`` (its WDA front-end: ``ios.devices``' value)."""
+
+    serial: str
+    phone: Any
+    url: str
+
+    @property
+    def ios_devices(self) -> dict[str, str]:
+        return {self.serial.removeprefix("ios:"): self.url}
+
+
+@contextlib.contextmanager
+def simulated_iphone(name: str, scale: int = 3, **phone_kwargs: Any) -> Iterator[Iphone]:
+    """The simulated phone served as an iPhone over WDA (what `simphone serve --ios` serves)."""
+    from simphone import Phone
+    from simphone.ios import WdaFrontEnd
+
+    front = WdaFrontEnd(Phone(**phone_kwargs), scale=scale).start()
+    try:
+        yield Iphone(f"ios:{name}", front.phone, front.url)
+    finally:
+        front.stop()
+
+
 @dataclass
 class Rig:
-    """What a cell runs with: the phone (a ``SimPhoneHandle``), the scripted model server,
-    the adb server's port, a scratch folder, the ``service`` fixture (REST) and a way to set
-    environment variables for the in-process CLI (pytest's ``monkeypatch.setenv``)."""
+    """What a cell runs with: the phone (a ``SimPhoneHandle``, or an ``Iphone``), the scripted
+    model server, the adb server's port, a scratch folder, the ``service`` fixture (REST) and
+    a way to set environment variables for the in-process CLI (pytest's ``monkeypatch.setenv``)."""
 
     phone: Any
     llm: Any
@@ -75,6 +103,11 @@ class Rig:
     tmp: Path
     service: Callable[..., Any]
     setenv: Callable[[str, str], None]
+
+    @property
+    def ios_devices(self) -> dict[str, str]:
+        """``ios.devices`` for the phone: its WDA for an iPhone, none for an Android phone."""
+        return self.phone.ios_devices if isinstance(self.phone, Iphone) else {}
 
     @property
     def runs(self) -> Path:
@@ -111,6 +144,15 @@ class Ran:
                         if record.get("type") == "step":
                             out.append(record)
         return out
+
+    def serials(self) -> set[str | None]:
+        """The phone every trajectory under the folders says it ran on (its header's device)."""
+        found: set[str | None] = set()
+        for folder in self.folders:
+            for path in folder.rglob("trajectory.jsonl"):
+                first = path.read_text(encoding="utf-8").split("\n", 1)[0]
+                found.add((json.loads(first).get("device") or {}).get("serial") if first.strip() else None)
+        return found
 
     def last_steps(self) -> list[dict[str, Any]]:
         """The step lines of the newest planned trajectory (the warm run's, for a warm cell)."""
@@ -200,6 +242,8 @@ def settings_env(cell: Cell, rig: Rig) -> dict[str, str]:
     }
     if cell.secret:
         env["MOBILE_AGENT_AGENT__NAMED_SECRETS"] = json.dumps({"pin": SECRET_VALUE})
+    if rig.ios_devices:
+        env["MOBILE_AGENT_IOS__DEVICES"] = json.dumps(rig.ios_devices)
     return env
 
 
@@ -264,6 +308,8 @@ def _rest_task(cell: Cell, rig: Rig, task: Task, ran: Ran) -> None:
     }
     if cell.secret:
         overrides["agent.named_secrets"] = {"pin": SECRET_VALUE}
+    if rig.ios_devices:
+        overrides["ios.devices"] = rig.ios_devices
     live = rig.service([rig.phone], **overrides)
     for n in range(_runs_of(cell)):
         if n:

@@ -6,6 +6,7 @@ file, plan or model request, and every recorded step names its operation."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import os
@@ -20,7 +21,7 @@ from perception.text_match import fold
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.llm_server import RecordedRequest
 from tests.matrix.design import CELLS, SLOW_INTERFACES, Cell, known_bug
-from tests.matrix.drivers import SECRET_VALUE, Rig, run_cell
+from tests.matrix.drivers import SECRET_VALUE, Rig, run_cell, simulated_iphone
 from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 pytestmark = pytest.mark.timeout(300)
@@ -60,10 +61,19 @@ def _leaks(folders: list[Path], cache_db: Path) -> list[str]:
 
 @pytest.mark.parametrize("cell", [pytest.param(c, id=c.id, marks=_marks(c)) for c in CELLS])
 def test_cell(cell: Cell, adb_server, sim_phones, llm_server, service, tmp_path, monkeypatch) -> None:  # noqa: F811
-    (phone,) = sim_phones(1, width=540, height=1200)
+    with contextlib.ExitStack() as stack:
+        if cell.device == "iphone":  # the simulated phone over WDA, ios:NAME to the interface
+            phone = stack.enter_context(simulated_iphone("matrix", scale=3, width=540, height=1200))
+        else:
+            (phone,) = sim_phones(1, width=540, height=1200)
+        _check_cell(cell, phone, adb_server, llm_server, service, tmp_path, monkeypatch)
+
+
+def _check_cell(cell: Cell, phone: Any, adb_server: Any, llm: Any, service: Any, tmp_path: Path,
+                monkeypatch: pytest.MonkeyPatch) -> None:
     for name in [k for k in os.environ if k.startswith("MOBILE_AGENT_")]:
         monkeypatch.delenv(name)
-    rig = Rig(phone, llm_server, adb_server.port, tmp_path, service, monkeypatch.setenv)
+    rig = Rig(phone, llm, adb_server.port, tmp_path, service, monkeypatch.setenv)
 
     task, ran = run_cell(cell, rig)
 
@@ -72,6 +82,7 @@ def test_cell(cell: Cell, adb_server, sim_phones, llm_server, service, tmp_path,
     assert wrong is None, f"{wrong}\n" + "\n".join(ran.detail)
     steps = ran.last_steps()
     assert steps, "no trajectory was written"
+    assert ran.serials() == {phone.serial}, f"the runs were on {ran.serials()}, not the cell's phone {phone.serial}"
     if cell.cache == "warm":
         cold, warm = ran.model_calls[-2], ran.model_calls[-1]
         assert warm < cold, f"the warm run called the model {warm} times, the cold one {cold}"

@@ -9,15 +9,22 @@ import argparse
 import simphone
 from mobile_agent.cli import build_parser
 from mobile_agent.planner.dialects import DIALECTS as KNOWN_DIALECTS
+from simphone.cli import build_parser as simphone_parser
 from tests.matrix.design import (
     AXES,
     CELLS,
     COMMANDS,
+    DEVICES,
     DIALECT_MODELS,
+    IPHONE_INTERFACES,
+    IPHONE_LIMITS,
+    IPHONE_REQUIRED,
+    IPHONES,
     PROFILE_CELLS,
     PROFILES,
     REQUIRED,
     Cell,
+    axes_for,
     pairwise,
     uncovered_pairs,
 )
@@ -32,9 +39,35 @@ def test_every_dialect_the_planner_knows_is_an_axis_value() -> None:
     assert set(DIALECT_MODELS) == set(KNOWN_DIALECTS)
 
 
+def _serve_option(name: str) -> argparse.Action:
+    (serve,) = [a.choices["serve"] for a in simphone_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    (action,) = [a for a in serve._actions if name in a.option_strings]
+    return action
+
+
 def test_every_simulator_profile_has_its_cells() -> None:
-    assert set(PROFILES) == set(simphone.profile_names()), "add the profile to tests/matrix/design.py PROFILES"
+    assert set(PROFILES) == set(simphone.profile_names()) | set(IPHONES), "add the profile to tests/matrix/design.py PROFILES"
     assert {(c.interface, c.profile) for c in PROFILE_CELLS} == {(i, p) for i in ("cli_run", "eval_mobile_eval") for p in PROFILES}
+
+
+def test_the_simulated_iphone_is_a_profile_at_every_scale_simphone_serves() -> None:
+    """simphone serves iPhones (`simphone serve --ios`): each scale its --scale offers is an
+    iPhone profile of the design, playing a simulator profile that exists."""
+    assert "--ios" in _serve_option("--ios").option_strings
+    scales = set(_serve_option("--scale").choices or ())
+    assert scales and {scale for _, scale in IPHONES.values()} == scales, "add the iPhone scale to design.py IPHONES"
+    assert all(played in simphone.profile_names() for played, _ in IPHONES.values())
+    assert not set(IPHONES) & set(simphone.profile_names())
+
+
+def test_every_interface_has_iphone_cells_or_a_known_limitation() -> None:
+    assert DEVICES == ("android", "iphone")
+    assert set(IPHONE_INTERFACES) | set(IPHONE_LIMITS) == set(AXES["interface"])
+    assert not set(IPHONE_INTERFACES) & set(IPHONE_LIMITS)
+    assert all(why.strip() for why in IPHONE_LIMITS.values())
+    on_iphone = {(c.interface, c.dialect) for c in CELLS if c.device == "iphone"}
+    assert on_iphone == {(i, d) for i in IPHONE_INTERFACES for d in AXES["dialect"]}  # every interface, every dialect
+    assert not {c.interface for c in CELLS if c.device == "iphone"} & set(IPHONE_LIMITS)
 
 
 def _commands(parser: argparse.ArgumentParser, prefix: str = "") -> set[str]:
@@ -56,9 +89,13 @@ def test_every_command_is_an_interface_of_the_matrix_or_says_why_not() -> None:
 
 
 def test_the_cells_cover_every_pair_and_hold_the_required_ones() -> None:
-    assert not uncovered_pairs(AXES, _rows(CELLS))
-    assert set(REQUIRED) <= set(CELLS)
+    for device in DEVICES:  # each device its own covering design
+        cells = [c for c in CELLS if c.device == device]
+        assert not uncovered_pairs(axes_for(device), _rows(cells)), device
+    assert set(REQUIRED) <= set(CELLS) and set(IPHONE_REQUIRED) <= set(CELLS)
+    assert {c.device for c in REQUIRED} == {"android"} and {c.device for c in IPHONE_REQUIRED} == {"iphone"}
     assert len(CELLS) == len(set(CELLS))
+    assert len({c.id for c in CELLS}) == len(CELLS)
 
 
 def test_the_generator_covers_pairs_and_beats_the_full_product() -> None:
