@@ -83,6 +83,12 @@ def _check_cell(cell: Cell, phone: Any, adb_server: Any, llm: Any, service: Any,
     steps = ran.last_steps()
     assert steps, "no trajectory was written"
     assert ran.serials() == {phone.serial}, f"the runs were on {ran.serials()}, not the cell's phone {phone.serial}"
+    # the accessibility axis took effect: a text found through the tree (an iPhone's: WDA's
+    # page source) only with it on, and with it on at least once where a text was looked up
+    located = [s["location"] for s in ran.steps() if isinstance(s.get("location"), dict)]
+    backends = {loc.get("backend") for loc in located}
+    if located:
+        assert ("accessibility" in backends) == cell.accessibility, (cell.accessibility, backends)
     if cell.cache == "warm":
         cold, warm = ran.model_calls[-2], ran.model_calls[-1]
         assert warm < cold, f"the warm run called the model {warm} times, the cold one {cold}"
