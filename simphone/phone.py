@@ -69,6 +69,9 @@ class PhoneModel(NavigationMixin):
         self.forced_size: tuple[int, int] | None = None
         self.forced_density: int | None = None
         self.number = number
+        # the system bars drawn: "android" (status bar, navigation bar with Back/Home/Recents), or
+        # "ios" (the simulated iPhone, ``simphone.ios``: an iOS status bar and the home indicator)
+        self.system_look = "android"
         # identity: phones started together differ by serial and, where the profile says
         # so (the default SimPhone), by model; real models repeat ("Pixel 7" twice)
         self.serial = f"{self.profile.props.get('ro.product.device', 'sim')[:4].upper()}{number:06d}"

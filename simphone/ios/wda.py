@@ -12,8 +12,10 @@ The page source is the phone's ``ground_truth`` written as WDA's XML
 ``enabled``, ``visible``, ``x``/``y``/``width``/``height`` in points, ``name``/``label``/
 ``value``, in the attribute order of the real sample ``source_settings.xml``).
 
-Not an iPhone's look: the apps are the simulated phone's own (Android look, status and
-navigation bars); iOS's Back, the edge swipe from the left edge, is understood.
+The system bars are iOS's (``Phone.system_look = "ios"``): an iOS status bar and the home
+indicator instead of Android's navigation bar, so there is no Back button: Back is the edge
+swipe from the left edge (understood here) or an app's own button. The apps themselves keep
+the simulated phone's Android look.
 Alerts: the simulated phone's system permission dialog (``simphone.permissions``) is the one
 alert: ``/alert/text`` answers its request (the simulated phone's Android wording, "Allow
 Google Maps to access this device’s location?"), ``/alert/accept`` allows, ``/alert/dismiss``
@@ -125,6 +127,7 @@ class WdaFrontEnd:
         if phone.width % scale or phone.height % scale:
             raise ValueError(f"a {phone.width}x{phone.height} screen is not a whole number of points at {scale}x")
         self.phone = phone
+        phone.system_look = "ios"  # an iOS status bar and the home indicator, no Back/Home/Recents buttons
         self.scale = scale
         self.session_id: str | None = None
         self._lock = threading.Lock()

@@ -89,14 +89,47 @@ def draw_system_ui(phone: Phone, c: Canvas) -> None:
         bottom = c.height_px - _nav_bar_px(phone)
         with c.pane((0, bottom - round(_keyboard_height(phone) * bar_scale(phone)), c.width_px, bottom), bar_scale(phone)):
             _keyboard(phone, c, c.height)
+    ios = phone.system_look == "ios"
+    status, bottom_bar = (_ios_status_bar, _home_indicator) if ios else (_status_bar, _nav_bar)
     if bar_scale(phone) == c.scale:  # a phone: the bars span the layout as drawn
-        _status_bar(phone, c)
-        _nav_bar(phone, c, c.height - NAV_H)
+        status(phone, c)
+        bottom_bar(phone, c, c.height - NAV_H)
         return
     with c.pane((0, 0, c.width_px, status_bar_px(phone)), bar_scale(phone)):
-        _status_bar(phone, c)
+        status(phone, c)
     with c.pane((0, c.height_px - _nav_bar_px(phone), c.width_px, c.height_px), bar_scale(phone)):
-        _nav_bar(phone, c, 0)
+        bottom_bar(phone, c, 0)
+
+
+def _ios_status_bar(phone: Phone, c: Canvas) -> None:
+    """iOS's: the time at the left (no leading zero), then signal, Wi-Fi and the battery at the
+    right; no Bluetooth or network-speed item (iOS shows neither there)."""
+    th = c.theme
+    c.rect((0, 0, c.width, STATUS_H), fill=th.status_bg)
+    mid = STATUS_H / 2
+    c.text((90, mid), f"{phone.clock.hour}:{phone.clock.minute:02d}", size=42, color=th.status_fg, anchor="lm",
+           bold=True)
+    x = c.width - 50
+    level = phone.battery["level"]
+    c.icon("battery", (x - 60, mid - 28, x, mid + 28), th.status_fg, description="battery")
+    c.rect((x - 44, mid + 22 - 46 * level / 100, x - 16, mid + 22), fill=th.status_fg)
+    x -= 80
+    if phone.airplane_mode:
+        c.icon("airplane", (x - 50, mid - 25, x, mid + 25), th.status_fg, description="airplane mode")
+        return
+    if phone.settings_get("global", "wifi_on") == "1":
+        c.icon("wifi", (x - 50, mid - 25, x, mid + 25), th.status_fg, description="wifi")
+        x -= 70
+    c.icon("signal", (x - 44, mid - 22, x, mid + 22), th.status_fg, description="mobile signal")
+
+
+def _home_indicator(phone: Phone, c: Canvas, top: float) -> None:
+    """iOS's home indicator where Android draws its navigation bar: a rounded bar and no buttons
+    (Back is the edge swipe or the app's own button, Home WDA's home button)."""
+    th = c.theme
+    c.rect((0, top, c.width, top + NAV_H), fill=th.background)
+    middle, y = c.width / 2, top + NAV_H * 0.62
+    c.rect((middle - 200, y - 8, middle + 200, y + 8), fill=th.text, radius=8)
 
 
 def _status_bar(phone: Phone, c: Canvas) -> None:

@@ -349,3 +349,21 @@ def test_a_system_alerts_text_is_given_to_the_model(llm_server: Any, tmp_path: P
         assert phone.permission_request is None and not phone.state()["revoked"].get(maps)  # answered: allowed
     finally:
         server.stop()
+
+
+def test_the_simulated_iphone_has_ios_bars_and_no_back_button(front: WdaFrontEnd, iphone: IosDevice) -> None:
+    """iOS's look where it matters to the agent: no navigation bar with Back / Home / Recents
+    (a tap where Android's Back button is does nothing), the home indicator instead; Back is
+    the edge swipe."""
+    iphone.launch_app("com.apple.Preferences")
+    left, top, right, bottom = next(e for e in front.phone.ground_truth() if e["text"] == "Wi-Fi")["box"]
+    iphone.tap((left + right) // 2, (top + bottom) // 2)
+    page = [v["view"] for v in front.phone.state()["tasks"]["com.android.settings"]]
+    assert len(page) == 2
+    described = {e["description"] for e in front.phone.ground_truth()}
+    assert not described & {"back", "home", "recent apps"}
+    width, height = front.phone.width, front.phone.height
+    iphone.tap(width // 2 - 290 * width // 1080, height - 30)  # Android's Back button would be here
+    assert [v["view"] for v in front.phone.state()["tasks"]["com.android.settings"]] == page
+    iphone.key("back")  # the edge swipe
+    assert [v["view"] for v in front.phone.state()["tasks"]["com.android.settings"]] == page[:1]
