@@ -46,6 +46,17 @@ def _showing(texts: list[str], secret: str) -> list[str]:
     return [t for t in texts if any(f in fold(t).replace(" ", "") for f in fragments)]
 
 
+def _texts_of(value: Any) -> list[str]:
+    """Every string of a JSON value (keys and values), each whole."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for key, item in value.items() for text in (key, *_texts_of(item))]
+    if isinstance(value, list):
+        return [text for item in value for text in _texts_of(item)]
+    return []
+
+
 def _ocr_texts(image: bytes | np.ndarray) -> list[str]:
     """Every OCR line of an image, read by the agent's own OCR (upscaled to the phone's
     width first: the model's copy is downscaled)."""
@@ -99,8 +110,12 @@ def _check_what_left(llm: Any, out: Path, secret: str) -> None:
         *(t for s in plan.steps for t in s.fingerprint.texts)]]
     assert not _showing(stored, secret), f"the plan cache holds the secret: {_showing(stored, secret)}"
     assert secret.lower() not in cache.read_bytes().decode("utf-8", "replace").lower()
-    for trajectory in out.glob("*/trajectory.jsonl"):  # the run's records: no part of it either
-        assert not _showing(trajectory.read_text(encoding="utf-8").splitlines(), secret), trajectory
+    for trajectory in out.glob("*/trajectory.jsonl"):  # the run's records: no part of it in any text of them
+        # (their texts, each whole: fold() drops punctuation, so a record's numbers read as one line
+        # joined "started_at": 1795693448.96 into "...344896", four characters of the long secret)
+        texts = [text for line in trajectory.read_text(encoding="utf-8").splitlines() for text in _texts_of(json.loads(line))]
+        assert texts and not _showing(texts, secret), (trajectory, _showing(texts, secret))
+        assert secret.lower() not in trajectory.read_text(encoding="utf-8").lower()
     saved = sorted(out.glob("*/*.png")) + sorted(out.glob("*/*.jpg"))  # the saved and annotated frames
     assert len(saved) >= 7
     for image in saved:
