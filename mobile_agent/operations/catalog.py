@@ -17,17 +17,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mobile_agent.errors import RunCancelled
-from mobile_agent.operations.context import DeviceLike, Locator, OperationContext, Outcome
+from mobile_agent.operations.context import OperationContext, Outcome
+from mobile_agent.operations.lookup import find_icon_on, find_text_on
 from mobile_agent.operations.open_app import open_app_by_name
 from mobile_agent.operations.parser import split_top_level, strip_quotes
 from mobile_agent.operations.registry import operation
 from mobile_agent.operations.secrets import resolve_secrets
-from mobile_agent.settings import Settings
-from perception.blank_screen import blank_app_area
 from perception.types import LocateStatus, Location
 
 __all__ = ["find_icon_on", "find_text_on", "normalize_position"]
@@ -146,31 +144,6 @@ class WaitParams(BaseModel):
 
 
 # --- helpers -----------------------------------------------------------------------------
-
-
-def _tree_for(device: DeviceLike, pixels: np.ndarray, settings: Settings) -> str | None:
-    """The phone's accessibility tree (``uiautomator dump`` XML, or None: vision decides) for
-    locating on ``pixels``: when the ``perception.accessibility`` setting is on, and whatever the
-    setting when the frame's app area is blank (a FLAG_SECURE window captures black on a real
-    phone: ``perception.blank_screen``), as then only the tree can place a tap."""
-    if settings.perception.accessibility or blank_app_area(pixels):
-        return device.accessibility_xml()
-    return None
-
-
-def find_text_on(device: DeviceLike, locator: Locator, pixels: np.ndarray, text: str, settings: Settings) -> Location:
-    """Where ``text`` is on ``pixels`` (the phone's screen now), with the accessibility tree
-    when that setting is on (perception trusts it only where it agrees with the pixels), or
-    when the frame is blank (perception then locates by the tree alone): the one text
-    lookup of every operation and interface."""
-    return locator.find_text(pixels, text, _tree_for(device, pixels, settings))
-
-
-def find_icon_on(
-    device: DeviceLike, locator: Locator, pixels: np.ndarray, icon: str, position: str | None, settings: Settings
-) -> Location:
-    """Where the icon ``icon`` is, as ``find_text_on`` (a node whose content-desc agrees wins)."""
-    return locator.find_icon(pixels, icon, position, _tree_for(device, pixels, settings))
 
 
 def _find_text(ctx: OperationContext, text: str) -> Location:

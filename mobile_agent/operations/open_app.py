@@ -7,7 +7,7 @@ step hands over saying the phone is locked (``operations.keyguard``).
 The screen search goes through every home-screen page (swiping left until the page
 stops changing), then opens the app drawer (a swipe up from the bottom) and scrolls it
 to its end, reading the labels with the locator (OCR, and the accessibility tree where the
-``perception.accessibility`` setting is on: ``catalog.find_text_on``, every operation's
+``perception.accessibility`` setting is on: ``lookup.find_text_on``, every operation's
 lookup; an iPhone's tree is WDA's page source). Where several tiles match, or an icon's
 logo repeats the name above its label, the lowest match is the label and is
 tapped: the planner is not asked to choose between copies of one app. "Not installed"
@@ -31,6 +31,7 @@ from mobile_agent.apps.names import normalize_name
 from mobile_agent.errors import AppNotFoundError
 from mobile_agent.operations.context import OperationContext, Outcome
 from mobile_agent.operations.keyguard import unlock_or_stop
+from mobile_agent.operations.lookup import find_text_on
 from perception.types import LocateStatus, Location
 
 __all__ = ["ScreenSearch", "open_app_by_name", "pick_tile"]
@@ -149,8 +150,6 @@ class ScreenSearch:
         return after
 
     def _find(self, frame: np.ndarray, where: str = "on the home screen") -> Outcome | None:
-        # imported here: catalog imports this module (it registers the operation)
-        from mobile_agent.operations.catalog import find_text_on
 
         # the one text lookup (the accessibility tree with that setting on: an iPhone's page source)
         loc = find_text_on(self.ctx.device, self.ctx.locator, frame, self.name, self.ctx.settings)
