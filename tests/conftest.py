@@ -219,6 +219,20 @@ def sim_phone(_shared_phone: SimPhoneHandle) -> SimPhoneHandle:
 
 
 @pytest.fixture
+def front():  # -> Iterator[simphone.ios.WdaFrontEnd]
+    """A simulated iPhone behind its WebDriverAgent front-end (``simphone serve --ios``, scale 3):
+    ``front.url`` is what ``ios.devices`` names, ``front.phone`` the phone's model. No adb."""
+    from simphone import Phone
+    from simphone.ios import WdaFrontEnd
+
+    server = WdaFrontEnd(Phone(), scale=3).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
 def sim_phones(adb_server: AdbServerHandle):
     from simphone import Phone
     from simphone.server import PhoneServer

@@ -7,28 +7,15 @@ not installed."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 
 import numpy as np
-import pytest
 from PIL import Image
 
-from simphone import Phone
-from simphone.ios import WdaFrontEnd
 from tests.browser_support import BROWSER_MARKS, TOKEN
 from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 pytestmark = BROWSER_MARKS
-
-
-@pytest.fixture
-def front() -> Iterator[WdaFrontEnd]:
-    server = WdaFrontEnd(Phone(), scale=3).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 class _Serial:

@@ -7,24 +7,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from simphone import Phone
 from simphone.ios import WdaFrontEnd
 from tests.agent_helpers import cli, cli_env
 from tests.ports import free_port
-
-
-@pytest.fixture
-def front() -> Iterator[WdaFrontEnd]:
-    server = WdaFrontEnd(Phone(), scale=3).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _dead_url() -> str:

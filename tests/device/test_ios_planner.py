@@ -9,12 +9,10 @@ phone. Needs no adb server."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from simphone import Phone
 from simphone.ios import WdaFrontEnd
 from tests.agent_helpers import cli_env, run_cli
 from tests.grounding_model import GroundingModel
@@ -24,15 +22,6 @@ from tests.matrix.design import DIALECT_MODELS
 from tests.ports import free_port
 
 LINES = ["Open App (Settings)", "Click text (Wi-Fi)", "Back"]
-
-
-@pytest.fixture
-def front() -> Iterator[WdaFrontEnd]:
-    server = WdaFrontEnd(Phone(), scale=3).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _planning_texts(llm: ScriptedLLMServer) -> list[str]:

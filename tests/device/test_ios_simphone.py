@@ -38,15 +38,6 @@ def _no_adb(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def front() -> Iterator[WdaFrontEnd]:
-    server = WdaFrontEnd(Phone(), scale=3).start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
 def iphone(front: WdaFrontEnd) -> Iterator[IosDevice]:
     client = WdaClient(front.url, timeout_s=20)
     try:

@@ -8,14 +8,12 @@ scripts, checked by the iPhone's own state."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
 from mobile_agent.device.ios import WdaClient
-from simphone import Phone
 from simphone.ios import WdaFrontEnd
 from tests.farm_fixtures import (
     FARM_TIMINGS,
@@ -35,15 +33,6 @@ pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 OPEN_SETTINGS = "Open App (Settings)\nStop"
 LONG = "\n".join(["Home", "Wait (0.5)"] * 30)  # ~15 s on the phone, cancelled once looked at
-
-
-@pytest.fixture
-def front() -> Iterator[WdaFrontEnd]:
-    server = WdaFrontEnd(Phone(), scale=3).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _iphone_worker(tmp_path: Path, name: str, database: str, adb_port: int, iphones: dict[str, str]) -> Worker:

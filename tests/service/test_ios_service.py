@@ -11,7 +11,6 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,15 +31,6 @@ OPEN_SETTINGS = "Open App (Settings)\nStop"
 LONG = "\n".join(["Home", "Wait (0.5)"] * 30)  # ~15 s on the phone, cancelled once looked at
 ALICE = {"Authorization": "Bearer alice-token"}
 BOB = {"Authorization": "Bearer bob-token"}
-
-
-@pytest.fixture
-def front() -> Iterator[WdaFrontEnd]:
-    server = WdaFrontEnd(Phone(), scale=3).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 class _Serial:

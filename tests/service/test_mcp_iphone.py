@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,6 @@ pytest.importorskip("mcp")
 from PIL import Image  # noqa: E402
 
 from mobile_agent.device.ios import WdaClient  # noqa: E402
-from simphone import Phone  # noqa: E402
 from simphone.ios import WdaFrontEnd  # noqa: E402
 from tests.agent_helpers import DONE, plan_reply  # noqa: E402
 from tests.llm_fixtures import llm_server  # noqa: E402,F401  (fixture)
@@ -36,15 +34,6 @@ def _no_adb(tmp_path: Path, **extra: str) -> dict[str, str]:
     """A machine with no adb at all (the adb binary named does not exist, no server on the
     port): the iPhone needs none, and no adb server is started and left behind."""
     return mcp_env(free_port(), MOBILE_AGENT_ADB__ADB_PATH=str(tmp_path / "no-adb"), **extra)
-
-
-@pytest.fixture
-def front() -> Iterator[WdaFrontEnd]:
-    server = WdaFrontEnd(Phone(), scale=3).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _truth(front: WdaFrontEnd, text: str) -> list[int]:
