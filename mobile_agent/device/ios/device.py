@@ -64,12 +64,6 @@ class IosDevice:
         own back button, Home the home indicator)."""
         return "ios"
 
-    def _call_failed(self, exc: WdaError, operation: str) -> DeviceLostError | WdaError:
-        if exc.error == "unreachable":
-            return DeviceLostError(f"iPhone {self.serial} went away during {operation}: {exc.message}",
-                                   serial=self.serial, operation=operation)
-        return exc
-
     @contextlib.contextmanager
     def _wda(self, operation: str) -> Iterator[None]:
         """Every call to WDA goes through this: a WDA that stopped answering is a lost phone
@@ -78,10 +72,10 @@ class IosDevice:
         try:
             yield
         except WdaError as exc:
-            failed = self._call_failed(exc, operation)
-            if failed is exc:
+            if exc.error != "unreachable":
                 raise
-            raise failed from exc
+            raise DeviceLostError(f"iPhone {self.serial} went away during {operation}: {exc.message}",
+                                  serial=self.serial, operation=operation) from exc
 
     @property
     def scale(self) -> float:
@@ -96,10 +90,8 @@ class IosDevice:
     # --- screen ------------------------------------------------------------------------
 
     def screenshot(self) -> Screenshot:
-        try:
+        with self._wda("screenshot"):
             data = self.client.screenshot_png()
-        except WdaError as exc:
-            raise self._call_failed(exc, "screenshot") from exc
         if not data:
             raise ScreenshotError(f"WDA returned an empty screenshot for {self.serial}", serial=self.serial)
         return Screenshot(pixels=decode_png(data, serial=self.serial), captured_at=time.time())
@@ -144,11 +136,10 @@ class IosDevice:
         (``mobile_agent.device.ios.source``); None when WDA gives no usable source (vision
         decides). Raises only ``DeviceLostError``, as ``mobile_agent.device.Device``'s does."""
         try:
-            return hierarchy_from_source(self.client.source(), self.scale)
+            with self._wda("accessibility_xml"):  # a WDA gone: DeviceLostError, not a WdaError
+                source = self.client.source()
+            return hierarchy_from_source(source, self.scale)
         except WdaError as exc:
-            failed = self._call_failed(exc, "accessibility_xml")
-            if isinstance(failed, DeviceLostError):
-                raise failed from exc
             log.info("no page source from %s: %s", self.serial, exc)
         except ValueError as exc:  # not a page source
             log.info("no usable page source from %s: %s", self.serial, exc)
@@ -204,10 +195,8 @@ class IosDevice:
     def keyboard_shown(self) -> bool | None:
         """Whether the page source has a keyboard element (None when WDA gives no source)."""
         try:
-            with self._wda("keyboard_shown"):
+            with self._wda("keyboard_shown"):  # a WDA gone: DeviceLostError (no WdaError)
                 return "<XCUIElementTypeKeyboard" in self.client.source()
-        except DeviceLostError:
-            raise
         except WdaError:
             return None
 
