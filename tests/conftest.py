@@ -219,6 +219,19 @@ def sim_phone(_shared_phone: SimPhoneHandle) -> SimPhoneHandle:
 
 
 @pytest.fixture
+def wda():  # -> Iterator[tests.wda_fake.FakeWda]
+    """A fake WebDriverAgent answering the recorded real samples of ``tests/data/wda``
+    (``tests.wda_fake``): the iOS client's and backend's truth about WDA's formats."""
+    from tests.wda_fake import FakeWda
+
+    fake = FakeWda().start()
+    try:
+        yield fake
+    finally:
+        fake.stop()
+
+
+@pytest.fixture
 def front():  # -> Iterator[simphone.ios.WdaFrontEnd]
     """A simulated iPhone behind its WebDriverAgent front-end (``simphone serve --ios``, scale 3):
     ``front.url`` is what ``ios.devices`` names, ``front.phone`` the phone's model. No adb."""

@@ -48,15 +48,6 @@ class _Silent:
 
 
 @pytest.fixture
-def wda() -> Iterator[FakeWda]:
-    fake = FakeWda().start()
-    try:
-        yield fake
-    finally:
-        fake.stop()
-
-
-@pytest.fixture
 def silent() -> Iterator[_Silent]:
     server = _Silent()
     try:

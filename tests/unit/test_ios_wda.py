@@ -18,15 +18,6 @@ from tests.wda_fake import DATA, FakeWda, sample, sample_names
 
 
 @pytest.fixture
-def wda() -> Iterator[FakeWda]:
-    fake = FakeWda().start()
-    try:
-        yield fake
-    finally:
-        fake.stop()
-
-
-@pytest.fixture
 def client(wda: FakeWda) -> Iterator[WdaClient]:
     c = WdaClient(wda.url, timeout_s=10)
     try:
