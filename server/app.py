@@ -237,10 +237,9 @@ def create_app(
             log.warning("task %s was running when the server stopped: now interrupted", task_id)
         await asyncio.to_thread(state.pool.refresh)
         _warn_about_setup(settings, state)
-        prepare = getattr(state.runner, "prepare", None)
-        if callable(prepare) and settings.server.preload_perception and not settings.farm.enabled:
+        if settings.server.preload_perception and not settings.farm.enabled:
             try:
-                await asyncio.to_thread(prepare)
+                await asyncio.to_thread(state.runner.prepare)
             except Exception as exc:  # runs will retry, and fail with a typed error
                 log.warning("perception models not loaded at startup: %s", exc)
         state.scheduler.start()

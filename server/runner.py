@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from mobile_agent.agent import jsonable
+from mobile_agent.agent import AgentEvent, jsonable
+from mobile_agent.agent.session import EventCallback
 from mobile_agent.locate import LazyLocator, PerceptionLocator
 from mobile_agent.operations import AgentDevice
 from mobile_agent.settings import Settings
@@ -77,7 +78,18 @@ class TaskOutcome:
 
 
 class TaskRunner(Protocol):
+    """What the scheduler, the app's lifespan, a farm worker and ``/readyz`` use of a runner."""
+
     def __call__(self, spec: TaskSpec, *, cancel: threading.Event, emit: Emit) -> TaskOutcome: ...
+
+    def prepare(self) -> None:
+        """Load what the first runs would otherwise wait for (called once at start-up when
+        ``server.preload_perception`` is on); a runner with nothing to load does nothing."""
+        ...
+
+    def describe(self) -> dict[str, str]:
+        """What ``/readyz`` shows of the runner (the perception backends once loaded)."""
+        ...
 
 
 # Which setting each option of a task overrides for its run. Every field of TaskOptions is here
@@ -206,7 +218,7 @@ class AgentTaskRunner:
             lease.release()
 
     def _run_flow(self, spec: TaskSpec, settings: Settings, device: AgentDevice, text: str,
-                  on_event: Callable[[Any], None]) -> TaskOutcome:  # fmt: skip
+                  on_event: EventCallback) -> TaskOutcome:  # fmt: skip
         """A test flow as the task (``mobile_agent.testing``): its steps in one trajectory, the
         flow's verdict as the task's status (a failed step: ``not_completed``), the video in the
         task's files with ``record``. The flow runs to its end or first failure (no cancel)."""
@@ -245,12 +257,12 @@ class AgentTaskRunner:
                emit: Emit) -> TaskOutcome:
         from mobile_agent.agent import Agent
 
-        def on_event(event: Any) -> None:
-            data = jsonable(getattr(event, "data", None) or {})
-            if getattr(event, "step", None) is not None:
+        def on_event(event: AgentEvent) -> None:
+            data = jsonable(event.data)
+            if event.step is not None:
                 data = {"step": event.step, **data}
-            data.setdefault("run_id", getattr(event, "run_id", None))
-            emit(str(getattr(event, "kind", "event")), data)
+            data.setdefault("run_id", event.run_id)
+            emit(event.kind, data)
 
         if spec.options.flow:  # its steps' events are the flow trajectory's
             return self._run_flow(spec, settings, device, spec.options.flow, on_event)
@@ -274,16 +286,16 @@ class AgentTaskRunner:
             result = agent.run(spec.instruction, cancel=cancel, output_dir=spec.output_dir)
         usage = result.usage
         return TaskOutcome(
-            status=str(getattr(result.status, "value", result.status)),
+            status=result.status.value,
             error=result.error,
             steps=len(result.steps),
             trajectory_dir=Path(result.trajectory_dir) if result.trajectory_dir else None,
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            cost_usd=float(getattr(usage, "cost_usd", 0.0) or 0.0),
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cost_usd=usage.cost_usd,
             extra={
-                "reason": getattr(result, "reason", ""),
-                "run_id": getattr(result, "run_id", ""),
+                "reason": result.reason,
+                "run_id": result.run_id,
                 "duration_s": round(result.finished_at - result.started_at, 3),
             },
         )

@@ -121,7 +121,7 @@ class TargetWriter:
                  platform: Platform = "android") -> list[dict[str, Any]]:
         """The prompt the dialect's model got at this step, naming the phone the run was on
         (``platform``: an iPhone's prompt says so, ``mobile_agent.planner.phones``)."""
-        if not hasattr(self.dialect, "messages"):  # the paper's prompt (and function calling's)
+        if self.dialect.uses_paper_prompt:  # the paper's prompt (and function calling's): the planner's own
             done = "\n".join(f"{i}. {line}" for i, line in enumerate(history, 1)) or "(none)"
             text = f"<image>\nInstruction: {instruction}\nPrevious actions:\n{done}\nWhat is the next action?"
             return [{"role": "user", "content": text}]

@@ -33,8 +33,7 @@ def readyz(service: Service) -> Response:
         problems.append(f"database: {type(exc).__name__}")
     if problems:
         return JSONResponse({"status": "not ready", "problems": problems}, status.HTTP_503_SERVICE_UNAVAILABLE)
-    describe = getattr(service.runner, "describe", None)
-    perception = describe() if callable(describe) else {}
+    perception = service.runner.describe()
     planner = service.settings.planner.configured or bool(service.settings.server.planner_base_urls)
     return JSONResponse({"status": "ready", "devices": len(service.pool.slots()), "perception": perception,
                          "planner": planner})

@@ -106,9 +106,9 @@ class FarmHost:
         install_schema(url)
         self.notifier = PgNotifier(conninfo(url))
         self.pool = DevicePool(self.device_source or AdbDeviceSource(settings), allow=settings.server.devices)
-        self.runner = self.runner or AgentTaskRunner(settings, store=self.store)
+        self.task_runner: TaskRunner = self.runner or AgentTaskRunner(settings, store=self.store)
         self.scheduler = HostScheduler(
-            self.store, self.pool, self.runner, runs_dir=Path(settings.agent.output_dir).resolve(),
+            self.store, self.pool, self.task_runner, runs_dir=Path(settings.agent.output_dir).resolve(),
             refresh_interval_s=settings.server.device_refresh_s, notify=self.notifier.notify,
         )
         source = self.pool.source
@@ -263,10 +263,9 @@ class FarmHost:
         await asyncio.to_thread(self.registry.heartbeat, self.name, self.farm.labels, os.getpid(), starting=True)
         await asyncio.to_thread(self.registry.reset_host, self.name)
         await asyncio.to_thread(self.pool.refresh)
-        prepare = getattr(self.runner, "prepare", None)
-        if callable(prepare) and self.settings.server.preload_perception:
+        if self.settings.server.preload_perception:
             try:  # once here, before any phone takes a task, as `serve` does
-                await asyncio.to_thread(prepare)
+                await asyncio.to_thread(self.task_runner.prepare)
             except Exception as exc:  # runs will retry, and fail with a typed error
                 log.warning("perception models not loaded at startup: %s", exc)
         await self.jobs_app.open_async()

@@ -49,9 +49,18 @@ class _OnePhone:
         raise DeviceError(f"failed to connect to {address}", serial=address)
 
 
-def _ends_at_once(spec: TaskSpec, *, cancel: threading.Event, emit) -> TaskOutcome:
-    emit("step_finished", {"step": 1, "screenshot": str(spec.output_dir / "step-1.png")})
-    return TaskOutcome(status="not_completed", steps=1, trajectory_dir=spec.output_dir)
+class _EndsAtOnce:
+    """A runner (server.runner.TaskRunner) whose every task ends after one step."""
+
+    def __call__(self, spec: TaskSpec, *, cancel: threading.Event, emit) -> TaskOutcome:
+        emit("step_finished", {"step": 1, "screenshot": str(spec.output_dir / "step-1.png")})
+        return TaskOutcome(status="not_completed", steps=1, trajectory_dir=spec.output_dir)
+
+    def prepare(self) -> None:
+        pass
+
+    def describe(self) -> dict[str, str]:
+        return {}
 
 
 def _route_templates(routes, prefix: str = "") -> list[tuple[str, set[str]]]:
@@ -118,7 +127,7 @@ def hostile_client(tmp_path: Path):
             "agent.output_dir": str(runs),
         }
     )
-    app = create_app(app_settings, device_source=_OnePhone(), runner=_ends_at_once)
+    app = create_app(app_settings, device_source=_OnePhone(), runner=_EndsAtOnce())
     with TestClient(app, raise_server_exceptions=True, base_url="http://127.0.0.1") as client:
         state = app.state.service
         task = state.store.create_task("a finished task", "any", {})

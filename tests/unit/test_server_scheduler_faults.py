@@ -71,6 +71,12 @@ class RecordingRunner:
             return TaskOutcome(status="cancelled", steps=1)
         return TaskOutcome(status="completed", steps=1)
 
+    def prepare(self) -> None:
+        pass
+
+    def describe(self) -> dict[str, str]:
+        return {}
+
 
 @pytest.fixture
 def parts(tmp_path: Path):

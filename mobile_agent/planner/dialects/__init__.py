@@ -21,7 +21,7 @@ May import: mobile_agent.errors/operations/settings, planner.geometry/models/rep
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mobile_agent.planner.dialects.autoglm import AutoGlmDialect
 from mobile_agent.planner.dialects.base import Dialect, DialectReply, UnwritableAction, build_action
@@ -31,6 +31,9 @@ from mobile_agent.planner.dialects.paper import PaperDialect
 from mobile_agent.planner.dialects.ui_tars import UiTarsDialect
 from mobile_agent.planner.geometry import GRID_1000, IMAGE, QWEN25_FACTOR, ImageRule
 from mobile_agent.planner.models import PAPER, PROFILES, ModelProfile, profile_for
+
+if TYPE_CHECKING:
+    from mobile_agent.settings import PlannerSettings
 
 __all__ = [
     "DIALECTS",
@@ -62,17 +65,17 @@ _DEFAULTS: dict[str, ModelProfile] = {
 }
 
 
-def dialect_for(settings: Any) -> tuple[Any, ModelProfile]:
+def dialect_for(settings: PlannerSettings) -> tuple[Dialect, ModelProfile]:
     """(dialect, profile) for ``PlannerSettings``: ``dialect`` (auto = by the model's name)."""
-    chosen = getattr(settings, "dialect", "auto") or "auto"
-    profile = profile_for(getattr(settings, "model", "") or "")
+    chosen = settings.dialect
+    profile = profile_for(settings.model)
     if chosen != "auto" and profile.dialect != chosen:
         profile = _DEFAULTS[chosen]
     if profile.image.long_side is not None and profile.image.factor is None:
         # the paper's image size is the settings' own
         profile = ModelProfile(profile.key, profile.pattern, profile.dialect, profile.space,
                                ImageRule(long_side=settings.image_long_side), profile.temperature)  # fmt: skip
-    max_pixels = getattr(settings, "image_max_pixels", None)
+    max_pixels = settings.image_max_pixels
     if (
         max_pixels and profile.image.factor is not None
     ):  # the server's limit, when it is lower than the model's
@@ -96,7 +99,7 @@ def profile_named(name: str) -> ModelProfile:
     raise ValueError(f"unknown dialect or model profile {name!r}; one of {known}")
 
 
-def make_dialect(profile: ModelProfile) -> Any:
+def make_dialect(profile: ModelProfile) -> Dialect:
     name = profile.dialect
     if name == "paper":
         return PaperDialect()

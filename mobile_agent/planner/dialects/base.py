@@ -92,7 +92,9 @@ class Dialect(Protocol):
         platform: Platform = "android",
     ) -> list[dict[str, Any]]:
         """The chat messages of one planning call, naming the phone ``platform`` says
-        (``planner.phones``: on an iPhone, how its Back and Home work)."""
+        (``planner.phones``: on an iPhone, how its Back and Home work). Only a dialect with
+        ``uses_paper_prompt`` False writes its own; the others raise ``NotImplementedError``
+        (the planner builds the paper's prompt itself)."""
         ...
 
     def tools(self) -> list[dict[str, Any]] | None:

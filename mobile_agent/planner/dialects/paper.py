@@ -14,9 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mobile_agent.operations.context import Platform
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import REGISTRY
-from mobile_agent.planner.dialects.base import DialectReply, UnwritableAction
+from mobile_agent.planner.dialects.base import DialectReply, ImagePart, UnwritableAction
 from mobile_agent.planner.geometry import SCREEN, CoordinateSpace, ImageRule, Viewport
 from mobile_agent.planner.replies import split_plan_reply
 
@@ -37,6 +38,20 @@ class PaperDialect:
 
     def tools(self) -> list[dict[str, Any]] | None:
         return None
+
+    def messages(
+        self,
+        instruction: str,
+        history: Sequence[str],
+        feedback: Sequence[str],
+        screenshot: Any,
+        viewport: Viewport,
+        image_part: ImagePart,
+        platform: Platform = "android",
+    ) -> list[dict[str, Any]]:
+        """Not this dialect's: its prompt is the planner's own (``uses_paper_prompt``), built
+        by ``PlannerClient.plan_messages`` from the package's prompt files."""
+        raise NotImplementedError(f"the {self.name} dialect uses the paper's prompt (PlannerClient.plan_messages)")
 
     def parse(
         self, text: str, viewport: Viewport, tool_calls: Sequence[Mapping[str, Any]] = ()
