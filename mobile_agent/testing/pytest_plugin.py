@@ -27,6 +27,7 @@ May import: pytest, ``mobile_agent``; simphone only as a separate process.
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -115,15 +116,29 @@ def mobile_agent_settings(request: pytest.FixtureRequest) -> Iterator[Settings]:
 
 
 @pytest.fixture
-def phone(mobile_agent_settings: Settings, request: pytest.FixtureRequest) -> Any:
-    """A ``mobile_agent.testing.Phone``: perception-only assertions on the session's phone."""
+def phone(mobile_agent_settings: Settings, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A ``mobile_agent.testing.Phone``: perception-only assertions on the session's phone.
+
+    The phone is this test's for its duration (``mobile_agent.device.PhoneLease``, as
+    ``mobile-agent test`` takes it): a phone that a REST task, an MCP session or a run holds
+    fails the test at set-up, naming the holder, instead of two drivers interleaving taps."""
+    from mobile_agent.device import PhoneLease
+    from mobile_agent.errors import PhoneBusyError
     from mobile_agent.testing import Phone
 
     settings = mobile_agent_settings
     made = Phone.open(settings)
+    lease = PhoneLease(settings.adb, made.device.serial, f"pytest {request.node.nodeid} (pid {os.getpid()})")
+    try:
+        lease.acquire()
+    except PhoneBusyError as exc:
+        pytest.fail(f"mobile-agent: {exc.message}; run the tests again when it is free", pytrace=False)
     made.evidence_dir = Path(settings.agent.output_dir) / "evidence"
     request.node.stash[_PHONE_KEY] = {"phone": made, "agent": request.node.stash.get(_PHONE_KEY, {}).get("agent")}
-    return made
+    try:
+        yield made
+    finally:
+        lease.release()
 
 
 @pytest.fixture

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-
 pytest_plugins = ["pytester"]
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -47,7 +45,7 @@ def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess(*PLUGIN, "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning", *args)
 
 
-def test_fixtures_and_failure_evidence_in_output_and_junit(pytester, adb_server, sim_phone, llm_server, tmp_path, monkeypatch):  # noqa: F811
+def test_fixtures_and_failure_evidence_in_output_and_junit(pytester, adb_server, sim_phone, llm_server, tmp_path, monkeypatch):
     llm_server.script(['{"city": "Hangzhou"}'])
     monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(adb_server.port))
     monkeypatch.setenv("MOBILE_AGENT_PLANNER__BASE_URL", llm_server.base_url)
@@ -87,3 +85,35 @@ def test_home_screen(phone):
     result = pytester.runpytest_subprocess(*PLUGIN, "-p", "no:cacheprovider", "--simphone")
     result.assert_outcomes(passed=1)
     assert {info.serial for info in adb_server.client.list()} == before  # its phone is disconnected after the session
+
+
+def test_the_phone_fixture_holds_the_phone_and_a_busy_phone_fails_clearly(pytester, adb_server, sim_phone, monkeypatch):
+    """One phone, one driver: while a test holds ``phone``, the phone's lease is taken (a REST
+    task or ``mobile-agent run`` would be refused); a phone someone else holds fails the test
+    at set-up naming the holder, and the lease is free again after the session."""
+    from mobile_agent.device import PhoneLease, lease_holder
+    from mobile_agent.settings import AdbSettings
+
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(adb_server.port))
+    adb = AdbSettings(server_port=adb_server.port)
+    seen = pytester.path / "holder.txt"
+    pytester.makepyfile(test_lease=f'''
+from mobile_agent.device import lease_holder
+from mobile_agent.settings import AdbSettings
+
+
+def test_holds_it(phone):
+    holder = lease_holder(AdbSettings(server_port={adb_server.port}), phone.serial)
+    open({str(seen)!r}, "w").write(str(holder))
+''')
+    args = (*PLUGIN, "-p", "no:cacheprovider", "--phone", sim_phone.serial)
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
+    assert "pytest test_lease.py::test_holds_it" in seen.read_text()  # held while the test ran
+    assert lease_holder(adb, sim_phone.serial) is None  # and given back after it
+
+    with PhoneLease(adb, sim_phone.serial, "REST task 7 (alice)"):
+        result = pytester.runpytest_subprocess(*args)
+    result.assert_outcomes(errors=1)
+    text = result.stdout.str()
+    assert f"phone {sim_phone.serial} is busy: REST task 7 (alice) holds it" in text
+    assert "Traceback" not in text
