@@ -52,9 +52,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-# the browser tests' fixture: one headless chromium per test (tests/browser_support.py)
-from tests.browser_support import browser  # noqa: E402,F401  (fixture)
 from tests.ports import free_port
+
+# The helper modules whose fixtures every tier uses, served to all tests from here: a test
+# module asks for `llm_server`, `service`, `postgres_server`/`pg_database` or `browser` by
+# name and never imports them (tests/unit/test_test_layout.py). Imported by pytest after this
+# file has run, so after ANDROID_ADB_SERVER_PORT is set below.
+pytest_plugins = ["tests.llm_fixtures", "tests.server_fixtures", "tests.pg_fixtures", "tests.browser_support"]
 
 # Before anything imports adbutils' module-level client (it reads this when built).
 _ADB_PORT = free_port()

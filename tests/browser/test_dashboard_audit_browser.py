@@ -9,8 +9,6 @@ from typing import Any
 import httpx
 
 from tests.browser_support import BROWSER_MARKS
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 pytestmark = BROWSER_MARKS
 TOKENS = {"server.api_token": "admin-token-2",

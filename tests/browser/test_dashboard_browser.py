@@ -13,12 +13,7 @@ import numpy as np
 from PIL import Image
 
 from tests.browser_support import BROWSER_MARKS, TOKEN
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import (
-    TaggedPlanner,
-    service_fixture,  # noqa: F401  (the `service` fixture)
-    waits,
-)
+from tests.server_fixtures import TaggedPlanner, waits
 
 pytestmark = BROWSER_MARKS
 

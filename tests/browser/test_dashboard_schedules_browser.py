@@ -5,8 +5,6 @@ shown as the server's message."""
 from __future__ import annotations
 
 from tests.browser_support import BROWSER_MARKS, TOKEN
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 pytestmark = BROWSER_MARKS
 

@@ -12,8 +12,6 @@ import numpy as np
 from PIL import Image
 
 from tests.browser_support import BROWSER_MARKS, TOKEN
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 pytestmark = BROWSER_MARKS
 
@@ -23,7 +21,7 @@ class _Serial:
         self.serial = serial
 
 
-def test_the_dashboard_shows_the_iphone_and_runs_a_script_on_it(service, sim_phone, front, browser) -> None:  # noqa: F811
+def test_the_dashboard_shows_the_iphone_and_runs_a_script_on_it(service, sim_phone, front, browser) -> None:
     live = service([sim_phone, _Serial("ios:sim-1")], **{"ios.devices": {"sim-1": front.url}, "server.api_token": TOKEN})
     page = browser.new_page(viewport={"width": 1280, "height": 1400})
     errors: list[str] = []

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser_support import BROWSER_MARKS, TOKEN
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import TaggedPlanner, service_fixture  # noqa: F401  (the `service` fixture)
+from tests.server_fixtures import TaggedPlanner
 
 pytestmark = [*BROWSER_MARKS, pytest.mark.timeout(300)]
 NOTES = "com.google.android.keep"

@@ -9,9 +9,6 @@ import os
 
 import pytest
 
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
-
 NO_PLANNER = {"planner.base_url": None, "planner.api_key": ""}
 SETTINGS_PKG = "com.android.settings"
 

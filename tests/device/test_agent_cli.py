@@ -18,7 +18,7 @@ from tests.agent_helpers import DONE, ROOT, plan_reply
 from tests.agent_helpers import cli_env as _env
 from tests.agent_helpers import run_cli as _cli
 from tests.agent_helpers import trajectory_of as _trajectory
-from tests.llm_fixtures import Reply, llm_server  # noqa: F401  (fixture)
+from tests.llm_fixtures import Reply
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -120,7 +120,7 @@ def test_mobile_agent_adb_runs_the_bundled_adb(adb_server, sim_phone, tmp_path):
     assert missing.returncode != 0 and "no-such-phone" in missing.stderr  # adb's own answer and status
 
 
-def test_planned_run_with_flags_exits_0_and_budget_exits_1(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_planned_run_with_flags_exits_0_and_budget_exits_1(adb_server, sim_phone, llm_server, tmp_path):
     env = _env(adb_server.port)
     llm_server.script([plan_reply("Back"), plan_reply("Stop"), DONE])
     common = ["--serial", sim_phone.serial, "--base-url", llm_server.base_url, "--api-key", "k-123456",
@@ -191,7 +191,7 @@ def _after_step(proc, step: int, seen: list[str], then=None, pause_s: float = 0.
 
 
 def test_ctrl_c_stops_cleanly_writes_the_trajectory_and_exits_130(
-    adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
+    adb_server, sim_phone, llm_server, tmp_path
 ):
     llm_server.script([], default=Reply(text=plan_reply("Back"), delay_s=0.6))
     proc = _start("--serial", sim_phone.serial, "--base-url", llm_server.base_url, "--api-key", "k",
@@ -204,7 +204,7 @@ def test_ctrl_c_stops_cleanly_writes_the_trajectory_and_exits_130(
 
 
 def test_ctrl_c_while_the_model_thinks_exits_without_waiting_for_its_answer(
-    adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
+    adb_server, sim_phone, llm_server, tmp_path
 ):
     answer = threading.Event()  # the model answers only after the process has exited
     llm_server.script([], default=Reply(text=plan_reply("Back"), hold=answer))

@@ -13,7 +13,7 @@ import pytest
 
 from mobile_agent.agent import NO_EFFECT_NOTE, Agent, AgentEvent, RunStatus, load_trajectory
 from tests.agent_helpers import DONE, agent_settings, not_done, plan_reply
-from tests.llm_fixtures import Reply, llm_server  # noqa: F401  (fixture)
+from tests.llm_fixtures import Reply
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -32,7 +32,7 @@ def _run(settings, instruction="Go to the home screen", **kwargs):
 
 
 def test_completed_run_writes_trajectory_events_and_sends_one_downscaled_image(
-    adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
+    adb_server, sim_phone, llm_server, tmp_path
 ):
     llm_server.script([plan_reply("Back", thought="Go back."), plan_reply("Stop"), DONE])
     settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server)
@@ -71,7 +71,7 @@ def test_completed_run_writes_trajectory_events_and_sends_one_downscaled_image(
     assert events[-1].data["status"] == "completed"
 
 
-def test_no_effect_action_is_caught_by_reflection(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_no_effect_action_is_caught_by_reflection(adb_server, sim_phone, llm_server, tmp_path):
     # on the home screen, Home changes nothing
     llm_server.script([plan_reply("Home"), plan_reply("Stop"), DONE])
     settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server)
@@ -86,7 +86,7 @@ def test_no_effect_action_is_caught_by_reflection(adb_server, sim_phone, llm_ser
     assert len(llm_server.chat_requests[0].images()) == 1
 
 
-def test_no_reflection_sends_no_note(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_no_reflection_sends_no_note(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script([plan_reply("Home"), plan_reply("Stop"), DONE])
     settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server, reflection=False)
     result, _ = _run(settings)
@@ -96,7 +96,7 @@ def test_no_reflection_sends_no_note(adb_server, sim_phone, llm_server, tmp_path
     assert NO_EFFECT_NOTE.format(action="Home") not in second.text() and len(second.images()) == 1
 
 
-def test_premature_stop_is_caught_by_the_completion_check(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_premature_stop_is_caught_by_the_completion_check(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script(
         [
             plan_reply("Stop"),
@@ -119,7 +119,7 @@ def test_premature_stop_is_caught_by_the_completion_check(adb_server, sim_phone,
 
 
 def test_stop_rejected_beyond_the_check_budget_ends_not_completed(
-    adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
+    adb_server, sim_phone, llm_server, tmp_path
 ):
     llm_server.script([plan_reply("Stop"), not_done("nothing was done"), plan_reply("Stop"), not_done("still nothing")])
     settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server, max_completion_checks=1)
@@ -129,7 +129,7 @@ def test_stop_rejected_beyond_the_check_budget_ends_not_completed(
     assert len(llm_server.chat_requests) == 4
 
 
-def test_planner_429_then_success(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_planner_429_then_success(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script([Reply(status=429, text="slow down"), plan_reply("Stop"), DONE])
     settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server)
     result, _ = _run(settings)
@@ -137,7 +137,7 @@ def test_planner_429_then_success(adb_server, sim_phone, llm_server, tmp_path): 
     assert len(llm_server.chat_requests) == 3
 
 
-def test_planner_500_storm_ends_with_planner_unreachable(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_planner_500_storm_ends_with_planner_unreachable(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script([], default=Reply(status=500, text="boom"))
     settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server)
     result, _ = _run(settings)
@@ -156,7 +156,7 @@ def test_planner_500_storm_ends_with_planner_unreachable(adb_server, sim_phone, 
 
 
 def test_garbage_replies_become_feedback_then_exhaust_the_budget(
-    adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
+    adb_server, sim_phone, llm_server, tmp_path
 ):
     llm_server.script([plan_reply("Teleport (the moon)")], default="I like turtles. Here is a poem about them.")
     settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server, max_consecutive_failures=3)
@@ -171,7 +171,7 @@ def test_garbage_replies_become_feedback_then_exhaust_the_budget(
 
 
 def test_identical_actions_without_change_exhaust_the_budget(
-    adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
+    adb_server, sim_phone, llm_server, tmp_path
 ):
     llm_server.script([], default=plan_reply("Home"))
     settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server, max_identical_actions=3)
@@ -180,7 +180,7 @@ def test_identical_actions_without_change_exhaust_the_budget(
     assert len(result.steps) == 3 and "repeated 3 times" in result.reason
 
 
-def test_step_budget(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_step_budget(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script([], default=plan_reply("Home"))
     settings = agent_settings(
         adb_server.port, sim_phone.serial, tmp_path, llm_server, max_steps=2, max_identical_actions=10
@@ -192,7 +192,7 @@ def test_step_budget(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
 
 
 def test_phone_lost_mid_run_ends_with_device_lost_and_keeps_the_trajectory(
-    adb_server, sim_phones, llm_server, tmp_path  # noqa: F811
+    adb_server, sim_phones, llm_server, tmp_path
 ):
     (handle,) = sim_phones(1)
     calls = {"n": 0}
@@ -241,7 +241,7 @@ def test_phone_lost_mid_script_keeps_the_line_in_flight(adb_server, sim_phones, 
     assert final["status"] == "error"
 
 
-def test_cancel_between_the_model_and_the_action(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_cancel_between_the_model_and_the_action(adb_server, sim_phone, llm_server, tmp_path):
     from mobile_agent.planner import Planner, PlanReply, PlanRequest
 
     cancel = threading.Event()
@@ -268,7 +268,7 @@ def test_cancel_between_the_model_and_the_action(adb_server, sim_phone, llm_serv
 
 
 def test_cancel_while_the_model_thinks_ends_the_run_without_waiting_for_its_answer(
-    adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
+    adb_server, sim_phone, llm_server, tmp_path
 ):
     # the model answers only once the test lets it, after the run returned: a run that
     # waited for the answer would never return (and the test would time out)
@@ -293,7 +293,7 @@ def test_cancel_while_the_model_thinks_ends_the_run_without_waiting_for_its_answ
     assert final["status"] == "cancelled" and (result.trajectory_dir / "report.html").is_file()
 
 
-def test_secrets_and_the_api_key_never_reach_the_trajectory(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_secrets_and_the_api_key_never_reach_the_trajectory(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script([plan_reply("Type (hunter2secret)", thought="type hunter2secret"), plan_reply("Stop"), DONE])
     settings = agent_settings(
         adb_server.port, sim_phone.serial, tmp_path, llm_server, secrets=["hunter2secret"], completion_check=True
@@ -310,7 +310,7 @@ def test_secrets_and_the_api_key_never_reach_the_trajectory(adb_server, sim_phon
     assert all("hunter2secret" not in e.to_json() for e in events)
 
 
-def test_bad_instruction_is_a_clear_typed_error(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_bad_instruction_is_a_clear_typed_error(adb_server, sim_phone, llm_server, tmp_path):
     from mobile_agent.errors import ConfigError
 
     settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server)

@@ -24,7 +24,6 @@ from mobile_agent.device import open_device
 from mobile_agent.settings import AdbSettings
 from tests.agent_helpers import agent_settings as _settings
 from tests.family_planner import wrong_solution as _wrong
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.llm_server import Reply
 
 ACCEPT = '{"verdict": "accept", "reason": "clear and done."}'
@@ -72,7 +71,7 @@ def test_the_prompts_are_package_files():
         assert '"verdict"' in text and "$instruction" in text
 
 
-def test_a_failing_endpoint_or_garbage_is_a_verdict_that_says_so(llm_server):  # noqa: F811
+def test_a_failing_endpoint_or_garbage_is_a_verdict_that_says_so(llm_server):
     import numpy as np
 
     screen = np.full((2400, 1080, 3), 200, dtype=np.uint8)
@@ -134,7 +133,7 @@ def _judge(request_json: dict) -> str | Reply:
 
 
 @pytest.mark.slow
-def test_judges_are_recorded_and_the_validator_decides(sim_phone, adb_server, tmp_path, llm_server):  # noqa: F811
+def test_judges_are_recorded_and_the_validator_decides(sim_phone, adb_server, tmp_path, llm_server):
     settings = _settings(adb_server.port, sim_phone.serial, tmp_path / "runs")
     device = open_device(AdbSettings(server_port=adb_server.port), sim_phone.serial)
     good = [FAMILIES["settings-theme"].instance(0), FAMILIES["settings-airplane"].instance(0)]
@@ -195,7 +194,7 @@ def test_the_rules_reject_a_looping_run_the_validator_passed(sim_phone, adb_serv
 
 
 @pytest.mark.slow
-def test_cli_collect_with_judges(adb_server, sim_phone, tmp_path, monkeypatch, llm_server, capsys):  # noqa: F811
+def test_cli_collect_with_judges(adb_server, sim_phone, tmp_path, monkeypatch, llm_server, capsys):
     from mobile_agent.cli import main
 
     monkeypatch.setenv("MOBILE_AGENT_ADB__SERVER_PORT", str(adb_server.port))
@@ -226,7 +225,7 @@ def test_cli_collect_with_judges(adb_server, sim_phone, tmp_path, monkeypatch, l
 
 
 @pytest.mark.slow
-def test_self_collected_data_judged_at_the_run_endpoint(adb_server, sim_phone, tmp_path, monkeypatch, llm_server):  # noqa: F811
+def test_self_collected_data_judged_at_the_run_endpoint(adb_server, sim_phone, tmp_path, monkeypatch, llm_server):
     """data collect --model/--base-url: a model's runs (the scripted planner), judged by the same
     endpoint when no --judge-* flag names another."""
     from mobile_agent.cli import main

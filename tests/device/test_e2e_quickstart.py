@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from tests.agent_helpers import DONE, plan_reply
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
@@ -49,7 +48,7 @@ def test_quickstart_without_an_endpoint_runs_the_bundled_script(tmp_path):
 
 
 @pytest.mark.parametrize("configured_by", ["environment", "config file"])
-def test_quickstart_with_an_endpoint_lets_the_model_plan(configured_by, tmp_path, llm_server):  # noqa: F811
+def test_quickstart_with_an_endpoint_lets_the_model_plan(configured_by, tmp_path, llm_server):
     llm_server.script(
         [
             plan_reply("Open App (Settings)"),

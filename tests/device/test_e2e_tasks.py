@@ -11,7 +11,6 @@ import pytest
 
 from mobile_agent.agent import Agent, RunStatus, run_script
 from tests.agent_helpers import DONE, agent_settings, plan_reply
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTES = "com.google.android.keep"
@@ -22,7 +21,7 @@ def _notes(phone) -> list[dict]:
     return phone.state()["apps"][NOTES]["notes"]
 
 
-def test_dark_mode_turned_on_by_the_planned_agent(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_dark_mode_turned_on_by_the_planned_agent(adb_server, sim_phone, llm_server, tmp_path):
     phone = sim_phone.phone
     assert not phone.dark_mode
     llm_server.script(
@@ -65,7 +64,7 @@ def test_script_step_that_cannot_be_done_ends_not_completed(adb_server, sim_phon
     assert result.steps[-1].location.status == "not_found"
 
 
-def test_note_written_and_saved(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_note_written_and_saved(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script(
         [
             plan_reply("Open App (Notes)"),
@@ -102,7 +101,7 @@ def test_non_ascii_text_typed_through_adb_keyboard(adb_server, sim_phones, tmp_p
 
 
 def test_text_with_several_matches_is_resolved_by_choosing_a_candidate(
-    adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
+    adb_server, sim_phone, llm_server, tmp_path
 ):
     phone = sim_phone.phone
     data = phone.app_data(NOTES)
@@ -182,7 +181,7 @@ def test_secret_typed_on_screen_is_masked_in_saved_screenshots(adb_server, sim_p
             assert secret not in path.read_text(encoding="utf-8")
 
 
-def test_cancel_while_the_model_chooses_a_candidate_taps_nothing(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_cancel_while_the_model_chooses_a_candidate_taps_nothing(adb_server, sim_phone, llm_server, tmp_path):
     import threading
     import time
 
@@ -215,7 +214,7 @@ def test_cancel_while_the_model_chooses_a_candidate_taps_nothing(adb_server, sim
     assert click.tap_point is None and sim_phone.phone.task(NOTES)[-1]["view"] == "main"  # nothing tapped
 
 
-def test_candidate_choice_without_an_answer_becomes_feedback(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_candidate_choice_without_an_answer_becomes_feedback(adb_server, sim_phone, llm_server, tmp_path):
     data = sim_phone.phone.app_data(NOTES)
     for note_id in (1, 2):
         data["notes"].append({"id": note_id, "title": "Groceries", "body": "", "created": "", "modified": ""})

@@ -14,7 +14,6 @@ from eval.families import FAMILIES
 from eval.mobile_eval.records import load_results
 from mobile_agent.cli import main
 from tests.family_planner import FamilyPlanner
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
@@ -34,7 +33,7 @@ def _plans(database) -> int:
         return db.execute("SELECT COUNT(*) FROM cached_plans").fetchone()[0]
 
 
-def test_eval_families_cache_replays_and_keeps_the_plans_under_output(eval_env, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_eval_families_cache_replays_and_keeps_the_plans_under_output(eval_env, sim_phone, llm_server, tmp_path):
     task = FAMILIES["settings-theme"].instance(0)
     llm_server.script([], default=FamilyPlanner([task], "reference"))
     out = tmp_path / "families"
@@ -53,7 +52,7 @@ def test_eval_families_cache_replays_and_keeps_the_plans_under_output(eval_env, 
     assert _plans(out / "plan-cache.sqlite3") == 1
 
 
-def test_the_cache_setting_keeps_the_plans_under_output(eval_env, sim_phone, llm_server, tmp_path, monkeypatch):  # noqa: F811
+def test_the_cache_setting_keeps_the_plans_under_output(eval_env, sim_phone, llm_server, tmp_path, monkeypatch):
     from tests.agent_helpers import DONE, plan_reply
 
     monkeypatch.setenv("MOBILE_AGENT_CACHE__ENABLED", "true")

@@ -9,7 +9,6 @@ import pytest
 
 from eval.mobile_eval.records import load_results
 from mobile_agent.cli import main
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 
 @pytest.fixture
@@ -99,7 +98,7 @@ def test_without_a_model_the_readme_line_runs_the_reference_and_says_so(adb_env,
 
 
 @pytest.mark.slow
-def test_resume_only_the_same_run(adb_env, sim_phone, llm_server, tmp_path, capsys):  # noqa: F811
+def test_resume_only_the_same_run(adb_env, sim_phone, llm_server, tmp_path, capsys):
     """A folder of another run is refused with the reason; --force resumes it, --new starts over."""
     out_dir = tmp_path / "eval"
     reference = ["eval", "mobile-eval", "--script-reference", "--task", "settings-1", "--device", sim_phone.serial,
@@ -170,7 +169,7 @@ def test_annotate_appends_the_judged_result(adb_env, sim_phone, tmp_path, monkey
 
 
 @pytest.mark.slow
-def test_agent_mode_through_the_cli(adb_env, sim_phone, llm_server, tmp_path, capsys):  # noqa: F811
+def test_agent_mode_through_the_cli(adb_env, sim_phone, llm_server, tmp_path, capsys):
     from tests.agent_helpers import DONE, plan_reply
 
     llm_server.script([plan_reply("Open App (Settings)"), plan_reply("Click text (Airplane mode)"),

@@ -22,7 +22,6 @@ from eval.mobile_eval.records import load_results
 from eval.mobile_eval.schema import load_tasks
 from mobile_agent.cli import main
 from tests.grounding_model import GROUNDED, GroundingModel
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
@@ -41,7 +40,7 @@ def _model_args(llm: Any, model: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("model", "dialect", "space"), GROUNDED, ids=[g[1] for g in GROUNDED])
-def test_mobile_eval_scores_a_grounded_dialects_taps_by_what_they_hit(adb_env, sim_phone, llm_server, tmp_path,  # noqa: F811
+def test_mobile_eval_scores_a_grounded_dialects_taps_by_what_they_hit(adb_env, sim_phone, llm_server, tmp_path,
                                                                       model, dialect, space):
     phone = sim_phone.phone
     task = next(t for t in load_tasks() if t.id == "settings-1")
@@ -58,7 +57,7 @@ def test_mobile_eval_scores_a_grounded_dialects_taps_by_what_they_hit(adb_env, s
 
 
 @pytest.mark.parametrize(("model", "dialect", "space"), [GROUNDED[0], GROUNDED[2]], ids=["ui_tars", "autoglm"])
-def test_eval_families_scores_a_grounded_dialect_by_effect(adb_env, sim_phone, llm_server, tmp_path,  # noqa: F811
+def test_eval_families_scores_a_grounded_dialect_by_effect(adb_env, sim_phone, llm_server, tmp_path,
                                                           model, dialect, space):
     """notes-create: an icon tap (the orange plus), typing, two Back keys."""
     phone = sim_phone.phone
@@ -77,7 +76,7 @@ def test_eval_families_scores_a_grounded_dialect_by_effect(adb_env, sim_phone, l
     assert record.ps == 1.0, record.steps
 
 
-def test_data_score_judges_a_grounded_models_answers_by_effect(adb_env, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_data_score_judges_a_grounded_models_answers_by_effect(adb_env, sim_phone, llm_server, tmp_path):
     """GPT4Tools' offline protocol (`data score`) with a UI-TARS model that answers every step
     with the dataset's own UI-TARS target (what the data engine wrote for that step): its
     taps land on the reference targets, so every rate is 1 (a tap was never a Click text)."""
@@ -105,7 +104,7 @@ def test_data_score_judges_a_grounded_models_answers_by_effect(adb_env, sim_phon
     assert score["overall"] == {"n": 2, "sr_act": 1.0, "sr_args": 1.0, "sr": 1.0}, score["runs"]
 
 
-def test_annotating_a_grounded_run_does_not_count_its_finished(adb_env, sim_phone, llm_server, tmp_path,  # noqa: F811
+def test_annotating_a_grounded_run_does_not_count_its_finished(adb_env, sim_phone, llm_server, tmp_path,
                                                                monkeypatch, capsys):
     """A person judging a UI-TARS run (`eval annotate`) is asked about its three steps, not
     about the Finished that ends it (the paper counts no final Stop)."""

@@ -21,7 +21,6 @@ from eval.mobile_eval.schema import load_tasks, select_tasks
 from mobile_agent.device import open_device
 from mobile_agent.settings import AdbSettings
 from tests.agent_helpers import DONE, agent_settings, plan_reply
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 TASKS = load_tasks()
 pytestmark = pytest.mark.slow
@@ -35,7 +34,7 @@ def devices(adb_server, *serials):
     return [open_device(AdbSettings(server_port=adb_server.port), serial) for serial in serials]
 
 
-def test_agent_run_judged_by_state_with_a_detour(sim_phone, adb_server, llm_server, tmp_path):  # noqa: F811
+def test_agent_run_judged_by_state_with_a_detour(sim_phone, adb_server, llm_server, tmp_path):
     llm_server.script([
         plan_reply("Open App (Calendar)"),  # the wrong app: an incorrect step
         plan_reply("Open App (Settings)"),
@@ -62,7 +61,7 @@ def test_agent_run_judged_by_state_with_a_detour(sim_phone, adb_server, llm_serv
     assert ResultsFile(tmp_path / "results.jsonl").records() == records
 
 
-def test_a_failure_scores_partial_completion_and_the_budget_holds(sim_phone, adb_server, llm_server, tmp_path):  # noqa: F811
+def test_a_failure_scores_partial_completion_and_the_budget_holds(sim_phone, adb_server, llm_server, tmp_path):
     llm_server.script([plan_reply("Open App (Settings)")], default=plan_reply("Page down"))
     settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path / "runs", llm_server)
     (device,) = devices(adb_server, sim_phone.serial)
@@ -169,7 +168,7 @@ def test_a_person_can_fail_a_run_and_set_its_completion(real_like_phone, adb_ser
     assert not judged.success and judged.ps == pytest.approx(2 / 3) and judged.cr == 0.75
 
 
-def test_an_mllm_judge_reads_the_run(real_like_phone, adb_server, llm_server, tmp_path):  # noqa: F811
+def test_an_mllm_judge_reads_the_run(real_like_phone, adb_server, llm_server, tmp_path):
     _, serial = real_like_phone
     verdict = {"success": True, "steps": [{"index": 1, "correct": True}, {"index": 2, "correct": False}],
                "reached_human_steps": 4, "reason": "Airplane mode is on."}
@@ -189,7 +188,7 @@ def test_an_mllm_judge_reads_the_run(real_like_phone, adb_server, llm_server, tm
         judge.judge_run(record.trajectory_dir, instruction="x", human_steps=4)
 
 
-def test_a_failing_mllm_judge_leaves_the_run_to_a_person(real_like_phone, adb_server, llm_server, tmp_path):  # noqa: F811
+def test_a_failing_mllm_judge_leaves_the_run_to_a_person(real_like_phone, adb_server, llm_server, tmp_path):
     _, serial = real_like_phone
     llm_server.script(["I think it went well."])  # no JSON verdict
     (device,) = devices(adb_server, serial)

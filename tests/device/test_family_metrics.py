@@ -16,7 +16,6 @@ from eval.families.report import family_of, family_step_metrics
 from eval.mobile_eval.metrics import round_half_up
 from eval.mobile_eval.records import load_results
 from tests.family_planner import FamilyPlanner, planned_lines
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 FAMILY_NAMES = ["settings-theme", "notes-create"]
 
@@ -39,7 +38,7 @@ def test_the_perturbed_planner_differs_from_the_reference():
 
 
 @pytest.mark.slow
-def test_eval_families_reports_step_rates(adb_server, sim_phone, tmp_path, monkeypatch, capsys, llm_server):  # noqa: F811
+def test_eval_families_reports_step_rates(adb_server, sim_phone, tmp_path, monkeypatch, capsys, llm_server):
     from mobile_agent.cli import main
 
     monkeypatch.setenv("MOBILE_AGENT_ADB__SERVER_PORT", str(adb_server.port))
@@ -73,7 +72,7 @@ def test_eval_families_reports_step_rates(adb_server, sim_phone, tmp_path, monke
 
 @pytest.mark.slow
 def test_data_score_asks_each_step_with_the_gold_history(adb_server, sim_phone, tmp_path, monkeypatch, capsys,
-                                                         llm_server):  # noqa: F811
+                                                         llm_server):
     """GPT4Tools' offline protocol on an exported dataset: the reference planner scores 1, a
     misspelling one keeps SR_act and loses SR_args; every step is asked once, with its screen."""
     from mobile_agent.cli import main

@@ -16,7 +16,6 @@ import pytest
 from simphone.ios import WdaFrontEnd
 from tests.agent_helpers import cli_env, run_cli
 from tests.grounding_model import GroundingModel
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.llm_server import ScriptedLLMServer
 from tests.matrix.design import DIALECT_MODELS
 from tests.ports import free_port
@@ -33,7 +32,7 @@ def _planning_texts(llm: ScriptedLLMServer) -> list[str]:
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("dialect", sorted(DIALECT_MODELS))
 def test_each_dialect_opens_settings_on_the_simulated_iphone_told_it_is_one(
-    dialect: str, front: WdaFrontEnd, llm_server: ScriptedLLMServer, tmp_path: Path  # noqa: F811
+    dialect: str, front: WdaFrontEnd, llm_server: ScriptedLLMServer, tmp_path: Path
 ) -> None:
     model, chosen, space = DIALECT_MODELS[dialect]
     phone = front.phone

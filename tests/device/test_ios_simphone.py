@@ -26,7 +26,6 @@ from perception.accessibility import parse_uiautomator_dump
 from simphone import Phone
 from simphone.ios import WdaFrontEnd
 from tests.agent_helpers import DONE, agent_settings, cli_env, plan_reply, run_cli
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.ports import free_port
 from tests.wda_fake import DATA, sample
 
@@ -199,7 +198,7 @@ def test_lock_state_and_unlock() -> None:
 
 
 @pytest.mark.timeout(180)
-def test_a_scripted_model_run_opens_settings_on_the_simulated_iphone(llm_server: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_a_scripted_model_run_opens_settings_on_the_simulated_iphone(llm_server: Any, tmp_path: Path) -> None:
     """The same agent, the paper's dialect, an iPhone: the model asks for Open App (Settings),
     Stop; the run completes with Settings in front (the scripted model is the OpenAI-compatible
     server on loopback)."""
@@ -275,7 +274,7 @@ def test_doctor_checks_each_configured_iphone() -> None:
 
 
 @pytest.mark.timeout(180)
-def test_the_app_policy_sees_the_app_in_front_on_an_iphone(llm_server: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_the_app_policy_sees_the_app_in_front_on_an_iphone(llm_server: Any, tmp_path: Path) -> None:
     """``agent.safety.deny_apps`` with an Apple bundle id, in a planned ``mobile-agent run``: the
     model taps the home screen's Settings (no Open App for the policy to refuse beforehand), the
     step ends in a denied app, which the run reads from WDA's /wda/activeAppInfo: the step fails
@@ -318,7 +317,7 @@ def test_a_typed_secret_hides_the_iphones_text_fields(front: WdaFrontEnd, iphone
 
 
 @pytest.mark.timeout(180)
-def test_a_system_alerts_text_is_given_to_the_model(llm_server: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_a_system_alerts_text_is_given_to_the_model(llm_server: Any, tmp_path: Path) -> None:
     """An alert over the app (WDA's /alert/text; on the simulated iPhone, the system's
     permission dialog): the model is told its text with the next screenshot, and answers it."""
     phone = Phone()

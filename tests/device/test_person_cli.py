@@ -19,7 +19,6 @@ from tests.agent_helpers import ROOT, plan_reply, request_text
 from tests.agent_helpers import cli_env as _env
 from tests.agent_helpers import run_cli as _cli
 from tests.agent_helpers import trajectory_of as _trajectory
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.timeout(180)
 NOTES = "com.google.android.keep"
@@ -30,7 +29,7 @@ def _common(sim_phone, llm, tmp_path) -> list[str]:
             "--no-completion-check", "-o", str(tmp_path / "runs")]  # fmt: skip
 
 
-def test_without_a_terminal_a_hand_over_fails_at_once(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_without_a_terminal_a_hand_over_fails_at_once(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script([plan_reply("Ask user (Please type the SMS code)")])
     started = time.monotonic()
     proc = _cli(*_common(sim_phone, llm_server, tmp_path), "-i", "Log in", env=_env(adb_server.port), timeout=60)
@@ -39,7 +38,7 @@ def test_without_a_terminal_a_hand_over_fails_at_once(adb_server, sim_phone, llm
     assert time.monotonic() - started < 50  # never waits for nobody (the default wait is 600 s)
 
 
-def test_the_question_is_answered_on_the_terminal(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_the_question_is_answered_on_the_terminal(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script([plan_reply("Ask user (Which colour should the note be?)"), plan_reply("Stop")])
     controller, terminal = pty.openpty()
     proc = subprocess.Popen(
@@ -74,7 +73,7 @@ def test_the_question_is_answered_on_the_terminal(adb_server, sim_phone, llm_ser
     assert person and person[0]["asked_user"]["reply"] == {"kind": "answer", "text": "Blue, please", "by": "terminal"}
 
 
-def test_yes_approves_and_a_policy_file_denies_an_app(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_yes_approves_and_a_policy_file_denies_an_app(adb_server, sim_phone, llm_server, tmp_path):
     env = _env(adb_server.port)
     common = _common(sim_phone, llm_server, tmp_path)
     # a sensitive click, approved by --yes (then not found: the screen has no Install)

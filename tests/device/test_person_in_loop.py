@@ -20,7 +20,6 @@ from mobile_agent.errors import ConfigError
 from mobile_agent.operations import REGISTRY, parse_action
 from mobile_agent.settings import SafetySettings
 from tests.agent_helpers import agent_settings, plan_reply, request_text
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 NOTES = "com.google.android.keep"
 pytestmark = [pytest.mark.timeout(300)]
@@ -51,7 +50,7 @@ def _centre(element: dict) -> dict[str, int]:
     return {"x": (left + right) // 2, "y": (top + bottom) // 2}
 
 
-def test_the_person_takes_over_on_the_phone_and_the_run_goes_on(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_the_person_takes_over_on_the_phone_and_the_run_goes_on(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script([plan_reply("Ask user (Please open the Notes app for me)"), plan_reply("Stop")])
     channel = QueueChannel()
     events = []
@@ -79,7 +78,7 @@ def test_the_person_takes_over_on_the_phone_and_the_run_goes_on(adb_server, sim_
     assert '"by": "person"' in lines and '"asked_user"' in lines
 
 
-def test_an_answer_goes_back_to_the_model(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_an_answer_goes_back_to_the_model(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script([plan_reply("Ask user (Which note title do you want?)"), plan_reply("Stop")])
     channel = QueueChannel()
     _person(channel, UserReply("answer", "Groceries"))
@@ -88,7 +87,7 @@ def test_an_answer_goes_back_to_the_model(adb_server, sim_phone, llm_server, tmp
     assert "The user answered: Groceries" in request_text(llm_server.chat_requests[1])
 
 
-def test_no_reply_in_time_ends_the_run_not_completed(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_no_reply_in_time_ends_the_run_not_completed(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script([plan_reply("Ask user (Type the SMS code please)")])
     settings = _settings(adb_server, sim_phone, tmp_path, llm_server, user_timeout_s=0.4)
     result = Agent(settings, channel=QueueChannel()).run("Log in")
@@ -96,7 +95,7 @@ def test_no_reply_in_time_ends_the_run_not_completed(adb_server, sim_phone, llm_
     assert "SMS code" in result.reason and "no reply within 0.4 s" in result.reason
 
 
-def test_with_nobody_to_ask_a_hand_over_ends_at_once(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_with_nobody_to_ask_a_hand_over_ends_at_once(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script([plan_reply("Ask user (Solve the captcha)")])
     result = Agent(_settings(adb_server, sim_phone, tmp_path, llm_server)).run("Log in")
     assert result.status is RunStatus.NOT_COMPLETED
@@ -104,7 +103,7 @@ def test_with_nobody_to_ask_a_hand_over_ends_at_once(adb_server, sim_phone, llm_
 
 
 @pytest.mark.parametrize("answer", ["approve", "deny"])
-def test_the_models_own_sensitive_tap_waits_for_a_yes(adb_server, sim_phone, llm_server, tmp_path, answer):  # noqa: F811
+def test_the_models_own_sensitive_tap_waits_for_a_yes(adb_server, sim_phone, llm_server, tmp_path, answer):
     # AutoGLM's sensitive Tap: do(action="Tap", element=[x,y], message="...") (zai-org/Open-AutoGLM
     # phone_agent/config/prompts_en.py; handler.py asks confirmation_callback(message) first)
     phone = sim_phone.phone
@@ -133,7 +132,7 @@ def test_the_models_own_sensitive_tap_waits_for_a_yes(adb_server, sim_phone, llm
         assert "the user refused it: not now" in request_text(llm_server.chat_requests[1])
 
 
-def test_a_denied_app_is_never_opened(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_a_denied_app_is_never_opened(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script([plan_reply("Open App (Notes)"), plan_reply("Stop")])
     settings = _settings(adb_server, sim_phone, tmp_path, llm_server).with_overrides(
         {"agent.safety.deny_apps": [NOTES]}
@@ -144,7 +143,7 @@ def test_a_denied_app_is_never_opened(adb_server, sim_phone, llm_server, tmp_pat
     assert "app policy denies it" in request_text(llm_server.chat_requests[1])
 
 
-def test_a_secret_is_typed_but_never_written_shown_or_logged(adb_server, sim_phone, llm_server, tmp_path, caplog):  # noqa: F811
+def test_a_secret_is_typed_but_never_written_shown_or_logged(adb_server, sim_phone, llm_server, tmp_path, caplog):
     from PIL import Image
 
     from mobile_agent.locate import build_locator
@@ -177,7 +176,7 @@ def test_a_secret_is_typed_but_never_written_shown_or_logged(adb_server, sim_pho
     assert secret not in caplog.text
 
 
-def test_an_instruction_naming_an_unset_secret_is_a_config_error(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_an_instruction_naming_an_unset_secret_is_a_config_error(adb_server, sim_phone, llm_server, tmp_path):
     with pytest.raises(ConfigError, match="card_pin"):
         Agent(_settings(adb_server, sim_phone, tmp_path, llm_server)).run("Pay with {{secret:card_pin}}")
 

@@ -11,7 +11,6 @@ from eval.mobile_eval.schema import load_tasks
 from mobile_agent.agent import Agent, RunStatus
 from tests.agent_helpers import agent_settings
 from tests.grounding_model import GroundingModel
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 
@@ -34,7 +33,7 @@ def _task(task_id: str):
     ("model", "setting", "dialect", "space"), MODELS, ids=[f"{m[2]}-{m[3]}" for m in MODELS]
 )
 def test_dark_mode_through_each_dialect(
-    adb_server, sim_phone, llm_server, tmp_path, model, setting, dialect, space  # noqa: F811
+    adb_server, sim_phone, llm_server, tmp_path, model, setting, dialect, space
 ):
     phone = sim_phone.phone
     task = _task("settings-1")
@@ -61,7 +60,7 @@ def test_dark_mode_through_each_dialect(
         assert all(r.json.get("tools") for r in llm_server.chat_requests[:1])
 
 
-def test_a_hand_over_stops_the_run_and_says_why(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_a_hand_over_stops_the_run_and_says_why(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.model = "autoglm-phone-9b"
     llm_server.script(
         ['<think>A login page.</think>\n<answer>do(action="Take_over", message="Please log in")</answer>']
@@ -74,7 +73,7 @@ def test_a_hand_over_stops_the_run_and_says_why(adb_server, sim_phone, llm_serve
     assert len(llm_server.chat_requests) == 1  # no completion check, nothing after it
 
 
-def test_drift_is_snapped_onto_the_meant_element(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_drift_is_snapped_onto_the_meant_element(adb_server, sim_phone, llm_server, tmp_path):
     """3% of the screen height below every target: snapping still taps the right rows."""
     phone = sim_phone.phone
     task = _task("settings-1")
@@ -96,7 +95,7 @@ def test_drift_is_snapped_onto_the_meant_element(adb_server, sim_phone, llm_serv
     [("qwen3-vl:8b", "mobile_use", "grid"), ("autoglm-phone-9b", "autoglm", "grid")],
 )
 def test_a_note_typed_through_a_grounded_dialect(
-    adb_server, sim_phone, llm_server, tmp_path, model, dialect, space  # noqa: F811
+    adb_server, sim_phone, llm_server, tmp_path, model, dialect, space
 ):
     """Mobile-Eval notes-1: an icon without text, typing, Back twice to save."""
     phone = sim_phone.phone

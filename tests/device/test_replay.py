@@ -17,7 +17,6 @@ from mobile_agent.replay import CachedPlan, CachedStep, InstructionTemplate, Pla
 from mobile_agent.replay.plans import fill_slots, to_slots
 from perception.types import Box, TextLine
 from tests.agent_helpers import DONE, agent_settings, plan_reply
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 SETTINGS_APP = "com.android.settings"
 
@@ -124,7 +123,7 @@ def _cached(settings, **cache):
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_completed_run_replays_with_no_model_call(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_a_completed_run_replays_with_no_model_call(adb_server, sim_phone, llm_server, tmp_path):
     settings = _cached(agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server))
     llm_server.script(DARK_MODE_REPLIES)
     first = Agent(settings).run("Turn on the dark mode")
@@ -156,7 +155,7 @@ def test_a_completed_run_replays_with_no_model_call(adb_server, sim_phone, llm_s
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_replay_on_a_phone_of_another_size_and_theme(adb_server, sim_phone, sim_phones, llm_server, tmp_path):  # noqa: F811
+def test_replay_on_a_phone_of_another_size_and_theme(adb_server, sim_phone, sim_phones, llm_server, tmp_path):
     llm_server.script([plan_reply("Open App (Settings)"), plan_reply("Click text (Display & brightness)"),
                        plan_reply("Stop"), DONE])
     instruction = "Open the display settings"
@@ -176,7 +175,7 @@ def test_replay_on_a_phone_of_another_size_and_theme(adb_server, sim_phone, sim_
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_screen_unlike_the_recorded_one_hands_over_to_the_model(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_a_screen_unlike_the_recorded_one_hands_over_to_the_model(adb_server, sim_phone, llm_server, tmp_path):
     settings = _cached(agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server))
     llm_server.script(DARK_MODE_REPLIES)
     assert Agent(settings).run("Turn on the dark mode").status is RunStatus.COMPLETED
@@ -203,7 +202,7 @@ def test_a_screen_unlike_the_recorded_one_hands_over_to_the_model(adb_server, si
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_other_values_replay_through_the_templates_slots(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_other_values_replay_through_the_templates_slots(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script(
         [
             plan_reply("Open App (Notes)"),
@@ -230,7 +229,7 @@ def test_other_values_replay_through_the_templates_slots(adb_server, sim_phone, 
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_cached_plan_runs_without_any_endpoint(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_a_cached_plan_runs_without_any_endpoint(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script(DARK_MODE_REPLIES)
     with_model = _cached(agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server))
     assert Agent(with_model).run("Turn on the dark mode").status is RunStatus.COMPLETED
@@ -284,7 +283,7 @@ def test_cache_cli_lists_shows_and_clears_plans(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_run_cli_with_cache_replays_the_second_time(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_run_cli_with_cache_replays_the_second_time(adb_server, sim_phone, llm_server, tmp_path):
     import os
     import subprocess
     import sys

@@ -31,7 +31,6 @@ from mobile_agent.replay.overlay import on_top
 from perception.types import Box, TextLine
 from simphone import Phone
 from tests.agent_helpers import DONE, agent_settings, plan_reply
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 MAPS = "com.google.android.apps.maps"
 SEARCH = ["Open App (Google Maps)", "Click text (Search here)", "Type (Hangzhou West Lake)"]
@@ -196,7 +195,7 @@ def _password_rules(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_replayed_type_reads_only_around_its_field(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_a_replayed_type_reads_only_around_its_field(adb_server, sim_phone, llm_server, tmp_path):
     settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server).with_overrides(
         {"cache.enabled": True})
     llm_server.script([*(plan_reply(a) for a in SEARCH), plan_reply("Stop"), DONE])
@@ -229,7 +228,7 @@ def test_a_replayed_type_reads_only_around_its_field(adb_server, sim_phone, llm_
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_password_field_of_the_recording_is_asked_about_again(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_a_password_field_of_the_recording_is_asked_about_again(adb_server, sim_phone, llm_server, tmp_path):
     settings = agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server).with_overrides(
         {"cache.enabled": True, **_password_rules(tmp_path)})
     llm_server.script([*(plan_reply(a) for a in SEARCH), plan_reply("Stop"), DONE])

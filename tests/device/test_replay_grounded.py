@@ -23,7 +23,6 @@ import pytest
 from eval.mobile_eval.schema import load_tasks
 from tests.agent_helpers import cli_env, run_cli
 from tests.grounding_model import GROUNDED, GroundingModel
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
@@ -46,7 +45,7 @@ def _cached_steps(runs: Path) -> list[list[dict]]:
 
 
 @pytest.mark.parametrize(("model", "dialect", "space"), GROUNDED, ids=[g[1] for g in GROUNDED])
-def test_run_cache_twice_replays_a_grounded_dialects_plan(adb_server, sim_phone, llm_server, tmp_path,  # noqa: F811
+def test_run_cache_twice_replays_a_grounded_dialects_plan(adb_server, sim_phone, llm_server, tmp_path,
                                                           model, dialect, space):
     phone = sim_phone.phone
     task = next(t for t in load_tasks() if t.id == "settings-1")
@@ -94,7 +93,7 @@ def test_a_step_only_its_points_describe_is_scaled_to_the_screen_it_meets() -> N
 
 
 @pytest.mark.parametrize(("model", "dialect", "space"), [GROUNDED[0], GROUNDED[2]], ids=["ui_tars", "autoglm"])
-def test_an_icon_tap_is_replayed_at_its_point_on_the_screen_it_meets(adb_server, sim_phone, llm_server,  # noqa: F811
+def test_an_icon_tap_is_replayed_at_its_point_on_the_screen_it_meets(adb_server, sim_phone, llm_server,
                                                                      tmp_path, model, dialect, space):
     """notes-create: the orange plus has no text, so its tap is kept at its point (and the
     screen's size); the replay taps there again and the note is written."""
@@ -129,7 +128,7 @@ def test_an_icon_tap_is_replayed_at_its_point_on_the_screen_it_meets(adb_server,
 
 
 def test_a_point_step_recorded_on_one_screen_replays_on_another_size(
-    adb_server, sim_phone, sim_phones, llm_server, tmp_path  # noqa: F811
+    adb_server, sim_phone, sim_phones, llm_server, tmp_path
 ):
     """Recorded on the 1080x2400 phone, replayed on a 720x1600 one: the icon tap is scaled."""
     from eval.families import FAMILIES

@@ -10,13 +10,12 @@ from __future__ import annotations
 import pytest
 
 from tests.agent_helpers import DONE, cli_env, plan_reply, run_cli
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
 CHROME = "com.android.chrome"
 
 
-def test_a_replayed_secret_type_goes_on_without_the_model(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_a_replayed_secret_type_goes_on_without_the_model(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script([plan_reply("Open App (Chrome)"), plan_reply("Click text (Search or type web address)"),
                        plan_reply("Type ({{secret:pin}})"), plan_reply("Enter"), plan_reply("Stop"), DONE])
     env = cli_env(adb_server.port, MOBILE_AGENT_AGENT__NAMED_SECRETS='{"pin": "4711"}',
@@ -36,7 +35,7 @@ def test_a_replayed_secret_type_goes_on_without_the_model(adb_server, sim_phone,
     assert [s["query"] for s in searches] == ["4711"], searches  # the replayed run's search, the secret's value
 
 
-def test_a_closing_step_whose_effect_does_not_show_is_replayed(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_a_closing_step_whose_effect_does_not_show_is_replayed(adb_server, sim_phone, llm_server, tmp_path):
     """Bitwarden's Copy password changes nothing on the screen (the password goes to the
     clipboard): as the run's closing step it stays in the plan, and its replay (no effect
     again, as recorded) is no divergence. Before, it was left out: the replay ended on the

@@ -15,7 +15,6 @@ from mobile_agent.agent import Agent, RunStatus
 from mobile_agent.agent.people import QueueChannel, UserReply
 from mobile_agent.replay import PlanStore
 from tests.agent_helpers import agent_settings, plan_reply
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 INSTALL = ["Open App (Play Store)", "Click text (Search apps & games)", "Type (WhatsApp)", "Enter", "Click text (Install)"]
@@ -41,7 +40,7 @@ def _plans(tmp_path):
     return PlanStore(f"sqlite:///{tmp_path / 'plan-cache.sqlite3'}").list()
 
 
-def test_a_confirmed_run_is_cached_and_its_replay_asks_again(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_a_confirmed_run_is_cached_and_its_replay_asks_again(adb_server, sim_phone, llm_server, tmp_path):
     settings = _settings(adb_server, sim_phone, tmp_path, llm_server)
     llm_server.script([*(plan_reply(a) for a in INSTALL), plan_reply("Stop")])
     channel = QueueChannel()
@@ -76,7 +75,7 @@ def test_a_confirmed_run_is_cached_and_its_replay_asks_again(adb_server, sim_pho
     assert denied.steps[-1].by == "model"
 
 
-def test_a_run_the_person_took_part_in_is_not_cached(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_a_run_the_person_took_part_in_is_not_cached(adb_server, sim_phone, llm_server, tmp_path):
     settings = _settings(adb_server, sim_phone, tmp_path, llm_server)
     llm_server.script([plan_reply("Ask user (Which app should I open?)"), plan_reply("Open App (Notes)"),
                        plan_reply("Stop")])

@@ -15,7 +15,6 @@ from eval.mobile_eval.perturb import PERTURBATIONS
 from mobile_agent.agent import Agent, RunStatus
 from mobile_agent.replay import PlanStore
 from tests.agent_helpers import DONE, agent_settings, plan_reply
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 SETTINGS_APP = "com.android.settings"
 MAPS = "com.google.android.apps.maps"
@@ -29,7 +28,7 @@ def _perturb(sim_phone, name: str) -> None:
     PERTURBATIONS[name].apply(lambda argv: sim_phone.device.shell(argv))
 
 
-def _record(settings, llm_server, instruction: str, actions: list[str]) -> None:  # noqa: F811
+def _record(settings, llm_server, instruction: str, actions: list[str]) -> None:
     llm_server.script([*(plan_reply(a) for a in actions), plan_reply("Stop"), DONE])
     assert Agent(settings).run(instruction).status is RunStatus.COMPLETED
 
@@ -37,7 +36,7 @@ def _record(settings, llm_server, instruction: str, actions: list[str]) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_list_scrolled_differently_replays_with_its_targets_found_where_they_moved(
-    adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
+    adb_server, sim_phone, llm_server, tmp_path
 ):
     settings = _cached(agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server))
     actions = ["Open App (Settings)", "Click text (Display & brightness)", "Click text (Dark mode)"]
@@ -67,7 +66,7 @@ def test_a_list_scrolled_differently_replays_with_its_targets_found_where_they_m
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_one_more_note_than_recorded_still_creates_the_note(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_one_more_note_than_recorded_still_creates_the_note(adb_server, sim_phone, llm_server, tmp_path):
     settings = _cached(agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server))
     actions = ["Open App (Notes)", "Click icon (orange plus, bottom right)", "Type (Shopping)", "Back", "Back"]
     _record(settings, llm_server, 'Create a note titled "Shopping"', actions)
@@ -85,7 +84,7 @@ def test_one_more_note_than_recorded_still_creates_the_note(adb_server, sim_phon
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_dialog_that_was_not_there_goes_to_the_model_and_the_replay_goes_on(
-    adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
+    adb_server, sim_phone, llm_server, tmp_path
 ):
     settings = _cached(agent_settings(adb_server.port, sim_phone.serial, tmp_path, llm_server))
     _record(settings, llm_server, "Open the search in Google Maps", ["Open App (Google Maps)", "Click text (Search here)"])

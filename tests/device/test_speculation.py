@@ -14,7 +14,6 @@ import pytest
 
 from mobile_agent.agent.parts import TimedLocator
 from mobile_agent.agent.speculation import CpuSample, SpeculationGate, cpu_sample, idle_share
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 # The layout of /proc/stat's first line as proc(5) gives it ("cpu  user nice system idle
 # iowait irq softirq steal guest guest_nice", in USER_HZ ticks of all CPUs together); the
@@ -153,7 +152,7 @@ def test_the_default_is_half_the_usable_cores_and_at_least_one_run() -> None:
 
 
 def test_a_planned_run_counts_among_the_process_runs_while_it_lasts(
-    adb_server, sim_phone, llm_server, tmp_path  # noqa: F811
+    adb_server, sim_phone, llm_server, tmp_path
 ) -> None:
     """``Agent.run`` registers with the shared gate: the rule on runs per core sees real runs."""
     from mobile_agent.agent import Agent, AgentEvent

@@ -26,7 +26,7 @@ from mobile_agent.testing import (
 )
 from mobile_agent.testing.judge import read_json
 from tests.agent_helpers import agent_settings
-from tests.llm_fixtures import Reply, llm_server  # noqa: F401  (fixture)
+from tests.llm_fixtures import Reply
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -104,7 +104,7 @@ def _agent(adb_server, sim_phone, tmp_path, llm, **planner) -> Agent:
     return Agent(settings)
 
 
-def test_check_returns_the_verdict_reason_and_the_judged_screenshot(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_check_returns_the_verdict_reason_and_the_judged_screenshot(adb_server, sim_phone, llm_server, tmp_path):
     _open(sim_phone, "Weather")
     llm_server.script(['```json\n{"passed": true, "reason": "The header reads Hangzhou."}\n```',
                        '{"passed": false, "reason": "No snow is forecast."}'])  # fmt: skip
@@ -119,7 +119,7 @@ def test_check_returns_the_verdict_reason_and_the_judged_screenshot(adb_server, 
         agent.verify("snow is forecast")
 
 
-def test_extract_in_the_prompt_dialect_validates_and_retries_with_the_errors(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_extract_in_the_prompt_dialect_validates_and_retries_with_the_errors(adb_server, sim_phone, llm_server, tmp_path):
     _open(sim_phone, "Weather")
     llm_server.script([
         '{"city": "Hangzhou", "temperature_c": "warm", "days": ["Tue"]}',  # not an integer
@@ -135,7 +135,7 @@ def test_extract_in_the_prompt_dialect_validates_and_retries_with_the_errors(adb
     assert "does not validate" in retry and "temperature_c" in retry and "integer" in retry
 
 
-def test_extract_fails_clearly_after_the_bound(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_extract_fails_clearly_after_the_bound(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script(["I cannot tell.", '{"city": 3}', '{"city": "X"}', "never asked"])
     agent = _agent(adb_server, sim_phone, tmp_path, llm_server)
     with pytest.raises(ExtractionError) as failed:
@@ -146,7 +146,7 @@ def test_extract_fails_clearly_after_the_bound(adb_server, sim_phone, llm_server
     assert any("temperature_c" in p for p in error.problems)
 
 
-def test_extract_by_function_calling_sends_the_schema_as_the_function(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_extract_by_function_calling_sends_the_schema_as_the_function(adb_server, sim_phone, llm_server, tmp_path):
     _open(sim_phone, "Weather")
     arguments = json.dumps({"city": "Hangzhou", "temperature_c": 21, "days": ["Tue"]})
     llm_server.script([Reply(tool_calls=(("answer", arguments),))])
@@ -159,7 +159,7 @@ def test_extract_by_function_calling_sends_the_schema_as_the_function(adb_server
     assert body["tool_choice"] == {"type": "function", "function": {"name": "answer"}}
 
 
-def test_json_mode_on_openai_and_the_schema_in_the_request(llm_server):  # noqa: F811
+def test_json_mode_on_openai_and_the_schema_in_the_request(llm_server):
     assert answer_mode(PlannerSettings(base_url=None, model="gpt-4o")) == "json"
     assert answer_mode(PlannerSettings(base_url=OPENAI_BASE_URL + "/", model="gpt-4o")) == "json"
     assert answer_mode(PlannerSettings(base_url="http://localhost:11434/v1", model="qwen2.5vl:7b")) == "prompt"
@@ -190,7 +190,7 @@ def test_a_json_schema_answer_and_reading_json_out_of_prose():
         read_json("no json here")
 
 
-def test_wait_for_asks_again_only_when_the_screen_changed(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_wait_for_asks_again_only_when_the_screen_changed(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script(['{"passed": false, "reason": "the home screen"}', '{"passed": true, "reason": "Weather is open"}'])
     agent = _agent(adb_server, sim_phone, tmp_path, llm_server)
     timer = threading.Timer(1.5, _open, (sim_phone, "Weather"))
@@ -216,7 +216,7 @@ class _Frame:
         self.width, self.height = 108, 240
 
 
-def test_a_secret_on_screen_is_blacked_out_in_the_image_the_model_judges(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_a_secret_on_screen_is_blacked_out_in_the_image_the_model_judges(adb_server, sim_phone, llm_server, tmp_path):
     import io
 
     import numpy as np

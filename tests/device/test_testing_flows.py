@@ -18,7 +18,6 @@ import yaml
 from mobile_agent.cli import main
 from mobile_agent.testing.flows import FlowError, flow_json_schema, parse_flow, shipped_schema, substitute
 from tests.flow_model import flow_model
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.video_probe import probe
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,7 +91,7 @@ def _valid_junit(path: Path) -> ET.Element:
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_the_green_flows_pass_and_a_rerun_replays_the_cached_plan(adb_server, sim_phone, llm_server, tmp_path, capsys, monkeypatch):  # noqa: F811
+def test_the_green_flows_pass_and_a_rerun_replays_the_cached_plan(adb_server, sim_phone, llm_server, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(adb_server.port))
     llm_server.default = flow_model
     code, out, junit = _suite(adb_server, sim_phone, llm_server, tmp_path, capsys, FLOWS / "green")
@@ -124,7 +123,7 @@ def test_the_green_flows_pass_and_a_rerun_replays_the_cached_plan(adb_server, si
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_the_failing_flows_fail_clearly(adb_server, sim_phone, llm_server, tmp_path, capsys, monkeypatch):  # noqa: F811
+def test_the_failing_flows_fail_clearly(adb_server, sim_phone, llm_server, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(adb_server.port))
     llm_server.default = flow_model
     code, out, junit = _suite(adb_server, sim_phone, llm_server, tmp_path, capsys, FLOWS / "failing")
@@ -160,7 +159,7 @@ def test_a_bad_flow_file_is_a_usage_error(adb_server, sim_phone, tmp_path, capsy
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_record_keeps_a_video_as_long_as_the_flow_linked_everywhere(adb_server, sim_phone, llm_server, tmp_path, capsys):  # noqa: F811
+def test_record_keeps_a_video_as_long_as_the_flow_linked_everywhere(adb_server, sim_phone, llm_server, tmp_path, capsys):
     llm_server.default = flow_model
     flow = FLOWS / "green" / "gmail-read-mail.yaml"
     code, out, junit = _suite(adb_server, sim_phone, llm_server, tmp_path, capsys, flow, extra=("--record",))
@@ -227,7 +226,7 @@ def test_a_secret_is_typed_by_the_flow_and_never_written_out(adb_server, sim_pho
 
 
 @pytest.mark.timeout(300)
-def test_a_red_flow_forgets_the_plans_its_runs_taught_in_its_own_cache_namespace(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_a_red_flow_forgets_the_plans_its_runs_taught_in_its_own_cache_namespace(adb_server, sim_phone, llm_server, tmp_path):
     """A flow whose run: step completed but a later step failed leaves no plan in the cache,
     also where plans are kept per principal (a REST task's ``cache.namespace``,
     ``server.runner.cache_namespace``): only green flows are ever replayed."""

@@ -16,7 +16,6 @@ import httpx
 import pytest
 
 from tests.farm_fixtures import phones, start_farm_api, start_worker, until, wait_done, wait_free
-from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -27,7 +26,7 @@ def _submit(api, **body) -> dict:
     return response.json()
 
 
-def test_two_hosts_one_queue_routing_and_events(pg_database: str, tmp_path: Path, adb_server, sim_phones) -> None:  # noqa: F811
+def test_two_hosts_one_queue_routing_and_events(pg_database: str, tmp_path: Path, adb_server, sim_phones) -> None:
     berlin = sim_phones(2, width=540, height=1200)
     (tablet,) = sim_phones(1, profile="pixel-tablet-14")
     workers = [
@@ -96,7 +95,7 @@ def test_two_hosts_one_queue_routing_and_events(pg_database: str, tmp_path: Path
         assert "Traceback" not in worker.text(), worker.text()[-3000:]
 
 
-def test_a_task_for_a_phone_that_went_away_waits_with_a_reason(pg_database: str, tmp_path: Path, adb_server, sim_phones) -> None:  # noqa: F811
+def test_a_task_for_a_phone_that_went_away_waits_with_a_reason(pg_database: str, tmp_path: Path, adb_server, sim_phones) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     worker = start_worker(tmp_path, "h1", database=pg_database, adb_port=adb_server.port, serials=[phone.serial])
     api = start_farm_api(tmp_path, pg_database)
@@ -115,7 +114,7 @@ def test_a_task_for_a_phone_that_went_away_waits_with_a_reason(pg_database: str,
         worker.stop()
 
 
-def test_cancel_reaches_the_host_that_runs_the_task(pg_database: str, tmp_path: Path, adb_server, sim_phones) -> None:  # noqa: F811
+def test_cancel_reaches_the_host_that_runs_the_task(pg_database: str, tmp_path: Path, adb_server, sim_phones) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     worker = start_worker(tmp_path, "h1", database=pg_database, adb_port=adb_server.port, serials=[phone.serial])
     api = start_farm_api(tmp_path, pg_database)

@@ -22,7 +22,6 @@ from tests.farm_fixtures import (
     wait_done,
     wait_free,
 )
-from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
 from tests.ports import free_port
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -55,7 +54,7 @@ def _task(api, task_id: int) -> dict:
 
 
 def test_a_killed_worker_interrupts_or_retries_its_runs_and_its_phones_come_back(
-    pg_database: str, tmp_path: Path, adb_server, sim_phones  # noqa: F811
+    pg_database: str, tmp_path: Path, adb_server, sim_phones
 ) -> None:
     h1_phones = sim_phones(2, width=540, height=1200)
     (h2_phone,) = sim_phones(1, width=540, height=1200)
@@ -102,7 +101,7 @@ def test_a_killed_worker_interrupts_or_retries_its_runs_and_its_phones_come_back
 
 
 def test_two_workers_claiming_one_phone_one_wins_the_other_says_why(
-    pg_database: str, tmp_path: Path, adb_server, sim_phones  # noqa: F811
+    pg_database: str, tmp_path: Path, adb_server, sim_phones
 ) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     first = start_worker(tmp_path, "h1", database=pg_database, adb_port=adb_server.port, serials=[phone.serial])
@@ -128,7 +127,7 @@ def test_two_workers_claiming_one_phone_one_wins_the_other_says_why(
 
 
 def test_postgres_restarted_then_the_api_server_killed_workers_and_streams_go_on(
-    postgres_server, pg_database: str, tmp_path: Path, adb_server, sim_phones  # noqa: F811
+    postgres_server, pg_database: str, tmp_path: Path, adb_server, sim_phones
 ) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     worker = start_worker(tmp_path, "h1", database=pg_database, adb_port=adb_server.port, serials=[phone.serial])
@@ -190,7 +189,7 @@ def _steps_in_db(database: str, task_id: int) -> int:
 
 
 def test_a_worker_stopped_with_sigterm_interrupts_its_run_at_once(
-    pg_database: str, tmp_path: Path, adb_server, sim_phones  # noqa: F811
+    pg_database: str, tmp_path: Path, adb_server, sim_phones
 ) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     worker = start_worker(tmp_path, "h1", database=pg_database, adb_port=adb_server.port, serials=[phone.serial])

@@ -19,13 +19,12 @@ from mobile_agent.device import open_device
 from mobile_agent.settings import AdbSettings
 from server.farm.live import LIVE_DIR
 from tests.farm_fixtures import start_farm_api, start_worker, until, wait_done, wait_free
-from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
 from tests.server_fixtures import first_live_frame
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 
-def test_a_worker_s_phone_is_live_through_the_shared_folder(pg_database: str, tmp_path: Path, adb_server,  # noqa: F811
+def test_a_worker_s_phone_is_live_through_the_shared_folder(pg_database: str, tmp_path: Path, adb_server,
                                                            sim_phones) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     worker = start_worker(tmp_path, "h1", database=pg_database, adb_port=adb_server.port, serials=[phone.serial])
@@ -59,7 +58,7 @@ def test_a_worker_s_phone_is_live_through_the_shared_folder(pg_database: str, tm
         worker.stop()
 
 
-def test_a_worker_captures_its_phones_at_the_server_s_live_fps(pg_database: str, tmp_path: Path) -> None:  # noqa: F811
+def test_a_worker_captures_its_phones_at_the_server_s_live_fps(pg_database: str, tmp_path: Path) -> None:
     """``server.live_fps`` is a phone's capture rate on a farm too (the worker captures; the API
     relays): a worker's relay took 3 frames a second whatever it said."""
     from server.farm.host import FarmHost

@@ -13,7 +13,6 @@ import sqlalchemy as sa
 
 from server.store import TaskStore
 from tests.farm_fixtures import start_farm_api, start_worker, wait_done, wait_free
-from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -23,7 +22,7 @@ TOKENS = {"server.api_token": "farm-admin", "server.tokens": {
 }}
 
 
-def test_the_farm_stores_each_tasks_owner_and_shows_it_only_to_them(pg_database: str, tmp_path: Path,  # noqa: F811
+def test_the_farm_stores_each_tasks_owner_and_shows_it_only_to_them(pg_database: str, tmp_path: Path,
                                                                       adb_server, sim_phones) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     worker = start_worker(tmp_path, "h1", database=pg_database, adb_port=adb_server.port, serials=[phone.serial])
@@ -65,7 +64,7 @@ def test_the_farm_stores_each_tasks_owner_and_shows_it_only_to_them(pg_database:
         worker.stop()
 
 
-def test_an_older_farm_database_gains_the_owner_columns_in_place(pg_database: str) -> None:  # noqa: F811
+def test_an_older_farm_database_gains_the_owner_columns_in_place(pg_database: str) -> None:
     url = pg_database.replace("postgresql://", "postgresql+psycopg://", 1)
     engine = sa.create_engine(url)
     try:
@@ -97,7 +96,7 @@ def test_an_older_farm_database_gains_the_owner_columns_in_place(pg_database: st
             store.close()
 
 
-def test_a_shared_plan_cache_on_postgresql_keeps_each_namespace_apart(pg_database: str) -> None:  # noqa: F811
+def test_a_shared_plan_cache_on_postgresql_keeps_each_namespace_apart(pg_database: str) -> None:
     """The farm's plan cache (cache.database_url on its PostgreSQL): an older table gains the
     namespace column in place (its plans become the local user's), and each namespace finds only
     its own plans."""

@@ -26,7 +26,6 @@ from tests.farm_fixtures import (
     wait_done,
     wait_free,
 )
-from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
 from tests.server_fixtures import live_frames
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -55,7 +54,7 @@ def _submit(api, **body) -> dict:
 
 
 @pytest.mark.timeout(300)
-def test_a_worker_registers_its_iphone_and_runs_its_tasks(pg_database: str, tmp_path: Path, adb_server, sim_phones,  # noqa: F811
+def test_a_worker_registers_its_iphone_and_runs_its_tasks(pg_database: str, tmp_path: Path, adb_server, sim_phones,
                                                          front: WdaFrontEnd) -> None:
     (android,) = sim_phones(1, width=540, height=1200)
     workers = [
@@ -110,7 +109,7 @@ def test_a_worker_registers_its_iphone_and_runs_its_tasks(pg_database: str, tmp_
             worker.stop()
 
 
-def test_a_farm_with_no_iphone_refuses_a_task_for_one(pg_database: str, tmp_path: Path, adb_server, sim_phones) -> None:  # noqa: F811
+def test_a_farm_with_no_iphone_refuses_a_task_for_one(pg_database: str, tmp_path: Path, adb_server, sim_phones) -> None:
     (android,) = sim_phones(1, width=540, height=1200)
     worker = start_worker(tmp_path, "h1", database=pg_database, adb_port=adb_server.port, serials=[android.serial])
     api = start_farm_api(tmp_path, pg_database)

@@ -17,9 +17,6 @@ import pytest
 from server.quota import RUNNING_LIMIT_OPTION, Quota, QuotaExceeded
 from server.store import TaskStore
 from tests.farm_fixtures import start_farm_api, start_worker, until, wait_done, wait_free
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 TOKENS = {"server.api_token": "main-token", "server.tokens": {"alice": "alice-token", "bob": "bob-token"}}
 SCRIPT = "\n".join(["Wait (0.4)"] * 4)  # about 1.6 s on a phone
@@ -47,7 +44,7 @@ def _check_turns(client: httpx.Client) -> None:
     assert client.get(f"/v1/tasks/{alice[2]['id']}").json()["waiting_reason"] is None
 
 
-def test_over_quota_tasks_wait_their_turn_on_the_embedded_default(service, sim_phones) -> None:  # noqa: F811
+def test_over_quota_tasks_wait_their_turn_on_the_embedded_default(service, sim_phones) -> None:
     live = service(sim_phones(2, width=540, height=1200),
                    **TOKENS, **{"server.max_active_per_token": 1, "server.over_quota": "wait"})
     _check_turns(live.client)
@@ -55,7 +52,7 @@ def test_over_quota_tasks_wait_their_turn_on_the_embedded_default(service, sim_p
 
 @pytest.mark.postgres
 @pytest.mark.slow
-def test_over_quota_tasks_wait_their_turn_on_the_farm(pg_database: str, tmp_path: Path, adb_server,  # noqa: F811
+def test_over_quota_tasks_wait_their_turn_on_the_farm(pg_database: str, tmp_path: Path, adb_server,
                                                        sim_phones) -> None:
     quota = {"max_active_per_token": 1, "over_quota": "wait"}
     pair = sim_phones(2, width=540, height=1200)
@@ -99,5 +96,5 @@ def test_a_claim_reads_the_limit_stored_with_the_task_on_sqlite(tmp_path: Path) 
 
 
 @pytest.mark.postgres
-def test_a_claim_reads_the_limit_stored_with_the_task_on_postgres(pg_database: str, tmp_path: Path) -> None:  # noqa: F811
+def test_a_claim_reads_the_limit_stored_with_the_task_on_postgres(pg_database: str, tmp_path: Path) -> None:
     _claims_follow_the_stored_limit(pg_database, tmp_path)

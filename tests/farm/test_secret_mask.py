@@ -25,9 +25,6 @@ from mobile_agent.replay import PlanStore
 from mobile_agent.settings import PerceptionSettings
 from perception.text_match import fold
 from tests.agent_helpers import DONE, cli_env, plan_reply, run_cli
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
-from tests.server_fixtures import service_fixture  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.slow
 
@@ -124,7 +121,7 @@ def _check_what_left(llm: Any, out: Path, secret: str) -> None:
 
 @pytest.mark.timeout(400)
 @pytest.mark.parametrize("secret", [SECRET, LONG_SECRET], ids=["fits", "scrolls"])
-def test_a_typed_secret_reaches_neither_the_model_nor_the_plan_cache(adb_server, sim_phone, llm_server, tmp_path,  # noqa: F811
+def test_a_typed_secret_reaches_neither_the_model_nor_the_plan_cache(adb_server, sim_phone, llm_server, tmp_path,
                                                                      secret):
     llm_server.script([*(plan_reply(a) for a in _TYPED_THEN_ON), plan_reply("Stop"), DONE])
     run = _run_cli(adb_server.port, sim_phone.serial, llm_server, tmp_path, "Write a note titled {{secret:pin}}", secret)
@@ -267,7 +264,7 @@ def _check_model_requests(llm: Any, secret: str) -> None:
 
 
 @pytest.mark.timeout(400)
-def test_the_live_view_and_the_device_screenshot_never_show_a_typed_secret(service, sim_phones, llm_server):  # noqa: F811
+def test_the_live_view_and_the_device_screenshot_never_show_a_typed_secret(service, sim_phones, llm_server):
     """A REST task on the embedded service (real uvicorn, the phone over adb): every live frame
     of ``GET /v1/tasks/{id}/live`` and every ``GET /v1/devices/{serial}/screenshot`` taken while the
     run goes on after the typing, OCR'd; and every image the model server received."""
@@ -291,8 +288,8 @@ def test_the_live_view_and_the_device_screenshot_never_show_a_typed_secret(servi
 
 @pytest.mark.postgres
 @pytest.mark.timeout(400)
-def test_a_farm_worker_s_run_keeps_the_secret_on_the_phone(pg_database, tmp_path, adb_server, sim_phones,  # noqa: F811
-                                                          llm_server):  # noqa: F811
+def test_a_farm_worker_s_run_keeps_the_secret_on_the_phone(pg_database, tmp_path, adb_server, sim_phones,
+                                                          llm_server):
     """The same run under the farm: a ``mobile-agent worker`` process runs it, the API server holds
     no phone; the live frames relayed through the shared folder and the model's images hide it."""
     from tests.farm_fixtures import start_farm_api, start_worker, wait_free
@@ -355,7 +352,7 @@ class _CountingReader:
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("cache", [False, True], ids=["no-cache", "cache"])
-def test_masking_reads_each_frame_once_and_the_step_reuses_it(adb_server, sim_phone, llm_server, tmp_path,  # noqa: F811
+def test_masking_reads_each_frame_once_and_the_step_reuses_it(adb_server, sim_phone, llm_server, tmp_path,
                                                               cache):
     """No second OCR per frame: once the secret is typed every planner frame is read by the masking
     step, and that read is the frame's one: the step's operations (Click icon, the guard) and the

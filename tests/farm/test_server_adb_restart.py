@@ -24,8 +24,6 @@ from mobile_agent.device.adb_protocol import AdbHost
 from mobile_agent.device.server import parse_devices_l
 from mobile_agent.errors import DeviceError
 from mobile_agent.settings import AdbSettings
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
 from tests.ports import free_port
 from tests.server_fixtures import service_settings, start_service
 
@@ -65,7 +63,7 @@ def killable_adb(monkeypatch: pytest.MonkeyPatch) -> Any:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def test_sigkill_of_the_adb_server_during_4_runs(killable_adb, llm_server, tmp_path: Path) -> None:  # noqa: F811
+def test_sigkill_of_the_adb_server_during_4_runs(killable_adb, llm_server, tmp_path: Path) -> None:
     from simphone import Phone
     from simphone.server import PhoneServer
 
@@ -146,7 +144,7 @@ def _adb_lists(port: int, serials: list[str]) -> dict[str, str]:
 
 
 @pytest.mark.postgres
-def test_sigkill_of_the_adb_server_under_a_farm_worker(killable_adb, pg_database: str,  # noqa: F811
+def test_sigkill_of_the_adb_server_under_a_farm_worker(killable_adb, pg_database: str,
                                                        tmp_path: Path) -> None:
     from simphone import Phone
     from simphone.server import PhoneServer

@@ -14,9 +14,6 @@ import pytest
 
 from server.quota import Quota, QuotaExceeded
 from server.store import TaskStore
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 LIMIT = 3
 RACERS = 16
@@ -80,11 +77,11 @@ def test_racing_submissions_keep_the_quota_on_sqlite(tmp_path: Path) -> None:
 
 
 @pytest.mark.postgres
-def test_racing_submissions_keep_the_quota_on_postgres(pg_database: str) -> None:  # noqa: F811
+def test_racing_submissions_keep_the_quota_on_postgres(pg_database: str) -> None:
     _race(pg_database)
 
 
-def test_racing_posts_to_one_server_keep_the_quota(service, sim_phones) -> None:  # noqa: F811
+def test_racing_posts_to_one_server_keep_the_quota(service, sim_phones) -> None:
     phones = sim_phones(1, width=540, height=1200)
     live = service(phones, **{"server.api_token": "main-token", "server.tokens": {"alice": "alice-token"},
                               "server.max_active_per_token": 2})

@@ -15,9 +15,6 @@ import pytest
 from mobile_agent.cli import main as cli_main
 from server.farm.recurring import Schedules
 from server.store import TaskStore
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 
 def _until(condition, timeout: float, what: str):
@@ -28,7 +25,7 @@ def _until(condition, timeout: float, what: str):
     return value
 
 
-def test_a_schedule_makes_ordinary_tasks_until_deleted(service, sim_phones) -> None:  # noqa: F811
+def test_a_schedule_makes_ordinary_tasks_until_deleted(service, sim_phones) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     live = service([phone])
     created = live.client.post("/v1/schedules", json={"name": "heartbeat check", "every_s": 1,
@@ -68,7 +65,7 @@ def test_a_schedule_makes_ordinary_tasks_until_deleted(service, sim_phones) -> N
     assert refused.status_code == 422 and "needs the farm" in refused.text
 
 
-def test_the_schedule_cli_goes_through_the_rest_api(service, sim_phones, tmp_path: Path, capsys) -> None:  # noqa: F811
+def test_the_schedule_cli_goes_through_the_rest_api(service, sim_phones, tmp_path: Path, capsys) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     live = service([phone])
     script = tmp_path / "check.txt"
@@ -86,7 +83,7 @@ def test_the_schedule_cli_goes_through_the_rest_api(service, sim_phones, tmp_pat
     assert cli_main(["schedule", "--url", live.url, "delete", str(schedule_id)]) == 2
 
 
-def test_a_token_over_its_quota_gets_a_429_and_others_go_on(service, sim_phones) -> None:  # noqa: F811
+def test_a_token_over_its_quota_gets_a_429_and_others_go_on(service, sim_phones) -> None:
     phones = sim_phones(2, width=540, height=1200)
     live = service(phones, **{"server.api_token": "main-token", "server.tokens": {"alice": "alice-token", "bob": "bob-token"},
                               "server.max_active_per_token": 1})
@@ -107,7 +104,7 @@ def test_a_token_over_its_quota_gets_a_429_and_others_go_on(service, sim_phones)
 
 
 @pytest.mark.postgres
-def test_two_servers_ticking_one_schedule_make_each_occurrence_once(pg_database: str) -> None:  # noqa: F811
+def test_two_servers_ticking_one_schedule_make_each_occurrence_once(pg_database: str) -> None:
     stores = [TaskStore(pg_database, instance=f"api{i}") for i in range(2)]
     schedules = [Schedules(s.engine) for s in stores]
     try:

@@ -23,9 +23,6 @@ from mobile_agent.cli import main as cli_main
 from mobile_agent.replay import PlanStore, default_cache_url
 from server.retention import folder_bytes
 from server.tables import events_table
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 DAY = 86400.0
 
@@ -55,7 +52,7 @@ def _config(tmp_path: Path, live: Any, **retention: float) -> Path:
 
 
 @pytest.mark.slow
-def test_the_cleanup_deletes_exactly_what_the_settings_say(service, sim_phones, database_url, tmp_path,  # noqa: F811
+def test_the_cleanup_deletes_exactly_what_the_settings_say(service, sim_phones, database_url, tmp_path,
                                                            capsys) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     live = service([phone], **{"server.database_url": database_url, "server.retention.interval_s": 3600})
@@ -140,7 +137,7 @@ def test_the_cleanup_deletes_exactly_what_the_settings_say(service, sim_phones, 
     assert live.client.get(f"/v1/tasks/{long['id']}").status_code == 404
 
 
-def test_a_nearly_full_disk_refuses_new_tasks_with_507(service, sim_phones) -> None:  # noqa: F811
+def test_a_nearly_full_disk_refuses_new_tasks_with_507(service, sim_phones) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     runs_disk = os.statvfs("/")
     free_mb = runs_disk.f_bavail * runs_disk.f_frsize / 1e6

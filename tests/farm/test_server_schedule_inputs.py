@@ -17,9 +17,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from server.farm.recurring import ScheduleError, check_when
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 TASK = {"script": "Home"}
 
@@ -60,7 +57,7 @@ def _listed_cleanly(client) -> list[dict]:  # noqa: ANN001
 
 
 @pytest.mark.slow
-def test_generated_crons_and_numbers_never_answer_500_nor_store_a_broken_row(service) -> None:  # noqa: F811
+def test_generated_crons_and_numbers_never_answer_500_nor_store_a_broken_row(service) -> None:
     live = service([], **{"server.schedule_min_interval_s": 60.0, "server.max_schedules_per_token": 0})
     headers = {"content-type": "application/json"}
 
@@ -83,7 +80,7 @@ def test_generated_crons_and_numbers_never_answer_500_nor_store_a_broken_row(ser
     check()
 
 
-def test_the_inputs_of_the_issue_get_a_422_naming_the_field(service) -> None:  # noqa: F811
+def test_the_inputs_of_the_issue_get_a_422_naming_the_field(service) -> None:
     live = service([], **{"server.schedule_min_interval_s": 30.0})
     headers = {"content-type": "application/json"}
     for raw, field, words in (
@@ -119,7 +116,7 @@ def test_a_cron_closer_than_the_minimum_interval_is_refused() -> None:
         check_when("0 0 29 2 *", None, 60.0, now=1795651200.0)
 
 
-def test_a_token_has_at_most_its_schedules_and_others_are_not_held_back(service) -> None:  # noqa: F811
+def test_a_token_has_at_most_its_schedules_and_others_are_not_held_back(service) -> None:
     live = service([], **{"server.api_token": "main-token", "server.tokens": {"alice": "alice-token"},
                           "server.max_schedules_per_token": 2})
     alice = {"Authorization": "Bearer alice-token"}
@@ -136,7 +133,7 @@ def test_a_token_has_at_most_its_schedules_and_others_are_not_held_back(service)
     assert again.status_code == 201
 
 
-def test_a_stored_row_that_cannot_be_read_is_skipped_with_a_logged_reason(service, caplog) -> None:  # noqa: F811
+def test_a_stored_row_that_cannot_be_read_is_skipped_with_a_logged_reason(service, caplog) -> None:
     live = service([])
     good = live.client.post("/v1/schedules", json={"name": "good", "every_s": 3600, "task": TASK})
     assert good.status_code == 201

@@ -19,9 +19,6 @@ from server.farm.recurring import Schedules
 from server.quota import RUNNING_LIMIT_OPTION, Quota, QuotaExceeded
 from server.store import TaskStore
 from tests.farm_fixtures import start_farm_api, start_worker, until, wait_done, wait_free
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 REFUSE, WAIT = Quota(1, "refuse"), Quota(1, "wait")
 
@@ -79,12 +76,12 @@ def test_occurrences_are_held_to_the_quota_on_sqlite(tmp_path: Path) -> None:
 
 
 @pytest.mark.postgres
-def test_occurrences_are_held_to_the_quota_on_postgres(pg_database: str, tmp_path: Path) -> None:  # noqa: F811
+def test_occurrences_are_held_to_the_quota_on_postgres(pg_database: str, tmp_path: Path) -> None:
     _occurrences_are_held_to_the_quota(pg_database, tmp_path)
 
 
 @pytest.mark.postgres
-def test_two_servers_ticking_over_the_quota_record_each_occurrence_once(pg_database: str) -> None:  # noqa: F811
+def test_two_servers_ticking_over_the_quota_record_each_occurrence_once(pg_database: str) -> None:
     """The skip is decided where the occurrence is: whoever wins ``next_at`` records it, once."""
     stores = [TaskStore(pg_database, instance=f"api{i}") for i in range(2)]
     schedules = [Schedules(s.engine) for s in stores]
@@ -113,7 +110,7 @@ def test_two_servers_ticking_over_the_quota_record_each_occurrence_once(pg_datab
             store.close()
 
 
-def test_an_occurrence_over_the_quota_is_skipped_and_shown(service, sim_phones) -> None:  # noqa: F811
+def test_an_occurrence_over_the_quota_is_skipped_and_shown(service, sim_phones) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     live = service([phone], **{"server.api_token": "main-token", "server.tokens": {"alice": "alice-token"},
                                "server.max_active_per_token": 1})
@@ -154,7 +151,7 @@ def test_an_occurrence_over_the_quota_is_skipped_and_shown(service, sim_phones) 
 
 @pytest.mark.postgres
 @pytest.mark.slow
-def test_on_the_farm_occurrences_over_a_wait_quota_take_turns(pg_database: str, tmp_path: Path, adb_server,  # noqa: F811
+def test_on_the_farm_occurrences_over_a_wait_quota_take_turns(pg_database: str, tmp_path: Path, adb_server,
                                                                sim_phones) -> None:
     pair = sim_phones(2, width=540, height=1200)
     worker = start_worker(tmp_path, "h1", database=pg_database, adb_port=adb_server.port,

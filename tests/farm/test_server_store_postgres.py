@@ -18,7 +18,6 @@ import pytest
 import sqlalchemy as sa
 
 from server.store import TaskStore
-from tests.pg_fixtures import pg_database, postgres_server  # noqa: F401  (fixtures)
 from tests.ports import free_port
 
 pytestmark = pytest.mark.postgres
@@ -26,7 +25,7 @@ pytestmark = pytest.mark.postgres
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_only_one_instance_claims_a_task_on_postgres(pg_database: str, tmp_path: Path) -> None:  # noqa: F811
+def test_only_one_instance_claims_a_task_on_postgres(pg_database: str, tmp_path: Path) -> None:
     stores = [TaskStore(pg_database, instance=f"i{n}") for n in range(4)]
     try:
         ids = [stores[0].create_task(f"task {i}", "any", {"n": i}).id for i in range(40)]
@@ -54,7 +53,7 @@ def test_only_one_instance_claims_a_task_on_postgres(pg_database: str, tmp_path:
             store.close()
 
 
-def test_events_keep_order_and_json_and_a_plain_url_means_psycopg(pg_database: str, tmp_path: Path) -> None:  # noqa: F811
+def test_events_keep_order_and_json_and_a_plain_url_means_psycopg(pg_database: str, tmp_path: Path) -> None:
     plain = pg_database.replace("postgresql+psycopg://", "postgresql://")
     store = TaskStore(plain, instance="a")
     try:
@@ -108,7 +107,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def test_serve_on_postgres_runs_a_task_and_a_restart_serves_it(
-    pg_database: str, tmp_path: Path, adb_server, sim_phones  # noqa: F811
+    pg_database: str, tmp_path: Path, adb_server, sim_phones
 ) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     config = tmp_path / "service.toml"
@@ -144,7 +143,7 @@ def test_serve_on_postgres_runs_a_task_and_a_restart_serves_it(
         _stop(process)
 
 
-def test_the_per_token_count_reads_the_json_option_on_postgres(pg_database: str, tmp_path: Path) -> None:  # noqa: F811
+def test_the_per_token_count_reads_the_json_option_on_postgres(pg_database: str, tmp_path: Path) -> None:
     store = TaskStore(pg_database, instance="a")
     try:
         mine = [store.create_task(f"t{i}", "any", {"owner": "alice"}) for i in range(3)]

@@ -18,11 +18,9 @@ import pytest
 from PIL import Image
 
 from perception.text_match import fold
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.llm_server import RecordedRequest
 from tests.matrix.design import CELLS, SLOW_INTERFACES, Cell, known_bug
 from tests.matrix.drivers import SECRET_VALUE, Rig, run_cell, simulated_iphone
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -60,7 +58,7 @@ def _leaks(folders: list[Path], cache_db: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("cell", [pytest.param(c, id=c.id, marks=_marks(c)) for c in CELLS])
-def test_cell(cell: Cell, adb_server, sim_phones, llm_server, service, tmp_path, monkeypatch) -> None:  # noqa: F811
+def test_cell(cell: Cell, adb_server, sim_phones, llm_server, service, tmp_path, monkeypatch) -> None:
     with contextlib.ExitStack() as stack:
         if cell.device == "iphone":  # the simulated phone over WDA, ios:NAME to the interface
             phone = stack.enter_context(simulated_iphone("matrix", scale=3, width=540, height=1200))

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.matrix.design import IPHONES, PROFILE_CELLS, ProfileCell, known_bug
 from tests.matrix.drivers import DARK_MODE, ResyncingModel, cli_main, focused_field, simulated_iphone
 
@@ -31,7 +30,7 @@ def _marks(cell: ProfileCell) -> list[pytest.MarkDecorator]:
 
 
 @pytest.mark.parametrize("cell", [pytest.param(c, id=c.id, marks=_marks(c)) for c in PROFILE_CELLS])
-def test_profile(cell: ProfileCell, adb_server, sim_phones, llm_server, tmp_path, monkeypatch) -> None:  # noqa: F811
+def test_profile(cell: ProfileCell, adb_server, sim_phones, llm_server, tmp_path, monkeypatch) -> None:
     with contextlib.ExitStack() as stack:
         for name in [k for k in os.environ if k.startswith("MOBILE_AGENT_")]:
             monkeypatch.delenv(name)

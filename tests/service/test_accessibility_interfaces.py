@@ -22,9 +22,7 @@ pytest.importorskip("mcp")
 import anyio  # noqa: E402
 
 from tests.agent_helpers import DONE, cli_env, plan_reply, run_cli, trajectory_of  # noqa: E402
-from tests.llm_fixtures import llm_server  # noqa: E402,F401  (fixture)
 from tests.mcp_helpers import mcp_env, stdio_session, tool_json  # noqa: E402
-from tests.server_fixtures import service_fixture  # noqa: E402,F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
@@ -119,7 +117,7 @@ def test_mcp_tools_locate_with_the_accessibility_source(adb_server, sim_phone, t
 
 
 @pytest.mark.parametrize("accessibility", ON_OFF)
-def test_plan_cache_relocates_with_the_accessibility_source(adb_server, sim_phone, llm_server, tmp_path,  # noqa: F811
+def test_plan_cache_relocates_with_the_accessibility_source(adb_server, sim_phone, llm_server, tmp_path,
                                                             accessibility):
     replies = [plan_reply("Open App (Settings)"), plan_reply("Click text (Display & brightness)"),
                plan_reply("Stop"), DONE]
@@ -190,7 +188,7 @@ def test_no_call_site_probes_or_silences_the_locator() -> None:
         assert not silenced, (path, silenced)
 
 
-def test_plan_cache_replays_through_a_protected_screen(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_plan_cache_replays_through_a_protected_screen(adb_server, sim_phone, llm_server, tmp_path):
     """A cached step's target is found again the way the operation finds it: on a screen the
     pixels cannot see (FLAG_SECURE: the capture is black, the tree is there), by the tree.
     Before, the replay looked with vision alone, found nothing and handed over to the model."""

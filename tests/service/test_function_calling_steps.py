@@ -13,9 +13,7 @@ from typing import Any
 import pytest
 
 from tests.agent_helpers import cli_env, run_cli
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.llm_server import Reply
-from tests.server_fixtures import service_fixture  # noqa: F401  (fixture)
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 TEXT = "Observation: a phone screen.\nThought: the next step of the plan."
@@ -25,7 +23,7 @@ def _call(name: str, **arguments: Any) -> Reply:
     return Reply(text=TEXT, tool_calls=((name, json.dumps(arguments)),))
 
 
-def test_run_records_the_called_operation(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_run_records_the_called_operation(adb_server, sim_phone, llm_server, tmp_path):
     llm_server.script([_call("open_app", app="Settings"), _call("click_text", text="Display & brightness"),
                        _call("stop")])
     env = cli_env(adb_server.port, MOBILE_AGENT_PLANNER__DIALECT="function_calling")
@@ -43,7 +41,7 @@ def test_run_records_the_called_operation(adb_server, sim_phone, llm_server, tmp
     assert state["foreground"] == "com.android.settings" and "display" in json.dumps(state["current"]).lower()
 
 
-def test_a_hand_over_asks_with_the_called_operation(sim_phone, service):  # noqa: F811
+def test_a_hand_over_asks_with_the_called_operation(sim_phone, service):
     live = service([sim_phone], planner=lambda request: _call("ask_user", question="What is the code?"),
                    **{"planner.dialect": "function_calling"})
     task = live.submit("Log in to the mail app")

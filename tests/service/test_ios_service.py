@@ -23,9 +23,8 @@ from mobile_agent.device.ios import WdaClient
 from simphone import Phone
 from simphone.ios import WdaFrontEnd
 from tests.agent_helpers import cli_env, run_cli
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.ports import free_port
-from tests.server_fixtures import live_frames, serve_process, service_fixture  # noqa: F401  (the `service` fixture)
+from tests.server_fixtures import live_frames, serve_process
 
 OPEN_SETTINGS = "Open App (Settings)\nStop"
 LONG = "\n".join(["Home", "Wait (0.5)"] * 30)  # ~15 s on the phone, cancelled once looked at
@@ -49,7 +48,7 @@ def _submit(live: Any, headers: dict[str, str] | None = None, **body: Any) -> di
     return task
 
 
-def test_devices_list_the_iphone_with_its_platform(service, sim_phone, front: WdaFrontEnd) -> None:  # noqa: F811
+def test_devices_list_the_iphone_with_its_platform(service, sim_phone, front: WdaFrontEnd) -> None:
     live = _start(service, sim_phone, front)
     listed = live.client.get("/v1/devices", params={"refresh": True})
     assert listed.status_code == 200, listed.text
@@ -77,7 +76,7 @@ def test_devices_list_the_iphone_with_its_platform(service, sim_phone, front: Wd
 
 
 @pytest.mark.timeout(240)
-def test_a_script_task_opens_settings_on_the_iphone(service, sim_phone, front: WdaFrontEnd) -> None:  # noqa: F811
+def test_a_script_task_opens_settings_on_the_iphone(service, sim_phone, front: WdaFrontEnd) -> None:
     live = _start(service, sim_phone, front)
     assert front.phone.foreground != "com.android.settings"
     android_app = sim_phone.phone.foreground
@@ -113,7 +112,7 @@ def test_a_script_task_opens_settings_on_the_iphone(service, sim_phone, front: W
     assert (done["status"], done["device"]) == ("completed", sim_phone.serial), done
 
 
-def test_platform_is_checked_at_submission(service, sim_phone, front: WdaFrontEnd) -> None:  # noqa: F811
+def test_platform_is_checked_at_submission(service, sim_phone, front: WdaFrontEnd) -> None:
     live = _start(service, sim_phone, front)
     unknown = live.client.post("/v1/tasks", json={"script": OPEN_SETTINGS, "platform": "windows"})
     assert unknown.status_code == 422 and "platform" in unknown.text, unknown.text
@@ -123,7 +122,7 @@ def test_platform_is_checked_at_submission(service, sim_phone, front: WdaFrontEn
     assert none.status_code == 422, none.text
 
 
-def test_a_service_with_no_iphone_refuses_a_task_for_one(service, sim_phone) -> None:  # noqa: F811
+def test_a_service_with_no_iphone_refuses_a_task_for_one(service, sim_phone) -> None:
     live = service([sim_phone])
     refused = live.client.post("/v1/tasks", json={"script": OPEN_SETTINGS, "platform": "ios"})
     assert refused.status_code == 422 and "ios.devices" in refused.text, refused.text
@@ -131,7 +130,7 @@ def test_a_service_with_no_iphone_refuses_a_task_for_one(service, sim_phone) -> 
 
 
 @pytest.mark.timeout(240)
-def test_one_iphone_one_run_owners_and_the_live_view(service, sim_phone, front: WdaFrontEnd, adb_server,  # noqa: F811
+def test_one_iphone_one_run_owners_and_the_live_view(service, sim_phone, front: WdaFrontEnd, adb_server,
                                                      tmp_path: Path) -> None:
     live = _start(service, sim_phone, front, **{
         "server.api_token": "main-token",
@@ -174,7 +173,7 @@ def test_one_iphone_one_run_owners_and_the_live_view(service, sim_phone, front: 
     assert front.phone.foreground == "com.android.settings"
 
 
-def test_an_iphone_whose_wda_stops_answering_is_shown_offline(service, sim_phone) -> None:  # noqa: F811
+def test_an_iphone_whose_wda_stops_answering_is_shown_offline(service, sim_phone) -> None:
     server = WdaFrontEnd(Phone(), scale=2).start()
     url = server.url
     live = service([sim_phone, _Serial("ios:sim-2")], **{"ios.devices": {"sim-2": url}})

@@ -16,8 +16,7 @@ from PIL import Image
 from mobile_agent.device import open_device
 from mobile_agent.device.hierarchy import dump_hierarchy
 from mobile_agent.settings import AdbSettings
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import TaggedPlanner, first_live_frame, service_fixture  # noqa: F401  (fixture)
+from tests.server_fixtures import TaggedPlanner, first_live_frame
 
 SECRET = "Quokka7731Zz"
 

@@ -12,8 +12,8 @@ import pytest
 
 from mobile_agent.device.parsing import parse_keyguard_secure
 from tests.agent_helpers import DONE, cli_env, plan_reply, run_cli
-from tests.llm_fixtures import Reply, llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import TaggedPlanner, service_fixture  # noqa: F401  (the `service` fixture)
+from tests.llm_fixtures import Reply
+from tests.server_fixtures import TaggedPlanner
 
 pytestmark = pytest.mark.timeout(240)
 LOCKED = "pixel8-15-locked"
@@ -82,7 +82,7 @@ def test_cli_script_stops_on_a_pin_lock_and_says_so(adb_server, sim_phones, tmp_
     assert state["screen"]["locked"] is True and state["foreground"] == LAUNCHER  # nothing launched behind it
 
 
-def test_cli_model_run_on_a_pin_lock_ends_not_completed(adb_server, sim_phones, llm_server, tmp_path) -> None:  # noqa: F811
+def test_cli_model_run_on_a_pin_lock_ends_not_completed(adb_server, sim_phones, llm_server, tmp_path) -> None:
     (phone,) = sim_phones(1, profile=LOCKED, width=540, height=1200)
     phone.device.shell(["locksettings", "set-pin", "1234"])
     llm_server.script([Reply(plan_reply("Open App (Settings)")), Reply(plan_reply("Stop")), Reply(DONE)])
@@ -95,7 +95,7 @@ def test_cli_model_run_on_a_pin_lock_ends_not_completed(adb_server, sim_phones, 
     assert _screen(phone)["locked"] is True and phone.adb_state()["foreground"] == LAUNCHER
 
 
-def test_a_model_run_whose_first_step_is_no_open_app_unlocks_first(adb_server, sim_phones, llm_server,  # noqa: F811
+def test_a_model_run_whose_first_step_is_no_open_app_unlocks_first(adb_server, sim_phones, llm_server,
                                                                     tmp_path) -> None:
     (phone,) = sim_phones(1, profile=LOCKED, width=540, height=1200)
     llm_server.script([Reply(plan_reply("Click text (Notes)")), Reply(plan_reply("Stop")), Reply(DONE)])

@@ -22,7 +22,6 @@ from PIL import Image  # noqa: E402
 from mobile_agent.device.ios import WdaClient  # noqa: E402
 from simphone.ios import WdaFrontEnd  # noqa: E402
 from tests.agent_helpers import DONE, plan_reply  # noqa: E402
-from tests.llm_fixtures import llm_server  # noqa: E402,F401  (fixture)
 from tests.llm_server import ScriptedLLMServer  # noqa: E402
 from tests.mcp_helpers import http_session, mcp_env, serve_http, stdio_session, tool_json  # noqa: E402
 from tests.ports import free_port  # noqa: E402
@@ -128,7 +127,7 @@ def test_streamable_http_drives_the_simulated_iphone(front: WdaFrontEnd, tmp_pat
         proc.wait(timeout=30)
 
 
-def test_run_instruction_on_the_iphone_tells_the_model_it_is_one(front: WdaFrontEnd, llm_server: ScriptedLLMServer,  # noqa: F811
+def test_run_instruction_on_the_iphone_tells_the_model_it_is_one(front: WdaFrontEnd, llm_server: ScriptedLLMServer,
                                                                  tmp_path: Path) -> None:
     """``run_instruction`` over MCP on an iPhone: a whole planned run, the model told that the
     phone is an iPhone (Back is the edge swipe), the run done on the simulated iPhone."""

@@ -23,7 +23,7 @@ from mcp import ClientSession  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from tests.agent_helpers import DONE, plan_reply  # noqa: E402
-from tests.llm_fixtures import Reply, llm_server  # noqa: E402,F401  (fixture)
+from tests.llm_fixtures import Reply  # noqa: E402
 from tests.mcp_helpers import ROOT, mcp_env, serve_http, stdio_session, tool_json, trajectory_lines  # noqa: E402
 from tests.ports import free_port  # noqa: E402
 
@@ -194,7 +194,7 @@ def test_streamable_http_needs_the_bearer_token(adb_server, sim_phone, tmp_path)
         proc.wait(timeout=30)
 
 
-def test_run_instruction_reports_progress_and_a_cancel_stops_the_run(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_run_instruction_reports_progress_and_a_cancel_stops_the_run(adb_server, sim_phone, llm_server, tmp_path):
     env = mcp_env(adb_server.port, MCP_TEST_LOG=str(tmp_path / "server.log"),
                MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url, MOBILE_AGENT_PLANNER__API_KEY="k-mcp-123",
                MOBILE_AGENT_PLANNER__MODEL="scripted-vlm")
@@ -242,7 +242,7 @@ def test_run_instruction_reports_progress_and_a_cancel_stops_the_run(adb_server,
     _run(main)
 
 
-def test_run_instruction_hands_over_to_the_clients_user_by_elicitation(adb_server, sim_phone, llm_server, tmp_path):  # noqa: F811
+def test_run_instruction_hands_over_to_the_clients_user_by_elicitation(adb_server, sim_phone, llm_server, tmp_path):
     """The model asks the person (paper dialect's Ask user): the question reaches the MCP
     client as an elicitation; its answer goes back to the model in the next request, and
     "done" (the person acted on the phone) makes the run look again and go on."""

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from server.webhooks import verify_signature
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import TaggedPlanner, service_fixture  # noqa: F401  (the `service` fixture)
+from tests.server_fixtures import TaggedPlanner
 
 pytestmark = [pytest.mark.timeout(300)]
 NOTES = "com.google.android.keep"

@@ -26,10 +26,9 @@ from mobile_agent.device import PhoneLease, lease_holder  # noqa: E402
 from mobile_agent.errors import PhoneBusyError  # noqa: E402
 from mobile_agent.settings import load_settings  # noqa: E402
 from tests.agent_helpers import cli_env, run_cli  # noqa: E402
-from tests.llm_fixtures import llm_server  # noqa: E402,F401  (fixture)
 from tests.mcp_helpers import ROOT, http_session, mcp_env, serve_http, tool_json  # noqa: E402
 from tests.ports import free_port  # noqa: E402
-from tests.server_fixtures import TaggedPlanner, service_fixture  # noqa: E402,F401  (the `service` fixture)
+from tests.server_fixtures import TaggedPlanner  # noqa: E402
 
 TOKEN = "lease-admin-token"
 VIEWER = "lease-viewer-token"
@@ -77,7 +76,7 @@ def _blocks(tags: list[str]) -> list[str]:
     return [tag for i, tag in enumerate(tags) if i == 0 or tags[i - 1] != tag]
 
 
-def test_three_mcp_sessions_running_at_once_never_interleave_on_one_phone(adb_server, sim_phone, llm_server,  # noqa: F811
+def test_three_mcp_sessions_running_at_once_never_interleave_on_one_phone(adb_server, sim_phone, llm_server,
                                                                           tmp_path: Path) -> None:
 
     llm_server.script([], default=TaggedPlanner(plans={tag: _plan(tag) for tag in RUNS},

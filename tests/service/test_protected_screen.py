@@ -25,8 +25,6 @@ from mobile_agent.operations.context import AgentDevice
 from perception import LocateStatus, Perception, PerceptionConfig
 from perception.blank_screen import blank_app_area
 from tests.agent_helpers import DONE, cli_env, plan_reply, run_cli, trajectory_of
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import service_fixture  # noqa: F401  (fixture)
 
 VAULT = "com.x8bit.bitwarden"
 pytestmark = pytest.mark.timeout(240)
@@ -103,7 +101,7 @@ def test_cli_script_clicks_through_a_protected_screen(adb_server, sim_phone, tmp
     assert [(loc["status"], "accessibility only" in loc["backend"]) for loc in located] == [("found", True)] * 2
 
 
-def test_planned_run_tells_the_model_the_screen_is_protected(adb_server, sim_phone, llm_server, tmp_path) -> None:  # noqa: F811
+def test_planned_run_tells_the_model_the_screen_is_protected(adb_server, sim_phone, llm_server, tmp_path) -> None:
     _open_vault(sim_phone)
     llm_server.script([plan_reply("Click text (Netflix)"), plan_reply("Stop"), DONE])
     proc = run_cli("--serial", sim_phone.serial, "--base-url", llm_server.base_url, "--api-key", "k-1",

@@ -12,7 +12,6 @@ from mobile_agent.agent.parts import TimedLocator
 from mobile_agent.agent.redact import REDACTED, Redactor, redacted_logs
 from mobile_agent.agent.session import carry_out
 from mobile_agent.settings import Settings
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 
 class _Keep(logging.Handler):
@@ -141,7 +140,7 @@ def test_uvicorn_access_lines_stay_whole_while_a_run_hides_its_secrets():
 
 
 @pytest.mark.slow
-def test_a_serve_access_log_through_a_run_with_a_secret(tmp_path, adb_server, sim_phones, llm_server):  # noqa: F811
+def test_a_serve_access_log_through_a_run_with_a_secret(tmp_path, adb_server, sim_phones, llm_server):
     """``mobile-agent serve --log-level info`` (a real uvicorn, its own logging config) while a
     task types a ``{{secret:pin}}`` with a planner API key set: every request made during the
     run has its access line, whole; the one whose address holds the secret shows it redacted;

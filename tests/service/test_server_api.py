@@ -12,11 +12,7 @@ import httpx
 import pytest
 from PIL import Image
 
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import (
-    TaggedPlanner,
-    service_fixture,  # noqa: F401  (the `service` fixture)
-)
+from tests.server_fixtures import TaggedPlanner
 
 
 def _sse(client: httpx.Client, path: str, headers: dict[str, str] | None = None) -> list[dict]:

@@ -9,9 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.llm_server import Reply
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 TEN_MB = 10 * 1024 * 1024
 
@@ -20,7 +18,7 @@ def _huge_reply(request_json: dict) -> Reply:
     return Reply(text="Action: Wait (0.05)\nObservation: " + "lorem ipsum " * (TEN_MB // 12), usage=(1000, 50))
 
 
-def test_ten_megabyte_replies_leave_storage_bounded(service, sim_phones, llm_server, tmp_path) -> None:  # noqa: F811
+def test_ten_megabyte_replies_leave_storage_bounded(service, sim_phones, llm_server, tmp_path) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     live = service([phone], **{"planner.max_reply_bytes": 16384})
     llm_server.script([], default=_huge_reply)

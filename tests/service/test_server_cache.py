@@ -6,16 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import (
-    TaggedPlanner,
-    service_fixture,  # noqa: F401  (the `service` fixture)
-)
+from tests.server_fixtures import TaggedPlanner
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 
-def test_task_with_cache_replays_and_the_plans_are_served(service, sim_phones, llm_server) -> None:  # noqa: F811
+def test_task_with_cache_replays_and_the_plans_are_served(service, sim_phones, llm_server) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     live = service([phone], planner=TaggedPlanner(plans={"t-set": ["Open App (Settings)"]}))
     assert live.client.get("/v1/cache").json() == {"data": [], "count": 0}

@@ -10,8 +10,6 @@ import threading
 import pytest
 
 from server.devices import DevicePool
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 
 @pytest.fixture

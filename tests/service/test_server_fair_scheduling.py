@@ -12,8 +12,6 @@ from collections import Counter
 import pytest
 
 from server.devices import DevicePool
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 FINAL = {"completed", "not_completed", "budget_exhausted", "error", "cancelled", "interrupted"}
 
@@ -49,7 +47,7 @@ def test_the_pool_leases_the_least_recently_used_free_phone() -> None:
 
 
 @pytest.mark.slow
-def test_200_tasks_spread_over_4_phones_within_25_percent(service, sim_phones) -> None:  # noqa: F811
+def test_200_tasks_spread_over_4_phones_within_25_percent(service, sim_phones) -> None:
     phones = sim_phones(4, width=540, height=1200)
     live = service(phones)
     ids = []

@@ -11,8 +11,7 @@ from typing import Any
 
 import httpx
 
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import live_frames, service_fixture  # noqa: F401  (the `service` fixture)
+from tests.server_fixtures import live_frames
 
 LONG = "\n".join(["Home", "Wait (0.5)"] * 30)  # ~15 s on the phone
 
@@ -32,7 +31,7 @@ def _running(live: Any, script: str, headers: dict[str, str] | None = None) -> i
     return task_id
 
 
-def test_ten_viewers_share_one_capture_loop(service, sim_phones) -> None:  # noqa: F811
+def test_ten_viewers_share_one_capture_loop(service, sim_phones) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     live = service([phone], **{"server.live_fps": 4.0})
     task_id = _running(live, LONG)
@@ -61,7 +60,7 @@ def test_ten_viewers_share_one_capture_loop(service, sim_phones) -> None:  # noq
     live.client.post(f"/v1/tasks/{task_id}/cancel")
 
 
-def test_viewers_are_capped_per_phone_and_per_token(service, sim_phones) -> None:  # noqa: F811
+def test_viewers_are_capped_per_phone_and_per_token(service, sim_phones) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     live = service([phone], **{"server.live_viewers_per_phone": 3, "server.live_viewers_per_token": 2,
                                 "server.api_token": "main-token", "server.tokens": {"alice": "alice-token"}})

@@ -12,12 +12,7 @@ from collections import defaultdict
 import httpx
 import pytest
 
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import (
-    TaggedPlanner,
-    service_fixture,  # noqa: F401  (the `service` fixture)
-    waits,
-)
+from tests.server_fixtures import TaggedPlanner, waits
 
 pytestmark = pytest.mark.slow
 

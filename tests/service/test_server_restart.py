@@ -14,7 +14,6 @@ import httpx
 import pytest
 
 from server.store import TaskStore
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.server_fixtures import TaggedPlanner, free_port, serve_process, waits
 
 pytestmark = pytest.mark.slow
@@ -57,7 +56,7 @@ image_long_side = 512
     return config
 
 
-def test_killed_server_restarts_with_nothing_lost(tmp_path, adb_server, sim_phones, llm_server) -> None:  # noqa: F811
+def test_killed_server_restarts_with_nothing_lost(tmp_path, adb_server, sim_phones, llm_server) -> None:
     phones = sim_phones(2, width=540, height=1200)
     planner = TaggedPlanner(
         plans={"t-r0": waits(8), "t-r1": waits(8), "t-q0": waits(2), "t-q1": waits(2)},
@@ -125,7 +124,7 @@ def test_killed_server_restarts_with_nothing_lost(tmp_path, adb_server, sim_phon
             second.wait(5)
 
 
-def test_a_stop_starts_no_new_task_and_does_not_wait_for_streams(tmp_path, adb_server, sim_phones, llm_server) -> None:  # noqa: F811
+def test_a_stop_starts_no_new_task_and_does_not_wait_for_streams(tmp_path, adb_server, sim_phones, llm_server) -> None:
     """SIGTERM while a client streams a queued task's events: the queued task stays queued for
     the next start. (uvicorn waits for open streams before the app hears of the stop; the
     scheduler went on meanwhile, started it, and the stop then interrupted it.)"""

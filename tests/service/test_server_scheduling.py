@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import time
 
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import (
-    TaggedPlanner,
-    service_fixture,  # noqa: F401  (the `service` fixture)
-    waits,
-)
+from tests.server_fixtures import TaggedPlanner, waits
 
 
 def _wait_status(live, task_id: int, status: str, timeout: float = 30.0) -> dict:
@@ -76,7 +71,7 @@ def test_cancel_a_queued_task_and_a_running_one(service, sim_phones) -> None:
     assert after["status"] == "completed" and after["device"] == phone.serial
 
 
-def test_model_overrides_reach_the_planner(service, sim_phones, llm_server) -> None:  # noqa: F811
+def test_model_overrides_reach_the_planner(service, sim_phones, llm_server) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     live = service([phone])
     task = live.wait_task(

@@ -11,8 +11,6 @@ import pytest
 from mobile_agent.errors import ConfigError
 from mobile_agent.settings import load_settings
 from server.app import check_exposure, create_app
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 TOKEN = "s3cret-token-for-tests"
 

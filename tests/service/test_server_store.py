@@ -14,12 +14,7 @@ from mobile_agent.errors import ConfigError
 from mobile_agent.settings import load_settings
 from server.app import create_app
 from server.store import TaskStore
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import (
-    TaggedPlanner,
-    service_fixture,  # noqa: F401  (the `service` fixture)
-    waits,
-)
+from tests.server_fixtures import TaggedPlanner, waits
 
 
 def _url(tmp_path: Path) -> str:

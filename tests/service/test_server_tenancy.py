@@ -22,9 +22,6 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
-
 ADMIN, ALICE, BOB, VIEWER, NOBODY = "admin", "alice", "bob", "vic", "nobody"
 TOKENS = {ADMIN: "admin-token-1", ALICE: "alice-token-1", BOB: "bob-token-1", VIEWER: "vic-token-1"}
 PRINCIPAL_SETTINGS = {
@@ -324,7 +321,7 @@ def test_a_bare_token_string_stays_an_admin() -> None:
 
 
 def test_one_users_plan_is_never_replayed_for_another_unless_the_cache_is_shared(service, sim_phones,
-                                                                                 llm_server) -> None:  # noqa: F811
+                                                                                 llm_server) -> None:
     from tests.server_fixtures import TaggedPlanner
 
     (phone,) = sim_phones(1, width=540, height=1200)
@@ -535,7 +532,7 @@ def test_a_live_frame_taken_as_its_task_ended_never_reaches_that_tasks_viewers()
     assert asyncio.run(watch()) == []
 
 
-def test_a_flow_sent_to_the_service_cannot_read_the_servers_files(service, sim_phones, llm_server) -> None:  # noqa: F811
+def test_a_flow_sent_to_the_service_cannot_read_the_servers_files(service, sim_phones, llm_server) -> None:
     """An ``extract`` step's ``schema:`` names a file relative to the flow: a flow sent over REST
     has no folder, so it would be read from the server (any JSON file, its content sent to the
     model, its absence told in the error). Refused at submission (422) with the fields inline

@@ -32,8 +32,6 @@ from server.webhooks import (
     sign,
     verify_signature,
 )
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import service_fixture  # noqa: F401  (the `service` fixture)
 
 SECRET = "webhook-secret-for-ssrf-tests"
 

@@ -11,8 +11,7 @@ from typing import Any
 
 from server.runner import OPTION_SETTINGS, OPTIONS_USED_ELSEWHERE, TaskOutcome, TaskSpec, task_settings
 from server.schemas import StoredOptions, TaskCreate, TaskOptions
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
-from tests.server_fixtures import service_fixture, service_settings, start_service  # noqa: F401  (service)
+from tests.server_fixtures import service_settings, start_service
 
 SAMPLES: dict[str, Any] = {
     "script": "Home", "model": "gpt-4o-mini", "base_url": "http://127.0.0.1:9/v1", "temperature": 0.3,
@@ -65,7 +64,7 @@ class Capture:
         return TaskOutcome(status="completed")
 
 
-def test_the_rest_body_reaches_the_runner_as_the_same_typed_options(adb_server, sim_phones, llm_server,  # noqa: F811
+def test_the_rest_body_reaches_the_runner_as_the_same_typed_options(adb_server, sim_phones, llm_server,
                                                                     tmp_path: Path) -> None:
     (phone,) = sim_phones(1, width=540, height=1200)
     settings = service_settings(tmp_path, adb_server.port, llm_server, [phone.serial],

@@ -11,7 +11,6 @@ import av
 import pytest
 
 from tests.flow_model import flow_model
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.server_fixtures import service_settings, start_service
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,7 +18,7 @@ FLOWS = ROOT / "tests" / "flows"
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 
-def test_a_flow_runs_as_a_task_with_its_report_and_video(adb_server, sim_phones, llm_server, tmp_path):  # noqa: F811
+def test_a_flow_runs_as_a_task_with_its_report_and_video(adb_server, sim_phones, llm_server, tmp_path):
     (phone,) = sim_phones(1)
     llm_server.script([], default=flow_model)
     live = start_service(service_settings(tmp_path, adb_server.port, llm_server, [phone.serial]))

@@ -1,5 +1,4 @@
 """The planner against the scripted OpenAI-compatible server, through the real openai client."""
-# ruff: noqa: F811  (the llm_server fixture is imported, then used as an argument)
 
 from __future__ import annotations
 
@@ -20,7 +19,6 @@ from mobile_agent.errors import (
 from mobile_agent.operations import REGISTRY, parse_action
 from mobile_agent.planner import Planner, PlanRequest, Usage, load_prompt
 from perception.types import Box, Candidate, LocateStatus, Location
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.llm_server import Reply, ScriptedLLMServer
 
 GOOD = "Observation: The home screen.\nThought: Settings is there.\nAction: Open App (Settings)"

@@ -35,7 +35,6 @@ from mobile_agent.planner.models import fold_model_name, profile_for
 from mobile_agent.settings import PlannerSettings
 from perception.snapping import SnapTarget, snap_point
 from perception.types import Box
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 QWEN25 = ImageRule(long_side=None, factor=28, max_pixels=16384 * 28 * 28)
 # a 1080x2400 phone as Qwen2.5-VL's processor sees it: 1092x2408
@@ -410,7 +409,7 @@ def test_a_server_that_shrank_the_image_is_detected():
     assert viewport_for(1080, 2400, profile.image, IMAGE).image_width * 2408 < 1092 * 2408
 
 
-def test_the_planner_sends_the_dialects_image_and_reads_its_reply(llm_server):  # noqa: F811
+def test_the_planner_sends_the_dialects_image_and_reads_its_reply(llm_server):
     import numpy as np
 
     from mobile_agent.planner import Planner, PlanRequest

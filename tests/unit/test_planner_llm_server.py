@@ -1,5 +1,4 @@
 """The scripted LLM server itself, through the real openai client (it is what every planner test trusts)."""
-# ruff: noqa: F811  (the llm_server fixture is imported, then used as an argument)
 
 from __future__ import annotations
 
@@ -10,7 +9,6 @@ import urllib.request
 import openai
 import pytest
 
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 from tests.llm_server import Reply, ScriptedLLMServer
 
 

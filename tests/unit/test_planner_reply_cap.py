@@ -5,7 +5,6 @@ from __future__ import annotations
 import openai
 
 from mobile_agent.planner.client import Planner, cap_reply
-from tests.llm_fixtures import llm_server  # noqa: F401  (fixture)
 
 
 def test_short_replies_are_untouched_and_long_ones_cut_and_marked() -> None:
@@ -18,7 +17,7 @@ def test_short_replies_are_untouched_and_long_ones_cut_and_marked() -> None:
     assert capped.endswith(f"[reply truncated by mobile-agent: {len(long.encode()) - len(kept.encode())} more bytes]")
 
 
-def test_the_planner_keeps_at_most_max_reply_bytes(llm_server) -> None:  # noqa: F811
+def test_the_planner_keeps_at_most_max_reply_bytes(llm_server) -> None:
     llm_server.script(["Observation: " + "x" * 200_000 + "\nThought: t\nAction: Stop"])
     settings = llm_server.planner_settings(max_reply_bytes=4096)
     planner = Planner(settings, client=openai.OpenAI(base_url=llm_server.base_url, api_key="k", max_retries=0))
@@ -33,7 +32,7 @@ def _blank():
     return np.full((64, 32, 3), 255, dtype=np.uint8)
 
 
-def test_an_answer_over_the_body_cap_is_not_read_on_nor_retried(llm_server, monkeypatch) -> None:  # noqa: F811
+def test_an_answer_over_the_body_cap_is_not_read_on_nor_retried(llm_server, monkeypatch) -> None:
     import pytest
 
     from mobile_agent.errors import PlannerResponseError
@@ -48,7 +47,7 @@ def test_an_answer_over_the_body_cap_is_not_read_on_nor_retried(llm_server, monk
     assert len(llm_server.chat_requests) == 1  # the same question would get the same answer
 
 
-def test_runs_of_one_endpoint_share_one_client_and_its_connections(llm_server) -> None:  # noqa: F811
+def test_runs_of_one_endpoint_share_one_client_and_its_connections(llm_server) -> None:
     """Planners of the same endpoint (a service's runs) use one openai client, so its
     keep-alive connection carries the second run's requests: the server sees one client
     port for both. Another key is another client."""
@@ -66,7 +65,7 @@ def test_runs_of_one_endpoint_share_one_client_and_its_connections(llm_server) -
     assert shared_client(other) is not first._client
 
 
-def test_a_service_builds_its_planner_client_before_the_first_task(llm_server) -> None:  # noqa: F811
+def test_a_service_builds_its_planner_client_before_the_first_task(llm_server) -> None:
     """``AgentTaskRunner.prepare`` (a worker's or the server's start) leaves the endpoint's
     shared client built: the first runs, which start together on every phone, find it."""
     from mobile_agent.planner import transport
