@@ -354,6 +354,32 @@ class IosSettings(BaseModel):
         default_factory=dict, description='iPhone name -> its WDA URL, e.g. {"iphone-1" = "http://127.0.0.1:8100"}'
     )
     timeout_s: float = Field(30.0, gt=0, description="how long one WDA request may take")
+    usb: Literal["auto"] | bool = Field(
+        "auto", description='iPhones attached over USB (usbmuxd, as ios:UDID): "auto" where pymobiledevice3 is '
+        "installed (the ios-usb extra), true to require it, false to ignore USB"
+    )
+    wda_port: int = Field(8100, ge=1, le=65535, description="the port WebDriverAgent listens on, on a USB iPhone")
+    usbmuxd: str | None = Field(
+        None, description="usbmuxd's socket: a unix socket path or HOST:PORT; default /var/run/usbmuxd "
+        "(or USBMUXD_SOCKET_ADDRESS)"
+    )
+
+    @field_validator("usb", mode="before")
+    @classmethod
+    def _check_usb(cls, value: Any) -> Any:
+        words = {"auto": "auto", "true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in words:
+            return words[value.strip().lower()]
+        raise ValueError(f'ios.usb is "auto", true or false, got {value!r}')
+
+    @field_validator("usbmuxd")
+    @classmethod
+    def _check_usbmuxd(cls, address: str | None) -> str | None:
+        if address is None or address.startswith("/") or re.fullmatch(r"[A-Za-z0-9.-]+:\d{1,5}", address):
+            return address
+        raise ValueError(f"usbmuxd's address is an absolute unix socket path or HOST:PORT, got {address!r}")
 
     @field_validator("devices")
     @classmethod

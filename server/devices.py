@@ -150,14 +150,17 @@ class AdbDeviceSource:
         return [(d.serial, d.state, d.model) for d in listed]
 
     def _iphones(self) -> list[tuple[str, str, str | None]]:
-        """The iPhones of ``ios.devices``; one whose WDA did not answer is asked again after a
-        backoff (as an adb address is reconnected), listed ``offline`` meanwhile: a phone off
-        the network does not hold up every refresh by the probe's timeout."""
-        from mobile_agent.device import list_iphones
+        """The iPhones of ``ios.devices`` and those attached over USB (``iphone_names``: an
+        unplugged one is no longer listed, as a vanished adb phone is not); one whose WDA did not
+        answer is asked again after a backoff (as an adb address is reconnected), listed
+        ``offline`` meanwhile: a phone off the network does not hold up every refresh by the
+        probe's timeout."""
+        from mobile_agent.device import iphone_names, list_iphones
 
         now = time.monotonic()
+        names = iphone_names(self.settings.ios)
         with self._lock:
-            due = sorted(n for n in self.settings.ios.devices if self._ios_retry.get(n, (0.0, 0.0))[0] <= now)
+            due = sorted(n for n in names if self._ios_retry.get(n, (0.0, 0.0))[0] <= now)
         answered = list_iphones(self.settings.ios, names=due) if due else []  # by name, as ``due``
         with self._lock:
             for name, listing in zip(due, answered, strict=True):
@@ -169,7 +172,7 @@ class AdbDeviceSource:
                     backoff = min(max(backoff, self.RECONNECT_BACKOFF_S), self.RECONNECT_MAX_S)
                     self._ios_retry[name] = (time.monotonic() + backoff, backoff)
             # every name was asked once (nothing waits before its first answer); the rest wait out a backoff
-            last = [self._ios_last[n] for n in sorted(self.settings.ios.devices) if n in self._ios_last]
+            last = [self._ios_last[n] for n in sorted(names) if n in self._ios_last]
         return [(serial, "device" if ready else "offline", model) for serial, ready, model in last]
 
     def list(self) -> list[tuple[str, str, str | None]]:

@@ -1,5 +1,5 @@
-"""`mobile-agent devices`: attached Android phones and configured iPhones, with platform,
-state, model and screen size."""
+"""`mobile-agent devices`: attached Android phones, configured iPhones and iPhones attached
+over USB (``ios:<UDID>``), with platform, state, model and screen size."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 
 from mobile_agent.device import Device, connect, list_devices, list_iphones
 from mobile_agent.device.parsing import parse_wm_size
+from mobile_agent.device.phones import usb_iphones
 from mobile_agent.errors import DeviceError
 from mobile_agent.settings import load_settings
 
@@ -31,10 +32,15 @@ def run(args: argparse.Namespace) -> int:
         if not args.json:
             print(answer)
     rows: list[dict[str, object]] = []
+    iphones = list_iphones(settings.ios)  # ios.devices and USB (docs/ios.md): each WDA asked whether it is ready
+    if settings.ios.usb is True:  # asked for: say why no USB iPhone can be listed
+        problem = usb_iphones(settings.ios)[1]
+        if problem:
+            print(f"no USB iPhones: {problem}", file=sys.stderr)
     try:
         android = list_devices(settings.adb)
     except DeviceError as exc:
-        if not settings.ios.devices:
+        if not iphones:
             raise
         # iPhones need no adb server: list them, and say why no Android phone is listed
         print(f"no Android phones: {exc.message}", file=sys.stderr)
@@ -48,14 +54,14 @@ def run(args: argparse.Namespace) -> int:
             except DeviceError:
                 pass  # the state column already says what matters
         rows.append(row)
-    for iphone in list_iphones(settings.ios):  # ios.devices (docs/ios.md): each WDA asked whether it is ready
+    for iphone in iphones:
         rows.append({**iphone.to_dict(), "screen": None})
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     if not rows:
         print("no devices attached (plug in a phone with USB debugging on, or use --connect HOST:PORT; "
-              "iPhones: set ios.devices, docs/ios.md)")
+              "iPhones: set ios.devices or attach one over USB, docs/ios.md)")
         return 0
     header = ("PLATFORM", "SERIAL", "STATE", "MODEL", "SCREEN")
     table = [header] + [(r["platform"], r["serial"], r["state"], r["model"] or "-", r["screen"] or "-") for r in rows]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,12 +66,34 @@ def run_checks(settings: Settings, planner_timeout_s: float = 5.0) -> list[Check
 
 
 def ios_checks(settings: Settings) -> list[Check]:
-    """One check per iPhone of ``ios.devices``: its WebDriverAgent answers ready, and its screen."""
+    """One check per iPhone of ``ios.devices`` and per iPhone attached over USB: its
+    WebDriverAgent answers ready, and its screen; and whether usbmuxd answers (where
+    ``ios.usb`` looks for USB iPhones: docs/ios.md)."""
     from mobile_agent.device.ios import IOS_PREFIX
-    from mobile_agent.device.phones import open_iphone
+    from mobile_agent.device.ios.usb import DEFAULT_USBMUXD, INSTALL_HINT, usb_enabled, usbmuxd_address
+    from mobile_agent.device.phones import open_iphone, usb_iphones
 
     checks = []
-    for name, url in sorted(settings.ios.devices.items()):
+    phones = sorted(settings.ios.devices.items())
+    try:
+        usb_on = usb_enabled(settings.ios)
+    except DeviceError as exc:  # ios.usb = true without the library
+        checks.append(Check("usbmuxd", "fail", exc.message, INSTALL_HINT))
+        usb_on = False
+    if usb_on:
+        attached, problem = usb_iphones(settings.ios)
+        address = usbmuxd_address(settings.ios)
+        # "auto" where no usbmuxd is installed (its default socket absent): USB iPhones are not used here
+        unused = settings.ios.usb == "auto" and address == DEFAULT_USBMUXD and not os.path.exists(address)
+        if problem and not unused:
+            checks.append(Check("usbmuxd", "fail" if settings.ios.usb is True else "warn", problem,
+                                "start usbmuxd (`apt install usbmuxd`, then plug the iPhone in), set ios.usbmuxd, "
+                                "or ios.usb = false"))
+        elif not problem:
+            listed = ", ".join(p.serial for p in attached) or "none"
+            checks.append(Check("usbmuxd", "ok", f"usbmuxd at {address} answers; iPhones attached over USB: {listed}"))
+        phones += [(p.udid, f"USB (usbmux://{p.udid}:{settings.ios.wda_port})") for p in attached]
+    for name, url in phones:
         serial = IOS_PREFIX + name
         try:
             iphone = open_iphone(settings.ios, serial)
@@ -90,7 +113,9 @@ def ios_checks(settings: Settings) -> list[Check]:
 
 def _adb_checks(settings: Settings) -> list[Check]:
     adb = settings.adb
-    iphones = [f"ios:{name}" for name in sorted(settings.ios.devices)]
+    from mobile_agent.device import iphone_names
+
+    iphones = [f"ios:{name}" for name in iphone_names(settings.ios)]  # configured, and attached over USB
     checks: list[Check] = []
     try:
         checks.append(Check("adb", "ok", f"{adb_version(adb)} ({find_adb(adb)})"))

@@ -4,7 +4,7 @@ Public API (see docs/architecture.md, ``mobile_agent.device``): ``open_device``,
 ``list_devices``, ``connect``, ``Device``, ``DeviceInfo``, ``Screenshot``,
 ``ScreenInfo``, ``PhoneLease`` (one phone, one run, across interfaces); ``open_phone`` (an
 Android phone or, for ``ios:NAME``, an iPhone: docs/ios.md), ``close_phone``, ``list_iphones``,
-``platform_of``, ``phone_properties``. Errors are the ``DeviceError`` subtree of ``mobile_agent.errors``.
+``platform_of``, ``phone_properties``, ``iphone_names`` (configured and USB-attached iPhones). Errors are the ``DeviceError`` subtree of ``mobile_agent.errors``.
 
 May import: adbutils, numpy, Pillow, the standard library, ``mobile_agent.errors`` and
 ``mobile_agent.settings``.
@@ -20,6 +20,7 @@ from mobile_agent.device.phones import (
     Phone,
     Platform,
     close_phone,
+    iphone_names,
     list_iphones,
     open_phone,
     phone_properties,
@@ -48,6 +49,7 @@ __all__ = [
     "ensure_server",
     "find_adb",
     "frame_difference",
+    "iphone_names",
     "lease_holder",
     "list_devices",
     "list_iphones",

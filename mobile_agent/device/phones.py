@@ -5,7 +5,11 @@ any other serial (or none) is an Android phone behind the adb server (``open_dev
 Callers above the device layer get a phone of the one device protocol and never ask
 which kind it is.
 
-``list_iphones`` asks each configured iPhone's WDA whether it is ready (the Android
+``ios:<UDID>`` is an iPhone attached over USB (usbmuxd, ``mobile_agent.device.ios.usb``:
+pymobiledevice3 where installed, ``ios.usb``): opening it starts the phone's one loopback
+forward to its WDA port, and ``close_phone`` lets go of it.
+
+``list_iphones`` asks each configured or USB-attached iPhone's WDA whether it is ready (the Android
 phones are ``list_devices``'s); ``platform_of`` names a serial's platform and
 ``phone_properties`` what a farm routes on (the platform included), so the layers above
 list, route and open both kinds without telling them apart themselves.
@@ -23,6 +27,14 @@ from typing import Literal
 
 from mobile_agent.device.device import Device
 from mobile_agent.device.ios.device import IOS_PREFIX, IosDevice
+from mobile_agent.device.ios.usb import (
+    UsbIphone,
+    UsbmuxError,
+    UsbWdaClient,
+    attached_iphones,
+    open_forward,
+    usb_enabled,
+)
 from mobile_agent.device.ios.wda import WdaClient, WdaError
 from mobile_agent.device.selection import open_device
 from mobile_agent.errors import DeviceNotFoundError, DeviceOfflineError
@@ -34,11 +46,13 @@ __all__ = [
     "Phone",
     "close_phone",
     "Platform",
+    "iphone_names",
     "list_iphones",
     "open_iphone",
     "open_phone",
     "phone_properties",
     "platform_of",
+    "usb_iphones",
 ]
 
 Platform = Literal["android", "ios"]
@@ -76,21 +90,72 @@ class IphoneListing:
                 "model": self.model, "os": self.os, "url": self.url, "problem": self.problem}
 
 
+def usb_iphones(settings: IosSettings) -> tuple[list[UsbIphone], str | None]:
+    """The iPhones usbmuxd lists now that no name of ``ios.devices`` shadows, and why none could
+    be listed (``None``: USB is off by ``ios.usb``, or usbmuxd answered)."""
+    try:
+        if not usb_enabled(settings):
+            return [], None
+        return [p for p in attached_iphones(settings) if p.udid not in settings.devices], None
+    except UsbmuxError as exc:
+        return [], exc.message
+
+
+def iphone_names(settings: IosSettings) -> list[str]:
+    """Every iPhone's name (its serial without ``ios:``): those of ``ios.devices`` and the UDIDs
+    of the phones attached over USB now."""
+    return sorted(settings.devices) + [p.udid for p in usb_iphones(settings)[0]]
+
+
+def _usb_url(settings: IosSettings, udid: str) -> str:
+    return f"usbmux://{udid}:{settings.wda_port}"  # what a listing names: the phone's WDA port over USB
+
+
 def list_iphones(settings: IosSettings, names: Collection[str] | None = None) -> list[IphoneListing]:
-    """The iPhones of ``ios.devices`` (all, or those of ``names``), by name, each WDA asked
-    ``/status`` once, all at the same time, waiting at most ``IPHONE_PROBE_S`` (or
-    ``ios.timeout_s`` if shorter): one phone that does not answer delays the list by that, not
-    by that once per phone."""
-    chosen = sorted(n for n in settings.devices if names is None or n in names)
+    """The iPhones of ``ios.devices`` and those attached over USB (all, or those of ``names``:
+    one listing each, in the order of ``sorted(names)``), by name, each WDA asked ``/status``
+    once, all at the same time, waiting at most ``IPHONE_PROBE_S`` (or ``ios.timeout_s`` if
+    shorter): one phone that does not answer delays the list by that, not by that once per
+    phone. A USB iPhone's WDA is asked through its forward; a name asked for that is neither
+    configured nor attached (unplugged) is listed not ready."""
+    wanted = set(settings.devices) | set(names or ())
+    usb: dict[str, UsbIphone] = {}
+    usb_problem: str | None = None
+    if names is None or wanted - set(settings.devices):
+        found, usb_problem = usb_iphones(settings)
+        usb = {p.udid: p for p in found}
+        wanted |= set(usb)
+    chosen = sorted(n for n in wanted if names is None or n in names)
+
+    def probe(name: str) -> IphoneListing:
+        if name in settings.devices:
+            return _probe_iphone(settings, name)
+        if name in usb:
+            return _probe_usb_iphone(settings, name)
+        problem = usb_problem or "not attached over USB (usbmuxd does not list it)"
+        return IphoneListing(IOS_PREFIX + name, _usb_url(settings, name), False, problem=problem)
+
     if len(chosen) <= 1:
-        return [_probe_iphone(settings, name) for name in chosen]
+        return [probe(name) for name in chosen]
     with ThreadPoolExecutor(max_workers=min(len(chosen), 16), thread_name_prefix="wda-status") as pool:
-        return list(pool.map(lambda name: _probe_iphone(settings, name), chosen))
+        return list(pool.map(probe, chosen))
 
 
 def _probe_iphone(settings: IosSettings, name: str) -> IphoneListing:
-    serial, url = IOS_PREFIX + name, settings.devices[name]
-    client = WdaClient(url, timeout_s=min(settings.timeout_s, IPHONE_PROBE_S))
+    client = WdaClient(settings.devices[name], timeout_s=min(settings.timeout_s, IPHONE_PROBE_S))
+    return _probe_client(IOS_PREFIX + name, settings.devices[name], client)
+
+
+def _probe_usb_iphone(settings: IosSettings, udid: str) -> IphoneListing:
+    url = _usb_url(settings, udid)
+    try:
+        forward = open_forward(settings, udid)
+    except UsbmuxError as exc:
+        return IphoneListing(IOS_PREFIX + udid, url, False, problem=exc.message)
+    return _probe_client(IOS_PREFIX + udid, url, UsbWdaClient(forward, timeout_s=min(settings.timeout_s, IPHONE_PROBE_S)))
+
+
+def _probe_client(serial: str, url: str, client: WdaClient) -> IphoneListing:
     try:
         status = client.status()
     except WdaError as exc:
@@ -132,24 +197,46 @@ def open_iphone(settings: IosSettings, serial: str) -> IosDevice:
     name = serial.removeprefix(IOS_PREFIX)
     url = settings.devices.get(name)
     if url is None:
-        known = ", ".join(IOS_PREFIX + n for n in sorted(settings.devices)) or "none (set ios.devices)"
-        raise DeviceNotFoundError(f"no iPhone named {name!r}; configured iPhones: {known}", serial=serial)
-    client = WdaClient(url, timeout_s=settings.timeout_s)
+        return _open_usb_iphone(settings, serial, name)
+    return IosDevice(name, _ready(serial, url, WdaClient(url, timeout_s=settings.timeout_s)))
+
+
+def _open_usb_iphone(settings: IosSettings, serial: str, name: str) -> IosDevice:
+    """``ios:<UDID>``, a phone usbmuxd lists: its WDA through the phone's forward. Not listed
+    (or no usbmuxd): ``DeviceNotFoundError`` naming the configured and the attached iPhones."""
+    known = ", ".join(IOS_PREFIX + n for n in sorted(settings.devices)) or "none (set ios.devices)"
+    attached, problem = usb_iphones(settings)
+    phone = next((p for p in attached if p.udid.replace("-", "").lower() == name.replace("-", "").lower()), None)
+    if phone is None:
+        usb = f"; over USB: {problem}" if problem else (
+            "; attached over USB: " + (", ".join(p.serial for p in attached) or "none") if usb_enabled(settings) else "")
+        raise DeviceNotFoundError(f"no iPhone named {name!r}; configured iPhones: {known}{usb}", serial=serial)
+    try:
+        forward = open_forward(settings, phone.udid)
+    except UsbmuxError as exc:
+        raise DeviceOfflineError(exc.message, serial=phone.serial) from None
+    where = f"{forward.url} (USB, the phone's port {settings.wda_port})"
+    return IosDevice(phone.udid, _ready(phone.serial, where, UsbWdaClient(forward, timeout_s=settings.timeout_s)))
+
+
+def _ready(serial: str, where: str, client: WdaClient) -> WdaClient:
+    """``client`` once its WDA answered ``/status`` ready; else closed, and ``DeviceOfflineError``."""
     try:
         status = client.status()
     except WdaError as exc:
         client.close()
-        raise DeviceOfflineError(f"the iPhone {serial}'s WebDriverAgent at {url} does not answer: {exc.message}",
+        raise DeviceOfflineError(f"the iPhone {serial}'s WebDriverAgent at {where} does not answer: {exc.message}",
                                  serial=serial) from exc
     if status.ready is False:
         client.close()
-        raise DeviceOfflineError(f"the iPhone {serial}'s WebDriverAgent at {url} is not ready", serial=serial)
-    return IosDevice(name, client)
+        raise DeviceOfflineError(f"the iPhone {serial}'s WebDriverAgent at {where} is not ready", serial=serial)
+    return client
 
 
 def close_phone(phone: Phone) -> None:
-    """Let go of what ``open_phone`` opened: an iPhone's HTTP client (its connections to WDA);
-    an Android phone holds nothing open. The caller is done with ``phone``."""
+    """Let go of what ``open_phone`` opened: an iPhone's HTTP client (its connections to WDA;
+    a USB iPhone's forward with the last of its opens); an Android phone holds nothing open.
+    The caller is done with ``phone``."""
     if isinstance(phone, IosDevice):
         phone.client.close()
 

@@ -1,0 +1,191 @@
+"""iPhones attached over USB (issue 33): usbmuxd's device list and one loopback forward per
+phone to its WebDriverAgent, through pymobiledevice3 (``mobile_agent.device.ios.usb``).
+
+No Mac, iPhone or usbmuxd here: ``tests/usbmux_fake.py`` is a usbmuxd on a unix socket
+speaking its real plist protocol (the packets of ``tests/data/usbmux``), whose ``Connect`` to
+the phone's port 8100 is spliced to a simulated iPhone's WDA front-end (``simphone serve
+--ios``, the ``front`` fixture). Everything between ``ios:<UDID>`` and that socket is the real
+library's client and forwarder: the listing, ``Connect`` with the port in network byte order,
+the bytes piped both ways. Through the surfaces a user touches: ``mobile-agent devices`` and
+``run --serial ios:<UDID>`` (subprocesses), ``doctor``'s checks, the REST service's device
+source, a run that loses its phone to an unplugged cable."""
+
+from __future__ import annotations
+
+import json
+import socket
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mobile_agent.device import close_phone, open_phone
+from mobile_agent.device.ios.usb import UsbForward, open_forwards
+from mobile_agent.settings import AdbSettings, IosSettings, Settings
+from simphone.ios import WdaFrontEnd
+from tests.agent_helpers import agent_settings, cli, cli_env, run_cli
+from tests.ports import free_port
+from tests.usbmux_fake import FakeUsbIphone, FakeUsbmuxd
+
+UDID = "00008030-001A2B3C4D5E6F70"  # an A12-or-later UDID: <ChipID:8>-<ECID:16>
+SERIAL = "ios:" + UDID
+WDA_PORT = 8100
+
+
+@pytest.fixture
+def usbmuxd(front: WdaFrontEnd) -> Iterator[FakeUsbmuxd]:
+    """A fake usbmuxd with the simulated iPhone attached: its port 8100 is ``front``'s WDA."""
+    folder = Path(tempfile.mkdtemp(prefix="usbmux-", dir="/tmp"))  # a unix socket path is short
+    fake = FakeUsbmuxd(folder / "usbmuxd").start()
+    port = int(front.url.rsplit(":", 1)[1])
+    fake.attach(FakeUsbIphone(UDID, 5, {WDA_PORT: ("127.0.0.1", port)}))
+    try:
+        yield fake
+    finally:
+        fake.stop()
+        folder.rmdir()
+
+
+def _no_adb(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """A machine with no adb at all (the binary named does not exist, no server on the port)."""
+    return cli_env(free_port(), MOBILE_AGENT_ADB__ADB_PATH=str(tmp_path / "no-adb"), **extra)
+
+
+def _settings(tmp_path: Path, usbmuxd: Path, **ios: object) -> Settings:
+    settings = agent_settings(free_port(), SERIAL, tmp_path / "runs")
+    return settings.model_copy(update={
+        "adb": AdbSettings(server_port=free_port(), adb_path=str(tmp_path / "no-adb"), serial=SERIAL),
+        "ios": IosSettings(usbmuxd=str(usbmuxd), **ios),  # type: ignore[arg-type]
+    })
+
+
+def _forwards(fake: FakeUsbmuxd) -> list[UsbForward]:
+    """The running forwards through this fake usbmuxd (another test's may outlive it: the REST
+    source keeps its phones open)."""
+    return [f for f in open_forwards() if f.key[0] == str(fake.path)]
+
+
+def _connects(fake: FakeUsbmuxd) -> list[dict[str, object]]:
+    return [request for _, request in fake.requests if request.get("MessageType") == "Connect"]
+
+
+def test_devices_lists_the_usb_iphone_and_run_opens_settings_over_the_forward(
+    tmp_path: Path, front: WdaFrontEnd, usbmuxd: FakeUsbmuxd
+) -> None:
+    env = _no_adb(tmp_path, MOBILE_AGENT_IOS__USBMUXD=str(usbmuxd.path))
+    listed = cli("devices", "--json", env=env, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)
+    assert [(r["serial"], r["platform"], r["state"], r["url"], r["model"]) for r in rows] == [
+        (SERIAL, "ios", "ready", f"usbmux://{UDID}:{WDA_PORT}", "iphone")]
+    table = cli("devices", env=env, timeout=120)
+    assert table.returncode == 0, table.stderr
+    assert [line.split()[:3] for line in table.stdout.splitlines()[1:]] == [["ios", SERIAL, "ready"]]
+
+    script = tmp_path / "ops.txt"
+    script.write_text("Open App (Settings)\nStop\n", encoding="utf-8")
+    before = len(usbmuxd.connects)
+    proc = run_cli("--serial", SERIAL, "--script", str(script), "-o", str(tmp_path / "runs"), env=env, timeout=240)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "result: completed after 2 steps" in proc.stdout
+    assert front.phone.foreground == "com.android.settings"
+    # every WDA call went through usbmuxd: Connect to the phone's port 8100, in network byte order
+    assert len(usbmuxd.connects) > before and set(usbmuxd.connects) == {(UDID, WDA_PORT)}
+    assert {c["PortNumber"] for c in _connects(usbmuxd)} == {socket.htons(WDA_PORT)} != {WDA_PORT}
+    assert {c["DeviceID"] for c in _connects(usbmuxd)} == {5}
+
+
+def test_no_usbmuxd_is_a_clear_message_not_a_traceback(tmp_path: Path) -> None:
+    gone = tmp_path / "usbmuxd"  # nothing listens there
+    env = _no_adb(tmp_path, MOBILE_AGENT_IOS__USBMUXD=str(gone), MOBILE_AGENT_IOS__USB="true",
+                  MOBILE_AGENT_IOS__DEVICES=json.dumps({"wifi-1": f"http://127.0.0.1:{free_port()}"}))
+    listed = cli("devices", env=env, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    assert f"no USB iPhones: usbmuxd does not answer at {gone}: install and start it" in listed.stderr
+    script = tmp_path / "ops.txt"
+    script.write_text("Home\n", encoding="utf-8")
+    run = run_cli("--serial", SERIAL, "--script", str(script), env=env, timeout=120)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"no iPhone named '{UDID}'; configured iPhones: ios:wifi-1; over USB: usbmuxd does not answer" in run.stderr
+    for proc in (listed, run):
+        assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_one_forward_per_phone_however_often_it_is_opened(tmp_path: Path, usbmuxd: FakeUsbmuxd) -> None:
+    settings = _settings(tmp_path, usbmuxd.path)
+    first = open_phone(settings, SERIAL)
+    second = open_phone(settings, SERIAL)
+    try:
+        (forward,) = _forwards(usbmuxd)
+        assert forward.udid == UDID and forward.users == 2
+        assert first.client.base_url == second.client.base_url == forward.url == f"http://127.0.0.1:{forward.port}"
+        close_phone(first)
+        close_phone(first)  # twice: still one user let go
+        assert _forwards(usbmuxd) == [forward] and forward.users == 1
+        assert second.screen_info().width == 1080  # the other open still drives the phone
+    finally:
+        close_phone(second)
+    assert _forwards(usbmuxd) == []
+    with pytest.raises(ConnectionRefusedError):  # the listener is gone with the last close
+        socket.create_connection(("127.0.0.1", forward.port), timeout=5).close()
+    third = open_phone(settings, SERIAL)  # opened again: a new forward
+    try:
+        assert [f.users for f in _forwards(usbmuxd)] == [1] and third.screen_info().height == 2400
+    finally:
+        close_phone(third)
+
+
+def test_a_phone_unplugged_mid_run_ends_the_run_device_lost(tmp_path: Path, usbmuxd: FakeUsbmuxd) -> None:
+    from mobile_agent.agent import AgentEvent, RunStatus, load_trajectory, run_script
+
+    def listen(event: AgentEvent) -> None:
+        if event.kind == "step_started" and event.step == 2:
+            usbmuxd.unplug(UDID)  # the cable pulled before step 2's action
+
+    settings = _settings(tmp_path, usbmuxd.path)
+    phone = open_phone(settings, SERIAL)  # as the REST runner does: open, run, close
+    try:
+        result = run_script(settings, "Home\nBack\nStop\n", device=phone, on_event=listen)
+    finally:
+        close_phone(phone)
+    assert result.status is RunStatus.ERROR and result.error is not None, result.reason
+    assert result.error["cause"] == "device_lost" and result.error["serial"] == SERIAL
+    _, steps, final = load_trajectory(result.trajectory_dir)
+    assert [s["operation"]["name"] for s in steps] == ["home", "back"]
+    assert steps[1]["error"]["cause"] == "device_lost" and final["error"]["cause"] == "device_lost"
+    assert _forwards(usbmuxd) == []  # its phone closed: the forward is gone
+
+
+def test_doctor_says_whether_usbmuxd_answers_and_checks_the_usb_iphones_wda(
+    tmp_path: Path, usbmuxd: FakeUsbmuxd
+) -> None:
+    from mobile_agent.cli.doctor import ios_checks
+
+    checks = {c.name: c for c in ios_checks(_settings(tmp_path, usbmuxd.path))}
+    assert checks["usbmuxd"].status == "ok" and f"iPhones attached over USB: {SERIAL}" in checks["usbmuxd"].detail
+    assert checks[SERIAL].status == "ok" and "screen 1080x2400 px" in checks[SERIAL].detail
+    assert _forwards(usbmuxd) == []
+
+    gone = tmp_path / "no-usbmuxd"
+    auto = {c.name: c for c in ios_checks(_settings(tmp_path, gone))}
+    assert list(auto) == ["usbmuxd"] and auto["usbmuxd"].status == "warn"
+    assert f"usbmuxd does not answer at {gone}" in auto["usbmuxd"].detail
+    required = {c.name: c for c in ios_checks(_settings(tmp_path, gone, usb=True))}
+    assert required["usbmuxd"].status == "fail"
+    assert ios_checks(_settings(tmp_path, gone, usb=False)) == []
+
+
+def test_the_rest_services_device_source_holds_the_usb_iphone_until_unplugged(
+    tmp_path: Path, usbmuxd: FakeUsbmuxd
+) -> None:
+    from server.devices import AdbDeviceSource
+
+    dead = {"wifi-1": f"http://127.0.0.1:{free_port()}"}  # a configured iPhone beside it, its WDA silent
+    source = AdbDeviceSource(_settings(tmp_path, usbmuxd.path, devices=dead))
+    assert source.list() == [(SERIAL, "device", "iphone"), ("ios:wifi-1", "offline", None)]
+    shot = source.screenshot(SERIAL, "png")
+    assert shot.startswith(b"\x89PNG")
+    usbmuxd.unplug(UDID)
+    # gone from the pool, as a vanished adb phone is; the configured one stays listed
+    assert source.list() == [("ios:wifi-1", "offline", None)]
