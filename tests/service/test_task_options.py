@@ -63,6 +63,12 @@ class Capture:
         self.ran.set()
         return TaskOutcome(status="completed")
 
+    def prepare(self) -> None:
+        pass
+
+    def describe(self) -> dict[str, str]:
+        return {}
+
 
 def test_the_rest_body_reaches_the_runner_as_the_same_typed_options(adb_server, sim_phones, llm_server,
                                                                     tmp_path: Path) -> None:
