@@ -24,7 +24,15 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -363,6 +371,21 @@ class IosSettings(BaseModel):
         None, description="usbmuxd's socket: a unix socket path or HOST:PORT; default /var/run/usbmuxd "
         "(or USBMUXD_SOCKET_ADDRESS)"
     )
+    usb_names: dict[str, str] = Field(
+        default_factory=dict, description='a name for a USB iPhone, NAME -> its UDID: ios:NAME instead of ios:UDID'
+    )
+
+    @field_validator("usb_names")
+    @classmethod
+    def _check_usb_names(cls, names: dict[str, str]) -> dict[str, str]:
+        for name, udid in names.items():
+            if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", name):
+                raise ValueError(f"an iPhone's name is letters, digits and . _ - (at most 64), got {name!r}")
+            if not re.fullmatch(r"[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{16}|[0-9A-Fa-f]{40}", udid):
+                raise ValueError(f"the UDID of {name!r} is 24 hex digits (8-16, a dash between) or 40, got {udid!r}")
+        if len({udid.replace("-", "").upper() for udid in names.values()}) < len(names):
+            raise ValueError("ios.usb_names names one UDID twice")
+        return names
 
     @field_validator("usb", mode="before")
     @classmethod
@@ -390,6 +413,13 @@ class IosSettings(BaseModel):
             if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url):
                 raise ValueError(f"the WDA URL of {name!r} must be http(s)://host:port, got {url!r}")
         return devices
+
+    @model_validator(mode="after")
+    def _one_name_one_phone(self) -> IosSettings:
+        both = sorted(set(self.devices) & set(self.usb_names))
+        if both:
+            raise ValueError(f"{', '.join(both)}: named in both ios.devices and ios.usb_names")
+        return self
 
 
 class Settings(BaseSettings):

@@ -92,7 +92,7 @@ def ios_checks(settings: Settings) -> list[Check]:
         elif not problem:
             listed = ", ".join(p.serial for p in attached) or "none"
             checks.append(Check("usbmuxd", "ok", f"usbmuxd at {address} answers; iPhones attached over USB: {listed}"))
-        phones += [(p.udid, f"USB (usbmux://{p.udid}:{settings.ios.wda_port})") for p in attached]
+        phones += [(p.name, f"USB (usbmux://{p.udid}:{settings.ios.wda_port})") for p in attached]
     for name, url in phones:
         serial = IOS_PREFIX + name
         try:

@@ -20,6 +20,7 @@ modules of this package.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from mobile_agent.device.ios.usb import (
     UsbWdaClient,
     attached_iphones,
     open_forward,
+    same_udid,
     usb_enabled,
 )
 from mobile_agent.device.ios.wda import WdaClient, WdaError
@@ -96,15 +98,15 @@ def usb_iphones(settings: IosSettings) -> tuple[list[UsbIphone], str | None]:
     try:
         if not usb_enabled(settings):
             return [], None
-        return [p for p in attached_iphones(settings) if p.udid not in settings.devices], None
+        return [p for p in attached_iphones(settings) if p.name not in settings.devices], None
     except UsbmuxError as exc:
         return [], exc.message
 
 
 def iphone_names(settings: IosSettings) -> list[str]:
-    """Every iPhone's name (its serial without ``ios:``): those of ``ios.devices`` and the UDIDs
-    of the phones attached over USB now."""
-    return sorted(settings.devices) + [p.udid for p in usb_iphones(settings)[0]]
+    """Every iPhone's name (its serial without ``ios:``): those of ``ios.devices`` and those of
+    the phones attached over USB now (``ios.usb_names``, else the UDID)."""
+    return sorted(settings.devices) + [p.name for p in usb_iphones(settings)[0]]
 
 
 def _usb_url(settings: IosSettings, udid: str) -> str:
@@ -123,7 +125,7 @@ def list_iphones(settings: IosSettings, names: Collection[str] | None = None) ->
     usb_problem: str | None = None
     if names is None or wanted - set(settings.devices):
         found, usb_problem = usb_iphones(settings)
-        usb = {p.udid: p for p in found}
+        usb = {p.name: p for p in found}
         wanted |= set(usb)
     chosen = sorted(n for n in wanted if names is None or n in names)
 
@@ -131,9 +133,10 @@ def list_iphones(settings: IosSettings, names: Collection[str] | None = None) ->
         if name in settings.devices:
             return _probe_iphone(settings, name)
         if name in usb:
-            return _probe_usb_iphone(settings, name)
+            return _probe_usb_iphone(settings, usb[name])
         problem = usb_problem or "not attached over USB (usbmuxd does not list it)"
-        return IphoneListing(IOS_PREFIX + name, _usb_url(settings, name), False, problem=problem)
+        udid = settings.usb_names.get(name, name)
+        return IphoneListing(IOS_PREFIX + name, _usb_url(settings, udid), False, problem=problem)
 
     if len(chosen) <= 1:
         return [probe(name) for name in chosen]
@@ -146,13 +149,13 @@ def _probe_iphone(settings: IosSettings, name: str) -> IphoneListing:
     return _probe_client(IOS_PREFIX + name, settings.devices[name], client)
 
 
-def _probe_usb_iphone(settings: IosSettings, udid: str) -> IphoneListing:
-    url = _usb_url(settings, udid)
+def _probe_usb_iphone(settings: IosSettings, phone: UsbIphone) -> IphoneListing:
+    url = _usb_url(settings, phone.udid)
     try:
-        forward = open_forward(settings, udid)
+        forward = open_forward(settings, phone.udid)
     except UsbmuxError as exc:
-        return IphoneListing(IOS_PREFIX + udid, url, False, problem=exc.message)
-    return _probe_client(IOS_PREFIX + udid, url, UsbWdaClient(forward, timeout_s=min(settings.timeout_s, IPHONE_PROBE_S)))
+        return IphoneListing(phone.serial, url, False, problem=exc.message)
+    return _probe_client(phone.serial, url, UsbWdaClient(forward, timeout_s=min(settings.timeout_s, IPHONE_PROBE_S)))
 
 
 def _probe_client(serial: str, url: str, client: WdaClient) -> IphoneListing:
@@ -206,7 +209,7 @@ def _open_usb_iphone(settings: IosSettings, serial: str, name: str) -> IosDevice
     (or no usbmuxd): ``DeviceNotFoundError`` naming the configured and the attached iPhones."""
     known = ", ".join(IOS_PREFIX + n for n in sorted(settings.devices)) or "none (set ios.devices)"
     attached, problem = usb_iphones(settings)
-    phone = next((p for p in attached if p.udid.replace("-", "").lower() == name.replace("-", "").lower()), None)
+    phone = next((p for p in attached if name == p.name or same_udid(name, p.udid)), None)
     if phone is None:
         usb = f"; over USB: {problem}" if problem else (
             "; attached over USB: " + (", ".join(p.serial for p in attached) or "none") if usb_enabled(settings) else "")
@@ -216,7 +219,7 @@ def _open_usb_iphone(settings: IosSettings, serial: str, name: str) -> IosDevice
     except UsbmuxError as exc:
         raise DeviceOfflineError(exc.message, serial=phone.serial) from None
     where = f"{forward.url} (USB, the phone's port {settings.wda_port})"
-    return IosDevice(phone.udid, _ready(phone.serial, where, UsbWdaClient(forward, timeout_s=settings.timeout_s)))
+    return IosDevice(phone.name, _ready(phone.serial, where, UsbWdaClient(forward, timeout_s=settings.timeout_s)))
 
 
 def _ready(serial: str, where: str, client: WdaClient) -> WdaClient:
@@ -241,9 +244,11 @@ def close_phone(phone: Phone) -> None:
         phone.client.close()
 
 
-def open_phone(settings: Settings, serial: str | None = None) -> Phone:
-    """``serial`` (or ``adb.serial``): an iPhone for ``ios:NAME``, else ``open_device``."""
+def open_phone(settings: Settings, serial: str | None = None, *, cancel: threading.Event | None = None) -> Phone:
+    """``serial`` (or ``adb.serial``): an iPhone for ``ios:NAME``, else ``open_device``.
+    ``cancel`` (the run's event) ends an Android phone's wait to come back (``Device``); an
+    iPhone's calls are bounded by ``ios.timeout_s``."""
     chosen = serial or settings.adb.serial
     if chosen is not None and chosen.startswith(IOS_PREFIX):
         return open_iphone(settings.ios, chosen)
-    return open_device(settings.adb, serial)
+    return open_device(settings.adb, serial, cancel=cancel)

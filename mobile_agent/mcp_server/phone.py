@@ -96,22 +96,23 @@ class PhoneService:
 
     # -- devices ------------------------------------------------------------------
     def list_devices(self) -> dict[str, Any]:
-        """The Android phones adb sees and the iPhones of ``ios.devices`` (each WDA asked
-        whether it is ready), each with its ``platform``. With iPhones configured, an adb
+        """The Android phones adb sees and the iPhones of ``ios.devices`` and USB (each WDA asked
+        whether it is ready), each with its ``platform``. With iPhones there, an adb
         server that does not answer lists them alone and says why in ``problem``."""
         from mobile_agent.device import list_devices, list_iphones
         from mobile_agent.errors import DeviceError
 
         answer: dict[str, Any] = {"devices": []}
+        iphones = [iphone.to_dict() for iphone in list_iphones(self.settings.ios)]
         try:
             android = list_devices(self.settings.adb)
         except DeviceError as exc:
-            if not self.settings.ios.devices:
+            if not iphones:
                 raise
             answer["problem"] = f"no Android phones: {exc.message}"
             android = []
         answer["devices"] += [{**info.to_dict(), "platform": "android"} for info in android]
-        answer["devices"] += [iphone.to_dict() for iphone in list_iphones(self.settings.ios)]
+        answer["devices"] += iphones
         return answer
 
     def device(self, serial: str | None) -> AgentDevice:

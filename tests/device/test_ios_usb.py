@@ -189,3 +189,37 @@ def test_the_rest_services_device_source_holds_the_usb_iphone_until_unplugged(
     usbmuxd.unplug(UDID)
     # gone from the pool, as a vanished adb phone is; the configured one stays listed
     assert source.list() == [("ios:wifi-1", "offline", None)]
+
+
+def test_a_usb_iphone_named_in_ios_usb_names_is_listed_and_opened_by_its_name(
+    tmp_path: Path, usbmuxd: FakeUsbmuxd
+) -> None:
+    from mobile_agent.device import iphone_names, list_iphones
+
+    settings = _settings(tmp_path, usbmuxd.path, usb_names={"desk-iphone": UDID.replace("-", "").lower()})
+    assert iphone_names(settings.ios) == ["desk-iphone"]
+    (listing,) = list_iphones(settings.ios)
+    assert (listing.serial, listing.ready, listing.url) == ("ios:desk-iphone", True, f"usbmux://{UDID}:{WDA_PORT}")
+    named = open_phone(settings, "ios:desk-iphone")
+    by_udid = open_phone(settings, SERIAL)  # the UDID still finds it: the same phone, the same forward
+    try:
+        assert named.serial == by_udid.serial == "ios:desk-iphone"
+        (forward,) = _forwards(usbmuxd)
+        assert forward.users == 2 and named.screen_info().width == 1080
+    finally:
+        close_phone(named)
+        close_phone(by_udid)
+    assert _forwards(usbmuxd) == []
+
+
+def test_mcp_lists_and_drives_the_usb_iphone_with_no_adb(tmp_path: Path, front: WdaFrontEnd, usbmuxd: FakeUsbmuxd) -> None:
+    from mobile_agent.mcp_server.phone import PhoneService
+
+    service = PhoneService(_settings(tmp_path, usbmuxd.path))
+    answer = service.list_devices()
+    assert [(d["serial"], d["platform"], d["state"]) for d in answer["devices"]] == [(SERIAL, "ios", "ready")]
+    assert "no-adb" in answer["problem"]  # no adb: the USB iPhone is listed alone, and why
+    phone = service.device(SERIAL)
+    front.phone.launch("com.android.settings")
+    phone.key("home")  # WDA's pressButton home, through the USB forward
+    assert phone.serial == SERIAL and front.phone.foreground == "com.android.launcher3"

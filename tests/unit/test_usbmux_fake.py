@@ -125,3 +125,18 @@ def test_usb_settings_read_from_the_environment(monkeypatch: pytest.MonkeyPatch)
     ios = Settings().ios
     assert (ios.usb, ios.wda_port, ios.usbmuxd) == (True, 8101, "127.0.0.1:27015")
     assert IosSettings().usb == "auto"
+
+
+@pytest.mark.parametrize(
+    ("ios", "message"),
+    [
+        ({"usb_names": {"desk": "not-a-udid"}}, "the UDID of 'desk' is 24 hex digits"),
+        ({"usb_names": {"a b": SAMPLE_UDID}}, "an iPhone's name is letters, digits"),
+        ({"usb_names": {"a": SAMPLE_UDID, "b": SAMPLE_UDID.replace("-", "")}}, "names one UDID twice"),
+        ({"usb_names": {"a": SAMPLE_UDID}, "devices": {"a": "http://127.0.0.1:8100"}},
+         "a: named in both ios.devices and ios.usb_names"),
+    ],
+)
+def test_bad_usb_names_are_refused(ios: dict[str, object], message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        IosSettings(**ios)  # type: ignore[arg-type]

@@ -57,6 +57,7 @@ __all__ = [
     "attached_iphones",
     "open_forward",
     "open_forwards",
+    "same_udid",
     "usb_enabled",
     "usbmuxd_address",
 ]
@@ -76,15 +77,22 @@ class UsbmuxError(DeviceError):
 @dataclass(frozen=True)
 class UsbIphone:
     """One phone in usbmuxd's ``ListDevices`` answer: its UDID (``SerialNumber``), usbmuxd's id
-    for it, and ``USB`` or ``Network`` (macOS lists Wi-Fi-synced phones too)."""
+    for it, ``USB`` or ``Network`` (macOS lists Wi-Fi-synced phones too), and its name: the one
+    ``ios.usb_names`` gives its UDID, else the UDID."""
 
     udid: str
     device_id: int
     connection_type: str
+    name: str = ""
 
     @property
     def serial(self) -> str:
-        return "ios:" + self.udid
+        return "ios:" + (self.name or self.udid)
+
+
+def same_udid(one: str, other: str) -> bool:
+    """usbmuxd may drop the dash of a ``<ChipID>-<ECID>`` UDID; case does not matter either."""
+    return one.replace("-", "").upper() == other.replace("-", "").upper()
 
 
 def usbmuxd_address(settings: IosSettings) -> str:
@@ -162,8 +170,9 @@ def attached_iphones(settings: IosSettings) -> list[UsbIphone]:
         raise UsbmuxError(f"usbmuxd at {address} did not list its devices: {exc!r}") from None
     phones: dict[str, UsbIphone] = {}
     for device in sorted(found, key=lambda d: d.connection_type != "USB"):
-        phones.setdefault(device.serial, UsbIphone(device.serial, device.devid, device.connection_type))
-    return sorted(phones.values(), key=lambda p: p.udid)
+        name = next((n for n, udid in settings.usb_names.items() if same_udid(udid, device.serial)), device.serial)
+        phones.setdefault(device.serial, UsbIphone(device.serial, device.devid, device.connection_type, name))
+    return sorted(phones.values(), key=lambda p: p.name)
 
 
 # --- the forwards ---------------------------------------------------------------------------
