@@ -47,6 +47,8 @@ def reply_refusal(request: dict[str, Any] | None, action: str) -> str | None:
 class StoreChannel:
     """One task's channel (see the module docstring)."""
 
+    reason = ""  # a person may be there: a None reply is the wait running out
+
     def __init__(
         self, store: TaskStore, task_id: int, *, webhooks: WebhookSender | None = None, callback_url: str | None = None
     ) -> None:

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from mobile_agent.agent import AgentEvent, jsonable
-from mobile_agent.agent.session import EventCallback
+from mobile_agent.agent import AgentEvent, EventCallback, jsonable
 from mobile_agent.locate import LazyLocator, PerceptionLocator
 from mobile_agent.operations import AgentDevice
 from mobile_agent.settings import Settings
@@ -247,7 +246,8 @@ class AgentTaskRunner:
         from mobile_agent.device import close_phone, open_phone
 
         settings = task_settings(self.settings, spec.options, spec.serial)
-        device = open_phone(settings, spec.serial)  # an Android phone, or the iPhone ios:NAME (docs/ios.md)
+        # an Android phone, or the iPhone ios:NAME (docs/ios.md); a cancel ends a wait for a lost phone
+        device = open_phone(settings, spec.serial, cancel=cancel)
         try:
             return self._drive(spec, settings, device, cancel=cancel, emit=emit)
         finally:

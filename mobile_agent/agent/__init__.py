@@ -29,7 +29,7 @@ from mobile_agent.agent.records import (
 from mobile_agent.agent.redact import Redactor
 from mobile_agent.agent.screen_diff import change_ratio, screen_changed
 from mobile_agent.agent.script import ScriptedRun, parse_script, run_script
-from mobile_agent.agent.session import RunSession, carry_out
+from mobile_agent.agent.session import EventCallback, RunSession, carry_out
 from mobile_agent.agent.step import RunBody, StepDraft, StepEnd
 from mobile_agent.agent.trajectory import load_trajectory, write_report
 
@@ -39,6 +39,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Agent",
     "AgentEvent",
+    "EventCallback",
     "EventKind",
     "LocationSummary",
     "PlannedRun",

@@ -101,6 +101,12 @@ class UserReply:
 class UserChannel(Protocol):
     """How a run reaches its person (see the module docstring)."""
 
+    @property
+    def reason(self) -> str:
+        """Why a None reply means nobody will answer at all ("" when a person may be there
+        and the wait ran out): the run's result says it instead of the timeout."""
+        ...
+
     def ask(self, request: UserRequest, cancel: threading.Event) -> UserReply | None:
         """The person's reply; None when ``request.timeout_s`` went by without one;
         ``RunCancelled`` when ``cancel`` is set meanwhile."""
@@ -110,6 +116,8 @@ class UserChannel(Protocol):
 class QueueChannel:
     """Replies put on a queue (``reply``) by another thread: the channel of an embedding
     program, and of the tests. ``requests`` lists what the run asked, in order."""
+
+    reason = ""
 
     def __init__(self) -> None:
         self._replies: queue.Queue[UserReply] = queue.Queue()
@@ -153,6 +161,11 @@ class PolicyChannel:
     def __init__(self, *, approve: bool, fallback: UserChannel | None = None) -> None:
         self.approve = approve
         self.fallback = fallback or NoPersonChannel()
+
+    @property
+    def reason(self) -> str:
+        """The questions' channel's: a policy answers confirmations only."""
+        return self.fallback.reason
 
     def ask(self, request: UserRequest, cancel: threading.Event) -> UserReply | None:
         if request.kind == "confirm":

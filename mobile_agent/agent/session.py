@@ -411,9 +411,8 @@ class RunSession:
 
     def nobody_reason(self) -> str:
         """Why no reply came: the channel's own reason (nobody to ask), else the time."""
-        reason = getattr(self.channel, "reason", None)
-        if isinstance(reason, str) and reason:
-            return reason
+        if self.channel.reason:
+            return self.channel.reason
         return f"no reply within {self.settings.agent.user_timeout_s:g} s"
 
     def person_touch(self, device: AgentDevice, reply: UserReply) -> StepRecord:

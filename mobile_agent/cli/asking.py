@@ -39,6 +39,7 @@ class TerminalChannel:
     def __init__(self, stdin: TextIO, out: TextIO) -> None:
         self.stdin = stdin
         self.out = out
+        self.reason = ""  # set when the input ends: nobody will answer any more
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._reader: threading.Thread | None = None
 
@@ -78,6 +79,8 @@ class TerminalChannel:
                 continue
             if line is None:
                 print("\n    (end of input: nobody to answer)", file=out)
+                self.reason = "the terminal's input ended: nobody to answer"
+                self._lines.put(None)  # and the next question ends at once too
                 return None
             reply = read_reply(request, line)
             if reply is not None:

@@ -96,6 +96,8 @@ class Answer(BaseModel):
 class ElicitChannel:
     """Asks the MCP client's user (elicitation) from the run's worker thread."""
 
+    reason = ""  # a person may be there: a None reply is the wait running out
+
     def __init__(self, ctx: Context[Any, Any]) -> None:
         self.ctx = ctx
         self.loop = anyio.lowlevel.current_token()  # the run may ask from a thread anyio did not start

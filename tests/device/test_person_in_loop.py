@@ -265,3 +265,17 @@ def test_password_fields_are_blacked_out_in_kept_frames(adb_server, sim_phone):
     outside = np.ones(frame.shape[:2], bool)
     outside[top:bottom, left:right] = False
     assert (kept[outside] == frame[outside]).all() and frame[top:bottom, left:right].any()
+
+
+@pytest.mark.parametrize("policy", ["approve", "deny"])
+def test_under_a_confirmation_policy_a_hand_over_with_nobody_says_so(adb_server, sim_phone, llm_server, tmp_path,
+                                                                    policy):
+    """``agent.safety.confirmations`` = approve/deny answers confirmations only; a question
+    still goes to the run's channel, here nobody: the result says there is no way to ask (it
+    said "no reply within 300 s", a wait that never happened)."""
+    llm_server.script([plan_reply("Ask user (Solve the captcha)")])
+    settings = _settings(adb_server, sim_phone, tmp_path, llm_server).with_overrides(
+        {"agent.safety.confirmations": policy})
+    result = Agent(settings).run("Log in")
+    assert result.status is RunStatus.NOT_COMPLETED
+    assert "no way to ask" in result.reason and "no reply within" not in result.reason
