@@ -20,11 +20,14 @@ list, its spliced connections are cut, listeners get ``Detached``.
 
 from __future__ import annotations
 
+import contextlib
 import plistlib
 import socket
 import socketserver
 import struct
+import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,3 +244,18 @@ def _close(sock: socket.socket) -> None:
     except OSError:
         pass
     sock.close()
+
+
+@contextlib.contextmanager
+def usbmuxd_with(udid: str, device_id: int, wda_url: str, wda_port: int = 8100) -> Iterator[FakeUsbmuxd]:
+    """A fake usbmuxd in a short /tmp folder (a unix socket's path is at most 107 bytes) with one
+    phone attached, whose ``wda_port`` is the WDA at ``wda_url`` (a simulated iPhone's)."""
+    folder = Path(tempfile.mkdtemp(prefix="usbmux-", dir="/tmp"))
+    fake = FakeUsbmuxd(folder / "usbmuxd").start()
+    host, port = wda_url.removeprefix("http://").rsplit(":", 1)
+    fake.attach(FakeUsbIphone(udid, device_id, {wda_port: (host, int(port))}))
+    try:
+        yield fake
+    finally:
+        fake.stop()
+        folder.rmdir()

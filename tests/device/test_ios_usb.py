@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import socket
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from mobile_agent.settings import AdbSettings, IosSettings, Settings
 from simphone.ios import WdaFrontEnd
 from tests.agent_helpers import agent_settings, cli, cli_env, run_cli
 from tests.ports import free_port
-from tests.usbmux_fake import FakeUsbIphone, FakeUsbmuxd
+from tests.usbmux_fake import FakeUsbmuxd, usbmuxd_with
 
 UDID = "00008030-001A2B3C4D5E6F70"  # an A12-or-later UDID: <ChipID:8>-<ECID:16>
 SERIAL = "ios:" + UDID
@@ -36,15 +35,8 @@ WDA_PORT = 8100
 @pytest.fixture
 def usbmuxd(front: WdaFrontEnd) -> Iterator[FakeUsbmuxd]:
     """A fake usbmuxd with the simulated iPhone attached: its port 8100 is ``front``'s WDA."""
-    folder = Path(tempfile.mkdtemp(prefix="usbmux-", dir="/tmp"))  # a unix socket path is short
-    fake = FakeUsbmuxd(folder / "usbmuxd").start()
-    port = int(front.url.rsplit(":", 1)[1])
-    fake.attach(FakeUsbIphone(UDID, 5, {WDA_PORT: ("127.0.0.1", port)}))
-    try:
+    with usbmuxd_with(UDID, 5, front.url, WDA_PORT) as fake:
         yield fake
-    finally:
-        fake.stop()
-        folder.rmdir()
 
 
 def _no_adb(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -223,3 +215,12 @@ def test_mcp_lists_and_drives_the_usb_iphone_with_no_adb(tmp_path: Path, front: 
     front.phone.launch("com.android.settings")
     phone.key("home")  # WDA's pressButton home, through the USB forward
     assert phone.serial == SERIAL and front.phone.foreground == "com.android.launcher3"
+
+
+def test_a_farm_worker_probes_the_usb_iphone_as_a_configured_one(tmp_path: Path, usbmuxd: FakeUsbmuxd) -> None:
+    """What a farm worker registers a phone with (``phone_properties``, its ``_probe``)."""
+    from mobile_agent.device import phone_properties
+
+    props = phone_properties(_settings(tmp_path, usbmuxd.path), SERIAL)
+    assert props == {"platform": "ios", "model": "iphone", "ios": "17.0", "density": "480"}
+    assert _forwards(usbmuxd) == []  # the probe let go of the phone

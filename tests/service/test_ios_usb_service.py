@@ -1,0 +1,61 @@
+"""The REST service with an iPhone attached over USB (issue 33): ``GET /v1/devices`` lists
+``ios:<UDID>`` (platform ios) from usbmuxd's list, a task with ``platform: "ios"`` opens
+Settings on it through its USB forward, and an unplugged phone is ``gone`` from the pool. usbmuxd is
+``tests/usbmux_fake.py`` (its recorded plist protocol), the phone the simulated iPhone
+behind its WDA front-end; the library between them is pymobiledevice3's real client."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from simphone.ios import WdaFrontEnd
+from tests.usbmux_fake import FakeUsbmuxd, usbmuxd_with
+
+UDID = "00008110-000A1B2C3D4E5F60"
+SERIAL = "ios:" + UDID
+
+
+class _Serial:
+    def __init__(self, serial: str) -> None:
+        self.serial = serial
+
+
+@pytest.fixture
+def usbmuxd(front: WdaFrontEnd) -> Iterator[FakeUsbmuxd]:
+    with usbmuxd_with(UDID, 9, front.url) as fake:
+        yield fake
+
+
+def _state(live: Any) -> str:
+    listed = live.client.get(f"/v1/devices/{SERIAL}", params={"refresh": True})
+    assert listed.status_code == 200, listed.text
+    state: str = listed.json()["state"]
+    return state
+
+
+@pytest.mark.timeout(240)
+def test_a_usb_iphone_is_in_the_pool_runs_a_task_and_leaves_when_unplugged(
+    service: Any, front: WdaFrontEnd, usbmuxd: FakeUsbmuxd
+) -> None:
+    live = service([_Serial(SERIAL)], **{"ios.usbmuxd": str(usbmuxd.path)})
+    one = live.client.get(f"/v1/devices/{SERIAL}", params={"refresh": True})
+    assert one.status_code == 200, one.text
+    phone = one.json()
+    assert (phone["platform"], phone["state"], phone["width"], phone["height"]) == ("ios", "device", 1080, 2400)
+
+    created = live.client.post("/v1/tasks", json={"script": "Open App (Settings)\nStop", "platform": "ios"})
+    assert created.status_code == 202, created.text
+    done = live.wait_task(created.json()["id"], timeout=120)
+    assert (done["status"], done["device"]) == ("completed", SERIAL), done
+    assert front.phone.foreground == "com.android.settings"
+    assert usbmuxd.connects and set(usbmuxd.connects) == {(UDID, 8100)}  # the task's WDA calls went over "USB"
+
+    usbmuxd.unplug(UDID)
+    deadline = time.monotonic() + 30
+    while _state(live) != "gone":  # usbmuxd no longer lists it: gone, as a vanished adb phone is
+        assert time.monotonic() < deadline, "the unplugged iPhone is still there"
+        time.sleep(0.2)
