@@ -28,7 +28,9 @@ from perception.icon_vocabulary import WORDS as VOCABULARY_WORDS
 from perception.icon_vocabulary import read_icon_words
 from perception.types import Box
 
-__all__ = ["COLOUR_WORDS", "SHAPE_WORDS", "HeuristicRanker", "ShapeFeatures", "names_a_shape", "shape_features"]
+__all__ = [
+    "COLOUR_WORDS", "SHAPE_WORDS", "HeuristicRanker", "ShapeFeatures", "names_a_shape", "shape_features", "flat_surface",
+]  # fmt: skip
 
 # OpenCV HSV: H 0..179, S and V 0..255.  (hue ranges, min S, max S, min V, max V)
 _COLOURS: dict[str, list[tuple[tuple[int, int], int, int, int, int]]] = {
@@ -38,7 +40,8 @@ _COLOURS: dict[str, list[tuple[tuple[int, int], int, int, int, int]]] = {
     "green": [((35, 85), 60, 255, 50, 255)],
     "cyan": [((86, 100), 60, 255, 60, 255)],
     "blue": [((95, 130), 60, 255, 50, 255)],
-    "purple": [((131, 155), 50, 255, 50, 255)],
+    # from 125: Material's violets (Deep Purple A200 #7C4DFF is H 128) are called purple
+    "purple": [((125, 155), 50, 255, 50, 255)],
     "pink": [((150, 174), 50, 255, 100, 255), ((0, 8), 30, 89, 150, 255), ((175, 179), 30, 89, 150, 255)],
     "brown": [((8, 22), 80, 255, 40, 119)],
     "black": [((0, 179), 0, 255, 0, 59)],
@@ -72,6 +75,7 @@ _SHAPE_SYNONYMS = {
     "plane": "plane", "paper": "plane", "thumb": "thumb", "thumbs": "thumb",
     "bubble": "bubble", "speech": "bubble", "comment": "bubble", "comments": "bubble", "chat": "bubble",
     "message": "bubble", "share": "share", "battery": "battery",
+    "globe": "globe", "world": "globe", "earth": "globe", "planet": "globe",
 }
 # words that name two looks: "send" is an arrow, or (Material, Gmail, Telegram) a paper plane
 _SHAPE_ALSO = {"send": ("plane",)}
@@ -124,6 +128,11 @@ _PROTOTYPES: dict[str, dict[str, tuple[float, float]]] = {
     "download": {"aspect": (0.85, 0.2), "pieces": (2, 0.8), "solidity": (0.6, 0.2)},
     "filter": {"vertices": (3.5, 1.5), "extent": (0.5, 0.12), "aspect": (1.1, 0.25), "solidity": (0.9, 0.1)},
     "refresh": {"solidity": (0.45, 0.15), "circularity": (0.25, 0.15), "aspect": (1.0, 0.2)},
+    # a globe (a browser's page-info "globe", a language picker): a round outline, full (its
+    # meridians and continents are inside it, as holes: a ring's empty middle is a plain disc),
+    # with nothing sticking out, unlike a lens
+    "globe": {"circularity": (0.85, 0.12), "aspect": (1.0, 0.15), "solidity": (0.95, 0.05), "defects": (0, 0.8),
+              "hollow": (0.25, 0.15)},
 }
 SHAPE_WORDS = tuple(name for name in _PROTOTYPES if "/" not in name)  # "x/variant": another look of x
 
@@ -138,6 +147,7 @@ class ShapeFeatures:
     defects: int
     foreground_share: float
     pieces: int = 1
+    hollow: float = 0.0  # share of the outline's area that is holes (a globe's continents, a ring)
 
 
 def _near(value: float, ideal: float, tolerance: float) -> float:
@@ -158,6 +168,11 @@ def _shape_score(shape: str, f: ShapeFeatures) -> float:
 def _surface(patch: np.ndarray, inner: tuple[int, int, int, int]) -> np.ndarray:
     """The colour around the box (RGB, int16): the median of the margin ``patch`` has
     beyond ``inner``, or of the box's own edge when there is no margin."""
+    colour: np.ndarray = np.median(_ring(patch, inner), axis=0).astype(np.int16)
+    return colour
+
+
+def _ring(patch: np.ndarray, inner: tuple[int, int, int, int]) -> np.ndarray:
     left, top, right, bottom = inner
     ring = np.concatenate(
         [
@@ -170,8 +185,33 @@ def _surface(patch: np.ndarray, inner: tuple[int, int, int, int]) -> np.ndarray:
     if len(ring) == 0:
         region = patch[top:bottom, left:right]
         ring = np.concatenate([region[0], region[-1], region[:, 0], region[:, -1]])
+    return ring
+
+
+# a margin is one flat colour when this share of it lies within this many levels of its median
+_FLAT_SHARE = 0.9
+_FLAT_LEVELS = 24
+
+
+def flat_surface(image: np.ndarray, box: Box) -> np.ndarray | None:
+    """The colour a box sits on (RGB, int16), sampled on a margin around it as the ranker
+    does, when that margin is one flat colour (a bar, a list's background); None over a
+    photo or a gradient, where no one colour is the box's surface."""
+    height, width = image.shape[:2]
+    pad = max(3, int(0.15 * max(box.width, box.height)))
+    outer = box.expand(pad, pad, width, height)
+    ol, ot = int(outer.left), int(outer.top)
+    patch = image[ot: int(np.ceil(outer.bottom)), ol: int(np.ceil(outer.right))]
+    inner = (
+        int(box.left) - ol,
+        int(box.top) - ot,
+        max(int(box.left) - ol + 1, int(np.ceil(box.right)) - ol),
+        max(int(box.top) - ot + 1, int(np.ceil(box.bottom)) - ot),
+    )
+    ring = _ring(patch, inner).astype(np.int16)
     colour: np.ndarray = np.median(ring, axis=0).astype(np.int16)
-    return colour
+    near = np.abs(ring - colour).max(axis=1) <= _FLAT_LEVELS
+    return colour if float(near.mean()) >= _FLAT_SHARE else None
 
 
 def _background_and_mask(patch: np.ndarray, inner: tuple[int, int, int, int], strict: bool = False) -> np.ndarray:
@@ -212,6 +252,9 @@ def shape_features(mask: np.ndarray) -> ShapeFeatures | None:
     area = float(cv2.contourArea(contour))
     if area < 12:
         return None
+    outline = np.zeros_like(mask)
+    cv2.drawContours(outline, [contour], -1, 1, thickness=cv2.FILLED)
+    hollow = float((outline.astype(bool) & ~mask.astype(bool)).sum()) / max(1.0, float(outline.sum()))
     pieces = sum(1 for c in contours if cv2.contourArea(c) >= 0.02 * area)
     perimeter = cv2.arcLength(contour, True)
     x, y, w, h = cv2.boundingRect(contour)
@@ -238,6 +281,7 @@ def shape_features(mask: np.ndarray) -> ShapeFeatures | None:
         defects=defects,
         foreground_share=float(mask.mean()),
         pieces=pieces,
+        hollow=hollow,
     )
 
 

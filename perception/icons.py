@@ -16,8 +16,9 @@ a margin), those boxes go back as numbered candidates for the planner, not a gue
 does a lone box it did not recognise. Where its evidence is thin it widens the field
 (issue 30, wrong taps on apps it had never seen): a description judged by colour alone
 ("grey folder") keeps every box of that colour; a list's or a row's other icons of the
-same size, in the same third of the screen, stay candidates at 70% of the best score
-(30% when judged by colour alone); when the description let a system bar in ("back"),
+same size, in the same third of the screen, not on two different flat surfaces (a
+toolbar and the page below it), stay candidates at 70% of the best score (30% when judged
+by colour alone); when the description let a system bar in ("back"),
 so does the same glyph across the bar's edge; and a box scoring 80% of the best is a tie
 whatever the margin. Two overlapping halves of one glyph that tie (a refresh sign's arcs,
 proposed apart) are one place: the tap goes to the whole glyph.
@@ -39,7 +40,7 @@ from perception.accessibility import AccessibilityNode
 from perception.cache import FrameCache
 from perception.config import PerceptionConfig
 from perception.crops import numbered_candidates
-from perception.heuristic_ranker import HeuristicRanker, names_a_shape
+from perception.heuristic_ranker import HeuristicRanker, flat_surface, names_a_shape
 from perception.icon_tree import tree_icon_boxes, tree_votes
 from perception.position import UnknownPositionError, parse_position
 from perception.proposals import filter_icon_boxes, nms, propose_ui_elements
@@ -66,6 +67,8 @@ _COLOUR_ONLY_SHARE = 0.5
 _SIBLING_SHARE = 0.7
 # ... and, judged by colour alone, one showing this share of the best's colour score
 _COLOUR_SIBLING_SHARE = 0.3
+# two icons on surfaces this far apart (largest RGB channel difference) are not one list's
+_SURFACE_APART = 40
 # how much "nearest the named edge" adds to a ranker's score (0..1 scale)
 _POSITION_WEIGHT = 0.06
 # the accessibility tree's vote: what it adds, the largest node that counts as a control
@@ -142,6 +145,13 @@ def _siblings(a: Box, b: Box) -> bool:
     return abs(ay - by) <= 0.5 * max(a.height, b.height) or abs(ax - bx) <= 0.5 * max(a.width, b.width)
 
 
+def _two_surfaces(first: np.ndarray | None, second: np.ndarray | None) -> bool:
+    """Two icons sit on two different flat surfaces (``flat_surface``: None over a photo):
+    a browser toolbar's close X on its dark bar and the page's menu just below it on the
+    page's blue header are not one list's. Over a photo nothing tells them apart."""
+    return first is not None and second is not None and int(np.abs(first - second).max()) > _SURFACE_APART
+
+
 def _cell(box: Box, width: int, height: int) -> tuple[int, int]:
     """The box centre's third of the screen, down and across (how planners say where)."""
     x, y = box.center
@@ -155,6 +165,7 @@ def _look_alikes(
     app: AppArea | None,
     size: tuple[int, int] | None,
     colour_only: bool = False,
+    image: np.ndarray | None = None,
 ) -> list[int]:
     """Boxes the heuristic's win over the best is too thin against, beyond the margin:
     - a row's or a list's other icons (same size, same row or column): colour and size are
@@ -165,15 +176,21 @@ def _look_alikes(
       judged by colour alone (``colour_only``), every such sibling drawn in that colour
       (``_COLOUR_SIBLING_SHARE``) is one: a list's icons share one colour, and how much of
       it a small glyph shows is its stroke's thickness, not which glyph it is (a settings
-      list's icons each on its own colour's plate stay apart);
+      list's icons each on its own colour's plate stay apart); with the ``image``, not
+      one on another flat surface than the best's (a list's rows share their background);
     - when the description let a system bar in ("back", "bluetooth"), the same glyph on
       the other side of the bar's edge (the app's own back arrow and the navigation bar's,
       a settings row's Bluetooth glyph and the status bar's): ``_COLOUR_ONLY_SHARE``."""
     top = scores[best]
+
+    def on(j: int) -> np.ndarray | None:
+        return flat_surface(image, boxes[j]) if image is not None else None
+
     found = [
         j for j, box in enumerate(boxes)
         if j != best and scores[j] >= (_COLOUR_SIBLING_SHARE if colour_only else _SIBLING_SHARE) * top
         and _siblings(box, boxes[best])
+        and not _two_surfaces(on(j), on(best))
         and not _nested(box, boxes[best]) and not _nested(boxes[best], box)
         and (size is None or _cell(box, *size) == _cell(boxes[best], *size))
     ]  # fmt: skip
@@ -416,7 +433,7 @@ class IconLocator:
                 bars = app if area != app else None  # the description let a system bar in
                 size = (width, height) if where is not None else None
                 colour_only = not names_a_shape(description)
-                close += [i for i in _look_alikes(best, boxes, scores, bars, size, colour_only) if i not in close]
+                close += [i for i in _look_alikes(best, boxes, scores, bars, size, colour_only, image) if i not in close]
         else:
             close = [best]
         close = _one_per_place(close, boxes)

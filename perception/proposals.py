@@ -160,6 +160,18 @@ def _is_text(box: Box, lines: list[TextLine], edges: np.ndarray | None = None, s
     )
 
 
+# a lone character read this surely and a digit is a number, not a glyph OCR guessed at
+# (icons it reads as letters come back below ~0.7: a chevron as "く" 0.68, ">" 0.69)
+_SURE_DIGIT = 0.95
+
+
+def _is_text_line(line: TextLine) -> bool:
+    text = line.text.strip()
+    if len(text) >= 2:
+        return line.score >= 0.7
+    return text.isdigit() and line.score >= _SURE_DIGIT
+
+
 def _components(edges: np.ndarray, radius: int, min_side: float, max_area: float) -> list[tuple[int, int, int, int, int]]:
     """(x, y, w, h, pixels) of each blob of the edge map grown by ``radius``, less the
     growth, that could be an icon (sizes at this scale: specks and panels are dropped here,
@@ -198,8 +210,9 @@ def propose_ui_elements(
     edges = cv2.Canny(gray, 40, 120)
     dp = width / 400 * scale  # pixels per dp at the working scale
     # OCR also "reads" icons (a blue square as "M", a glyph as "A"): only confident lines of
-    # two or more characters count as text to remove.
-    text = [line for line in text_lines if line.score >= 0.7 and len(line.text.strip()) >= 2]
+    # two or more characters count as text to remove, and lone digits read with certainty
+    # (a calendar's days, a counter: a "4" scored as a left chevron)
+    text = [line for line in text_lines if _is_text_line(line)]
     min_side = max(6.0, min_side_fraction * min(width, height))
     max_area = max_area_fraction * width * height
     regions: list[IconRegion] = []

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw
@@ -21,11 +22,11 @@ from PIL import Image, ImageDraw
 from perception import Box, LocateStatus, Perception, PerceptionConfig, TextLine
 from perception.accessibility import AccessibilityNode
 from perception.cache import FrameCache, frame_key
-from perception.heuristic_ranker import _colour_share
+from perception.heuristic_ranker import _colour_share, _words, shape_features
 from perception.icon_vocabulary import read_icon_words
 from perception.icons import IconLocator, _look_alikes, _pieces_of_one, _whole_glyph
 from perception.position import parse_position
-from perception.proposals import propose_ui_elements
+from perception.proposals import _is_text_line, propose_ui_elements
 from perception.system_bars import AppArea, app_area
 
 W, H = 1080, 1920
@@ -461,3 +462,66 @@ def test_tree_is_ignored_unless_the_accessibility_source_is_on() -> None:
     tree = [node("", Box(0, 0, W, H)), node("Sort", left.expand(20, 20, W, H))]
     off = Perception(PerceptionConfig(detector="proposals", ranker="heuristic", compute_device="cpu"))
     assert off.find_icon(image, "sort", "top", tree).status is not LocateStatus.FOUND
+
+
+# --- round 3 of the folds (issue 30): kinds found on half B's misses --------------------------
+
+
+def test_a_lone_digit_read_surely_is_text_not_a_glyph() -> None:
+    """Daily Reflections' date picker: OCR reads each day of the month alone ("4", "7", score
+    1.0), and single characters were kept as icon proposals (OCR also "reads" icons); the "4"
+    scored as a black left chevron and the "7" as a right one, tying the month's chevrons."""
+    for description in ("black left chevron", "black right chevron"):
+        where, truth = rico_find("aa.apps.dailyreflections/trace_1/35.jpg", description)
+        assert_tapped(where, truth)
+    assert _is_text_line(TextLine("4", Box(432, 941, 462, 976), 1.0))
+    assert not _is_text_line(TextLine("4", Box(432, 941, 462, 976), 0.8))  # not sure: may be a glyph
+    assert not _is_text_line(TextLine("く", Box(242, 609, 279, 656), 0.68))  # the chevron itself, read as a letter
+    assert not _is_text_line(TextLine(">", Box(801, 609, 838, 656), 0.99))  # a lone sign is no number
+
+
+def test_violet_is_purple() -> None:
+    """Stardoll's menu bars are #8B5CF6-ish violet (OpenCV hue 128), which the table called
+    blue: "purple three lines" was judged by shape alone and tied a drawer row's gear."""
+    where, truth = rico_find("air.com.stardoll.access/trace_0/2432.jpg", "purple three lines")
+    assert_tapped(where, truth)
+    violet = np.array([[128, 160, 240]] * 10, dtype=np.uint8)  # HSV
+    assert _colour_share(violet, "purple") == 1.0
+    assert _colour_share(np.array([[115, 160, 240]] * 10, dtype=np.uint8), "purple") == 0.0  # indigo stays blue
+
+
+def test_icons_on_two_different_flat_surfaces_are_not_one_list() -> None:
+    """readysquare's browser: the toolbar's close X (on the dark bar) and the page's menu
+    just below it (on the page's blue header) are the same size in one column, so the menu
+    stayed a sibling candidate of "white X"; a list's icons share their background."""
+    where, truth = rico_find("air.com.readysquare.scsm/trace_0/1098.jpg", "white X")
+    assert_tapped(where, truth)
+    size = (W, H)
+    flat = np.full((H, W, 3), 250, np.uint8)
+    flat[: H // 2] = (33, 33, 33)  # a dark top half, a light bottom half
+    upper, lower = Box(40, 800, 100, 860), Box(40, 1000, 100, 1060)
+    assert _look_alikes(0, [upper, lower], [0.8, 0.7], None, None) == [1]
+    assert _look_alikes(0, [upper, lower], [0.8, 0.7], None, None, image=flat) == []
+    photo = np.random.default_rng(7).integers(0, 256, (H, W, 3), dtype=np.uint8)  # no one surface
+    assert _look_alikes(0, [upper, lower], [0.8, 0.7], None, size, image=photo) == [1]
+
+
+def test_a_globe_is_round_and_holed() -> None:
+    """readysquare's browser toolbar: the page-info "globe with a lock" had no shape test
+    (only "lock", which it is not) and went out as a lone unconfirmed candidate. A globe is
+    round and full, its continents holes; a lens's empty middle is round too, without holes,
+    and must not take the tap (656: the page's white magnifier on its blue header)."""
+    where, truth = rico_find("air.com.readysquare.scsm/trace_0/177.jpg", "globe with a lock")
+    assert_tapped(where, truth)
+    where, truth = rico_find("air.com.readysquare.scsm/trace_0/656.jpg", "globe with a lock")
+    assert where.status is LocateStatus.CANDIDATES, (where.status, where.point)
+    assert any(truth.contains(*c.box.center) for c in where.candidates)
+    disc, globe = np.zeros((60, 60), np.uint8), np.zeros((60, 60), np.uint8)
+    cv2.circle(disc, (30, 30), 24, 1, -1)
+    cv2.circle(globe, (30, 30), 24, 1, -1)
+    cv2.ellipse(globe, (30, 30), (8, 18), 0, 0, 360, 0, 3)  # a meridian and the equator, inside the rim
+    cv2.line(globe, (14, 30), (46, 30), 0, 3)
+    features = [shape_features(m) for m in (disc, globe)]
+    assert features[0] is not None and features[1] is not None
+    assert features[0].hollow < 0.02 < 0.1 < features[1].hollow
+    assert "globe" in _words("globe with a lock")[1]
