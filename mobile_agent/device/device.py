@@ -69,6 +69,7 @@ from mobile_agent.errors import (
     DeviceLostError,
     DeviceNotFoundError,
     DeviceOfflineError,
+    RunCancelled,
     ScreenshotError,
 )
 from mobile_agent.settings import AdbSettings
@@ -113,7 +114,8 @@ def _lost_on_vanish(method: Callable[..., T]) -> Callable[..., T]:
 
     Before that verdict, one recovery of up to ``adb.reconnect_s``: an adb server that died
     is started again (which reconnects the ``adb connect`` phones), and a network phone the
-    restarted server forgot is connected again, with backoff; then the call is retried once."""
+    restarted server forgot is connected again, with backoff; then the call is retried once.
+    The device's ``cancel`` event (the run's) ends that wait at once with ``RunCancelled``."""
 
     @functools.wraps(method)
     def wrapper(self: Device, *args: Any, **kwargs: Any) -> T:
@@ -154,11 +156,17 @@ def _is_address(serial: str) -> bool:
 
 class Device(AppCommands):
     """One phone. Build it with ``open_device``; ``Device(serial, settings)`` skips the
-    checks of the device's state."""
+    checks of the device's state.
 
-    def __init__(self, serial: str, settings: AdbSettings, *, host: AdbHost | None = None) -> None:
+    ``cancel``: the event of the run that drives the phone (a REST task's); once it is set, a
+    wait for the phone to come back (``adb.reconnect_s``) ends at once with ``RunCancelled``,
+    so a cancelled task or a server shutting down is not held by a phone that went away."""
+
+    def __init__(self, serial: str, settings: AdbSettings, *, host: AdbHost | None = None,
+                 cancel: threading.Event | None = None) -> None:
         self.serial = validate_serial(serial)
         self.settings = settings
+        self._cancel = cancel or threading.Event()
         self._host = host or AdbHost(settings.server_host, settings.server_port, settings.command_timeout_s)
         # adbutils for what is not on a hot path (install, sync); built from settings, never global
         self.client = adbutils.AdbClient(
@@ -308,6 +316,8 @@ class Device(AppCommands):
         pause = 0.25
         next_connect = 0.0
         while True:
+            if self._cancel.is_set():
+                raise RunCancelled(f"the run was cancelled while waiting for {self.serial} to come back")
             try:
                 ensure_server(self.settings)  # restarts a dead local server; reconnects what we connected
                 state = self.state()
@@ -323,7 +333,7 @@ class Device(AppCommands):
             if time.monotonic() >= deadline:
                 log.warning("device %s did not come back within %g s", self.serial, self.settings.reconnect_s)
                 return False
-            time.sleep(0.1)
+            self._cancel.wait(0.1)
 
     def state(self) -> str | None:
         """The device's state as the adb server sees it now (None: not attached)."""

@@ -6,6 +6,7 @@ modules of this package.
 
 from __future__ import annotations
 
+import threading
 import time
 
 from mobile_agent.device.adb_protocol import UNAUTHORIZED_HINT
@@ -33,10 +34,11 @@ __all__ = ["check_ready", "open_device"]
 _CONNECT_SETTLE_S = 5.0
 
 
-def open_device(settings: AdbSettings, serial: str | None = None) -> Device:
+def open_device(settings: AdbSettings, serial: str | None = None, *, cancel: threading.Event | None = None) -> Device:
     """The device to drive: ``serial`` (or ``settings.serial``), or the only one attached.
 
     Starts the adb server when needed and ``adb connect``s ``settings.connect`` first.
+    ``cancel``: the run's event, which ends a wait for a lost phone (``Device``).
     Raises ``NoDeviceError``, ``MultipleDevicesError``, ``DeviceNotFoundError``,
     ``DeviceOfflineError``, ``DeviceUnauthorizedError`` with what to do in the message.
     """
@@ -74,7 +76,7 @@ def open_device(settings: AdbSettings, serial: str | None = None) -> Device:
             )
         chosen = matches[0]
     check_ready(chosen)
-    return Device(chosen.serial, settings, host=host)
+    return Device(chosen.serial, settings, host=host, cancel=cancel)
 
 
 def check_ready(info: DeviceInfo) -> None:

@@ -86,3 +86,50 @@ def test_a_phone_that_does_not_come_back_fails_naming_it_after_reconnect_s(sim_p
     assert 2.0 <= waited < 10, waited  # it waited adb.reconnect_s, trying, then gave up
     assert lost.value.serial == phone.serial and phone.serial in lost.value.message
     assert "adb.reconnect_s" in lost.value.message
+
+
+def test_a_cancel_ends_the_wait_for_a_phone_that_went_away(sim_phones: Any, adb_server: Any,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    """A REST task's phone vanishes (its listener gone, the adb server no longer lists it) and the
+    task is cancelled, or the server stops, while the run waits for the phone to come back: the
+    wait ends with the cancel (RunCancelled), not after adb.reconnect_s (here an hour). A server
+    stopping waited 10 s for such a run (scheduler.stop's limit) before giving up on it."""
+    import logging
+    import threading
+    import time
+
+    from mobile_agent.device import open_device
+    from mobile_agent.errors import RunCancelled
+
+    (phone,) = sim_phones(1)
+    settings = AdbSettings(server_port=adb_server.port, reconnect_s=3600)
+    cancel = threading.Event()
+    device = open_device(settings, phone.serial, cancel=cancel)
+    assert device.shell(["echo", "before"]).strip() == "before"
+    phone.kill()
+    adb_server.disconnect(phone.serial)  # as sim_phones' teardown does: not listed, its port closed
+    caplog.set_level(logging.DEBUG, logger="mobile_agent.device.device")
+
+    ended: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            device.shell(["echo", "after"])
+        except BaseException as exc:  # what ended the call is the test's result
+            ended.append(exc)
+
+    caller = threading.Thread(target=call, daemon=True)
+    caller.start()
+
+    def recovering() -> bool:  # its `adb connect`s to the closed port fail: it is in the wait
+        return any(r.getMessage().startswith(f"recovering {phone.serial}") for r in caplog.records)
+
+    deadline = time.monotonic() + 60
+    while not recovering() and caller.is_alive() and time.monotonic() < deadline:
+        caller.join(0.05)
+    assert recovering() and caller.is_alive(), ended
+    cancel.set()
+    caller.join(60)  # a bound for a broken build only: without the cancel it waits an hour
+    assert not caller.is_alive(), "the wait for the phone did not see the cancel"
+    assert len(ended) == 1 and isinstance(ended[0], RunCancelled), ended
+    assert phone.serial in ended[0].message
