@@ -21,6 +21,7 @@ import pytest
 
 from mobile_agent.device import close_phone, open_phone
 from mobile_agent.device.ios.usb import UsbForward, open_forwards
+from mobile_agent.errors import DeviceOfflineError
 from mobile_agent.settings import AdbSettings, IosSettings, Settings
 from simphone.ios import WdaFrontEnd
 from tests.agent_helpers import agent_settings, cli, cli_env, run_cli
@@ -111,6 +112,7 @@ def test_one_forward_per_phone_however_often_it_is_opened(tmp_path: Path, usbmux
     try:
         (forward,) = _forwards(usbmuxd)
         assert forward.udid == UDID and forward.users == 2
+        assert forward.bound == ("127.0.0.1", forward.port)  # loopback only
         assert first.client.base_url == second.client.base_url == forward.url == f"http://127.0.0.1:{forward.port}"
         close_phone(first)
         close_phone(first)  # twice: still one user let go
@@ -224,3 +226,16 @@ def test_a_farm_worker_probes_the_usb_iphone_as_a_configured_one(tmp_path: Path,
     props = phone_properties(_settings(tmp_path, usbmuxd.path), SERIAL)
     assert props == {"platform": "ios", "model": "iphone", "ios": "17.0", "density": "480"}
     assert _forwards(usbmuxd) == []  # the probe let go of the phone
+
+
+def test_the_wda_port_on_the_phone_is_a_setting(tmp_path: Path, front: WdaFrontEnd) -> None:
+    with usbmuxd_with(UDID, 6, front.url, wda_port=8200) as fake:  # this phone's WDA listens on 8200
+        phone = open_phone(_settings(tmp_path, fake.path, wda_port=8200), SERIAL)
+        try:
+            assert phone.screen_info().width == 1080
+        finally:
+            close_phone(phone)
+        assert {c["PortNumber"] for c in _connects(fake)} == {socket.htons(8200)}
+        with pytest.raises(DeviceOfflineError, match=r"WebDriverAgent at http://127.0.0.1:\d+ \(USB, the phone's port 8100\) does not answer"):
+            open_phone(_settings(tmp_path, fake.path), SERIAL)  # 8100 by default: nothing there, CONNREFUSED
+        assert _forwards(fake) == []

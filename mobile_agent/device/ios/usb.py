@@ -199,6 +199,12 @@ class UsbForward:
     def running(self) -> bool:
         return not self._task.done()
 
+    @property
+    def bound(self) -> tuple[str, int]:
+        """The address the listener is bound to (127.0.0.1: nothing off this machine reaches it)."""
+        host, port = self._forwarder.server.sockets[0].getsockname()[:2]
+        return str(host), int(port)
+
     def release(self) -> None:
         with _forwards_lock:
             self.users -= 1
