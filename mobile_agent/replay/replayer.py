@@ -156,7 +156,7 @@ class ReplayingPlanner:
         return self._inner_planner().plan(request)
 
     def parse(self, reply: PlanReply) -> ParsedAction:
-        replayed = getattr(reply, "source", "model") == REPLAY_SOURCE
+        replayed = reply.source == REPLAY_SOURCE
         action = parse_cached(reply.action_text) if replayed else self._inner_planner().parse(reply)
         if self._seen:
             seen = self._seen[-1]

@@ -94,6 +94,7 @@ class FarmHost:
     phones: dict[str, _PhoneWorker] = field(default_factory=dict)
     properties: dict[str, dict[str, str]] = field(default_factory=dict)
     refused: dict[str, str] = field(default_factory=dict)
+    _maintenance_worker: Worker | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         settings = self.settings
@@ -294,7 +295,7 @@ class FarmHost:
             if phone.worker is not None:
                 phone.worker.stop()
         tasks = [p.task for p in self.phones.values() if p.task is not None]
-        worker = getattr(self, "_maintenance_worker", None)
+        worker = self._maintenance_worker
         if worker is not None:
             worker.stop()
         for task in [*tasks, maintenance]:
