@@ -20,6 +20,7 @@ modules of this package.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
@@ -155,7 +156,12 @@ def _probe_usb_iphone(settings: IosSettings, phone: UsbIphone) -> IphoneListing:
         forward = open_forward(settings, phone.udid)
     except UsbmuxError as exc:
         return IphoneListing(phone.serial, url, False, problem=exc.message)
-    return _probe_client(phone.serial, url, UsbWdaClient(forward, timeout_s=min(settings.timeout_s, IPHONE_PROBE_S)))
+    listing = _probe_client(phone.serial, url, UsbWdaClient(forward, timeout_s=min(settings.timeout_s, IPHONE_PROBE_S)))
+    if listing.ready:
+        return listing
+    # the client's message names the forward's passing local port: say what it stands for
+    problem = f"WebDriverAgent on the USB iPhone's port {settings.wda_port} (is it running? docs/ios.md): {listing.problem}"
+    return dataclasses.replace(listing, problem=problem)
 
 
 def _probe_client(serial: str, url: str, client: WdaClient) -> IphoneListing:

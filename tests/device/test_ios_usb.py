@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from mobile_agent.device import close_phone, open_phone
+from mobile_agent.device import close_phone, list_iphones, open_phone
 from mobile_agent.device.ios.usb import UsbForward, open_forwards
 from mobile_agent.errors import DeviceOfflineError
 from mobile_agent.settings import AdbSettings, IosSettings, Settings
@@ -188,7 +188,7 @@ def test_the_rest_services_device_source_holds_the_usb_iphone_until_unplugged(
 def test_a_usb_iphone_named_in_ios_usb_names_is_listed_and_opened_by_its_name(
     tmp_path: Path, usbmuxd: FakeUsbmuxd
 ) -> None:
-    from mobile_agent.device import iphone_names, list_iphones
+    from mobile_agent.device import iphone_names
 
     settings = _settings(tmp_path, usbmuxd.path, usb_names={"desk-iphone": UDID.replace("-", "").lower()})
     assert iphone_names(settings.ios) == ["desk-iphone"]
@@ -238,4 +238,8 @@ def test_the_wda_port_on_the_phone_is_a_setting(tmp_path: Path, front: WdaFrontE
         assert {c["PortNumber"] for c in _connects(fake)} == {socket.htons(8200)}
         with pytest.raises(DeviceOfflineError, match=r"WebDriverAgent at http://127.0.0.1:\d+ \(USB, the phone's port 8100\) does not answer"):
             open_phone(_settings(tmp_path, fake.path), SERIAL)  # 8100 by default: nothing there, CONNREFUSED
+        (listing,) = list_iphones(_settings(tmp_path, fake.path).ios)
+        assert (listing.serial, listing.ready) == (SERIAL, False)
+        assert listing.problem is not None and listing.problem.startswith(
+            "WebDriverAgent on the USB iPhone's port 8100 (is it running? docs/ios.md): WDA at http://127.0.0.1:")
         assert _forwards(fake) == []
