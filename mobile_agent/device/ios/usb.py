@@ -65,7 +65,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_USBMUXD = "/var/run/usbmuxd"  # usbmuxd-proto.h USBMUXD_SOCKET_FILE (Linux and macOS)
-INSTALL_HINT = "pip install 'mobile-agent[ios-usb]' (pymobiledevice3)"
+INSTALL_HINT = "pip install -e '.[ios-usb]' in mobile-agent's checkout (pymobiledevice3)"
 LIST_TIMEOUT_S = 5.0  # the longest a usbmuxd that accepted the connection may take to list its devices
 _T = TypeVar("_T")
 
