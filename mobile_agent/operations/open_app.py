@@ -1,6 +1,14 @@
 """Open App: resolve the name to a package and launch it; when no layer of
 ``mobile_agent.apps`` knows the name, find the icon on the screen like a person would.
 
+The order: (1) the name's package (an Android phone: ``mobile_agent.apps``' layers; an
+iPhone: its bundle id table, ``IosDevice.resolve_app_label``); (2) on a phone that names its
+apps itself (``lists_apps`` False: an iPhone), the home screen's icons as the phone's own tree
+names them (WDA's page source: SpringBoard's ``XCUIElementTypeIcon`` elements, read whatever
+the ``perception.accessibility`` setting, which governs perception's use of the tree, not
+the phone's own answer) - the icon labelled with the name on the page shown is tapped;
+(3) the screen search below.
+
 A phone behind its keyguard is unlocked first where no credential is needed, else the
 step hands over saying the phone is locked (``operations.keyguard``).
 
@@ -13,8 +21,8 @@ logo repeats the name above its label, the lowest match is the label and is
 tapped: the planner is not asked to choose between copies of one app. "Not installed"
 is said only when the resolver and every page of the search agree.
 
-May import: numpy, perception.types, mobile_agent.errors, mobile_agent.apps,
-mobile_agent.settings and the sibling modules.
+May import: numpy, perception.types, perception.accessibility, mobile_agent.errors,
+mobile_agent.apps, mobile_agent.settings and the sibling modules.
 """
 
 from __future__ import annotations
@@ -32,9 +40,11 @@ from mobile_agent.errors import AppNotFoundError
 from mobile_agent.operations.context import OperationContext, Outcome
 from mobile_agent.operations.keyguard import unlock_or_stop
 from mobile_agent.operations.lookup import find_text_on
+from perception.accessibility import parse_uiautomator_dump
+from perception.errors import InvalidInputError
 from perception.types import LocateStatus, Location
 
-__all__ = ["ScreenSearch", "open_app_by_name", "pick_tile"]
+__all__ = ["HOME_ICONS", "ScreenSearch", "open_app_by_name", "pick_tile", "tap_home_icon"]
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +67,41 @@ def open_app_by_name(name: str, ctx: OperationContext) -> Outcome:
             )
         else:
             return Outcome(ok=True, feedback=f"Opened {name} ({package}).")
+    if not ctx.device.lists_apps:
+        tapped = tap_home_icon(ctx, name)
+        if tapped is not None:
+            return tapped
     return ScreenSearch(ctx, name).run()
+
+
+HOME_ICONS = "page source"  # the Location backend of an icon found in the phone's own tree
+
+
+def tap_home_icon(ctx: OperationContext, name: str) -> Outcome | None:
+    """Step (2): go home and tap the icon the phone's own tree labels ``name`` (on the page
+    shown, the Dock included); None when the tree gives none (no tree, or no such icon there)."""
+    device = ctx.device
+    device.key("home")
+    agent = ctx.settings.agent
+    device.wait_settled(agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance, cancel=ctx.cancel)
+    xml = device.accessibility_xml()
+    if not xml:
+        return None
+    try:
+        nodes = parse_uiautomator_dump(xml)
+    except InvalidInputError as exc:
+        log.info("no home screen tree for Open App: %s", exc)
+        return None
+    wanted = normalize_name(name)
+    icons = [n for n in nodes if n.clickable and n.label and normalize_name(n.label) == wanted and n.bounds.width > 0]
+    if not icons:
+        return None
+    icon = max(icons, key=lambda n: n.bounds.width * n.bounds.height)  # the icon, not a smaller look-alike
+    point = icon.bounds.center
+    device.tap(*point)
+    location = Location(LocateStatus.FOUND, name, point=point, box=icon.bounds, backend=HOME_ICONS)
+    return Outcome(ok=True, feedback=f"Tapped the {name!r} icon on the home screen.", tap_point=point,
+                   location=location)
 
 
 def _resolve(name: str, ctx: OperationContext) -> tuple[str | None, str | None]:

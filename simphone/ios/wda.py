@@ -7,10 +7,18 @@ every answer is the envelope ``{"value": …, "sessionId": …}`` (WDA's
 that is not the current one answers ``invalid session id`` (404, "Session does not
 exist", ``FBRoute.m``); coordinates are points, screenshots pixels (``scale``).
 
+Apps are named by their iOS bundle ids (``BUNDLES``: each hosted app's iOS counterpart's
+real id, its source beside it): ``/wda/activeAppInfo`` (``com.apple.springboard`` on the home
+screen), ``/wda/apps/launch``, ``activate`` and ``terminate`` take and give only those; no
+Android package reaches a WDA client.
+
 The page source is the phone's ``ground_truth`` written as WDA's XML
-(``XCUIElementTypeApplication`` > ``Window`` > ``Other`` > elements with ``type``,
-``enabled``, ``visible``, ``x``/``y``/``width``/``height`` in points, ``name``/``label``/
-``value``, in the attribute order of the real sample ``source_settings.xml``).
+(``XCUIElementTypeApplication``, named by the app's name, > ``Window`` > ``Other`` > elements
+with ``type``, ``value``, ``name``, ``label``, ``enabled``, ``visible``, ``accessible``,
+``x``/``y``/``width``/``height`` in points and ``index``, in the attribute order of the real
+SpringBoard sample ``source_springboard.xml``). On the home screen the apps are
+``XCUIElementTypeIcon`` elements named by their labels, in the page's own icon element and
+in the Dock, as SpringBoard's are.
 
 The system bars are iOS's (``Phone.system_look = "ios"``): an iOS status bar and the home
 indicator instead of Android's navigation bar, so there is no Back button: Back is the edge
@@ -44,12 +52,59 @@ from xml.sax.saxutils import quoteattr
 from simphone import permissions
 from simphone.assembly import Phone
 
-__all__ = ["BUNDLES", "LAUNCHER", "WdaFrontEnd", "page_source"]
+__all__ = ["BUNDLES", "LAUNCHER", "NO_IOS_ID", "SPRINGBOARD", "WdaFrontEnd", "page_source"]
 
-# Apple's bundle id of an app -> the simulated phone's package hosting it
-BUNDLES = {"com.apple.Preferences": "com.android.settings"}
-SPRINGBOARD = "com.apple.springboard"
+# The iOS bundle id of each app the simulated phone hosts -> the package that hosts it: what
+# WDA names an app by (activeAppInfo, launch/activate, the page source). Each id is the one
+# its iOS counterpart really has, read from the source named beside it (the same sources as
+# the agent's table, ``mobile_agent/device/ios/apps.py``):
+#   [apple]    Apple Platform Deployment guide, "Bundle IDs for native iPhone and iPad apps"
+#              (support.apple.com/guide/deployment/depece748c41)
+#   [midscene] web-infra-dev/midscene packages/ios/src/appNameMapping.ts @ 45f476ecef00
+#   [upgrader] larryaasen/upgrader test/mock_itunes_client.dart @ 828ba88b1238 (App Store lookup 585027354)
+#   [telegram] TelegramMessenger/Telegram-iOS build-system/appstore-configuration.json @ 99d63e732830
+#   [appscan]  leverdeterre/shakeMyApps-appScan-blog _pages/ios/id/<id>.md, _pages/ios_apps/<id>.md
+#              (App Store BundleId and App Name per app)
+# The hosted apps keep their own (Android) look; where the phone's app plays an Apple app's
+# part (its Notes, Calendar, Clock ...), it answers to the Apple app's id.
+BUNDLES: dict[str, str] = {
+    "com.apple.Preferences": "com.android.settings",  # [apple] Settings
+    "com.apple.mobilenotes": "com.google.android.keep",  # [apple] Notes
+    "com.apple.mobilecal": "com.google.android.calendar",  # [apple] Calendar
+    "com.apple.weather": "com.weather.Weather",  # [apple] Weather
+    "com.apple.mobiletimer": "com.google.android.deskclock",  # [apple] Clock
+    "com.apple.camera": "com.android.camera2",  # [apple] Camera
+    "com.apple.mobilephone": "com.google.android.dialer",  # [apple] Phone
+    "com.apple.MobileSMS": "com.google.android.apps.messaging",  # [apple] Messages
+    "com.apple.mobileslideshow": "com.google.android.apps.photos",  # [apple] Photos
+    "com.apple.MobileAddressBook": "com.google.android.contacts",  # [apple] Contacts
+    "com.apple.calculator": "com.google.android.calculator",  # [apple] Calculator
+    "com.apple.DocumentsApp": "com.google.android.apps.nbu.files",  # [apple] Files
+    # [apple] App Store: the iPhone's store plays the Play Store's part (the Play Store itself has no iOS app)
+    "com.apple.AppStore": "com.android.vending",
+    "com.google.chrome.ios": "com.android.chrome",  # [midscene] Chrome
+    "com.google.Gmail": "com.google.android.gm",  # [midscene] Gmail
+    "com.google.Maps": "com.google.android.apps.maps",  # [upgrader] Google Maps
+    "com.google.ios.youtube": "com.google.android.youtube",  # [midscene] YouTube
+    "com.zhiliaoapp.musically": "com.zhiliaoapp.musically",  # [midscene] TikTok: its iOS id is its Android package's string
+    "com.amazon.mp3.AmazonCloudPlayer": "com.amazon.mp3",  # [appscan] Amazon Music
+    "com.alibaba.sourcing": "com.alibaba.intl.android.apps.poseidon",  # [appscan] Alibaba.com
+    "net.whatsapp.WhatsApp": "com.whatsapp",  # [midscene] WhatsApp
+    "net.whatsapp.WhatsAppSMB": "com.whatsapp.w4b",  # [appscan] WhatsApp Business
+    "com.burbn.instagram": "com.instagram.android",  # [midscene] Instagram
+    "ph.telegra.Telegraph": "org.telegram.messenger",  # [telegram] Telegram
+    "com.spotify.client": "com.spotify.music",  # [midscene] Spotify
+    "com.facebook.Facebook": "com.facebook.katana",  # [midscene] Facebook
+    "com.8bit.bitwarden": "com.x8bit.bitwarden",  # [appscan] Bitwarden
+}
+# Hosted apps with no iOS bundle id here, and why: WDA cannot name them (``/wda/activeAppInfo``
+# answers 'unknown error' while one is in front; they cannot be activated by any id).
+NO_IOS_ID: dict[str, str] = {
+    "com.instagram.barcelona": "Threads: no published source for its iOS bundle id was found",
+}
+SPRINGBOARD = "com.apple.springboard"  # WebDriverAgent's FBSpringboardApplication (SPRINGBOARD_BUNDLE_ID)
 LAUNCHER = "com.android.launcher3"
+_PACKAGES = {package: bundle for bundle, package in BUNDLES.items()}
 
 # FBCommandStatus.m: error -> (HTTP status, default message)
 _ERRORS = {
@@ -71,51 +126,134 @@ class WdaFailure(Exception):
 
 
 def _bundle_of(package: str) -> str:
+    """The iOS bundle id WDA names the hosted ``package`` by (``WdaFailure`` for an app with none)."""
     if package == LAUNCHER:
         return SPRINGBOARD
-    return next((bundle for bundle, pkg in BUNDLES.items() if pkg == package), package)
+    if package in _PACKAGES:
+        return _PACKAGES[package]
+    raise WdaFailure("unknown error", f"the simulated iPhone has no iOS bundle id for this app "
+                                      f"({NO_IOS_ID.get(package, 'not one of its hosted apps')})")
+
+
+def _frame(x: float, y: float, w: float, h: float) -> str:
+    return f'x="{round(x)}" y="{round(y)}" width="{round(w)}" height="{round(h)}"'
+
+
+class _Source:
+    """WDA's XML, written the way the real sample ``tests/data/wda/source_springboard.xml``
+    (a WDA ``/source`` of iOS 17.2) writes it: attributes in its order (``type``, ``value``,
+    ``name``, ``label``, ``enabled``, ``visible``, ``accessible``, the frame, ``index``), each
+    element's ``index`` its place among its siblings."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self._children: list[int] = [0]
+
+    def open(self, kind: str, frame: str, *, value: str = "", name: str = "", label: str = "",
+             visible: bool = True, accessible: bool = False, leaf: bool = False) -> None:
+        texts = "".join(f" {key}={quoteattr(text)}" for key, text in (("value", value), ("name", name), ("label", label))
+                        if text)
+        indent = "  " * (len(self._children) - 1)
+        index = self._children[-1]
+        self._children[-1] += 1
+        self.lines.append(
+            f'{indent}<{kind} type="{kind}"{texts} enabled="true" visible="{str(visible).lower()}" '
+            f'accessible="{str(accessible).lower()}" {frame} index="{index}"' + ("/>" if leaf else ">"))
+        if not leaf:
+            self._children.append(0)
+
+    def close(self, kind: str) -> None:
+        self._children.pop()
+        self.lines.append(f"{'  ' * (len(self._children) - 1)}</{kind}>")
 
 
 def page_source(phone: Phone, scale: int) -> str:
-    """The phone's screen as WDA's XML page source (frames in points)."""
+    """The phone's screen as WDA's XML page source (frames in points). On the home screen
+    (SpringBoard: the application's name is ``" "``) each app is one ``XCUIElementTypeIcon``
+    named by its label, its frame the icon and the label under it, inside the page's own
+    ``XCUIElementTypeIcon``; the Dock's icons are in the ``XCUIElementTypeOther`` named "Dock",
+    as in the real sample."""
     width, height = phone.width // scale, phone.height // scale
     home = phone.foreground == LAUNCHER
-    name = "SpringBoard" if home else _bundle_of(str(phone.foreground))
+    name = " " if home else phone.apps[str(phone.foreground)].label
 
-    def frame(x: float, y: float, w: float, h: float) -> str:
-        return f'x="{round(x)}" y="{round(y)}" width="{round(w)}" height="{round(h)}"'
+    def frame(box: tuple[float, float, float, float]) -> str:
+        left, top, right, bottom = (v / scale for v in box)
+        return _frame(left, top, right - left, bottom - top)
 
-    full = frame(0, 0, width, height)
-    lines = [
-        '<?xml version="1.0" encoding="UTF-8"?>',
-        f'<XCUIElementTypeApplication type="XCUIElementTypeApplication" enabled="true" visible="true" {full} '
-        f"name={quoteattr(name)} label={quoteattr(name)}>",
-        f'  <XCUIElementTypeWindow type="XCUIElementTypeWindow" enabled="true" visible="true" {full}>',
-        f'    <XCUIElementTypeOther type="XCUIElementTypeOther" enabled="true" visible="true" {full}>',
-    ]
-    for element in phone.ground_truth():
-        left, top, right, bottom = (v / scale for v in element["box"])
-        label = element.get("text") or element.get("description") or ""
+    full = _frame(0, 0, width, height)
+    elements = phone.ground_truth()
+    tiles, dock, used = _home_icons(elements) if home else ([], [], set())
+    out = _Source()
+    out.open("XCUIElementTypeApplication", full, name=name, label=name)
+    out.open("XCUIElementTypeWindow", full)
+    out.open("XCUIElementTypeOther", full)
+    if tiles:
+        out.open("XCUIElementTypeIcon", full)  # the page shown (the sample's pages are icons too)
+        for label, box in tiles:
+            out.open("XCUIElementTypeIcon", frame(box), name=label, label=label, accessible=True, leaf=True)
+        out.close("XCUIElementTypeIcon")
+    for i, element in enumerate(elements):
+        if i in used:
+            continue
+        label = str(element.get("text") or element.get("description") or "")
         field = element.get("kind") == "widget" and "text field" in str(element.get("description") or "").lower()
         if field:  # the rule of the simulated phone's uiautomator dump (EditText there)
             kind = "XCUIElementTypeTextField"
-        elif home and element.get("clickable"):
-            kind = "XCUIElementTypeIcon"
         elif element.get("kind") == "icon":
             kind = "XCUIElementTypeButton" if element.get("clickable") else "XCUIElementTypeImage"
         else:
             kind = "XCUIElementTypeButton" if element.get("clickable") else "XCUIElementTypeStaticText"
-        texts = f" name={quoteattr(label)} label={quoteattr(label)}" if label else ""
+        value = ""
         if label and kind == "XCUIElementTypeStaticText":
-            texts += f" value={quoteattr(label)}"
+            value = label
         elif field and element.get("text"):
-            texts += f" value={quoteattr(str(element['text']))}"  # what the field holds
-        lines.append(
-            f'      <{kind} type="{kind}" enabled="true" visible="true" {frame(left, top, right - left, bottom - top)}'
-            f"{texts}>\n      </{kind}>"
-        )
-    lines += ["    </XCUIElementTypeOther>", "  </XCUIElementTypeWindow>", "</XCUIElementTypeApplication>"]
-    return "\n".join(lines)
+            value = str(element["text"])  # what the field holds
+        out.open(kind, frame(element["box"]), value=value, name=label, label=label, accessible=bool(label), leaf=True)
+    if dock:
+        top = min(box[1] for _, box in dock)
+        bottom = max(box[3] for _, box in dock)
+        area = (0.0, top - 7 * scale, float(phone.width), bottom + 7 * scale)
+        out.open("XCUIElementTypeOther", frame(area))
+        out.open("XCUIElementTypeOther", frame(area), name="Dock", label="Dock")
+        for label, box in dock:
+            out.open("XCUIElementTypeIcon", frame(box), name=label, label=label, accessible=True, leaf=True)
+        out.close("XCUIElementTypeOther")
+        out.close("XCUIElementTypeOther")
+    out.close("XCUIElementTypeOther")
+    out.close("XCUIElementTypeWindow")
+    out.close("XCUIElementTypeApplication")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + "\n".join(out.lines)
+
+
+_APP_ICON = " app icon"  # how the simulated launcher describes an app's icon
+
+
+def _home_icons(elements: list[dict[str, Any]]) -> tuple[list[tuple[str, tuple[float, float, float, float]]],
+                                                         list[tuple[str, tuple[float, float, float, float]]],
+                                                         set[int]]:
+    """The launcher's app tiles: (label, pixel box) of those with their label under the icon
+    (the page), of those without (the Dock), and the ground truth's indices they take."""
+    tiles: list[tuple[str, tuple[float, float, float, float]]] = []
+    dock: list[tuple[str, tuple[float, float, float, float]]] = []
+    used: set[int] = set()
+    for i, element in enumerate(elements):
+        description = str(element.get("description") or "")
+        if element.get("kind") != "icon" or not description.endswith(_APP_ICON):
+            continue
+        label = description[: -len(_APP_ICON)]
+        left, top, right, bottom = (float(v) for v in element["box"])
+        under = next((j for j, other in enumerate(elements)
+                      if j not in used and other.get("text") == label
+                      and 0 <= other["box"][1] - bottom <= 60 and other["box"][0] < right and other["box"][2] > left), None)
+        used.add(i)
+        if under is None:
+            dock.append((label, (left, top, right, bottom)))
+            continue
+        used.add(under)
+        text = elements[under]["box"]
+        tiles.append((label, (min(left, text[0]), top, max(right, text[2]), float(text[3]))))
+    return tiles, dock, used
 
 
 class WdaFrontEnd:
@@ -203,12 +341,23 @@ class WdaFrontEnd:
             if line:
                 self.phone.type_text(line)
 
-    def _activate(self, body: dict[str, Any]) -> None:
+    def _package(self, body: dict[str, Any]) -> str:
+        """The hosted package of the body's ``bundleId`` (only iOS bundle ids name apps here)."""
         bundle = body.get("bundleId")
-        package = BUNDLES.get(str(bundle), str(bundle))
-        if not isinstance(bundle, str) or package not in self.phone.installed:
+        package = BUNDLES.get(bundle) if isinstance(bundle, str) else None
+        if package is None or package not in self.phone.installed:
             raise WdaFailure("invalid argument", f"The application '{bundle}' is not installed on the device under test")
-        self.phone.launch(package)
+        return package
+
+    def _activate(self, body: dict[str, Any]) -> None:
+        self.phone.launch(self._package(body))
+
+    def _terminate(self, body: dict[str, Any]) -> bool:
+        """WDA's ``/wda/apps/terminate``: true when the app was running and is stopped now."""
+        package = self._package(body)
+        running = package == self.phone.foreground or package in self.phone.recents
+        self.phone.force_stop(package)
+        return running
 
     def _press(self, body: dict[str, Any]) -> None:
         if body.get("name") != "home":
@@ -258,6 +407,7 @@ class WdaFrontEnd:
             ("POST", "/wda/pressButton"): self._press,
             ("POST", "/wda/apps/activate"): self._activate,
             ("POST", "/wda/apps/launch"): self._activate,
+            ("POST", "/wda/apps/terminate"): self._terminate,
         }
 
     def _alert_text(self) -> str:

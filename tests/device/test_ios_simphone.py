@@ -5,13 +5,16 @@ WDA samples (``tests/data/wda/``)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import urllib.request
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 from urllib.error import HTTPError
+from xml.sax.saxutils import quoteattr
 
 import pytest
 
@@ -25,6 +28,7 @@ from mobile_agent.settings import Settings
 from perception.accessibility import parse_uiautomator_dump
 from simphone import Phone
 from simphone.ios import WdaFrontEnd
+from simphone.ios.wda import BUNDLES
 from tests.agent_helpers import DONE, agent_settings, cli_env, plan_reply, run_cli
 from tests.ports import free_port
 from tests.wda_fake import DATA, sample
@@ -94,24 +98,100 @@ def test_answers_have_the_real_samples_shapes(front: WdaFrontEnd, name: str, met
         assert _shape(envelope["value"]) == _shape(real["body"]["value"])
 
 
+def _attributes(xml: str, tag: str, nth: int = 0) -> list[str]:
+    """The attribute names of the ``nth`` ``tag`` element, in the order they are written."""
+    line = [ln for ln in xml.splitlines() if ln.strip().startswith(f"<{tag} ")][nth]
+    return re.findall(r'(\w+)="', line)
+
+
+def _in_order(names: list[str], real: list[str]) -> bool:
+    """``names`` are attributes of the real sample's element, written in its order."""
+    return set(names) <= set(real) and [n for n in real if n in names] == names
+
+
 def test_page_source_is_wda_xml_in_points(front: WdaFrontEnd, iphone: IosDevice) -> None:
     iphone.launch_app("com.apple.Preferences")
     source = iphone.page_source()
-    real = (DATA / "source_settings.xml").read_text()
+    real = (DATA / "source_springboard.xml").read_text()
     first = source.splitlines()[1]
     assert 'x="0" y="0" width="360" height="800"' in first  # 1080x2400 pixels at 3x
-
-    def attribute_order(xml: str, tag: str) -> list[str]:
-        line = next(ln for ln in xml.splitlines() if ln.strip().startswith(f"<{tag} "))
-        return [part.split("=")[0] for part in line.strip().rstrip(">").split()[1:] if "=" in part]
-
-    for tag in ("XCUIElementTypeApplication", "XCUIElementTypeWindow", "XCUIElementTypeStaticText"):
-        assert attribute_order(source, tag)[:7] == attribute_order(real, tag)[:7], tag
+    assert 'name="Settings" label="Settings"' in first  # the application is named by the app's name
+    # the attributes and their order of the real sample (WDA's /source of iOS 17.2), element by element
+    sample_static = _attributes(real, "XCUIElementTypeStaticText")  # type value name label enabled visible accessible ...
+    for tag, real_tag in (("XCUIElementTypeApplication", "XCUIElementTypeApplication"),
+                          ("XCUIElementTypeWindow", "XCUIElementTypeWindow"),
+                          ("XCUIElementTypeOther", "XCUIElementTypeOther")):
+        assert _attributes(source, tag) == _attributes(real, real_tag), tag
+    for line in source.splitlines()[4:]:
+        tag = line.strip().split(" ")[0].lstrip("<")
+        if tag.startswith("XCUIElementType"):
+            assert _in_order(re.findall(r'(\w+)="', line), sample_static), line
     nodes = parse_uiautomator_dump(iphone.accessibility_xml() or "")
     wifi = next(n for n in nodes if n.label == "Wi-Fi")
     truth = next(e for e in front.phone.ground_truth() if e["text"] == "Wi-Fi")
     # pixels -> points (WDA) -> pixels (backend): within the rounding of one point
     assert all(abs(a - b) <= 3 for a, b in zip((wifi.bounds.left, wifi.bounds.top, wifi.bounds.right, wifi.bounds.bottom), truth["box"], strict=True))
+
+
+def test_the_home_screen_is_springboards_source(front: WdaFrontEnd, iphone: IosDevice) -> None:
+    """The home screen's page source has the real SpringBoard sample's shape: the application
+    named " ", each app one XCUIElementTypeIcon named by its label inside the page's own
+    icon element, the Dock's icons in the element named "Dock"; the same attributes in the
+    same order; each icon where the app's tile is on the screen."""
+    iphone.key("home")
+    source = iphone.page_source()
+    real = (DATA / "source_springboard.xml").read_text()
+
+    def tree(xml: str) -> ET.Element:
+        return ET.fromstring(xml[xml.index("<XCUIElementTypeApplication"):])
+
+    root, real_root = tree(source), tree(real)
+    assert root.get("name") == real_root.get("name") == " "
+    for ours, theirs in ((root, real_root), (root.find(".//XCUIElementTypeIcon[@name='Settings']"),
+                                             real_root.find(".//XCUIElementTypeIcon[@name='Health']")),
+                         (root.find(".//XCUIElementTypeOther[@name='Dock']"),
+                          real_root.find(".//XCUIElementTypeOther[@name='Dock']"))):
+        assert ours is not None and theirs is not None
+        assert list(ours.attrib) == list(theirs.attrib)
+    page = root.find(".//XCUIElementTypeIcon")  # the first icon element is the page, holding the apps' icons
+    assert page is not None and page.get("name") is None
+    page_apps = [icon.get("name") for icon in page]
+    dock = root.find(".//XCUIElementTypeOther[@name='Dock']")
+    assert dock is not None
+    assert page_apps[:4] == ["Settings", "Notes", "Gmail", "Google Maps"]
+    assert [icon.get("name") for icon in dock] == ["Phone", "Messages", "Chrome", "Camera"]
+    assert [int(e.get("index", "-1")) for e in page] == list(range(len(page)))
+    # each icon covers its tile on the screen (points x 3 = pixels): tapping its middle opens the app
+    settings = page[0]
+    x = (int(settings.get("x", "0")) + int(settings.get("width", "0")) // 2) * 3
+    y = (int(settings.get("y", "0")) + int(settings.get("height", "0")) // 2) * 3
+    iphone.tap(x, y)
+    assert front.phone.foreground == "com.android.settings" and iphone.current_app() == "com.apple.Preferences"
+
+
+def test_every_hosted_app_is_named_by_its_ios_id_only(front: WdaFrontEnd, iphone: IosDevice) -> None:
+    """Launch, the app in front, the page source and terminate speak iOS bundle ids: no
+    Android package reaches a WDA client, and an Android package opens nothing."""
+    packages = set(BUNDLES.values()) | {"com.android.launcher3"}
+    leaks = re.compile("|".join(re.escape(p) for p in packages - {"com.zhiliaoapp.musically"}))
+    for bundle, package in BUNDLES.items():
+        if package not in front.phone.installed:
+            continue
+        iphone.launch_app(bundle)
+        assert front.phone.foreground == package
+        assert iphone.current_app() == bundle
+        source = iphone.page_source()
+        assert not leaks.search(source), (bundle, leaks.search(source))
+        assert f'name={quoteattr(front.phone.apps[package].label)}' in source.splitlines()[1]
+    with pytest.raises(AppNotFoundError):
+        iphone.launch_app("com.android.settings")  # an Android package is no iOS app
+    status, envelope = _raw(front, "POST", "/session", {"capabilities": {}})
+    sid = cast(dict[str, Any], envelope["value"])["sessionId"]
+    front.phone.launch("com.google.android.youtube")
+    status, envelope = _raw(front, "POST", f"/session/{sid}/wda/apps/terminate", {"bundleId": "com.google.ios.youtube"})
+    assert (status, envelope["value"]) == (200, True) and front.phone.foreground == "com.android.launcher3"
+    assert _raw(front, "GET", "/wda/activeAppInfo")[1]["value"] == {
+        "processArguments": {"env": {}, "args": []}, "name": "", "pid": 1, "bundleId": "com.apple.springboard"}
 
 
 def test_the_backend_drives_the_simulated_iphone(front: WdaFrontEnd, iphone: IosDevice) -> None:

@@ -249,7 +249,7 @@ def test_apple_app_names_in_several_languages() -> None:
     assert len(APPLE_APPS) == len(keys), "two apps share a name"
     assert {bundle_for_label(n) for n in ("Settings", "设置", "Einstellungen", "Réglages", "Ajustes", "設定", " settings!")} == {
         "com.apple.Preferences"}
-    assert bundle_for_label("App-Store") == "com.apple.AppStore" and bundle_for_label("Chrome") is None
+    assert bundle_for_label("App-Store") == "com.apple.AppStore" and bundle_for_label("Play Store") is None
 
 
 def test_a_wda_that_went_away_loses_the_phone(wda: FakeWda, iphone: IosDevice) -> None:

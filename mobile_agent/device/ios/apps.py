@@ -1,12 +1,21 @@
-"""Bundle ids of Apple's built-in iPhone apps, by the names people call them.
+"""Bundle ids of iPhone apps, by the names people call them: Open App's first step on an
+iPhone (``IosDevice.resolve_app_label``). A name the table does not know is looked for
+among the home screen's icons in the page source, then on the screen
+(``mobile_agent.operations.open_app``).
 
-The ids: Apple's Platform Deployment guide, "Bundle IDs for native iPhone and iPad apps"
-(support.apple.com/guide/deployment/depece748c41). The names: each app's name on the
-home screen in English, Chinese (simplified), German, French, Spanish and Japanese, plus
-a few everyday words, as the Android alias table (``mobile_agent/apps/aliases.toml``)
-keeps them. Matched after case-folding and removing spaces and punctuation.
+Apple's built-in apps (``APPLE_APP_NAMES``): the ids from Apple's Platform Deployment guide,
+"Bundle IDs for native iPhone and iPad apps" (support.apple.com/guide/deployment/depece748c41;
+its localized editions as mirrored by petarov/apple-bundle-ids ``localized/*_README.md``);
+the names are each app's home-screen name in English, Chinese (simplified), German, French,
+Spanish and Japanese, plus a few everyday words, as the Android alias table
+(``mobile_agent/apps/aliases.toml``) keeps them.
 
-Not here yet (issue 33): third-party apps (their bundle ids), more languages.
+Common third-party apps (``THIRD_PARTY_APP_NAMES``): each id with the published source it
+was read from (``SOURCES``; the key is the last item of each row), never guessed; the names
+in English and Chinese (and the app's own name where a market calls it otherwise), as the
+Android alias table has them. An app whose iOS id no named source gave is not here (its
+name goes on to the home screen). Matched after case-folding and removing spaces and
+punctuation.
 
 May import: the standard library.
 """
@@ -15,7 +24,21 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["APPLE_APPS", "APPLE_APP_NAMES", "bundle_for_label"]
+__all__ = ["APPLE_APPS", "APPLE_APP_NAMES", "IOS_APPS", "SOURCES", "THIRD_PARTY_APP_NAMES", "bundle_for_label"]
+
+# where each id was read (the key closes each row of the tables below)
+SOURCES: dict[str, str] = {
+    "apple": "Apple Platform Deployment guide, 'Bundle IDs for native iPhone and iPad apps' "
+             "(support.apple.com/guide/deployment/depece748c41)",
+    "midscene": "web-infra-dev/midscene packages/ios/src/appNameMapping.ts @ 45f476ecef002af6d3fb33493c5b141391929116 "
+                "(the iOS app table Midscene took from zai-org/Open-AutoGLM)",
+    "telegram": "TelegramMessenger/Telegram-iOS build-system/appstore-configuration.json @ "
+                "99d63e732830971ef2fe4f7e6dd0f99c630dd7d5 (the App Store build's bundle_id, appstore_id 686449807)",
+    "upgrader": "larryaasen/upgrader test/mock_itunes_client.dart @ 828ba88b1238071cf9bcdc93b178a17a6262a697 "
+                "(the App Store lookup of Google Maps, id 585027354)",
+    "appscan": "leverdeterre/shakeMyApps-appScan-blog _pages/ios/id/<bundle id>.md and _pages/ios_apps/<bundle id>.md "
+               "(each page quotes the App Store app's BundleId and App Name)",
+}
 
 APPLE_APP_NAMES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("com.apple.Preferences", ("Settings", "System Settings", "设置", "Einstellungen", "Réglages", "Ajustes", "設定")),
@@ -37,6 +60,50 @@ APPLE_APP_NAMES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("com.apple.weather", ("Weather", "天气", "Wetter", "Météo", "Tiempo", "天気")),
     ("com.apple.calculator", ("Calculator", "计算器", "Rechner", "Calculette", "Calculadora", "計算機")),
     ("com.apple.DocumentsApp", ("Files", "文件", "Dateien", "Fichiers", "Archivos", "ファイル")),
+    ("com.apple.facetime", ("FaceTime",)),
+    ("com.apple.Passbook", ("Wallet", "钱包", "Apple Wallet")),
+    ("com.apple.iBooks", ("Books", "Apple Books", "图书", "Bücher", "Livres", "Libros", "ブック")),
+    ("com.apple.podcasts", ("Podcasts", "播客")),
+    ("com.apple.findmy", ("Find My", "查找", "Wo ist?", "Localiser", "Buscar", "探す")),
+    ("com.apple.shortcuts", ("Shortcuts", "快捷指令", "Kurzbefehle", "Raccourcis", "Atajos", "ショートカット")),
+)
+
+# bundle id, names, source key (SOURCES)
+THIRD_PARTY_APP_NAMES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("com.google.chrome.ios", ("Chrome", "Google Chrome", "谷歌浏览器"), "midscene"),
+    ("com.google.Gmail", ("Gmail", "Google Mail", "谷歌邮箱"), "midscene"),
+    ("com.google.ios.youtube", ("YouTube", "油管"), "midscene"),
+    ("com.google.Maps", ("Google Maps", "谷歌地图", "Google 地图", "Google マップ"), "upgrader"),
+    ("com.google.GoogleMobile", ("Google", "Google Search", "谷歌", "谷歌搜索"), "appscan"),
+    ("net.whatsapp.WhatsApp", ("WhatsApp", "WhatsApp Messenger"), "midscene"),
+    ("net.whatsapp.WhatsAppSMB", ("WhatsApp Business",), "appscan"),
+    ("com.burbn.instagram", ("Instagram", "IG", "照片墙"), "midscene"),
+    ("com.facebook.Facebook", ("Facebook", "FB", "脸书"), "midscene"),
+    ("com.facebook.Messenger", ("Messenger", "Facebook Messenger"), "midscene"),
+    ("com.zhiliaoapp.musically", ("TikTok", "TikTok国际版"), "midscene"),
+    ("com.ss.iphone.ugc.Aweme", ("Douyin", "抖音"), "midscene"),
+    ("com.spotify.client", ("Spotify", "声破天"), "midscene"),
+    ("com.atebits.Tweetie2", ("X", "Twitter", "推特"), "midscene"),
+    ("ph.telegra.Telegraph", ("Telegram", "电报"), "telegram"),
+    ("com.tencent.xin", ("WeChat", "Weixin", "微信"), "midscene"),
+    ("com.netflix.Netflix", ("Netflix", "网飞", "奈飞"), "midscene"),
+    ("com.linkedin.LinkedIn", ("LinkedIn", "领英"), "midscene"),
+    ("jp.naver.line", ("LINE",), "midscene"),
+    ("org.mozilla.ios.Firefox", ("Firefox", "火狐", "火狐浏览器"), "midscene"),
+    ("com.alipay.iphoneclient", ("Alipay", "支付宝"), "midscene"),
+    ("com.taobao.taobao4iphone", ("Taobao", "淘宝"), "midscene"),
+    ("com.xingin.discover", ("Xiaohongshu", "RedNote", "小红书"), "midscene"),
+    ("com.sina.weibo", ("Weibo", "微博"), "midscene"),
+    ("tv.danmaku.bilianime", ("Bilibili", "哔哩哔哩", "B站"), "midscene"),
+    ("com.ubercab.UberClient", ("Uber", "优步"), "appscan"),
+    ("com.amazon.Amazon", ("Amazon", "Amazon Shopping", "亚马逊", "亚马逊购物"), "appscan"),
+    ("com.amazon.mp3.AmazonCloudPlayer", ("Amazon Music", "亚马逊音乐"), "appscan"),
+    ("com.alibaba.sourcing", ("Alibaba.com", "Alibaba", "阿里巴巴"), "appscan"),
+    ("com.microsoft.Office.Outlook", ("Outlook", "Microsoft Outlook", "微软邮箱"), "appscan"),
+    ("com.microsoft.skype.teams", ("Teams", "Microsoft Teams"), "appscan"),
+    ("us.zoom.videomeetings", ("Zoom", "Zoom Workplace", "Zoom Meetings"), "appscan"),
+    ("com.tinyspeck.chatlyio", ("Slack",), "appscan"),
+    ("com.weather.TWC", ("The Weather Channel", "Weather Channel"), "appscan"),
 )
 
 
@@ -46,8 +113,12 @@ def _key(name: str) -> str:
 
 
 APPLE_APPS: dict[str, str] = {_key(name): bundle for bundle, names in APPLE_APP_NAMES for name in names}
+IOS_APPS: dict[str, str] = {
+    **APPLE_APPS,
+    **{_key(name): bundle for bundle, names, _ in THIRD_PARTY_APP_NAMES for name in names},
+}
 
 
 def bundle_for_label(label: str) -> str | None:
-    """The bundle id of the Apple app named ``label`` (any listed language), or None."""
-    return APPLE_APPS.get(_key(label))
+    """The bundle id of the app named ``label`` (any listed name, any listed language), or None."""
+    return IOS_APPS.get(_key(label))
