@@ -76,6 +76,8 @@ _SHAPE_SYNONYMS = {
     "bubble": "bubble", "speech": "bubble", "comment": "bubble", "comments": "bubble", "chat": "bubble",
     "message": "bubble", "share": "share", "battery": "battery",
     "globe": "globe", "world": "globe", "earth": "globe", "planet": "globe",
+    "person": "person", "user": "person", "profile": "person", "account": "person", "friend": "person",
+    "people": "person", "contact": "person", "avatar": "person",
 }
 # words that name two looks: "send" is an arrow, or (Material, Gmail, Telegram) a paper plane
 _SHAPE_ALSO = {"send": ("plane",)}
@@ -116,6 +118,10 @@ _PROTOTYPES: dict[str, dict[str, tuple[float, float]]] = {
     "plane/whole": {"vertices": (4.5, 1.5), "solidity": (0.8, 0.08), "extent": (0.37, 0.1), "defects": (1, 0.7)},
     "thumb": {"solidity": (0.86, 0.06), "defects": (1, 0.8), "aspect": (0.75, 0.15), "extent": (0.66, 0.1)},
     "bubble": {"solidity": (0.9, 0.06), "extent": (0.72, 0.1), "aspect": (1.05, 0.2), "defects": (2, 1.2)},
+    # drawn as an outline (a drawer's "Chat"): a rounded body, its tail barely out of the hull,
+    # most of it hollow — unlike an envelope (a full rectangle) or a round "i" (a circle)
+    "bubble/outline": {"circularity": (0.78, 0.1), "solidity": (0.93, 0.05), "extent": (0.7, 0.12),
+                       "aspect": (1.1, 0.2), "hollow": (0.6, 0.2)},
     "share": {"solidity": (0.42, 0.12), "defects": (3, 1.0), "aspect": (0.9, 0.2)},
     "battery": {"aspect": (0.5, 0.1), "extent": (0.9, 0.06), "solidity": (0.97, 0.04)},
     # Material-style outlines, measured loosely from their 24 dp drawings (not tuned on the dev set)
@@ -128,6 +134,9 @@ _PROTOTYPES: dict[str, dict[str, tuple[float, float]]] = {
     "download": {"aspect": (0.85, 0.2), "pieces": (2, 0.8), "solidity": (0.6, 0.2)},
     "filter": {"vertices": (3.5, 1.5), "extent": (0.5, 0.12), "aspect": (1.1, 0.25), "solidity": (0.9, 0.1)},
     "refresh": {"solidity": (0.45, 0.15), "circularity": (0.25, 0.15), "aspect": (1.0, 0.2)},
+    # a person (head on shoulders): the neck's two concavities, as wide as tall; a gear's
+    # teeth give many
+    "person": {"defects": (2, 0.8), "aspect": (0.95, 0.25), "solidity": (0.8, 0.12)},
     # a globe (a browser's page-info "globe", a language picker): a round outline, full (its
     # meridians and continents are inside it, as holes: a ring's empty middle is a plain disc),
     # with nothing sticking out, unlike a lens

@@ -525,3 +525,16 @@ def test_a_globe_is_round_and_holed() -> None:
     assert features[0] is not None and features[1] is not None
     assert features[0].hollow < 0.02 < 0.1 < features[1].hollow
     assert "globe" in _words("globe with a lock")[1]
+
+
+def test_a_drawers_outlined_bubble_and_person_are_told_from_its_envelope() -> None:
+    """Stardoll's drawer: thin white outlines at 16 px, whose anti-aliasing leaves little
+    pure white; the envelope's thicker strokes showed more, and "white speech bubble" (a
+    filled bubble's look only) and "white person outline" (no shape word: colour alone)
+    went out as candidates beside it. An outlined bubble is a rounded, mostly hollow body;
+    a person is a head on shoulders (the neck's two concavities; a gear has many)."""
+    for description in ("white speech bubble", "white person outline"):
+        where, truth = rico_find("air.com.stardoll.access/trace_0/1123.jpg", description)
+        assert_tapped(where, truth)
+    assert _words("white person outline")[1] == ["person"]
+    assert _words("user profile")[1] == ["person"]
