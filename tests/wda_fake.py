@@ -47,6 +47,7 @@ class FakeWda:
     locked: bool = False
     alert: str | None = None  # open alert's text
     active: str = "com.apple.springboard"  # the app in front
+    source_sample: str = "source_settings.xml"  # what GET /source answers (source_springboard.xml: the home screen)
     installed: frozenset[str] = frozenset(APPLE_APPS.values()) | {"com.test.cert.TestCert"}
     requests: list[tuple[str, str, Any]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
@@ -131,7 +132,7 @@ class FakeWda:
                 if route == ("GET", "/screenshot"):
                     return self._send(200, {"value": png(), "sessionId": fake.session_id})
                 if route == ("GET", "/source"):
-                    return self._send(200, {"value": (DATA / "source_settings.xml").read_text(encoding="utf-8"),
+                    return self._send(200, {"value": (DATA / fake.source_sample).read_text(encoding="utf-8"),
                                             "sessionId": fake.session_id})
                 if route == ("GET", "/window/size"):
                     return self._replay("window_size")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterator
+from typing import cast
 
 import pytest
 
@@ -12,7 +13,9 @@ from mobile_agent.device.ios import IosDevice, WdaClient, WdaError, WdaStatus
 from mobile_agent.device.ios.apps import APPLE_APP_NAMES, APPLE_APPS, bundle_for_label
 from mobile_agent.device.ios.source import hierarchy_from_source
 from mobile_agent.errors import AppNotFoundError, DeviceCommandError, DeviceLostError
-from mobile_agent.operations.context import AgentDevice
+from mobile_agent.operations.context import AgentDevice, Locator, OperationContext
+from mobile_agent.operations.open_app import HOME_ICONS, open_app_by_name
+from mobile_agent.settings import Settings
 from perception.accessibility import parse_uiautomator_dump
 from tests.wda_fake import DATA, FakeWda, sample, sample_names
 
@@ -212,6 +215,28 @@ def test_apps_and_page_source(wda: FakeWda, iphone: IosDevice) -> None:
     assert general.clickable and not nodes[("General", "XCUIElementTypeStaticText")].clickable
     assert all(n.bounds.right <= 1170 for n in nodes.values())
     assert "SilhouetteMonogram" in source and not any(n.resource_id == "SilhouetteMonogram" for n in nodes.values())
+
+
+def test_a_real_springboard_source_names_the_home_screens_icons(wda: FakeWda, iphone: IosDevice) -> None:
+    """The real SpringBoard sample (``source_springboard.xml``) through the backend: the tree
+    has the page's and the Dock's icons by their names (a badge's value does not hide the
+    name), not the hidden page's; and Open App of a name the table does not know ("Home",
+    Apple's Home app) taps that icon's middle, in points (Open App's step 2)."""
+    wda.source_sample = "source_springboard.xml"
+    nodes = parse_uiautomator_dump(iphone.accessibility_xml() or "")
+    icons = [n for n in nodes if n.class_name == "XCUIElementTypeIcon" and n.label]
+    assert [n.label for n in icons] == ["Health", "Home", "Wallet", "Settings", "Books", "Phone", "Safari", "Messages",
+                                        "Music"]
+    assert all(n.clickable for n in icons)
+    assert bundle_for_label("Home") is None  # so Open App goes on to the home screen's icons
+    ctx = OperationContext(device=iphone, locator=cast(Locator, object()), screenshot=iphone.screenshot(),
+                           settings=Settings())
+    outcome = open_app_by_name("Home", ctx)
+    assert outcome.ok and outcome.location is not None and outcome.location.backend == HOME_ICONS, outcome.feedback
+    (touch,) = wda.calls("POST", "/actions")
+    moves = [a for a in touch["actions"][0]["actions"] if a["type"] == "pointerMove"]
+    # the sample's Home icon: x=30 y=498 68x92 points; its middle, sent back in points
+    assert (moves[0]["x"], moves[0]["y"]) == (64, 544)
 
 
 def test_a_page_source_that_is_not_one_is_no_tree() -> None:
