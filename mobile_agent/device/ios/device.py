@@ -215,14 +215,19 @@ class IosDevice:
             raise
 
     def resolve_app_label(self, label: str) -> str | None:
+        """The bundle id of the app people call ``label``, from the bundle id table
+        (``mobile_agent.device.ios.apps``: Apple's apps and common third-party ones, each id
+        with its source); None for a name it does not know (Open App then looks for the home
+        screen's icon in the page source, then on the screen)."""
         if not isinstance(label, str) or not label.strip():
             raise ValueError("app label must be a non-empty string")
         return bundle_for_label(label)
 
     @property
     def lists_apps(self) -> bool:
-        """No: WDA lists no installed apps; ``resolve_app_label`` names Apple's own apps from the
-        bundle id table (``mobile_agent.device.ios.apps``), the screen the rest."""
+        """No: WDA lists no installed apps; ``resolve_app_label`` names apps from the bundle id
+        table, and the page source names the home screen's icons (``accessibility_xml``:
+        SpringBoard's ``XCUIElementTypeIcon`` elements), which Open App reads next."""
         return False
 
     def current_app(self) -> str | None:
