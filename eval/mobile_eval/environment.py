@@ -170,10 +170,16 @@ class PhoneEnvironment:
 
 def environment_for(device: Any, ios_devices: dict[str, str]) -> PhoneEnvironment:
     """The harness's view of ``device``: an adb phone with its own shell; an iPhone
-    (``platform`` ``ios``) with ``IphoneShell`` at its WDA address in ``ios_devices``
-    (``ios.devices``: NAME -> URL)."""
+    (``platform`` ``ios``) with ``IphoneShell`` at its WDA address: the one its client talks to
+    (an ``IosDevice``: the URL of ``ios.devices``, or a USB iPhone's local forward), else
+    ``ios_devices``'s (``ios.devices``: NAME -> URL)."""
+    from mobile_agent.device.ios import IosDevice
+
     if device.platform == "ios":
-        url = ios_devices.get(str(device.serial).removeprefix("ios:"))
+        if isinstance(device, IosDevice):
+            url: str | None = device.client.base_url
+        else:
+            url = ios_devices.get(str(device.serial).removeprefix("ios:"))
         if url is None:
             raise DeviceStateError(f"{device.serial} is not one of ios.devices", serial=device.serial)
         return PhoneEnvironment(device, IphoneShell(url))

@@ -243,3 +243,21 @@ def test_the_wda_port_on_the_phone_is_a_setting(tmp_path: Path, front: WdaFrontE
         assert listing.problem is not None and listing.problem.startswith(
             "WebDriverAgent on the USB iPhone's port 8100 (is it running? docs/ios.md): WDA at http://127.0.0.1:")
         assert _forwards(fake) == []
+
+
+@pytest.mark.timeout(300)
+def test_eval_mobile_eval_judges_the_usb_iphone_by_its_state(tmp_path: Path, usbmuxd: FakeUsbmuxd) -> None:
+    """`mobile-agent eval mobile-eval --device ios:<UDID>`: the harness reads the simulated iPhone's
+    state through the same forward as its WDA (``environment_for``: the device's own URL), so a
+    USB iPhone is not refused as "not one of ios.devices" and each task is judged by state."""
+    env = _no_adb(tmp_path, MOBILE_AGENT_IOS__USBMUXD=str(usbmuxd.path))
+    tasks = ["settings-1", "notes-2"]
+    picked = [arg for task in tasks for arg in ("--task", task)]
+    proc = cli("eval", "mobile-eval", "--device", SERIAL, "--script-reference", *picked,
+               "-o", str(tmp_path / "eval"), env=env, timeout=280)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    records = [json.loads(line) for line in (tmp_path / "eval" / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["task_id"] for r in records) == sorted(tasks)
+    for record in records:
+        assert (record["success"], record["judged_by"], record["device"]) == (True, "state", SERIAL), record
+    assert set(usbmuxd.connects) == {(UDID, WDA_PORT)}  # the harness's reads went over "USB" too
