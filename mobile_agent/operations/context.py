@@ -163,7 +163,8 @@ class DeviceLike(Protocol):
         """Whether the phone lists its launchable apps (an adb phone's ``launcher_apps``), so
         that Open App resolves a name through ``mobile_agent.apps`` (the listing, the alias
         table, the APKs' labels); False: the phone names its apps itself
-        (``resolve_app_label``: an iPhone's table of Apple's apps)."""
+        (``resolve_app_label``: an iPhone's bundle id table), and Open App reads the home
+        screen's icons from the phone's own tree (an iPhone's page source) before the screen."""
         ...
 
     def keyboard_shown(self) -> bool | None:
