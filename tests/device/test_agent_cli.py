@@ -4,6 +4,7 @@ server, the scripted LLM server on loopback; exit codes, progress, Ctrl-C."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -61,25 +62,39 @@ def test_one_step_is_one_step(adb_server, sim_phone, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "result: completed after 1 step —" in proc.stdout
 
-def test_usage_errors_exit_2(adb_server, sim_phone, tmp_path):
-    env = _env(adb_server.port)
+def test_a_script_error_exits_2_with_the_list_of_operations(adb_server, sim_phone, tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("Home\nFly to the moon (now)\n", encoding="utf-8")
-    proc = _cli("--serial", sim_phone.serial, "--script", str(bad), env=env)
+    proc = _cli("--serial", sim_phone.serial, "--script", str(bad), env=_env(adb_server.port))
     assert proc.returncode == 2 and "script line 2: 'Fly to the moon (now)' is not an operation" in proc.stderr
     assert "Open App (App)" in proc.stderr and "Action:" not in proc.stderr  # the list, not the model's instructions
-    proc = _cli("--serial", sim_phone.serial, env=env)
-    assert proc.returncode == 2 and "--instruction" in proc.stderr
-    proc = _cli("--serial", sim_phone.serial, "--instruction", "Turn on the dark mode", env=env)
-    assert proc.returncode == 2 and "MOBILE_AGENT_PLANNER__BASE_URL" in proc.stderr
-    proc = _cli("--serial", sim_phone.serial, "--script", str(tmp_path / "missing.txt"), env=env)
-    assert proc.returncode == 2 and "cannot read" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(("case", "said"), [
+    ("neither", "--instruction"),
+    ("no planner", "MOBILE_AGENT_PLANNER__BASE_URL"),
+    ("missing script", "cannot read"),
+    ("output is a file", "cannot create the trajectory folder"),
+])
+def test_usage_errors_exit_2(adb_server, sim_phone, tmp_path, capsys, monkeypatch, case, said):
+    # in this process (`mobile-agent run` exits with what main() returns: the subprocess test above)
+    from mobile_agent.cli import main
+
+    for name in [k for k in os.environ if k.startswith("MOBILE_AGENT_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("MOBILE_AGENT_ADB__SERVER_PORT", str(adb_server.port))
+    monkeypatch.chdir(ROOT)
+    script = tmp_path / "home.txt"
+    script.write_text("Home\n", encoding="utf-8")
     not_a_folder = tmp_path / "runs-file"
     not_a_folder.write_text("", encoding="utf-8")
-    bad.write_text("Home\n", encoding="utf-8")
-    proc = _cli("--serial", sim_phone.serial, "--script", str(bad), "-o", str(not_a_folder), env=env)
-    assert proc.returncode == 2 and "cannot create the trajectory folder" in proc.stderr
-    assert "Traceback" not in proc.stderr
+    args = {"neither": [],
+            "no planner": ["--instruction", "Turn on the dark mode"],
+            "missing script": ["--script", str(tmp_path / "missing.txt")],
+            "output is a file": ["--script", str(script), "-o", str(not_a_folder)]}[case]
+    assert main(["run", "--serial", sim_phone.serial, *args]) == 2
+    assert said in capsys.readouterr().err
 
 
 def test_a_wrong_serial_is_a_usage_error_and_writes_nothing(adb_server, sim_phone, tmp_path):
