@@ -7,7 +7,8 @@ apps itself (``lists_apps`` False: an iPhone), the home screen's icons as the ph
 names them (WDA's page source: SpringBoard's ``XCUIElementTypeIcon`` elements, read whatever
 the ``perception.accessibility`` setting, which governs perception's use of the tree, not
 the phone's own answer) - the icon labelled with the name on the page shown is tapped;
-(3) the screen search below.
+(3) the screen search below, which on such a phone reads each page's tree the same way
+before its text lookup.
 
 A phone behind its keyguard is unlocked first where no credential is needed, else the
 step hands over saying the phone is locked (``operations.keyguard``).
@@ -84,6 +85,13 @@ def tap_home_icon(ctx: OperationContext, name: str) -> Outcome | None:
     device.key("home")
     agent = ctx.settings.agent
     device.wait_settled(agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance, cancel=ctx.cancel)
+    return _tap_icon_in_tree(ctx, name, "on the home screen")
+
+
+def _tap_icon_in_tree(ctx: OperationContext, name: str, where: str) -> Outcome | None:
+    """Tap the icon the phone's own tree (an iPhone: WDA's page source) labels ``name`` on the
+    screen shown; None when the tree names none."""
+    device = ctx.device
     xml = device.accessibility_xml()
     if not xml:
         return None
@@ -100,8 +108,7 @@ def tap_home_icon(ctx: OperationContext, name: str) -> Outcome | None:
     point = icon.bounds.center
     device.tap(*point)
     location = Location(LocateStatus.FOUND, name, point=point, box=icon.bounds, backend=HOME_ICONS)
-    return Outcome(ok=True, feedback=f"Tapped the {name!r} icon on the home screen.", tap_point=point,
-                   location=location)
+    return Outcome(ok=True, feedback=f"Tapped the {name!r} icon {where}.", tap_point=point, location=location)
 
 
 def _resolve(name: str, ctx: OperationContext) -> tuple[str | None, str | None]:
@@ -194,7 +201,10 @@ class ScreenSearch:
         return after
 
     def _find(self, frame: np.ndarray, where: str = "on the home screen") -> Outcome | None:
-
+        if not self.ctx.device.lists_apps:  # the phone's own tree names its icons (an iPhone's page source)
+            tapped = _tap_icon_in_tree(self.ctx, self.name, where)
+            if tapped is not None:
+                return tapped
         # the one text lookup (the accessibility tree with that setting on: an iPhone's page source)
         loc = find_text_on(self.ctx.device, self.ctx.locator, frame, self.name, self.ctx.settings)
         point = pick_tile(loc, self.name)
