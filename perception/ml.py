@@ -30,6 +30,7 @@ __all__ = [
     "GroundingDinoPyDetector",
     "clip_weights_available",
     "grounding_dino_weights_available",
+    "gpu_driver_absent",
     "resolve_torch_device",
     "precision_name",
     "torch_installed",
@@ -53,9 +54,28 @@ def _import_torch() -> Any:
     return torch
 
 
+# What a Linux GPU that torch could use leaves on the system: NVIDIA's kernel driver
+# (/proc/driver/nvidia, /dev/nvidiactl) or AMD's ROCm (/dev/kfd, which torch.cuda reports too).
+_GPU_DRIVER_PATHS = ("/proc/driver/nvidia/version", "/dev/nvidiactl", "/dev/kfd")
+
+
+def gpu_driver_absent() -> bool:
+    """True only where it is certain that torch would see no GPU: Linux with neither NVIDIA's
+    nor AMD's kernel driver. Asking torch costs its import (1.5-3 s on 2 cores), which every
+    CLI start that resolves the icon backends paid on CPU-only machines."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False  # elsewhere only torch can tell
+    return not any(Path(path).exists() for path in _GPU_DRIVER_PATHS)
+
+
 def resolve_torch_device(config: PerceptionConfig) -> str:
-    """'cuda' when asked for or 'auto' and a GPU is visible to torch; else 'cpu'."""
+    """'cuda' when asked for or 'auto' and a GPU is visible to torch; else 'cpu'. With 'auto'
+    on a Linux machine with no GPU driver at all, 'cpu' without importing torch."""
     if config.compute_device == "cpu" or not torch_installed():
+        return "cpu"
+    if config.compute_device == "auto" and gpu_driver_absent():
         return "cpu"
     torch = _import_torch()
     if torch.cuda.is_available():
