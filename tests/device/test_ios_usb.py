@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,12 @@ def test_devices_lists_the_usb_iphone_and_run_opens_settings_over_the_forward(
     assert table.returncode == 0, table.stderr
     assert [line.split()[:3] for line in table.stdout.splitlines()[1:]] == [["ios", SERIAL, "ready"]]
 
+    doctor = cli("doctor", "--json", env=env, timeout=180)
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)}
+    assert doctor.returncode == 0, checks
+    assert checks["usbmuxd"]["status"] == "ok" and str(usbmuxd.path) in checks["usbmuxd"]["detail"]
+    assert checks[SERIAL]["status"] == "ok" and "screen 1080x2400 px" in checks[SERIAL]["detail"]
+
     script = tmp_path / "ops.txt"
     script.write_text("Open App (Settings)\nStop\n", encoding="utf-8")
     before = len(usbmuxd.connects)
@@ -128,6 +135,19 @@ def test_one_forward_per_phone_however_often_it_is_opened(tmp_path: Path, usbmux
         assert [f.users for f in _forwards(usbmuxd)] == [1] and third.screen_info().height == 2400
     finally:
         close_phone(third)
+
+
+def test_opens_at_the_same_time_start_one_forward(tmp_path: Path, usbmuxd: FakeUsbmuxd) -> None:
+    settings = _settings(tmp_path, usbmuxd.path)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        phones = list(pool.map(lambda _: open_phone(settings, SERIAL), range(4)))
+    try:
+        (forward,) = _forwards(usbmuxd)
+        assert forward.users == 4 and {p.client.base_url for p in phones} == {forward.url}
+    finally:
+        for phone in phones:
+            close_phone(phone)
+    assert _forwards(usbmuxd) == []
 
 
 def test_a_phone_unplugged_mid_run_ends_the_run_device_lost(tmp_path: Path, usbmuxd: FakeUsbmuxd) -> None:
