@@ -89,6 +89,7 @@ def test_devices_lists_the_usb_iphone_and_run_opens_settings_over_the_forward(
     proc = run_cli("--serial", SERIAL, "--script", str(script), "-o", str(tmp_path / "runs"), env=env, timeout=240)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "result: completed after 2 steps" in proc.stdout
+    assert "Traceback" not in proc.stderr and "Task was destroyed" not in proc.stderr  # the forward's loop ends quietly
     assert front.phone.foreground == "com.android.settings"
     # every WDA call went through usbmuxd: Connect to the phone's port 8100, in network byte order
     assert len(usbmuxd.connects) > before and set(usbmuxd.connects) == {(UDID, WDA_PORT)}
