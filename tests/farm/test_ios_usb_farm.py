@@ -1,0 +1,58 @@
+"""A farm worker with an iPhone on its USB cable (issue 33): the worker (a real ``mobile-agent
+worker`` process) finds ``ios:<UDID>`` through usbmuxd as it finds the iPhones of its
+``ios.devices``, registers it with its properties, and runs its tasks through its forward.
+usbmuxd is ``tests/usbmux_fake.py`` (its recorded plist protocol) in this process, on a unix
+socket the worker connects to; the phone is the simulated iPhone behind its WDA front-end."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from simphone.ios import WdaFrontEnd
+from tests.farm_fixtures import FARM_TIMINGS, Worker, farm_config, phones, start_farm_api, wait_done, wait_free
+from tests.usbmux_fake import FakeUsbmuxd, usbmuxd_with
+
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
+UDID = "00008101-000C1D2E3F405162"
+SERIAL = "ios:" + UDID
+
+
+@pytest.fixture
+def usbmuxd(front: WdaFrontEnd) -> Iterator[FakeUsbmuxd]:
+    with usbmuxd_with(UDID, 11, front.url) as fake:
+        yield fake
+
+
+@pytest.mark.timeout(300)
+def test_a_worker_registers_its_usb_iphone_and_runs_its_task(pg_database: str, tmp_path: Path, adb_server,
+                                                            front: WdaFrontEnd, usbmuxd: FakeUsbmuxd) -> None:
+    config = farm_config(tmp_path / "worker-usb.toml", {
+        "adb": {"server_port": adb_server.port},
+        "server": {"database_url": pg_database, "devices": [SERIAL], "device_refresh_s": 0.5},
+        "farm": {"host": "usb-host", **FARM_TIMINGS},
+        "agent": {"output_dir": str(tmp_path / "shared-runs"), "completion_check": False,
+                  "settle_timeout_s": 0.6, "settle_interval_s": 0.1},
+        "ios": {"usb": True, "usbmuxd": str(usbmuxd.path)},
+    })
+    worker = Worker("usb-host", config, tmp_path / "worker-usb.log").start()
+    api = start_farm_api(tmp_path, pg_database)
+    try:
+        wait_free(api, [SERIAL], workers=[worker])
+        iphone = phones(api)[SERIAL]
+        assert (iphone["host"], iphone["platform"]) == ("usb-host", "ios"), iphone
+        assert {k: iphone["properties"][k] for k in ("platform", "model", "ios")} == {
+            "platform": "ios", "model": "iphone", "ios": "17.0"}
+
+        created = api.client.post("/v1/tasks", json={"script": "Open App (Settings)\nStop", "platform": "ios"})
+        assert created.status_code == 202, created.text
+        done = wait_done(api.client, created.json()["id"], timeout=120)
+        assert (done["status"], done["device"]) == ("completed", SERIAL), done
+        assert front.phone.foreground == "com.android.settings"
+        assert set(usbmuxd.connects) == {(UDID, 8100)}  # the worker reached the phone over "USB" only
+    finally:
+        api.stop()
+        worker.stop()
