@@ -12,7 +12,15 @@ from pathlib import Path
 import pytest
 
 from simphone.ios import WdaFrontEnd
-from tests.farm_fixtures import FARM_TIMINGS, Worker, farm_config, phones, start_farm_api, wait_done, wait_free
+from tests.farm_fixtures import (
+    FARM_TIMINGS,
+    Worker,
+    farm_config,
+    phones,
+    start_farm_api,
+    wait_done,
+    wait_free,
+)
 from tests.usbmux_fake import FakeUsbmuxd, usbmuxd_with
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
