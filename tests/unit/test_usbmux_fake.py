@@ -140,3 +140,24 @@ def test_usb_settings_read_from_the_environment(monkeypatch: pytest.MonkeyPatch)
 def test_bad_usb_names_are_refused(ios: dict[str, object], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         IosSettings(**ios)  # type: ignore[arg-type]
+
+
+def test_without_the_library_usb_is_off_on_auto_and_a_clear_error_when_required(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A venv without the ``ios-usb`` extra (the library's absence stood in for: it is installed here)."""
+    from mobile_agent.cli.doctor import ios_checks
+    from mobile_agent.device.ios import usb
+    from mobile_agent.device.phones import list_iphones, open_iphone
+    from mobile_agent.errors import DeviceNotFoundError
+
+    monkeypatch.setattr(usb, "_library_installed", lambda: False)
+    assert not usb_enabled(IosSettings()) and list_iphones(IosSettings()) == []
+    assert ios_checks(Settings()) == []  # auto: nothing to say
+    required = IosSettings(usb=True)
+    with pytest.raises(UsbmuxError, match=r"ios.usb is true but pymobiledevice3 is not installed: pip install -e '.\[ios-usb\]'"):
+        usb_enabled(required)
+    (check,) = ios_checks(Settings(ios=required))
+    assert (check.name, check.status) == ("usbmuxd", "fail") and "pymobiledevice3 is not installed" in check.detail
+    with pytest.raises(DeviceNotFoundError, match=r"over USB: ios.usb is true but pymobiledevice3 is not installed"):
+        open_iphone(required, "ios:" + SAMPLE_UDID)
