@@ -171,15 +171,12 @@ class PhoneEnvironment:
 def environment_for(device: Any, ios_devices: dict[str, str]) -> PhoneEnvironment:
     """The harness's view of ``device``: an adb phone with its own shell; an iPhone
     (``platform`` ``ios``) with ``IphoneShell`` at its WDA address: the one its client talks to
-    (an ``IosDevice``: the URL of ``ios.devices``, or a USB iPhone's local forward), else
+    (``wda_url``: the URL of ``ios.devices``, or a USB iPhone's local forward), else
     ``ios_devices``'s (``ios.devices``: NAME -> URL)."""
-    from mobile_agent.device.ios import IosDevice
+    from mobile_agent.device import wda_url
 
     if device.platform == "ios":
-        if isinstance(device, IosDevice):
-            url: str | None = device.client.base_url
-        else:
-            url = ios_devices.get(str(device.serial).removeprefix("ios:"))
+        url = wda_url(device) or ios_devices.get(str(device.serial).removeprefix("ios:"))
         if url is None:
             raise DeviceStateError(f"{device.serial} is not one of ios.devices", serial=device.serial)
         return PhoneEnvironment(device, IphoneShell(url))

@@ -4,7 +4,7 @@ Public API (see docs/architecture.md, ``mobile_agent.device``): ``open_device``,
 ``list_devices``, ``connect``, ``Device``, ``DeviceInfo``, ``Screenshot``,
 ``ScreenInfo``, ``PhoneLease`` (one phone, one run, across interfaces); ``open_phone`` (an
 Android phone or, for ``ios:NAME``, an iPhone: docs/ios.md), ``close_phone``, ``list_iphones``,
-``platform_of``, ``phone_properties``, ``iphone_names`` (configured and USB-attached iPhones). Errors are the ``DeviceError`` subtree of ``mobile_agent.errors``.
+``platform_of``, ``phone_properties``, ``iphone_names`` (configured and USB-attached iPhones), ``wda_url``. Errors are the ``DeviceError`` subtree of ``mobile_agent.errors``.
 
 May import: adbutils, numpy, Pillow, the standard library, ``mobile_agent.errors`` and
 ``mobile_agent.settings``.
@@ -25,6 +25,7 @@ from mobile_agent.device.phones import (
     open_phone,
     phone_properties,
     platform_of,
+    wda_url,
 )
 from mobile_agent.device.screenshot import Screenshot
 from mobile_agent.device.selection import open_device
@@ -60,4 +61,5 @@ __all__ = [
     "validate_address",
     "validate_package",
     "validate_serial",
+    "wda_url",
 ]

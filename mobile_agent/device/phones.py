@@ -56,6 +56,7 @@ __all__ = [
     "phone_properties",
     "platform_of",
     "usb_iphones",
+    "wda_url",
 ]
 
 Platform = Literal["android", "ios"]
@@ -240,6 +241,12 @@ def _ready(serial: str, where: str, client: WdaClient) -> WdaClient:
         client.close()
         raise DeviceOfflineError(f"the iPhone {serial}'s WebDriverAgent at {where} is not ready", serial=serial)
     return client
+
+
+def wda_url(phone: object) -> str | None:
+    """The WebDriverAgent URL an iPhone opened by ``open_phone`` talks to (``ios.devices``'s, or
+    a USB iPhone's local forward); None for anything else (an Android phone)."""
+    return phone.client.base_url if isinstance(phone, IosDevice) else None
 
 
 def close_phone(phone: Phone) -> None:
