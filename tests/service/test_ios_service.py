@@ -229,3 +229,32 @@ def test_the_docs_example_simphone_serve_ios_and_mobile_agent_serve(tmp_path: Pa
             service.wait(30)
         simulated.terminate()
         simulated.wait(30)
+
+
+def test_a_task_opens_an_app_the_table_does_not_know_by_its_home_screen_icon(
+    service, sim_phone, front: WdaFrontEnd
+) -> None:
+    """Open App's step 2 through REST (issue 33): the Play Store, which no iOS table lists, is
+    opened by its icon in WDA's page source (the step says so), with perception.accessibility off."""
+    live = _start(service, sim_phone, front, **{"perception.accessibility": False})
+    task = _submit(live, script="Open App (Play Store)\nStop", platform="ios")
+    done = live.wait_task(task["id"], timeout=120)
+    assert (done["status"], done["device"]) == ("completed", "ios:sim-1"), done
+    assert front.phone.foreground == "com.android.vending"
+    client = WdaClient(front.url, timeout_s=20)
+    try:
+        assert client.active_app() == "com.apple.AppStore"  # WDA names the store by its iOS id
+    finally:
+        client.close()
+    finished: list[dict[str, Any]] = []
+    with live.client.stream("GET", f"/v1/tasks/{task['id']}/events", timeout=60) as response:
+        kind = ""
+        for line in response.iter_lines():
+            if line.startswith("event:"):
+                kind = line.split(":", 1)[1].strip()
+            elif line.startswith("data:") and kind == "step_finished":
+                finished.append(json.loads(line.split(":", 1)[1])["data"])
+            elif line.startswith("data:") and kind == "end":
+                break
+    assert finished[0]["action"] == "Open App (Play Store)" and finished[0]["ok"], finished
+    assert "icon on the home screen" in finished[0]["feedback"], finished[0]
