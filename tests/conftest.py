@@ -42,6 +42,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -59,6 +60,13 @@ from tests.ports import free_port
 # name and never imports them (tests/unit/test_test_layout.py). Imported by pytest after this
 # file has run, so after ANDROID_ADB_SERVER_PORT is set below.
 pytest_plugins = ["tests.llm_fixtures", "tests.server_fixtures", "tests.pg_fixtures", "tests.browser_support"]
+
+# The Ctrl-C tests send SIGINT to `mobile-agent run` / `simphone serve` subprocesses, which
+# inherit an ignored SIGINT (and Python then installs no KeyboardInterrupt handler): a shell
+# without job control starts a background `pytest … &` so. Restored here, the children get
+# SIGINT's default whichever way the suite was started.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Before anything imports adbutils' module-level client (it reads this when built).
 _ADB_PORT = free_port()
