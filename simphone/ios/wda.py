@@ -50,6 +50,7 @@ from typing import Any
 from xml.sax.saxutils import quoteattr
 
 from simphone import permissions
+from simphone.apps import APPS
 from simphone.assembly import Phone
 
 __all__ = ["BUNDLES", "LAUNCHER", "NO_IOS_ID", "SPRINGBOARD", "WdaFrontEnd", "page_source"]
@@ -188,10 +189,19 @@ def page_source(phone: Phone, scale: int) -> str:
     out.open("XCUIElementTypeApplication", full, name=name, label=name)
     out.open("XCUIElementTypeWindow", full)
     out.open("XCUIElementTypeOther", full)
-    if tiles:
-        out.open("XCUIElementTypeIcon", full)  # the page shown (the sample's pages are icons too)
-        for label, box in tiles:
-            out.open("XCUIElementTypeIcon", frame(box), name=label, label=label, accessible=True, leaf=True)
+    hidden, shown = _other_pages(phone) if tiles else ([], 0)
+    for page in range(len(hidden) + 1 if tiles else 0):
+        if page == shown:
+            out.open("XCUIElementTypeIcon", full)  # the page shown (the sample's pages are icons too)
+            for label, box in tiles:
+                out.open("XCUIElementTypeIcon", frame(box), name=label, label=label, accessible=True, leaf=True)
+            out.close("XCUIElementTypeIcon")
+            continue
+        # a page not shown: listed all the same, not visible, no frame (the sample's second page)
+        nothing = _frame(0, 0, 0, 0)
+        out.open("XCUIElementTypeIcon", nothing, visible=False)
+        for label in hidden[page if page < shown else page - 1]:
+            out.open("XCUIElementTypeIcon", nothing, name=label, label=label, visible=False, leaf=True)
         out.close("XCUIElementTypeIcon")
     for i, element in enumerate(elements):
         if i in used:
@@ -227,6 +237,19 @@ def page_source(phone: Phone, scale: int) -> str:
 
 
 _APP_ICON = " app icon"  # how the simulated launcher describes an app's icon
+
+
+def _other_pages(phone: Phone) -> tuple[list[list[str]], int]:
+    """The labels of the apps on each home page not shown, in page order, and the index of the
+    page shown (SpringBoard's source lists every page's icons; only the shown one's are visible)."""
+    from simphone.apps import launcher  # here: importing it registers the launcher app (after the catalogue)
+
+    ctx = phone.app_context(LAUNCHER)
+    if ctx.view.get("view") != "home":
+        return [], 0
+    all_pages = launcher.pages(ctx)
+    shown = min(int(ctx.view.get("page", 0)), len(all_pages) - 1)
+    return [[APPS[p].label for p in page] for i, page in enumerate(all_pages) if i != shown], shown
 
 
 def _home_icons(elements: list[dict[str, Any]]) -> tuple[list[tuple[str, tuple[float, float, float, float]]],

@@ -161,6 +161,16 @@ def test_the_home_screen_is_springboards_source(front: WdaFrontEnd, iphone: IosD
     assert page_apps[:4] == ["Settings", "Notes", "Gmail", "Google Maps"]
     assert [icon.get("name") for icon in dock] == ["Phone", "Messages", "Chrome", "Camera"]
     assert [int(e.get("index", "-1")) for e in page] == list(range(len(page)))
+    # the page not shown is listed too, not visible and without a frame, as the sample's second page
+    pages = [e for e in root.iter("XCUIElementTypeIcon") if e.get("name") is None]
+    real_pages = [e for e in real_root.iter("XCUIElementTypeIcon") if e.get("name") is None]
+    assert len(pages) == 2 and pages[1].get("visible") == "false"
+    assert list(pages[1].attrib.items()) == [(k, v) for k, v in real_pages[1].attrib.items() if k != "index"] + [
+        ("index", "1")]
+    assert list(pages[1][0].attrib) == list(real_pages[1][0].attrib)
+    assert [icon.get("name") for icon in pages[1]] == ["Photos", "Contacts", "Calculator", "Files"]
+    labels = [n.label for n in parse_uiautomator_dump(iphone.accessibility_xml() or "")]
+    assert "Settings" in labels and "Photos" not in labels  # the agent's tree: what is on the screen
     # each icon covers its tile on the screen (points x 3 = pixels): tapping its middle opens the app
     settings = page[0]
     x = (int(settings.get("x", "0")) + int(settings.get("width", "0")) // 2) * 3
