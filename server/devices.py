@@ -191,36 +191,59 @@ class AdbDeviceSource:
             return iphones
 
     def _open(self, serial: str, *, fresh: bool = False) -> Phone:
-        """The phone (Android or iPhone, ``open_phone``), kept for the next screenshot."""
-        from mobile_agent.device import open_phone
+        """The phone (Android or iPhone, ``open_phone``), kept for the next screenshot. The one
+        it replaces (``fresh``), or its own when another caller's got kept first, is closed:
+        a USB iPhone's forward counts the phones kept open, so a dropped one would keep the
+        forward running for ever."""
+        from mobile_agent.device import close_phone, open_phone
 
         with self._lock:
             phone = None if fresh else self._phones.get(serial)
-        if phone is None:
-            phone = open_phone(self.settings, serial)
-            with self._lock:
-                self._phones[serial] = phone
+        if phone is not None:
+            return phone
+        phone = open_phone(self.settings, serial)
+        with self._lock:
+            kept = self._phones.get(serial)
+            if fresh or kept is None:
+                self._phones[serial], spare = phone, kept
+            else:
+                phone, spare = kept, phone
+        if spare is not None:
+            close_phone(spare)
         return phone
 
-    def _forget(self, serial: str) -> None:
+    def _forget(self, serial: str, phone: Phone | None = None) -> None:
+        """Drop ``phone`` (None: whichever is kept) after an error, and close it; a newer one
+        another caller kept meanwhile stays."""
+        from mobile_agent.device import close_phone
+
         with self._lock:
-            self._phones.pop(serial, None)
+            kept = self._phones.get(serial)
+            if kept is not None and (phone is None or kept is phone):
+                del self._phones[serial]
+                phone = kept
+        if phone is not None:
+            close_phone(phone)
 
     def screen_size(self, serial: str) -> tuple[int, int]:
+        phone = None
         try:
-            info = self._open(serial, fresh=True).screen_info()  # a probe: a phone new or back, opened anew
+            phone = self._open(serial, fresh=True)  # a probe: a phone new or back, opened anew
+            info = phone.screen_info()
         except Exception:
-            self._forget(serial)
+            self._forget(serial, phone)
             raise
         return int(info.width), int(info.height)
 
     def screenshot(self, serial: str, fmt: str) -> bytes:
         from mobile_agent.agent import mask_live_frame
 
+        phone = None
         try:
-            shot = self._open(serial).screenshot()
+            phone = self._open(serial)
+            shot = phone.screenshot()
         except DeviceError:
-            self._forget(serial)
+            self._forget(serial, phone)
             raise
         # the run on this phone hides its secrets here too (the live view, the device screenshot)
         shot = replace(shot, pixels=mask_live_frame(serial, shot.pixels))

@@ -22,7 +22,7 @@ import pytest
 
 from mobile_agent.device import close_phone, list_iphones, open_phone
 from mobile_agent.device.ios.usb import UsbForward, open_forwards
-from mobile_agent.errors import DeviceOfflineError
+from mobile_agent.errors import DeviceError, DeviceOfflineError
 from mobile_agent.settings import AdbSettings, IosSettings, Settings
 from simphone.ios import WdaFrontEnd
 from tests.agent_helpers import agent_settings, cli, cli_env, run_cli
@@ -50,7 +50,7 @@ def _settings(tmp_path: Path, usbmuxd: Path, **ios: object) -> Settings:
     settings = agent_settings(free_port(), SERIAL, tmp_path / "runs")
     return settings.model_copy(update={
         "adb": AdbSettings(server_port=free_port(), adb_path=str(tmp_path / "no-adb"), serial=SERIAL),
-        "ios": IosSettings(usbmuxd=str(usbmuxd), **ios),  # type: ignore[arg-type]
+        "ios": IosSettings(usbmuxd=str(usbmuxd), **ios),
     })
 
 
@@ -282,3 +282,22 @@ def test_eval_mobile_eval_judges_the_usb_iphone_by_its_state(tmp_path: Path, usb
     for record in records:
         assert (record["success"], record["judged_by"], record["device"]) == (True, "state", SERIAL), record
     assert set(usbmuxd.connects) == {(UDID, WDA_PORT)}  # the harness's reads went over "USB" too
+
+
+def test_the_rest_device_source_lets_go_of_the_usb_iphone_it_opens_again_or_forgets(
+    tmp_path: Path, usbmuxd: FakeUsbmuxd
+) -> None:
+    """Each probe opens the phone anew (a phone new or back) and a failed screenshot forgets
+    it: the phone it replaces or forgets is closed, so the forward counts only the open it
+    keeps, and once unplugged and forgotten no forward stays behind on 127.0.0.1."""
+    from server.devices import AdbDeviceSource
+
+    source = AdbDeviceSource(_settings(tmp_path, usbmuxd.path))
+    for _ in range(3):  # three probes: one phone kept open, not three
+        assert source.screen_size(SERIAL) == (1080, 2400)
+    assert source.screenshot(SERIAL, "png").startswith(b"\x89PNG")
+    assert [f.users for f in _forwards(usbmuxd)] == [1]
+    usbmuxd.unplug(UDID)
+    with pytest.raises(DeviceError):  # the cable pulled: the screenshot fails and the phone is forgotten
+        source.screenshot(SERIAL, "png")
+    assert _forwards(usbmuxd) == []
