@@ -85,13 +85,25 @@ class Phone:
         self._mask = SecretMask(secret_values(settings), lambda: self.reader)  # the run's masking step
         self.evidence_dir = evidence_dir if evidence_dir is not None else Path(settings.agent.output_dir) / "evidence"
         self._numbers = itertools.count(1)
+        self._close: Callable[[], None] | None = None  # what ``close`` lets go of: the phone ``open`` opened
 
     @classmethod
     def open(cls, settings: Settings, serial: str | None = None) -> Phone:
-        """The phone of ``settings.adb`` (or ``serial``; ``ios:NAME`` is an iPhone of ``ios.devices``)."""
-        from mobile_agent.device import open_phone
+        """The phone of ``settings.adb`` (or ``serial``; ``ios:NAME`` is an iPhone of ``ios.devices``);
+        ``close`` it when done."""
+        from mobile_agent.device import close_phone, open_phone
 
-        return cls(settings, open_phone(settings, serial or settings.adb.serial))
+        opened = open_phone(settings, serial or settings.adb.serial)
+        made = cls(settings, opened)
+        made._close = lambda: close_phone(opened)
+        return made
+
+    def close(self) -> None:
+        """Let go of the phone ``open`` opened (an iPhone's connections to its WDA, a USB
+        iPhone's forward with its last user); a device passed in stays its owner's. Once."""
+        close, self._close = self._close, None
+        if close is not None:
+            close()
 
     @property
     def serial(self) -> str:

@@ -132,6 +132,7 @@ def phone(mobile_agent_settings: Settings, request: pytest.FixtureRequest) -> It
     try:
         lease.acquire()
     except PhoneBusyError as exc:
+        made.close()
         pytest.fail(f"mobile-agent: {exc.message}; run the tests again when it is free", pytrace=False)
     made.evidence_dir = Path(settings.agent.output_dir) / "evidence"
     request.node.stash[_PHONE_KEY] = {"phone": made, "agent": request.node.stash.get(_PHONE_KEY, {}).get("agent")}
@@ -139,6 +140,7 @@ def phone(mobile_agent_settings: Settings, request: pytest.FixtureRequest) -> It
         yield made
     finally:
         lease.release()
+        made.close()  # an iPhone's WDA connections (a USB iPhone's forward) end with the test
 
 
 @pytest.fixture

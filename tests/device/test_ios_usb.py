@@ -33,6 +33,8 @@ UDID = "00008030-001A2B3C4D5E6F70"  # an A12-or-later UDID: <ChipID:8>-<ECID:16>
 SERIAL = "ios:" + UDID
 WDA_PORT = 8100
 
+pytest_plugins = ["pytester"]
+
 
 @pytest.fixture
 def usbmuxd(front: WdaFrontEnd) -> Iterator[FakeUsbmuxd]:
@@ -301,3 +303,32 @@ def test_the_rest_device_source_lets_go_of_the_usb_iphone_it_opens_again_or_forg
     with pytest.raises(DeviceError):  # the cable pulled: the screenshot fails and the phone is forgotten
         source.screenshot(SERIAL, "png")
     assert _forwards(usbmuxd) == []
+
+
+def test_the_pytest_plugins_phone_fixture_closes_the_usb_iphone_after_each_test(
+    pytester: pytest.Pytester, tmp_path: Path, usbmuxd: FakeUsbmuxd, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``mobile-agent``'s pytest plugin opens the session's phone for each test that asks for
+    ``phone``: each open is closed with its test, so a USB iPhone's forward counts one user in
+    the next test (not one per test run so far, each holding a connection to the phone's WDA)."""
+    for key, value in _no_adb(tmp_path, MOBILE_AGENT_IOS__USBMUXD=str(usbmuxd.path)).items():
+        monkeypatch.setenv(key, value)
+    pytester.makepyfile(test_usb_phone='''
+from mobile_agent.device.ios.usb import open_forwards
+
+
+def users():
+    return [f.users for f in open_forwards()]
+
+
+def test_first(phone):
+    assert phone.device.screen_info().width == 1080
+    assert users() == [1]
+
+
+def test_second(phone):
+    assert users() == [1]  # the first test's open let go of the forward
+''')
+    result = pytester.runpytest_subprocess("-p", "no:mobile_agent", "-p", "mobile_agent.testing.pytest_plugin",
+                                           "-p", "no:cacheprovider", "--phone", SERIAL)
+    result.assert_outcomes(passed=2)
