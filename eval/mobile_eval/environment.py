@@ -10,8 +10,8 @@ its runs are judged by a person or an MLLM, since success cannot be read from it
 An iPhone (``ios:NAME``) has no adb shell: the harness asks the same commands through
 ``IphoneShell``, the simulated iPhone's own route next to its WDA (``POST /simphone/shell``,
 ``simphone.ios.wda``); a real iPhone's WDA answers it ``unknown command``, so a real iPhone
-is reset like any phone without readable state (home; its apps are not force-stopped: WDA's
-terminate is not used yet) and judged by a person or an MLLM.
+is reset like any phone without readable state (home, and the task's apps stopped through
+WDA's ``/wda/apps/terminate`` by their bundle ids) and judged by a person or an MLLM.
 
 May import: httpx, mobile_agent (device API), mobile_eval.errors.
 """
@@ -85,8 +85,27 @@ class IphoneShell:
                            int(value["exitCode"]))
 
     def force_stop(self, package: str) -> None:
-        raise DeviceCommandError(f"{package} is not force-stopped on an iPhone (WDA's terminate is not used yet)",
-                                 command=["force-stop", package])
+        """Stop the app whose bundle id is ``package`` through WDA's ``POST
+        /session/{id}/wda/apps/terminate`` (``FBSessionCommands.m``: a session route; the
+        value says whether it was running), in WDA's current session (every answer's
+        ``sessionId``), or one made for it. ``DeviceCommandError`` when WDA refuses (an app not
+        installed) or does not answer."""
+        command = ["terminate", package]
+        try:
+            session = httpx.get(f"{self.url}/status", timeout=self.timeout_s).json().get("sessionId")
+            if not isinstance(session, str) or not session:
+                made = httpx.post(f"{self.url}/session", json={"capabilities": {}}, timeout=self.timeout_s).json()
+                session = made.get("sessionId") or (made.get("value") or {}).get("sessionId")
+            answer = httpx.post(f"{self.url}/session/{session}/wda/apps/terminate", json={"bundleId": package},
+                                timeout=self.timeout_s)
+            value = answer.json().get("value")
+        except (httpx.HTTPError, ValueError, AttributeError) as exc:
+            raise DeviceCommandError(f"{package} was not stopped: no WDA answer at {self.url} ({exc})",
+                                     command=command) from exc
+        if answer.status_code != 200 or isinstance(value, dict):  # WDA's error object
+            message = value.get("message", "") if isinstance(value, dict) else answer.text[:200]
+            raise DeviceCommandError(f"{package} was not stopped: {message}", command=command)
+        log.info("terminated %s through %s (it was %srunning)", package, self.url, "" if value else "not ")
 
 
 class PhoneEnvironment:

@@ -282,7 +282,8 @@ def _home_icons(elements: list[dict[str, Any]]) -> tuple[list[tuple[str, tuple[f
 class WdaFrontEnd:
     """``phone`` served as WDA on ``host:port`` (0: any free port), ``scale`` pixels per point."""
 
-    def __init__(self, phone: Phone, *, scale: int = 3, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, phone: Phone, *, scale: int = 3, host: str = "127.0.0.1", port: int = 0,
+                 shell_route: bool = True) -> None:
         if scale not in (1, 2, 3):
             raise ValueError(f"an iPhone's scale is 1, 2 or 3, got {scale}")
         if phone.width % scale or phone.height % scale:
@@ -290,6 +291,7 @@ class WdaFrontEnd:
         self.phone = phone
         phone.system_look = "ios"  # an iOS status bar and the home indicator, no Back/Home/Recents buttons
         self.scale = scale
+        self.shell_route = shell_route  # False: no /simphone/shell, as every real WDA (its harness resets by WDA alone)
         self.session_id: str | None = None
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer((host, port), self._handler())
@@ -412,7 +414,7 @@ class WdaFrontEnd:
             ("GET", "/alert/text"): lambda _: self._alert_text(),
             ("POST", "/alert/accept"): lambda _: self._answer_alert(True),
             ("POST", "/alert/dismiss"): lambda _: self._answer_alert(False),
-            ("POST", "/simphone/shell"): self._shell,  # the simulator's own route (module docstring)
+            **({("POST", "/simphone/shell"): self._shell} if self.shell_route else {}),  # the simulator's own route
         }
 
     def _shell(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -60,6 +60,31 @@ def test_a_real_wda_has_no_shell_so_the_iphone_is_reset_home() -> None:
         server.stop()
 
 
+def test_an_iphone_without_readable_state_is_reset_home_with_its_apps_terminated() -> None:
+    """A WDA with no simulator route (``shell_route=False``: every real one) is reset the way a
+    person would: Home, and the task's apps stopped through WDA's ``/wda/apps/terminate`` by
+    their bundle ids (the table's: YouTube is com.google.ios.youtube); an app the iPhone does
+    not have is logged, not fatal."""
+    server = WdaFrontEnd(Phone(), scale=3, shell_route=False).start()
+    client = WdaClient(server.url, timeout_s=20)
+    try:
+        iphone = IosDevice("sim-t", client)
+        iphone.launch_app("com.google.ios.youtube")
+        iphone.launch_app("com.apple.Preferences")
+        assert {"com.google.android.youtube", "com.android.settings"} <= set(server.phone.recents)
+        environment = PhoneEnvironment(iphone, IphoneShell(server.url))
+        assert not environment.stateful  # no /simphone/shell: unknown command, as a real WDA
+        assert environment.reset(apps=["YouTube", "Settings", "WeChat"]) == "home"  # WeChat: not on this iPhone
+        assert server.phone.foreground == "com.android.launcher3"
+        running = set(server.phone.state()["tasks"]) | set(server.phone.recents)
+        assert not {"com.google.android.youtube", "com.android.settings"} & running  # before: both still running
+        iphone.launch_app("com.apple.Preferences")  # the agent's session still works after the harness's calls
+        assert client.active_app() == "com.apple.Preferences"
+    finally:
+        client.close()
+        server.stop()
+
+
 @pytest.mark.timeout(300)
 def test_data_collect_on_the_simulated_iphone_exports_prompts_that_say_iphone(tmp_path: Path) -> None:
     """`mobile-agent data collect --device ios:NAME`: runs verified by the phone's state and
