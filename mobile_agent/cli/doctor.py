@@ -71,10 +71,11 @@ def ios_checks(settings: Settings) -> list[Check]:
     ``ios.usb`` looks for USB iPhones: docs/ios.md)."""
     from mobile_agent.device.ios import IOS_PREFIX
     from mobile_agent.device.ios.usb import DEFAULT_USBMUXD, INSTALL_HINT, usb_enabled, usbmuxd_address
+    from mobile_agent.device.ios.wda import shown_url
     from mobile_agent.device.phones import open_iphone, usb_iphones
 
     checks = []
-    phones = sorted(settings.ios.devices.items())
+    phones = sorted((name, shown_url(url)) for name, url in settings.ios.devices.items())  # no credentials
     try:
         usb_on = usb_enabled(settings.ios)
     except DeviceError as exc:  # ios.usb = true without the library

@@ -38,7 +38,7 @@ from mobile_agent.device.ios.usb import (
     same_udid,
     usb_enabled,
 )
-from mobile_agent.device.ios.wda import WdaClient, WdaError
+from mobile_agent.device.ios.wda import WdaClient, WdaError, shown_url
 from mobile_agent.device.selection import open_device
 from mobile_agent.errors import DeviceNotFoundError, DeviceOfflineError
 from mobile_agent.settings import IosSettings, Settings
@@ -148,7 +148,7 @@ def list_iphones(settings: IosSettings, names: Collection[str] | None = None) ->
 
 def _probe_iphone(settings: IosSettings, name: str) -> IphoneListing:
     client = WdaClient(settings.devices[name], timeout_s=min(settings.timeout_s, IPHONE_PROBE_S))
-    return _probe_client(IOS_PREFIX + name, settings.devices[name], client)
+    return _probe_client(IOS_PREFIX + name, shown_url(settings.devices[name]), client)
 
 
 def _probe_usb_iphone(settings: IosSettings, phone: UsbIphone) -> IphoneListing:
@@ -208,7 +208,7 @@ def open_iphone(settings: IosSettings, serial: str) -> IosDevice:
     url = settings.devices.get(name)
     if url is None:
         return _open_usb_iphone(settings, serial, name)
-    return IosDevice(name, _ready(serial, url, WdaClient(url, timeout_s=settings.timeout_s)))
+    return IosDevice(name, _ready(serial, shown_url(url), WdaClient(url, timeout_s=settings.timeout_s)))
 
 
 def _open_usb_iphone(settings: IosSettings, serial: str, name: str) -> IosDevice:

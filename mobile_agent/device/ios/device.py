@@ -56,7 +56,7 @@ class IosDevice:
         self._scale: float | None = None
 
     def __repr__(self) -> str:
-        return f"IosDevice({self.serial!r}, {self.client.base_url!r})"
+        return f"IosDevice({self.serial!r}, {self.client.shown_url!r})"
 
     @property
     def platform(self) -> Literal["ios"]:

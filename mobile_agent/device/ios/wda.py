@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +30,7 @@ import httpx
 
 from mobile_agent.errors import DeviceError
 
-__all__ = ["WdaClient", "WdaError", "WdaScreen", "WdaStatus"]
+__all__ = ["WdaClient", "WdaError", "WdaScreen", "WdaStatus", "shown_url"]
 
 INVALID_SESSION = "invalid session id"
 NO_SUCH_ALERT = "no such alert"
@@ -75,6 +76,15 @@ def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def shown_url(url: str) -> str:
+    """``url`` without its ``user:password@`` part (a WDA behind an authenticating proxy):
+    what a message, a listing or a log may name."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
 class WdaClient:
     """One WebDriverAgent server (``http://host:8100``). Calls that need a session make
     one on first use and make a new one once when WDA says the session is gone (a
@@ -84,6 +94,7 @@ class WdaClient:
         if not base_url.startswith(("http://", "https://")):
             raise ValueError(f"a WDA address is an http(s) URL, got {base_url!r}")
         self.base_url = base_url.rstrip("/")
+        self.shown_url = shown_url(self.base_url)  # what messages name: no credentials
         self._http = httpx.Client(base_url=self.base_url, timeout=timeout_s, transport=transport)
         self._session_id: str | None = None
 
@@ -97,7 +108,7 @@ class WdaClient:
         try:
             response = self._http.request(method, path, json=body)
         except httpx.HTTPError as exc:
-            raise WdaError(f"WDA at {self.base_url} did not answer {method} {path}: {exc}", error="unreachable") from exc
+            raise WdaError(f"WDA at {self.shown_url} did not answer {method} {path}: {exc}", error="unreachable") from exc
         try:
             payload = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
