@@ -109,6 +109,11 @@ class WdaClient:
             response = self._http.request(method, path, json=body)
         except httpx.HTTPError as exc:
             raise WdaError(f"WDA at {self.shown_url} did not answer {method} {path}: {exc}", error="unreachable") from exc
+        except RuntimeError as exc:  # httpx: "Cannot send a request, as the client has been closed."
+            if not self._http.is_closed:
+                raise
+            # its owner closed it meanwhile (the REST pool's probe replaced the phone a screenshot was using)
+            raise WdaError(f"the client of WDA at {self.shown_url} was closed", error="unreachable") from exc
         try:
             payload = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
