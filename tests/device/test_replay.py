@@ -258,7 +258,9 @@ def _cli(*args, cwd):
                           timeout=60, cwd=cwd)
 
 
-def test_cache_cli_lists_shows_and_clears_plans(tmp_path):
+def test_cache_cli_lists_shows_and_clears_plans(tmp_path, capsys, monkeypatch):
+    from mobile_agent.cli import main
+
     store = PlanStore(f"sqlite:///{tmp_path / 'plan-cache.sqlite3'}")
     screen = fingerprint(_frame(), _lines(["Network & internet", "Display & brightness"]))
     steps = (CachedStep("Open App (Settings)", "open_app", screen), CachedStep("Click text (Display & brightness)",
@@ -267,17 +269,24 @@ def test_cache_cli_lists_shows_and_clears_plans(tmp_path):
                                   instruction="Turn on the dark mode"))
     second = store.save(CachedPlan(template="open ⟦0⟧", steps=steps[:1], final=screen, instruction='Open "Settings"'))
 
-    listed = _cli("cache", "--output", str(tmp_path), "list", cwd=tmp_path)
+    listed = _cli("cache", "--output", str(tmp_path), "list", cwd=tmp_path)  # the command as a process
     assert listed.returncode == 0, listed.stderr
     assert "Turn on the dark mode" in listed.stdout and 'Open "Settings"' in listed.stdout
-    shown = _cli("cache", "--output", str(tmp_path), "show", str(first), cwd=tmp_path)
-    assert shown.returncode == 0 and "2. Click text (Display & brightness)" in shown.stdout
-    missing = _cli("cache", "--output", str(tmp_path), "show", "999", cwd=tmp_path)
-    assert missing.returncode == 1 and "no plan 999" in missing.stderr
-    assert _cli("cache", "--output", str(tmp_path), "clear", str(second), cwd=tmp_path).returncode == 0
+
+    def cache(*args: str) -> tuple[int, str, str]:  # the rest through main(), in this process
+        code = main(["cache", "--output", str(tmp_path), *args])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = cache("show", str(first))
+    assert code == 0 and "2. Click text (Display & brightness)" in out
+    code, _, err = cache("show", "999")
+    assert code == 1 and "no plan 999" in err
+    assert cache("clear", str(second))[0] == 0
     assert [p.id for p in store.list()] == [first]
-    cleared = _cli("cache", "--output", str(tmp_path), "clear", cwd=tmp_path)
-    assert cleared.returncode == 0 and "deleted 1 plans" in cleared.stdout
+    code, out, _ = cache("clear")
+    assert code == 0 and "deleted 1 plans" in out
     assert store.list() == []
 
 
