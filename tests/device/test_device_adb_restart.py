@@ -98,13 +98,14 @@ def test_a_cancel_ends_the_wait_for_a_phone_that_went_away(sim_phones: Any, adb_
     import threading
     import time
 
-    from mobile_agent.device import open_device
+    from mobile_agent.device import open_phone
     from mobile_agent.errors import RunCancelled
+    from mobile_agent.settings import Settings
 
     (phone,) = sim_phones(1)
-    settings = AdbSettings(server_port=adb_server.port, reconnect_s=3600)
+    settings = Settings(adb=AdbSettings(server_port=adb_server.port, reconnect_s=3600))
     cancel = threading.Event()
-    device = open_device(settings, phone.serial, cancel=cancel)
+    device = open_phone(settings, phone.serial, cancel=cancel)  # as a REST task's run opens its phone
     assert device.shell(["echo", "before"]).strip() == "before"
     phone.kill()
     adb_server.disconnect(phone.serial)  # as sim_phones' teardown does: not listed, its port closed
