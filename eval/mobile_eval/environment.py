@@ -27,6 +27,7 @@ import httpx
 
 from eval.mobile_eval.errors import DeviceStateError
 from mobile_agent.errors import DeviceCommandError, DeviceError
+from mobile_agent.urls import shown_url
 
 __all__ = ["IphoneShell", "PhoneEnvironment", "ResetKind", "ShellAnswer", "environment_for"]
 
@@ -70,6 +71,7 @@ class IphoneShell:
 
     def __init__(self, url: str, timeout_s: float = 30.0) -> None:
         self.url = url.rstrip("/")
+        self.shown = shown_url(self.url)  # what messages name: no user:password (ios.devices may hold one)
         self.timeout_s = timeout_s
 
     def run(self, args: list[str]) -> ShellAnswer:
@@ -77,7 +79,7 @@ class IphoneShell:
             response = httpx.post(f"{self.url}/simphone/shell", json={"argv": list(args)}, timeout=self.timeout_s)
             value = response.json().get("value")
         except (httpx.HTTPError, ValueError, AttributeError) as exc:
-            return ShellAnswer(b"", f"no shell at {self.url}: {exc}".encode(), 127)
+            return ShellAnswer(b"", f"no shell at {self.shown}: {exc}".encode(), 127)
         if not isinstance(value, dict) or "exitCode" not in value:  # WDA's error object: no such route
             message = value.get("message", "") if isinstance(value, dict) else ""
             return ShellAnswer(b"", f"an iPhone has no shell ({message})".encode(), 127)
@@ -100,12 +102,12 @@ class IphoneShell:
                                 timeout=self.timeout_s)
             value = answer.json().get("value")
         except (httpx.HTTPError, ValueError, AttributeError) as exc:
-            raise DeviceCommandError(f"{package} was not stopped: no WDA answer at {self.url} ({exc})",
+            raise DeviceCommandError(f"{package} was not stopped: no WDA answer at {self.shown} ({exc})",
                                      command=command) from exc
         if answer.status_code != 200 or isinstance(value, dict):  # WDA's error object
             message = value.get("message", "") if isinstance(value, dict) else answer.text[:200]
             raise DeviceCommandError(f"{package} was not stopped: {message}", command=command)
-        log.info("terminated %s through %s (it was %srunning)", package, self.url, "" if value else "not ")
+        log.info("terminated %s through %s (it was %srunning)", package, self.shown, "" if value else "not ")
 
 
 class PhoneEnvironment:

@@ -9,8 +9,8 @@ no usable message, or one over ``max_body_bytes`` (not read on, not retried), is
 ``PlannerResponseError``. The reply text is cut to ``max_reply_bytes`` (``cap_reply``).
 Every error names the endpoint without its credentials (``shown_url``).
 
-May import: openai and its httpx, the standard library, ``mobile_agent.errors`` and
-``mobile_agent.settings``.
+May import: openai and its httpx, the standard library, ``mobile_agent.errors``,
+``mobile_agent.settings`` and ``mobile_agent.urls``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import openai
 
@@ -35,6 +34,7 @@ except ModuleNotFoundError:  # pragma: no cover - older openai
 
 from mobile_agent.errors import PlannerError, PlannerResponseError, PlannerUnreachableError
 from mobile_agent.settings import PlannerSettings
+from mobile_agent.urls import shown_url
 
 __all__ = [
     "OPENAI_BASE_URL",
@@ -272,19 +272,6 @@ def error_message(exc: openai.APIStatusError) -> str:
             if isinstance(message, str):
                 return message[:300]
     return str(exc.message)[:300]
-
-
-def shown_url(url: str) -> str:
-    """The endpoint for an error message: scheme, host, port and path; no user:password, query or fragment."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    try:
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        port = ""
-    return f"{parts.scheme}://{host}{port}{parts.path}".rstrip("/") if parts.scheme else url
 
 
 _CLIENTS: OrderedDict[tuple[str, str, float, int], openai.OpenAI] = OrderedDict()

@@ -34,6 +34,7 @@ PUBLIC_MODULES = (
     "mobile_agent.replay",
     "mobile_agent.settings",
     "mobile_agent.testing",
+    "mobile_agent.urls",
 )
 LAYERS_ABOVE = ("server", "eval")
 

@@ -14,7 +14,7 @@ DEVELOP.md); it is ignored. Real samples: ``tests/data/wda/`` (source named in e
 
 Coordinates here are **points** (WDA's unit); ``IosDevice`` converts from pixels.
 
-May import: httpx, the standard library, ``mobile_agent.errors``.
+May import: httpx, the standard library, ``mobile_agent.errors``, ``mobile_agent.urls``.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from mobile_agent.errors import DeviceError
+from mobile_agent.urls import shown_url
 
 __all__ = ["WdaClient", "WdaError", "WdaScreen", "WdaStatus", "shown_url"]
 
@@ -74,15 +74,6 @@ def _dict(value: object, what: str) -> dict[str, Any]:
 
 def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def shown_url(url: str) -> str:
-    """``url`` without its ``user:password@`` part (a WDA behind an authenticating proxy):
-    what a message, a listing or a log may name."""
-    parts = urllib.parse.urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 class WdaClient:
