@@ -41,8 +41,10 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -68,8 +70,36 @@ pytest_plugins = ["tests.llm_fixtures", "tests.server_fixtures", "tests.pg_fixtu
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+
+def _adb_server_port() -> int:
+    """A free port below the kernel's ephemeral range, for this session's adb server.
+
+    The port is chosen when this file is imported and bound only when a test first asks for
+    ``adb_server``: on a pytest-xdist worker, after a collection that takes a minute or more. A
+    port of the ephemeral range may meanwhile go to any socket of this or another process (a
+    bind to port 0, any outgoing connection's own port), and then the adb server cannot start
+    (``pytest.exit``: the worker's whole session lost). No socket gets a port below the range
+    unless it asks for that number, so only another session's pick can take it."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return free_port()
+    if low <= 12000:
+        return free_port()
+    pick = random.SystemRandom()  # two workers started at once still pick apart
+    for _ in range(100):
+        port = pick.randrange(10000, low)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    return free_port()
+
+
 # Before anything imports adbutils' module-level client (it reads this when built).
-_ADB_PORT = free_port()
+_ADB_PORT = _adb_server_port()
 os.environ["ANDROID_ADB_SERVER_PORT"] = str(_ADB_PORT)
 
 import adbutils  # noqa: E402
