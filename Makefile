@@ -69,6 +69,12 @@ postgres:
 demo: install
 	$(BIN)/python scripts/quickstart.py
 
+# make test runs the suite on this many pytest-xdist workers (0: in this process, one test at a
+# time). CI has 2 cores and most tests wait on subprocesses (adb, uvicorn, PostgreSQL, chromium),
+# so two workers overlap well; every worker has its own adb server, phones, PostgreSQL cluster
+# and ports (tests/README.md).
+PYTEST_WORKERS ?= 2
+
 # Sets up and passes the tests.
 # The fast tier, for the inner loop: tests/unit (no adb server, no service, no browser) and the
 # static checks of the images (tests/containers); 1-1.5 minutes on 2 cores. tests/README.md
@@ -80,7 +86,7 @@ check: install-dev
 # The wheel tier first: pytest's closing line stays the last one (.ci/run reads it).
 test: install-dev browser fonts postgres ffprobe typecheck lint wheel-check
 	@echo "==> running every test tier (tests/README.md)"
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist load
 
 # The wheel is the product (.ci/wheel): wheel + sdist built, twine check, the wheel alone in a
 # fresh venv runs --version, doctor, the quick start, serve + one REST task, mcp's tool list.
