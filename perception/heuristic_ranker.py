@@ -202,10 +202,10 @@ _FLAT_SHARE = 0.9
 _FLAT_LEVELS = 24
 
 
-def flat_surface(image: np.ndarray, box: Box) -> np.ndarray | None:
-    """The colour a box sits on (RGB, int16), sampled on a margin around it as the ranker
-    does, when that margin is one flat colour (a bar, a list's background); None over a
-    photo or a gradient, where no one colour is the box's surface."""
+def _patch_around(image: np.ndarray, box: Box) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """The box with a margin of 15% of its longer side (3 px at least), clipped to the image,
+    and the box's own (left, top, right, bottom) inside that patch: what the ranker reads of
+    a box and its surface."""
     height, width = image.shape[:2]
     pad = max(3, int(0.15 * max(box.width, box.height)))
     outer = box.expand(pad, pad, width, height)
@@ -217,6 +217,14 @@ def flat_surface(image: np.ndarray, box: Box) -> np.ndarray | None:
         max(int(box.left) - ol + 1, int(np.ceil(box.right)) - ol),
         max(int(box.top) - ot + 1, int(np.ceil(box.bottom)) - ot),
     )
+    return patch, inner
+
+
+def flat_surface(image: np.ndarray, box: Box) -> np.ndarray | None:
+    """The colour a box sits on (RGB, int16), sampled on a margin around it as the ranker
+    does, when that margin is one flat colour (a bar, a list's background); None over a
+    photo or a gradient, where no one colour is the box's surface."""
+    patch, inner = _patch_around(image, box)
     ring = _ring(patch, inner).astype(np.int16)
     colour: np.ndarray = np.median(ring, axis=0).astype(np.int16)
     near = np.abs(ring - colour).max(axis=1) <= _FLAT_LEVELS
@@ -358,19 +366,9 @@ class HeuristicRanker:
 
     def score(self, image: np.ndarray, boxes: list[Box], description: str, prior: list[float]) -> list[float]:
         colours, shapes, direction = _words(description)
-        height, width = image.shape[:2]
         scores = []
         for box, base in zip(boxes, prior, strict=True):
-            pad = max(3, int(0.15 * max(box.width, box.height)))
-            outer = box.expand(pad, pad, width, height)
-            ol, ot = int(outer.left), int(outer.top)
-            patch = image[ot: int(np.ceil(outer.bottom)), ol: int(np.ceil(outer.right))]
-            inner = (
-                int(box.left) - ol,
-                int(box.top) - ot,
-                max(int(box.left) - ol + 1, int(np.ceil(box.right)) - ol),
-                max(int(box.top) - ot + 1, int(np.ceil(box.bottom)) - ot),
-            )
+            patch, inner = _patch_around(image, box)
             mask = _background_and_mask(patch, inner)
             parts: list[float] = []
             if colours:

@@ -37,6 +37,7 @@ __all__ = [
     "Dialect",
     "DialectReply",
     "ImagePart",
+    "PaperPrompt",
     "UnwritableAction",
     "build_action",
     "first_json_object",
@@ -112,6 +113,28 @@ class Dialect(Protocol):
         as its real replies look: ``parse(write(a)).action`` is ``a`` again. Raises
         ``UnwritableAction`` for an operation outside the model's action space."""
         ...
+
+
+class PaperPrompt:
+    """For the dialects whose prompt is the planner's own (the paper's, function calling's):
+    ``uses_paper_prompt`` and the ``messages`` they do not write."""
+
+    name: str
+    uses_paper_prompt = True
+
+    def messages(
+        self,
+        instruction: str,
+        history: Sequence[str],
+        feedback: Sequence[str],
+        screenshot: Any,
+        viewport: Viewport,
+        image_part: ImagePart,
+        platform: Platform = "android",
+    ) -> list[dict[str, Any]]:
+        """Not this dialect's: ``PlannerClient.plan_messages`` builds the paper's prompt from
+        the package's prompt files."""
+        raise NotImplementedError(f"the {self.name} dialect uses the paper's prompt (PlannerClient.plan_messages)")
 
 
 class UnwritableAction(ValueError):

@@ -19,12 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from mobile_agent.errors import OperationError
-from mobile_agent.operations.context import Platform
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import REGISTRY, OperationRegistry
 from mobile_agent.planner.dialects.base import (
     DialectReply,
-    ImagePart,
+    PaperPrompt,
     build_action,
     first_json_object,
     no_action,
@@ -60,12 +59,11 @@ def operation_tools(registry: OperationRegistry) -> list[dict[str, Any]]:
 
 
 @dataclass
-class FunctionCallingDialect:
+class FunctionCallingDialect(PaperPrompt):
     """The paper's prompt and operations; the action comes back as a tool call."""
 
     name: str = "function_calling"
     space: CoordinateSpace = SCREEN
-    uses_paper_prompt = True
     registry = REGISTRY
 
     def image_rule(self, default: ImageRule) -> ImageRule:
@@ -73,20 +71,6 @@ class FunctionCallingDialect:
 
     def tools(self) -> list[dict[str, Any]] | None:
         return operation_tools(self.registry)
-
-    def messages(
-        self,
-        instruction: str,
-        history: Sequence[str],
-        feedback: Sequence[str],
-        screenshot: Any,
-        viewport: Viewport,
-        image_part: ImagePart,
-        platform: Platform = "android",
-    ) -> list[dict[str, Any]]:
-        """Not this dialect's: its prompt is the planner's own (``uses_paper_prompt``), built
-        by ``PlannerClient.plan_messages`` from the package's prompt files."""
-        raise NotImplementedError(f"the {self.name} dialect uses the paper's prompt (PlannerClient.plan_messages)")
 
     def parse(
         self, text: str, viewport: Viewport, tool_calls: Sequence[Mapping[str, Any]] = ()

@@ -14,10 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mobile_agent.operations.context import Platform
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import REGISTRY
-from mobile_agent.planner.dialects.base import DialectReply, ImagePart, UnwritableAction
+from mobile_agent.planner.dialects.base import DialectReply, PaperPrompt, UnwritableAction
 from mobile_agent.planner.geometry import SCREEN, CoordinateSpace, ImageRule, Viewport
 from mobile_agent.planner.replies import split_plan_reply
 
@@ -25,12 +24,11 @@ __all__ = ["PaperDialect"]
 
 
 @dataclass
-class PaperDialect:
+class PaperDialect(PaperPrompt):
     """Observation / Thought / Action; the planner's own prompt files."""
 
     name: str = "paper"
     space: CoordinateSpace = SCREEN  # no points: perception finds the targets
-    uses_paper_prompt = True
     registry = REGISTRY
 
     def image_rule(self, default: ImageRule) -> ImageRule:
@@ -38,20 +36,6 @@ class PaperDialect:
 
     def tools(self) -> list[dict[str, Any]] | None:
         return None
-
-    def messages(
-        self,
-        instruction: str,
-        history: Sequence[str],
-        feedback: Sequence[str],
-        screenshot: Any,
-        viewport: Viewport,
-        image_part: ImagePart,
-        platform: Platform = "android",
-    ) -> list[dict[str, Any]]:
-        """Not this dialect's: its prompt is the planner's own (``uses_paper_prompt``), built
-        by ``PlannerClient.plan_messages`` from the package's prompt files."""
-        raise NotImplementedError(f"the {self.name} dialect uses the paper's prompt (PlannerClient.plan_messages)")
 
     def parse(
         self, text: str, viewport: Viewport, tool_calls: Sequence[Mapping[str, Any]] = ()
