@@ -352,6 +352,12 @@ class FarmSettings(BaseModel):
     poll_s: float = Field(0.5, gt=0, description="a phone's worker looks for a job at least this often")
 
 
+def _check_iphone_name(name: str) -> None:
+    """An iPhone's name (``ios:NAME``), in ``ios.devices`` and ``ios.usb_names`` alike."""
+    if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", name):
+        raise ValueError(f"an iPhone's name is letters, digits and . _ - (at most 64), got {name!r}")
+
+
 class IosSettings(BaseModel):
     """iPhones reached through WebDriverAgent (docs/ios.md): ``--serial ios:NAME`` drives the
     WDA at ``devices[NAME]``."""
@@ -379,8 +385,7 @@ class IosSettings(BaseModel):
     @classmethod
     def _check_usb_names(cls, names: dict[str, str]) -> dict[str, str]:
         for name, udid in names.items():
-            if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", name):
-                raise ValueError(f"an iPhone's name is letters, digits and . _ - (at most 64), got {name!r}")
+            _check_iphone_name(name)
             if not re.fullmatch(r"[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{16}|[0-9A-Fa-f]{40}", udid):
                 raise ValueError(f"the UDID of {name!r} is 24 hex digits (8-16, a dash between) or 40, got {udid!r}")
         if len({udid.replace("-", "").upper() for udid in names.values()}) < len(names):
@@ -408,8 +413,7 @@ class IosSettings(BaseModel):
     @classmethod
     def _check_devices(cls, devices: dict[str, str]) -> dict[str, str]:
         for name, url in devices.items():
-            if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", name):
-                raise ValueError(f"an iPhone's name is letters, digits and . _ - (at most 64), got {name!r}")
+            _check_iphone_name(name)
             if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url):
                 raise ValueError(f"the WDA URL of {name!r} must be http(s)://host:port, got {url!r}")
         return devices

@@ -132,6 +132,7 @@ def test_usb_settings_read_from_the_environment(monkeypatch: pytest.MonkeyPatch)
     [
         ({"usb_names": {"desk": "not-a-udid"}}, "the UDID of 'desk' is 24 hex digits"),
         ({"usb_names": {"a b": SAMPLE_UDID}}, "an iPhone's name is letters, digits"),
+        ({"devices": {"a b": "http://127.0.0.1:8100"}}, "an iPhone's name is letters, digits"),
         ({"usb_names": {"a": SAMPLE_UDID, "b": SAMPLE_UDID.replace("-", "")}}, "names one UDID twice"),
         ({"usb_names": {"a": SAMPLE_UDID}, "devices": {"a": "http://127.0.0.1:8100"}},
          "a: named in both ios.devices and ios.usb_names"),
