@@ -55,8 +55,9 @@ def _import_torch() -> Any:
 
 
 # What a Linux GPU that torch could use leaves on the system: NVIDIA's kernel driver
-# (/proc/driver/nvidia, /dev/nvidiactl) or AMD's ROCm (/dev/kfd, which torch.cuda reports too).
-_GPU_DRIVER_PATHS = ("/proc/driver/nvidia/version", "/dev/nvidiactl", "/dev/kfd")
+# (/proc/driver/nvidia, /dev/nvidiactl), AMD's ROCm (/dev/kfd, which torch.cuda reports too),
+# or WSL 2's GPU paravirtualisation (/dev/dxg: CUDA works there without NVIDIA's Linux driver).
+_GPU_DRIVER_PATHS = ("/proc/driver/nvidia/version", "/dev/nvidiactl", "/dev/kfd", "/dev/dxg")
 
 
 def gpu_driver_absent() -> bool:
