@@ -39,6 +39,14 @@ def _submit(live: Any, script: str) -> int:
     return task_id
 
 
+def _answers(host: AdbHost) -> bool:
+    try:
+        host.server_version()
+    except DeviceError:
+        return False
+    return True
+
+
 @pytest.fixture
 def killable_adb(monkeypatch: pytest.MonkeyPatch) -> Any:
     """An adb server in the foreground (``nodaemon``), so that its pid is known."""
@@ -49,9 +57,11 @@ def killable_adb(monkeypatch: pytest.MonkeyPatch) -> Any:
     adb = str(find_adb(settings))
     process = subprocess.Popen([adb, "-P", str(settings.server_port), "nodaemon", "server"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    # wait with a raw query: the adb CLI would start a daemon server of its own on the port when it
+    # came first, and the foreground one would then abort on the taken port (CI at c6ac1e4: SIGABRT)
+    host = AdbHost("127.0.0.1", settings.server_port, 5)
     deadline = time.monotonic() + 20
-    while subprocess.run([adb, "-P", str(settings.server_port), "devices"], capture_output=True,
-                         timeout=20).returncode != 0 or process.poll() is not None:
+    while not _answers(host):
         assert time.monotonic() < deadline and process.poll() is None, "the adb server did not start"
         time.sleep(0.1)
     try:
