@@ -210,7 +210,8 @@ def create_app(
     runner: TaskRunner | None = None,
     device_source: DeviceSource | None = None,
 ) -> FastAPI:
-    """The service. ``runner`` and ``device_source`` default to the real agent and adb."""
+    """The service. ``runner`` and ``device_source`` default to the real agent and adb; the
+    service closes ``device_source`` when it stops (``DeviceSource.close``)."""
     check_exposure(settings)
     check_database_url(settings.server.database_url)
     if settings.farm.enabled and not settings.server.database_url.startswith(("postgresql", "postgres:")):
@@ -261,6 +262,7 @@ def create_app(
             ticker.stop()
             state.drain()
             await asyncio.to_thread(state.scheduler.stop)
+            await asyncio.to_thread(state.pool.close)  # the phones kept for screenshots (a USB iPhone's forward)
             state.store.close()
 
     app = FastAPI(

@@ -95,12 +95,17 @@ class DeviceSource(Protocol):
 
     def connect(self, address: str) -> str: ...
 
+    def close(self) -> None:
+        """The service stops: let go of every phone opened for screenshots (the source is the
+        pool's, ``DevicePool.close``); a screenshot afterwards opens none (``DeviceError``)."""
+        ...
+
 
 class AdbDeviceSource:
     """Phones through ``mobile_agent.device``: the real adb server's, and the iPhones of
     ``ios.devices`` (``list_iphones``; listed with no adb server too). Each is opened with
     ``open_phone`` and kept for the next screenshot (the live view's capture loop), opened
-    again after a probe or a device error.
+    again after a probe or a device error, closed by ``close`` (the service's shutdown).
 
     Every network phone (``host:port``) seen attached and ready, whoever connected it (``adb.connect``,
     ``POST /v1/devices/connect``, an outside ``adb connect``), is remembered with its address; when
@@ -119,6 +124,7 @@ class AdbDeviceSource:
         self._ios_retry: dict[str, tuple[float, float]] = {}  # iPhone name -> (next try, current backoff)
         self._adb_missing = False  # the adb server did not answer the last listing (iPhones listed alone)
         self._ios_last: dict[str, tuple[str, bool, str | None]] = {}  # iPhone name -> (serial, ready, model) last asked
+        self._closed = False  # close(): no phone is opened (and kept) after it
         self._lock = threading.Lock()
 
     def _adb_list(self) -> list[tuple[str, str, str | None]]:
@@ -198,18 +204,24 @@ class AdbDeviceSource:
         from mobile_agent.device import close_phone, open_phone
 
         with self._lock:
+            if self._closed:
+                raise _stopping(serial)
             phone = None if fresh else self._phones.get(serial)
         if phone is not None:
             return phone
         phone = open_phone(self.settings, serial)
         with self._lock:
-            kept = self._phones.get(serial)
-            if fresh or kept is None:
+            kept, closed = self._phones.get(serial), self._closed
+            if closed:  # closed while this one was opening: nobody would close it
+                spare = phone
+            elif fresh or kept is None:
                 self._phones[serial], spare = phone, kept
             else:
                 phone, spare = kept, phone
         if spare is not None:
             close_phone(spare)
+        if closed:
+            raise _stopping(serial)
         return phone
 
     def _forget(self, serial: str, phone: Phone | None = None) -> None:
@@ -223,6 +235,17 @@ class AdbDeviceSource:
                 del self._phones[serial]
                 phone = kept
         if phone is not None:
+            close_phone(phone)
+
+    def close(self) -> None:
+        """Close every phone kept for screenshots: a USB iPhone's forward (a 127.0.0.1 listener and a
+        task on the usbmux loop) and an iPhone's WDA connections do not outlive the service."""
+        from mobile_agent.device import close_phone
+
+        with self._lock:
+            self._closed = True
+            kept, self._phones = list(self._phones.values()), {}
+        for phone in kept:
             close_phone(phone)
 
     def screen_size(self, serial: str) -> tuple[int, int]:
@@ -256,6 +279,10 @@ class AdbDeviceSource:
 
         connect(address, self.settings.adb)
         return address
+
+
+def _stopping(serial: str) -> DeviceError:
+    return DeviceError(f"{serial}: the service is stopping (its device source is closed)", serial=serial)
 
 
 def _is_network(serial: str) -> bool:
@@ -377,6 +404,11 @@ class DevicePool:
         """The platforms of the phones known now (``android``, ``ios``)."""
         with self._lock:
             return {s.platform for s in self._slots.values()}
+
+    def close(self) -> None:
+        """The service stops: the pool's source lets go of the phones it opened (it is the
+        pool's from ``DevicePool(source)`` on, whoever built it)."""
+        self.source.close()
 
 
 class _Listed(Protocol):

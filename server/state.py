@@ -56,6 +56,10 @@ class Phones(Protocol):
 
     def knows(self, serial: str) -> bool: ...
 
+    def close(self) -> None:
+        """The service stops: close the phones opened here (after the scheduler has stopped)."""
+        ...
+
 
 class Dispatcher(Protocol):
     """The queue as the API sees it: the embedded ``server.scheduler.Scheduler``, or the farm's

@@ -303,6 +303,7 @@ class FarmHost:
                 await asyncio.wait_for(task, 15)
             except (asyncio.TimeoutError, asyncio.CancelledError, Exception):  # noqa: B014 - stopping anyway
                 task.cancel()
+        await asyncio.to_thread(self.pool.close)  # the phones its device source kept open (a USB iPhone's forward)
         with contextlib.suppress(Exception):
             await asyncio.to_thread(self.registry.host_stopped, self.name)
         await self.jobs_app.close_async()

@@ -98,6 +98,9 @@ class FarmPhones:
         row = self.registry.phone(serial)
         return _slot(row) if row is not None else None
 
+    def close(self) -> None:
+        return  # no phone is opened here: each worker host closes its own (``FarmHost``)
+
     def knows(self, serial: str) -> bool:
         return self.registry.phone(serial) is not None
 

@@ -305,6 +305,22 @@ def test_the_rest_device_source_lets_go_of_the_usb_iphone_it_opens_again_or_forg
     assert _forwards(usbmuxd) == []
 
 
+def test_the_rest_device_source_once_closed_opens_no_phone(tmp_path: Path, usbmuxd: FakeUsbmuxd) -> None:
+    """``close`` (the service's shutdown) closes the phone kept for screenshots; a live view's
+    capture that comes after it is refused rather than opening a phone nobody would close."""
+    from server.devices import AdbDeviceSource
+
+    source = AdbDeviceSource(_settings(tmp_path, usbmuxd.path))
+    assert source.screenshot(SERIAL, "png").startswith(b"\x89PNG")
+    assert [f.users for f in _forwards(usbmuxd)] == [1]
+    source.close()
+    assert _forwards(usbmuxd) == []
+    for late in (lambda: source.screenshot(SERIAL, "png"), lambda: source.screen_size(SERIAL)):
+        with pytest.raises(DeviceError, match="the service is stopping"):
+            late()
+        assert _forwards(usbmuxd) == []
+
+
 def test_the_pytest_plugins_phone_fixture_closes_the_usb_iphone_after_each_test(
     pytester: pytest.Pytester, tmp_path: Path, usbmuxd: FakeUsbmuxd, monkeypatch: pytest.MonkeyPatch
 ) -> None:

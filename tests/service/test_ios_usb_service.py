@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from mobile_agent.device.ios.usb import UsbForward, open_forwards
 from simphone.ios import WdaFrontEnd
 from tests.usbmux_fake import FakeUsbmuxd, usbmuxd_with
 
@@ -28,6 +29,11 @@ class _Serial:
 def usbmuxd(front: WdaFrontEnd) -> Iterator[FakeUsbmuxd]:
     with usbmuxd_with(UDID, 9, front.url) as fake:
         yield fake
+
+
+def _forwards(fake: FakeUsbmuxd) -> list[UsbForward]:
+    """The running forwards through this fake usbmuxd (not another test's)."""
+    return [f for f in open_forwards() if f.key[0] == str(fake.path)]
 
 
 def _state(live: Any) -> str:
@@ -59,3 +65,18 @@ def test_a_usb_iphone_is_in_the_pool_runs_a_task_and_leaves_when_unplugged(
     while _state(live) != "gone":  # usbmuxd no longer lists it: gone, as a vanished adb phone is
         assert time.monotonic() < deadline, "the unplugged iPhone is still there"
         time.sleep(0.2)
+
+
+@pytest.mark.timeout(240)
+def test_the_service_lets_go_of_the_usb_iphone_when_it_stops(service: Any, usbmuxd: FakeUsbmuxd) -> None:
+    """The device source keeps the phone it opened for screenshots (the live view's, ``GET
+    /v1/devices/{serial}/screenshot``) and closes it when the service stops: the USB forward
+    (a listener on 127.0.0.1 and a task on the usbmux loop) does not outlive the service."""
+    live = service([_Serial(SERIAL)], **{"ios.usbmuxd": str(usbmuxd.path)})
+    shot = live.client.get(f"/v1/devices/{SERIAL}/screenshot")
+    assert shot.status_code == 200, shot.text
+    assert shot.content.startswith(b"\x89PNG")
+    assert [f.users for f in _forwards(usbmuxd)] == [1]  # the phone kept for the next screenshot
+    live.stop()
+    assert not live.thread.is_alive()
+    assert _forwards(usbmuxd) == []

@@ -280,6 +280,9 @@ class _OnePhone:
     def connect(self, address: str) -> str:
         raise NotImplementedError
 
+    def close(self) -> None:
+        return  # holds nothing open
+
 
 def test_startup_says_what_would_make_every_task_fail(tmp_path, monkeypatch, caplog) -> None:
     from fastapi.testclient import TestClient

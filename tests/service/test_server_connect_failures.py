@@ -69,6 +69,9 @@ class _Listing:
     def connect(self, address):
         return address
 
+    def close(self):
+        return  # holds nothing open
+
 
 def test_an_address_that_never_answered_is_refused_then_dropped() -> None:
     source = _Listing([("phone-1", "device", "Pixel"), ("10.0.0.9:5555", "offline", None)])

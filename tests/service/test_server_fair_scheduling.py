@@ -31,6 +31,9 @@ class _FourPhones:
     def connect(self, address: str) -> str:
         return address
 
+    def close(self) -> None:
+        return  # holds nothing open
+
 
 def test_the_pool_leases_the_least_recently_used_free_phone() -> None:
     pool = DevicePool(_FourPhones())

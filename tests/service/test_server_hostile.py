@@ -48,6 +48,9 @@ class _OnePhone:
     def connect(self, address: str) -> str:
         raise DeviceError(f"failed to connect to {address}", serial=address)
 
+    def close(self) -> None:
+        return  # holds nothing open
+
 
 class _EndsAtOnce:
     """A runner (server.runner.TaskRunner) whose every task ends after one step."""

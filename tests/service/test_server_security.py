@@ -168,6 +168,9 @@ class _PhoneThatCrashes:
     def connect(self, address: str) -> str:
         raise RuntimeError("connect crashed at /srv/secret/path.py")
 
+    def close(self) -> None:
+        return  # holds nothing open
+
 
 def test_a_500_tells_nothing_of_the_server(tmp_path) -> None:
     from fastapi.testclient import TestClient

@@ -40,6 +40,9 @@ class ScriptedPhones:
     def connect(self, address: str) -> str:
         raise NotImplementedError
 
+    def close(self) -> None:
+        return  # holds nothing open
+
 
 class FlakyStore(TaskStore):
     """The real store; ``claim_failures`` are raised by the next claims, and a claim that
