@@ -217,17 +217,20 @@ class AgentTaskRunner:
             lease.release()
 
     def _run_flow(self, spec: TaskSpec, settings: Settings, device: AgentDevice, text: str,
-                  on_event: EventCallback) -> TaskOutcome:  # fmt: skip
+                  on_event: EventCallback, cancel: threading.Event) -> TaskOutcome:  # fmt: skip
         """A test flow as the task (``mobile_agent.testing``): its steps in one trajectory, the
         flow's verdict as the task's status (a failed step: ``not_completed``), the video in the
-        task's files with ``record``. The flow runs to its end or first failure (no cancel)."""
+        task's files with ``record``. The flow runs to its end, its first failure, or the task's
+        cancel (the step under way ends; the task is ``cancelled``)."""
         from mobile_agent.testing import FlowRunner, parse_flow
 
         flow = parse_flow(text)  # checked when the task was submitted
         runner = FlowRunner(settings, device, output_dir=spec.output_dir, record=bool(spec.options.record),
-                            cache=bool(settings.cache.enabled), on_event=on_event)  # fmt: skip
+                            cache=bool(settings.cache.enabled), on_event=on_event, cancel=cancel)  # fmt: skip
         result = runner.run(flow)
         status = "completed" if result.passed else ("error" if result.status == "error" else "not_completed")
+        if cancel.is_set() and not result.passed:
+            status = "cancelled"
         # paths under the task's folder, as GET /v1/tasks/{id}/files/{path} takes them
         folder = result.trajectory_dir.name
         files = {"report": f"{folder}/report.html", "flow": f"{folder}/flow.json",
@@ -265,7 +268,7 @@ class AgentTaskRunner:
             emit(event.kind, data)
 
         if spec.options.flow:  # its steps' events are the flow trajectory's
-            return self._run_flow(spec, settings, device, spec.options.flow, on_event)
+            return self._run_flow(spec, settings, device, spec.options.flow, on_event, cancel)
 
         script = spec.options.script
         if script:  # no model: the operations as written

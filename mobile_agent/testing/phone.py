@@ -15,6 +15,7 @@ May import: ``mobile_agent`` (device, locate, settings, errors), ``perception``.
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from PIL import Image
 from mobile_agent.agent.mask import MaskedFrame, SecretMask, secret_values
 from mobile_agent.agent.redact import Redactor
 from mobile_agent.agent.screen_diff import screen_changed
+from mobile_agent.errors import RunCancelled
 from mobile_agent.operations.context import AgentDevice, Locator, ScreenshotLike
 from mobile_agent.settings import Settings
 from perception.types import LocateStatus, Location
@@ -74,9 +76,11 @@ class Phone:
         *,
         reader: Locator | None = None,
         evidence_dir: Path | None = None,
+        cancel: threading.Event | None = None,
     ) -> None:
         self.settings = settings
         self.device = device
+        self.cancel = cancel  # set: a wait (``poll``) ends with RunCancelled (a REST flow task's cancel)
         if reader is None:
             from mobile_agent.locate import build_locator
 
@@ -188,6 +192,8 @@ class Phone:
         frame = self.settled(max(0.0, min(agent.settle_timeout_s, timeout)))
         answer = judge(frame)
         while not holds(answer) and time.monotonic() < deadline:
+            if self.cancel is not None and self.cancel.is_set():
+                raise RunCancelled("cancelled while waiting for the screen")
             left = deadline - time.monotonic()
             shown = self.settled(max(0.0, min(agent.settle_timeout_s, left)))
             if screen_changed(frame.pixels, shown.pixels, agent.change_threshold)[0]:

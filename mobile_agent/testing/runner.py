@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,7 @@ from mobile_agent.agent.parts import run_locator
 from mobile_agent.agent.records import RunResult
 from mobile_agent.agent.report import VIDEO_NAME
 from mobile_agent.agent.session import EventCallback, RunSession
-from mobile_agent.errors import MobileAgentError
+from mobile_agent.errors import MobileAgentError, RunCancelled
 from mobile_agent.operations.context import AgentDevice
 from mobile_agent.replay import PlanStore, default_cache_url
 from mobile_agent.settings import Settings
@@ -178,6 +179,7 @@ class FlowRunner:
         variables: dict[str, str] | None = None,
         agent: Agent | None = None,
         on_event: EventCallback | None = None,
+        cancel: threading.Event | None = None,
     ) -> None:
         root = Path(output_dir) if output_dir is not None else Path(settings.agent.output_dir)
         agent_settings = settings.agent.model_copy(update={"output_dir": root})
@@ -189,9 +191,11 @@ class FlowRunner:
         self.variables = dict(variables or {})
         self.on_event = on_event  # the flow's own trajectory events (run_started, step_finished, run_finished)
         self._flow_dir: Path | None = None  # the running flow's folder: its schema files are relative to it
+        # set (a REST flow task's cancel): the step under way ends as a failed step and no other runs
+        self.cancel = cancel
         self.locator = run_locator(self.settings, None)
         if agent is None:
-            phone = Phone(self.settings, device, evidence_dir=root / "evidence")
+            phone = Phone(self.settings, device, evidence_dir=root / "evidence", cancel=cancel)
             agent = Agent(self.settings, device=device, locator=self.locator, phone=phone)
         self.agent = agent
 
@@ -271,7 +275,7 @@ class FlowRunner:
         try:
             text, linked, message = self._do(step, values)
             passed = True
-        except (_StepFailed, ScreenAssertionError, CheckFailedError, ExtractionError, FlowError) as exc:
+        except (_StepFailed, ScreenAssertionError, CheckFailedError, ExtractionError, FlowError, RunCancelled) as exc:
             passed = False
             message = exc.message if isinstance(exc, (_StepFailed, MobileAgentError)) else str(exc)
             linked = exc.linked if isinstance(exc, _StepFailed) else None
@@ -300,7 +304,9 @@ class FlowRunner:
 
     def _do(self, step: FlowStep, values: dict[str, Any]) -> tuple[str, RunResult | None, str]:
         """Carry out one step: (its text, the run it made, what happened); ``_StepFailed``
-        and the assertion errors when it does not hold."""
+        and the assertion errors when it does not hold; ``RunCancelled`` once the flow is cancelled."""
+        if self.cancel is not None and self.cancel.is_set():
+            raise RunCancelled("the flow was cancelled")
         agent = self.agent
         if isinstance(step, RunStep):
             instruction = substitute(step.run, values)
@@ -310,13 +316,13 @@ class FlowRunner:
                     update={"agent": agent.settings.agent.model_copy(update={"max_steps": step.max_steps})}
                 )
                 runner = Agent(settings, device=self.device, locator=self.locator, phone=agent.phone)
-            result = runner.run(instruction, output_dir=self.output_dir)
+            result = runner.run(instruction, cancel=self.cancel, output_dir=self.output_dir)
             if result.status is not RunStatus.COMPLETED:
                 raise _StepFailed(f"the run ended {result.status.value}: {result.reason}", result)
             return instruction, result, f"completed in {len(result.steps)} steps: {result.reason}"
         if isinstance(step, DoStep):
             script = substitute(step.do, values)
-            result = run_script(self.settings, script, device=self.device, locator=self.locator,
+            result = run_script(self.settings, script, device=self.device, locator=self.locator, cancel=self.cancel,
                                 output_dir=self.output_dir, instruction=step.name or None)  # fmt: skip
             if result.status is not RunStatus.COMPLETED:
                 raise _StepFailed(f"the script ended {result.status.value}: {result.reason}", result)
