@@ -257,6 +257,11 @@ class PhoneService:
         settings = self.settings
         if max_steps is not None:
             settings = settings.model_copy(update={"agent": settings.agent.model_copy(update={"max_steps": max_steps})})
+        if owner != "local" and not settings.cache.shared:
+            # a token's cached plans are its own (docs/security.md), as a REST task's (server.runner.cache_namespace;
+            # MCP's principal has no team); over stdio the local user's (""), as mobile-agent run's
+            namespaced = settings.cache.model_copy(update={"namespace": f"token:{owner}"})
+            settings = settings.model_copy(update={"cache": namespaced})
         device = self.device(serial)
 
         def start() -> RunResult:
