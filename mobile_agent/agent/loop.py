@@ -34,13 +34,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from mobile_agent.agent.clearance import clear_operation
 from mobile_agent.agent.guard import Guard, screen_reader
 from mobile_agent.agent.mask import SecretMask, SecretText, secret_values
-from mobile_agent.agent.parts import elapsed_ms, open_run_device, run_locator
+from mobile_agent.agent.parts import close_run_device, elapsed_ms, open_run_device, run_locator
 from mobile_agent.agent.people import UserChannel, UserRequest, run_channel
 from mobile_agent.agent.records import RunResult, RunStatus, history_lines
 from mobile_agent.agent.session import EventCallback, RunSession, carry_out
@@ -57,9 +59,14 @@ from mobile_agent.replay import PlanStore, ReplayingPlanner, default_cache_url
 from mobile_agent.settings import Settings
 from perception.types import Location, TextLine
 
+if TYPE_CHECKING:
+    from mobile_agent.device import Phone
+
 __all__ = ["NO_EFFECT_NOTE", "Agent", "PlannedRun"]
 
 log = logging.getLogger(__name__)
+
+_AgentT = TypeVar("_AgentT", bound="Agent")
 
 # a model that answers sooner than this (a local scripted one) needs no OCR in the meantime
 PREFETCH_DELAY_S = 0.3
@@ -86,6 +93,16 @@ class Agent:
     built on first use; pass your own to share them (the REST service shares one
     perception stack between every device). ``on_event`` receives ``AgentEvent``s.
     One ``Agent`` runs one instruction at a time.
+
+    A device the agent opened itself (no ``device`` given) stays open for its next runs
+    and is closed by ``close()``, or at the end of a ``with`` block::
+
+        with Agent(settings) as agent:
+            agent.run("Turn on the dark mode")
+            agent.run("Open Settings")
+
+    (an iPhone's WebDriverAgent connections, a USB iPhone's forward). A ``device`` passed
+    in is never closed here: it stays its owner's.
     """
 
     def __init__(
@@ -105,6 +122,29 @@ class Agent:
         self.on_event = on_event
         self.channel = channel
         self._running = threading.Lock()
+        self._opened: Phone | None = None  # the device open_device() opened: this agent's to close
+
+    def __enter__(self: _AgentT) -> _AgentT:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:  # fmt: skip
+        self.close()
+
+    def close(self) -> None:
+        """Close the device this agent opened (none given to it); a later run opens it again.
+        A device passed in stays open: its owner closes it. ``RuntimeError`` while a run is
+        in progress (cancel it, and close once ``run`` has returned)."""
+        if not self._running.acquire(blocking=False):
+            raise RuntimeError("this Agent is running an instruction: cancel it and close it once run() returns")
+        try:
+            opened, self._opened = self._opened, None
+            if opened is not None and self.device is opened:
+                self.device = None
+        finally:
+            self._running.release()
+        if opened is not None:
+            close_run_device(opened)
 
     def open(self) -> tuple[PlannerLike, AgentDevice]:
         """The planner and the device, built from the settings when not given."""
@@ -125,9 +165,11 @@ class Agent:
         return self.planner
 
     def open_device(self) -> AgentDevice:
-        """The device, opened from the settings when not given."""
+        """The device, opened from the settings when not given (kept for the next runs,
+        closed by ``close()``)."""
         if self.device is None:
-            self.device = open_run_device(self.settings)
+            opened = open_run_device(self.settings)
+            self.device, self._opened = opened, opened
         return self.device
 
     def run(

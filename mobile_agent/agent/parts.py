@@ -10,18 +10,21 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from mobile_agent.agent.speculation import SpeculationGate
 from mobile_agent.locate import LazyLocator, build_locator, call_perception
-from mobile_agent.operations.context import AgentDevice, Locator
+from mobile_agent.operations.context import Locator
 from mobile_agent.settings import Settings
 from perception.snapping import DriftTracker, Snap, SnapTarget
 from perception.types import Box, Location, TextLine
 
-__all__ = ["TimedLocator", "elapsed_ms", "open_run_device", "run_locator"]
+if TYPE_CHECKING:
+    from mobile_agent.device import Phone
+
+__all__ = ["TimedLocator", "close_run_device", "elapsed_ms", "open_run_device", "run_locator"]
 
 T = TypeVar("T")
 
@@ -39,12 +42,21 @@ def run_locator(settings: Settings, locator: Locator | None) -> TimedLocator:
     return TimedLocator(locator)
 
 
-def open_run_device(settings: Settings) -> AgentDevice:
+def open_run_device(settings: Settings) -> Phone:
     """The phone of ``adb.serial`` (``open_device`` connects ``adb.connect`` first; an
-    ``ios:NAME`` serial is an iPhone over WebDriverAgent, ``mobile_agent.device.phones``)."""
+    ``ios:NAME`` serial is an iPhone over WebDriverAgent, ``mobile_agent.device.phones``).
+    Whoever opens it closes it (``close_run_device``)."""
     from mobile_agent.device.phones import open_phone
 
     return open_phone(settings)
+
+
+def close_run_device(device: Phone) -> None:
+    """Let go of a phone ``open_run_device`` opened (an iPhone's WDA connections, a USB
+    iPhone's forward)."""
+    from mobile_agent.device.phones import close_phone
+
+    close_phone(device)
 
 
 class TimedLocator:

@@ -39,8 +39,9 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mobile_agent.agent.parts import TimedLocator, open_run_device, run_locator
+from mobile_agent.agent.parts import TimedLocator, close_run_device, open_run_device, run_locator
 from mobile_agent.agent.records import RunResult, RunStatus
 from mobile_agent.agent.session import EventCallback, RunSession, carry_out
 from mobile_agent.agent.step import StepDraft, StepEnd
@@ -52,6 +53,9 @@ from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import REGISTRY, parse_action
 from mobile_agent.settings import Settings
 from perception.types import LocateStatus, Location
+
+if TYPE_CHECKING:
+    from mobile_agent.device import Phone
 
 __all__ = ["MAX_PAGES", "ScriptLine", "ScriptedRun", "parse_script", "run_script"]
 
@@ -149,23 +153,30 @@ def run_script(
     output_dir: str | Path | None = None,
     instruction: str | None = None,
 ) -> RunResult:
-    """Run a script of operations on the device; returns a ``RunResult`` like ``Agent.run``."""
+    """Run a script of operations on the device; returns a ``RunResult`` like ``Agent.run``.
+    Without ``device``, the phone of ``adb.serial`` is opened for the run and closed after it
+    (a ``device`` passed in stays open: it is the caller's)."""
     lines = parse_script(script_text)  # bad input fails before anything is written or touched
     timed = run_locator(settings, locator)
-    return carry_out(
-        settings,
-        ScriptedRun(settings, lines, device, timed),
-        instruction=instruction or f"script of {len(lines)} operations",
-        mode="scripted",
-        locator=timed,
-        on_event=on_event,
-        output_dir=Path(output_dir) if output_dir is not None else None,
-        cancel=cancel,
-    )
+    body = ScriptedRun(settings, lines, device, timed)
+    try:
+        return carry_out(
+            settings,
+            body,
+            instruction=instruction or f"script of {len(lines)} operations",
+            mode="scripted",
+            locator=timed,
+            on_event=on_event,
+            output_dir=Path(output_dir) if output_dir is not None else None,
+            cancel=cancel,
+        )
+    finally:
+        body.close()
 
 
 class ScriptedRun:
-    """The body of a scripted run (a ``RunBody``): one step per script line."""
+    """The body of a scripted run (a ``RunBody``): one step per script line. The device it
+    opens (none given) is closed by ``close()``; a given one stays its owner's."""
 
     def __init__(
         self, settings: Settings, lines: list[ScriptLine], device: AgentDevice | None, locator: TimedLocator
@@ -177,11 +188,21 @@ class ScriptedRun:
         self.max_steps = sum(MAX_PAGES + 1 if line.until else 1 for line in lines)
         self._next = 0  # the line to run next
         self._pages = 0  # pages turned for the "until" line in progress
+        self._opened: Phone | None = None  # the device open() opened: this run's to close
 
     def open(self) -> AgentDevice:
         if self.device is None:
-            self.device = open_run_device(self.settings)
+            opened = open_run_device(self.settings)
+            self.device, self._opened = opened, opened
         return self.device
+
+    def close(self) -> None:
+        """Close the device ``open()`` opened, if any (``run_script`` does, after the run)."""
+        opened, self._opened = self._opened, None
+        if opened is not None:
+            if self.device is opened:
+                self.device = None
+            close_run_device(opened)
 
     def out_of_steps(self, session: RunSession) -> RunResult:
         return session.finish(RunStatus.COMPLETED, f"the script ran all {len(self.lines)} operations")

@@ -4,11 +4,11 @@
 questions about the current screen, answered by the model (``judge.ModelJudge``), and a
 ``phone`` (``testing.Phone``) for perception-only assertions on the same device::
 
-    agent = Agent(settings)
-    agent.run("Add a note titled Groceries")
-    agent.phone.assert_visible("Groceries")          # OCR, no model
-    agent.verify("the note list shows Groceries")     # the model's verdict, AssertionError if false
-    order = agent.extract("the order total and the item names", schema=Order)
+    with Agent(settings) as agent:                    # closes the phone it opened at the end
+        agent.run("Add a note titled Groceries")
+        agent.phone.assert_visible("Groceries")       # OCR, no model
+        agent.verify("the note list shows Groceries")  # the model's verdict, AssertionError if false
+        order = agent.extract("the order total and the item names", schema=Order)
 
 May import: ``mobile_agent`` (agent, device, planner, settings), this package.
 """
@@ -50,6 +50,7 @@ class Agent(BaseAgent):
         super().__init__(settings, **kwargs)
         self._judge = judge
         self._phone = phone
+        self._built_phone = False  # ``phone`` built here on the agent's device (closed with it)
         self.results: list[RunResult] = []  # every run of this agent, in order (their reports for a failed test)
 
     def run(self, instruction: str, *, cancel: threading.Event | None = None,
@@ -64,7 +65,15 @@ class Agent(BaseAgent):
         """The device under test, for perception-only assertions (no model)."""
         if self._phone is None:
             self._phone = Phone(self.settings, self.open_device())
+            self._built_phone = True
         return self._phone
+
+    def close(self) -> None:
+        """``mobile_agent.agent.Agent.close``; a ``phone`` built on the device it closes goes
+        with it (the next use builds it on the device opened anew)."""
+        super().close()
+        if self._built_phone and self.device is None:
+            self._phone, self._built_phone = None, False
 
     @property
     def judge(self) -> ModelJudge:
