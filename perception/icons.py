@@ -21,7 +21,10 @@ toolbar and the page below it), stay candidates at 70% of the best score (30% wh
 by colour alone); when the description let a system bar in ("back"),
 so does the same glyph across the bar's edge; and a box scoring 80% of the best is a tie
 whatever the margin. Two overlapping halves of one glyph that tie (a refresh sign's arcs,
-proposed apart) are one place: the tap goes to the whole glyph.
+proposed apart) are one place: the tap goes to the whole glyph. A description that says
+which of several look-alikes it means, by count ("the second play button") or by a quoted
+text beside it ("the play button in the 'News' row"; ``perception.icon_which``), taps that
+one when the count or the text leaves no doubt, and offers candidates when it does.
 
 May import: numpy, the standard library, ``perception.*``.
 """
@@ -42,10 +45,12 @@ from perception.config import PerceptionConfig
 from perception.crops import numbered_candidates
 from perception.heuristic_ranker import HeuristicRanker, flat_surface, names_a_shape
 from perception.icon_tree import tree_icon_boxes, tree_votes
+from perception.icon_which import Which, WhichError, in_relation, read_which, reading_order
 from perception.position import UnknownPositionError, parse_position
 from perception.proposals import filter_icon_boxes, nms, propose_ui_elements
 from perception.registry import shared
 from perception.system_bars import AppArea, app_area
+from perception.text_match import TIER_FUZZY, match_text
 from perception.types import Box, IconRegion, LocateStatus, Location, TextLine
 
 __all__ = ["IconLocator"]
@@ -78,6 +83,13 @@ _TREE_NODE_AREA = 0.06
 _TREE_PIXEL_SHARE = 0.5
 # tree alone: the agreement a content-desc gives (icon_tree: 0.8 a shared word, 1.0 a shape)
 _TREE_NAMED = 0.8
+# picking one look-alike by count or anchor (perception.icon_which): a sibling of the counted
+# group scoring this share of the best is a doubt; in relation to the anchor, icons within
+# this factor of the nearest one's distance are as near
+_PICK_DOUBT = 0.5
+_PICK_NEAR = 1.5
+_RELATION_SAID = {"row": "in the row of", "next": "next to", "above": "above", "below": "below",
+                  "left": "left of", "right": "right of"}  # fmt: skip
 # proposals kept per frame before the place filters (a photo gives hundreds of blobs)
 _PROPOSAL_LIMIT = 400
 
@@ -378,6 +390,96 @@ class IconLocator:
         return Location(LocateStatus.CANDIDATES, description, candidates=candidates, backend=backend,
                         feedback=f'Several controls could be "{description}"; choose one by number (1..{len(candidates)}).')  # fmt: skip
 
+    def _offer(
+        self, image: np.ndarray, description: str, chosen: list[int], boxes: list[Box], scores: list[float], feedback: str,
+        backend: str,
+    ) -> Location:
+        top = chosen[: self.config.max_text_candidates]
+        candidates = numbered_candidates(image, [(boxes[j], None, scores[j]) for j in top], self.config.crop_margin)
+        return Location(LocateStatus.CANDIDATES, description, candidates=candidates, feedback=feedback, backend=backend)
+
+    def _pick(
+        self, image: np.ndarray, key: str, which: Which, description: str, boxes: list[Box], scores: list[float],
+        best: int, understood: bool, place: str, backend: str, unsure: list[int],
+    ) -> Location:
+        """One of several look-alikes, by the planner's count or anchor text
+        (``perception.icon_which``). A count needs every look-alike: the best's group (boxes
+        of its size, in a row or column with one of the group, scoring ``_SIBLING_SHARE`` of
+        it); a sibling of the group that scores nearly as well is a doubt, and a doubt means
+        candidates, never a tap that the count might have shifted. An anchor text is found by
+        OCR as Click text finds it; among the icons in its relation to that text (its row,
+        next to it, above ...), the one that looks most like the description, and when
+        several tie on look, the nearest, unless another is about as near."""
+        order = sorted(range(len(boxes)), key=lambda i: -scores[i])
+        look = f'"{which.look}"'
+        if not understood:
+            return self._offer(image, description, order, boxes, scores,
+                               f"No icon{place} surely looks like {look}; choose one by number, or describe its colour "
+                               "and shape.", backend)  # fmt: skip
+        if which.ordinal is not None and any(not _siblings(boxes[i], boxes[best]) for i in unsure):
+            # the ranker could not tell the best from boxes of another kind (not its
+            # look-alikes): which kind to count is unsure, so nothing is counted
+            return self._offer(image, description, [best, *unsure], boxes, scores,
+                               f"Icons of different kinds{place} could be {look}; choose one by number.", backend)  # fmt: skip
+        top = scores[best]
+        if which.ordinal is not None:
+            group = [best]
+            for i in order:  # best first: each joins when it is a sibling of one already in
+                if i not in group and scores[i] >= _SIBLING_SHARE * top and any(_siblings(boxes[i], boxes[j]) for j in group):
+                    group.append(i)
+            group = _one_per_place(group, boxes)
+            doubtful = [i for i in order if i not in group and scores[i] >= _PICK_DOUBT * top
+                        and any(_siblings(boxes[i], boxes[j]) for j in group)
+                        and not any(_nested(boxes[i], boxes[j]) or _nested(boxes[j], boxes[i]) for j in group)]  # fmt: skip
+            counted = [group[k] for k in reading_order([boxes[j] for j in group], which.origin)]
+            n = which.ordinal
+            if doubtful:
+                return self._offer(image, description, sorted(group + doubtful, key=lambda j: -scores[j]), boxes, scores,
+                                   f"Not every icon{place} like {look} is sure, so counting them could miss; "
+                                   "choose one by number.", backend)  # fmt: skip
+            if n > len(counted):
+                return self._offer(image, description, counted, boxes, scores,
+                                   f"Only {len(counted)} icon(s){place} look like {look}; choose one by number.", backend)  # fmt: skip
+            picked = boxes[counted[n - 1] if n > 0 else counted[-1]]
+            return Location(LocateStatus.FOUND, description, point=picked.center, box=picked, backend=backend)
+        anchor, relation = which.anchor or "", which.relation or "next"
+        height, width = image.shape[:2]
+        matches = [m for m in match_text(self._ocr(image, key), anchor, (width, height), self.config.max_box_fraction)
+                   if m.tier <= TIER_FUZZY]  # fmt: skip
+        if not matches:
+            return Location(LocateStatus.NOT_FOUND, description, backend=backend,
+                            feedback=f'The text "{anchor}" is not on the screen, so it cannot tell which icon '
+                                     f"is {look}. Quote a text you see, or count (the second ...).")  # fmt: skip
+        # the anchor is strong evidence of where: boxes that look half as much like it are
+        # looked at, but only one that looks like it as much as a look-alike is tapped
+        pool = [i for i in order if scores[i] >= _PICK_DOUBT * top]
+        chosen: list[int] = []
+        for match in matches:
+            there = [(d, j) for j in pool if (d := in_relation(boxes[j], match.box, relation)) is not None]
+            if not there:
+                continue
+            # the look decides among the boxes there (a row's cover beside its title is
+            # nearer than the row's play button); nearness only among those that tie
+            strongest = max(scores[j] for _, j in there)
+            there = sorted((d, j) for d, j in there if scores[j] >= _TIE_SHARE * strongest)
+            nearest = there[0][0]
+            chosen += [j for d, j in there if d <= _PICK_NEAR * nearest + 0.5 * boxes[j].height and j not in chosen]
+        chosen = _one_per_place(chosen, boxes) if chosen else chosen
+        if len(chosen) == 1 and scores[chosen[0]] >= _SIBLING_SHARE * top:
+            box = boxes[chosen[0]]
+            return Location(LocateStatus.FOUND, description, point=box.center, box=box, backend=backend)
+        if len(chosen) == 1:
+            return self._offer(image, description, chosen, boxes, scores,
+                               f'One icon {_RELATION_SAID[relation]} "{anchor}" might be {look}, but its look does not '
+                               "confirm it; choose 1 if its crop shows it.", backend)  # fmt: skip
+        if chosen:
+            return self._offer(image, description, chosen, boxes, scores,
+                               f'Several icons like {look} are {_RELATION_SAID[relation]} "{anchor}"; '
+                               "choose one by number.", backend)  # fmt: skip
+        return self._offer(image, description, _one_per_place(pool, boxes), boxes, scores,
+                           f'No icon like {look} is {_RELATION_SAID[relation]} "{anchor}"; '
+                           "choose one by number.", backend)  # fmt: skip
+
     def locate(
         self,
         image: np.ndarray,
@@ -391,16 +493,18 @@ class IconLocator:
         backend = "+".join(self._choose()[:2])
         try:
             where = parse_position(position)
-        except UnknownPositionError as exc:
+            which = read_which(description)
+        except (UnknownPositionError, WhichError) as exc:
             return Location(LocateStatus.NOT_FOUND, description, feedback=str(exc), backend=backend)
+        look = which.look  # what the ranker judges: the which-words are not colour or shape words
         regions = self.regions(image, key)
         height, width = image.shape[:2]
         # targets live in the app's area unless the description names a system control
         app = self._app_area(image, key)
-        area = app.for_description(description, height)
+        area = app.for_description(look, height)
         span = (area.top, area.bottom)
         regions = [r for r in regions if area.holds(r.box)]
-        if where is not None:
+        if where is not None and not which.picks:  # a count or an anchor is over the whole screen: checked after
             regions = [r for r in regions if where.accepts(r.box, width, height, span)]
         regions = regions[: self.config.max_icon_candidates]  # after the place filters: they cut most
         place = f" in the {where.text} part of the screen" if where is not None else ""
@@ -414,8 +518,8 @@ class IconLocator:
         ranker = self._ranker()
         started = time.perf_counter()
         boxes = [r.box for r in regions]
-        scores = ranker.score(image, boxes, description, [r.score for r in regions])
-        tree_backed = self._tree_vote(nodes, description, boxes, scores, ranker, width * height) if nodes else set()
+        scores = ranker.score(image, boxes, look, [r.score for r in regions])
+        tree_backed = self._tree_vote(nodes, look, boxes, scores, ranker, width * height) if nodes else set()
         if where is not None:  # among look-alikes, the one nearest the named edge
             scores = [s + _POSITION_WEIGHT * where.closeness(b, width, height, span) for s, b in zip(scores, boxes, strict=True)]
         self._timings["rank"] = time.perf_counter() - started
@@ -423,19 +527,27 @@ class IconLocator:
         best = order[0]
         understood = True
         if ranker.name == "heuristic":
-            understood = (ranker.understands(description) and scores[best] >= _HEURISTIC_FLOOR) or best in tree_backed
+            understood = (ranker.understands(look) and scores[best] >= _HEURISTIC_FLOOR) or best in tree_backed
             # boxes the heuristic cannot tell apart from the best go to the planner to choose
             floor = min(scores[best] - _HEURISTIC_MARGIN, _TIE_SHARE * scores[best])
-            if best not in tree_backed and not names_a_shape(description):
+            if best not in tree_backed and not names_a_shape(look):
                 floor = min(floor, _COLOUR_ONLY_SHARE * scores[best])
             close = [i for i in order if scores[i] >= floor] if understood else order
             if understood and best not in tree_backed:
                 bars = app if area != app else None  # the description let a system bar in
                 size = (width, height) if where is not None else None
-                colour_only = not names_a_shape(description)
+                colour_only = not names_a_shape(look)
                 close += [i for i in _look_alikes(best, boxes, scores, bars, size, colour_only, image) if i not in close]
         else:
             close = [best]
+        if which.picks:
+            unsure = [i for i in _one_per_place(close, boxes) if i != best]
+            chosen = self._pick(image, key, which, description, boxes, scores, best, understood, place, backend, unsure)
+            if chosen.box is not None and where is not None and not where.accepts(chosen.box, width, height, span):
+                return self._offer(image, description, [boxes.index(chosen.box)], boxes, scores,
+                                   f'The icon "{description}" names is not in the {where.text} part of the screen; '
+                                   "choose 1 if its crop shows what you meant.", backend)  # fmt: skip
+            return chosen
         close = _one_per_place(close, boxes)
         close, whole = _whole_glyph(close, boxes, scores)
         if len(close) == 1 and understood:

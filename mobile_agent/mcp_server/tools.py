@@ -317,7 +317,9 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
                  "installed): status, point, box and candidates in screen pixels.")
     async def find_icon(
         ctx: Context[Any, Any],
-        icon: Annotated[str, Field(min_length=1, max_length=200, description="what the icon shows, e.g. 'gear'")],
+        icon: Annotated[str, Field(min_length=1, max_length=200, description=(
+            "what the icon shows, e.g. 'gear'; among look-alikes, which one, by count or by a quoted text beside it: "
+            "'the second play button', \"play button in the 'News' row\""))],
         position: Annotated[str | None, Field(description="where on the screen, e.g. 'top right'")] = None,
         serial: Serial = None,
     ) -> dict[str, Any]:

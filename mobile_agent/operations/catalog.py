@@ -230,9 +230,13 @@ def click_text(params: TextParams, ctx: OperationContext) -> Outcome:
 @operation(
     syntax="Click icon (Icon, Position)",
     description="Tap an icon that has no text. Icon describes its look (color and shape); Position says "
-    f"where it is: {POSITIONS_HELP}.",
-    limitations=("Prefer Click text when the target has a visible label.",),
-    examples=("Click icon (checkmark, top right)", "Click icon (grey gear, center)"),
+    f"where it is: {POSITIONS_HELP}. When several icons look alike, Icon also says which one, by count "
+    "(the second play button, the last star, the play button in the third row) or by a text beside it in quotes "
+    "(play button in the 'News' row, gear next to 'Settings', check left of 'Wi-Fi', arrow above 'Inbox').",
+    limitations=("Prefer Click text when the target has a visible label.",
+                 "Say either a count or a quoted text, not both; the quoted text must be on the screen."),
+    examples=("Click icon (checkmark, top right)", "Click icon (grey gear, center)",
+              "Click icon (yellow play button in the 'Premier League' row)"),
     aliases=("tap icon", "click on icon", "press icon"),
     split_args=_split_icon_args,
 )
