@@ -30,6 +30,7 @@ from mobile_agent.agent import inside_paths, relative_inside, server_path
 from server.auth import Principal, options_shown_to
 from server.deps import ActedTask, Actor, Authorized, CurrentPrincipal, OwnedTask, Service
 from server.devices import platform_refusal
+from server.farm.routing import Requirement
 from server.quota import Quota, QuotaExceeded
 from server.schemas import (
     MAX_ID,
@@ -208,6 +209,14 @@ def checked_task(body: TaskCreate, service: ServiceState) -> str:
     refusal = platform_refusal(service.pool, body.device, body.platform)
     if refusal is not None:
         raise _unprocessable("platform", refusal, "unroutable")
+    if body.device == "any" and (body.deny_apps or body.allow_apps) and not _platform_pinned(body):
+        platforms = {slot.platform for slot in service.pool.slots()}
+        if len(platforms) > 1:  # an app policy is written in one platform's app ids: void on the other
+            raise _unprocessable(
+                "platform",
+                f"this server has phones of several platforms ({', '.join(sorted(platforms))}) and the task's "
+                'deny_apps / allow_apps name apps by one platform\'s ids: give "platform" ("android" or "ios"), '
+                "or a device", "platform_needed")
     refusal = service.scheduler.route_refusal(body.device, body.options().stored())
     if refusal is not None:
         raise _unprocessable("requires", refusal, "unroutable")
@@ -227,6 +236,14 @@ def checked_task(body: TaskCreate, service: ServiceState) -> str:
     if refusal is not None:  # docs/security.md: a webhook never reaches the server's own network
         raise _unprocessable("callback_url", refusal, "callback_not_allowed")
     return instruction
+
+
+def _platform_pinned(body: TaskCreate) -> bool:
+    """Whether the task says its platform: ``platform``, or a requirement that only one
+    platform's phones meet (``platform=…``, an ``android`` or ``ios`` version)."""
+    if body.platform is not None:
+        return True
+    return any(Requirement.parse(text).key in ("platform", "android", "ios") for text in body.requires or [])
 
 
 @router.get("", response_model=TaskListPublic)
