@@ -16,9 +16,14 @@ import argparse
 import hmac
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mobile_agent.errors import ConfigError
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from mobile_agent.settings import Settings
 
 EXIT_USAGE = 2
 
@@ -80,8 +85,14 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(f"mobile-agent mcp: the MCP SDK is not installed ({exc}); pip install 'mobile-agent[mcp]'", file=sys.stderr)
         return EXIT_USAGE
-    server = build_server(settings, PhoneService(settings, max_side=args.screenshot_side,
-                                                 operation_wait_s=args.phone_wait))
+    service = PhoneService(settings, max_side=args.screenshot_side, operation_wait_s=args.phone_wait)
+    try:
+        return _serve(args, settings, build_server(settings, service))
+    finally:
+        service.close()  # the phones its tools opened (an iPhone's WDA connections, a USB iPhone's forward)
+
+
+def _serve(args: argparse.Namespace, settings: Settings, server: MCPServer[Any]) -> int:
     if args.transport == "stdio":
         server.run("stdio")
         return 0

@@ -36,6 +36,7 @@ from perception.blank_screen import blank_app_area
 if TYPE_CHECKING:
     from mobile_agent.agent import RunResult
     from mobile_agent.agent.people import UserChannel
+    from mobile_agent.device import Phone
     from mobile_agent.mcp_server.sessions import McpSession, SessionTrajectory
     from perception.types import Location
 
@@ -87,7 +88,7 @@ class PhoneService:
     settings: Settings
     max_side: int = 1024
     operation_wait_s: float = OPERATION_WAIT_S  # an operation call's wait for a phone another run holds
-    _devices: dict[str, AgentDevice] = field(default_factory=dict)
+    _devices: dict[str, Phone] = field(default_factory=dict)  # the phones it opened, by name and by serial
     _shots: dict[tuple[str, str], Shot] = field(default_factory=dict)  # (principal, serial) -> its last shot
     _mask: SecretMask | None = None  # the secrets' OCR lines of each look (``agent.mask``)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -118,19 +119,40 @@ class PhoneService:
     def device(self, serial: str | None) -> AgentDevice:
         """The phone to drive: ``serial``, else ``adb.serial`` of the settings, else the
         only one attached (the CLI's rule, ``open_phone``: ``ios:NAME`` is the iPhone that
-        ``ios.devices`` names)."""
-        from mobile_agent.device import open_phone
+        ``ios.devices`` names). Opened once and kept until ``close``: of two first calls at
+        once, the one that opens first is kept and the other closes its own (no lock is held
+        while a phone opens, so a phone that does not answer holds up no other call)."""
+        from mobile_agent.device import close_phone, open_phone
 
         key = serial or self.settings.adb.serial or ""
         with self._lock:
             known = self._devices.get(key)
         if known is not None:
             return known
-        device: AgentDevice = open_phone(self.settings, serial)
+        device = open_phone(self.settings, serial)
         with self._lock:
-            self._devices[key] = device
-            self._devices[device.serial] = device
+            kept = self._devices.get(key)
+            if kept is None:
+                kept = self._devices.get(device.serial)
+            if kept is None:
+                self._devices[key] = self._devices[device.serial] = device
+            else:  # another call opened it meanwhile (or under another of its names)
+                self._devices[key] = kept
+        if kept is not None:
+            close_phone(device)
+            return kept
         return device
+
+    def close(self) -> None:
+        """Close every phone this service opened (an iPhone's WDA connections, a USB iPhone's
+        forward): the MCP server has stopped (``mobile-agent mcp``'s end)."""
+        from mobile_agent.device import close_phone
+
+        with self._lock:
+            opened = list({id(phone): phone for phone in self._devices.values()}.values())
+            self._devices.clear()
+        for phone in opened:
+            close_phone(phone)
 
     # -- looking ------------------------------------------------------------------
     def screenshot(self, serial: str | None, max_side: int | None = None, *, principal: str = "local",

@@ -9,7 +9,11 @@ model is the scripted OpenAI-compatible server on loopback."""
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -123,3 +127,74 @@ def test_the_testing_agent_closes_its_phone_with_the_phone_built_on_it(tmp_path:
     assert again.device.screen_info().width == 1080
     agent.close()
     assert _users(usbmuxd) == []
+
+
+class _Gate:
+    """A TCP relay in front of the simulated iPhone's WDA whose first ``parties`` connections
+    wait for one another before a byte passes: that many opens of the phone are in flight at
+    once, whatever the scheduling (the barrier's timeout only ends a broken build's wait)."""
+
+    def __init__(self, target_url: str, parties: int = 2) -> None:
+        host, port = target_url.removeprefix("http://").rsplit(":", 1)
+        self.target = (host, int(port))
+        self.barrier = threading.Barrier(parties)
+        self.waiting = parties
+        self.lock = threading.Lock()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:  # closed
+                return
+            threading.Thread(target=self._relay, args=(client,), daemon=True).start()
+
+    def _relay(self, client: socket.socket) -> None:
+        with self.lock:
+            gated, self.waiting = self.waiting > 0, self.waiting - 1
+        if gated:
+            self.barrier.wait(timeout=120)
+        upstream = socket.create_connection(self.target)
+        threading.Thread(target=_pipe, args=(upstream, client), daemon=True).start()
+        _pipe(client, upstream)
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for sock in (source, sink):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+@pytest.mark.timeout(180)
+def test_mcp_keeps_one_phone_when_two_first_calls_open_it_at_once(tmp_path: Path, front: WdaFrontEnd) -> None:
+    """Two MCP tool calls at once on a phone not yet opened (``PhoneService.screenshot``, what the
+    screenshot tool calls in its thread): both open it, one is kept and the other closed, so the
+    forward counts one user; ``close`` (``mobile-agent mcp``'s end) lets go of it."""
+    from mobile_agent.mcp_server.phone import PhoneService
+
+    gate = _Gate(front.url)
+    try:
+        with usbmuxd_with(UDID, 13, gate.url) as fake:
+            service = PhoneService(_settings(tmp_path, fake))
+            with ThreadPoolExecutor(2) as pool:
+                shots = list(pool.map(lambda _: service.screenshot(SERIAL), range(2)))
+            assert gate.barrier.broken is False and gate.waiting <= 0  # both opens were in flight together
+            assert [(s.screen_width, s.screen_height) for s in shots] == [(1080, 2400)] * 2
+            assert service.device(SERIAL) is service.device(SERIAL)
+            assert _users(fake) == [1]  # the phone kept; the other open closed
+            service.close()
+            assert _users(fake) == []
+    finally:
+        gate.close()
