@@ -231,7 +231,7 @@ class LocationSummary:
         if location is None:
             return None
         return cls(
-            status=getattr(location.status, "value", str(location.status)),
+            status=location.status.value,
             target=location.target,
             point=(int(location.point[0]), int(location.point[1])) if location.point else None,
             box=location.box.as_list() if location.box is not None else None,

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from mobile_agent.operations.catalog import open_app, type_text, wait
 from mobile_agent.operations.context import OperationContext, Outcome
 from mobile_agent.operations.parser import split_top_level, strip_quotes
-from mobile_agent.operations.registry import OperationRegistry, operation
+from mobile_agent.operations.registry import OperationRegistry, card_of, operation
 from perception.snapping import Snap
 
 __all__ = ["COORDINATE_REGISTRY", "KEY_NAMES", "snap_tap"]
@@ -313,5 +313,5 @@ def hand_over(params: MessageParams, ctx: OperationContext) -> Outcome:
 
 
 # Shared with the paper's operations: the same cards, in this registry too.
-for _card in (open_app.card, type_text.card, wait.card):  # type: ignore[attr-defined]
+for _card in (card_of(open_app), card_of(type_text), card_of(wait)):
     COORDINATE_REGISTRY.register(_card)

@@ -31,7 +31,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -181,11 +180,10 @@ class ScreenSearch:
 
     def _settle(self) -> np.ndarray:
         agent = self.ctx.settings.agent
-        shot: Any = self.ctx.device.wait_settled(
+        shot = self.ctx.device.wait_settled(
             agent.settle_timeout_s, agent.settle_interval_s, agent.settle_tolerance, cancel=self.ctx.cancel
         )
-        pixels = getattr(shot, "pixels", None)
-        return pixels if pixels is not None else self.ctx.screenshot.pixels
+        return shot.pixels
 
     def _swipe_page(
         self, before: np.ndarray | None, fx1: float, fy1: float, fx2: float, fy2: float

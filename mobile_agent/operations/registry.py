@@ -30,7 +30,9 @@ from mobile_agent.operations.parser import ParsedAction, parse_with
 if TYPE_CHECKING:
     from mobile_agent.operations.context import OperationContext, Outcome
 
-__all__ = ["CardDefinitionError", "OperationCard", "OperationRegistry", "REGISTRY", "operation", "op_key", "parse_action"]
+__all__ = [
+    "CardDefinitionError", "OperationCard", "OperationRegistry", "REGISTRY", "card_of", "operation", "op_key", "parse_action",
+]
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _SYNTAX_RE = re.compile(r"^(?P<head>[A-Za-z][A-Za-z ]*?)\s*(?:\((?P<args>[^()]*)\))?$")
@@ -251,10 +253,18 @@ def operation(
             split_args=split_args,
         )
         (registry if registry is not None else REGISTRY).register(card)
-        fn.card = card  # type: ignore[attr-defined]
+        _CARDS_OF[fn] = card
         return fn
 
     return decorate
+
+
+_CARDS_OF: dict[Callable[..., Outcome], OperationCard] = {}  # each decorated function's card
+
+
+def card_of(fn: Callable[..., Outcome]) -> OperationCard:
+    """The card ``@operation`` made of ``fn`` (to register it in another registry too)."""
+    return _CARDS_OF[fn]
 
 
 def _params_model_of(fn: Callable[..., Any]) -> type[BaseModel]:
