@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from mobile_agent.agent import AgentEvent, EventCallback, jsonable
+from mobile_agent.agent import AgentEvent, EventCallback, UserChannel, jsonable
 from mobile_agent.locate import LazyLocator, PerceptionLocator
 from mobile_agent.operations import AgentDevice
 from mobile_agent.settings import Settings
@@ -217,7 +217,8 @@ class AgentTaskRunner:
             lease.release()
 
     def _run_flow(self, spec: TaskSpec, settings: Settings, device: AgentDevice, text: str,
-                  on_event: EventCallback, cancel: threading.Event) -> TaskOutcome:  # fmt: skip
+                  on_event: EventCallback, cancel: threading.Event,
+                  channel: UserChannel | None) -> TaskOutcome:  # fmt: skip
         """A test flow as the task (``mobile_agent.testing``): its steps in one trajectory, the
         flow's verdict as the task's status (a failed step: ``not_completed``), the video in the
         task's files with ``record``. The flow runs to its end, its first failure, or the task's
@@ -226,7 +227,8 @@ class AgentTaskRunner:
 
         flow = parse_flow(text)  # checked when the task was submitted
         runner = FlowRunner(settings, device, output_dir=spec.output_dir, record=bool(spec.options.record),
-                            cache=bool(settings.cache.enabled), on_event=on_event, cancel=cancel)  # fmt: skip
+                            cache=bool(settings.cache.enabled), on_event=on_event, cancel=cancel,
+                            channel=channel)  # fmt: skip
         result = runner.run(flow)
         status = "completed" if result.passed else ("error" if result.status == "error" else "not_completed")
         if cancel.is_set() and not result.passed:
@@ -267,8 +269,14 @@ class AgentTaskRunner:
             data.setdefault("run_id", event.run_id)
             emit(event.kind, data)
 
-        if spec.options.flow:  # its steps' events are the flow trajectory's
-            return self._run_flow(spec, settings, device, spec.options.flow, on_event, cancel)
+        channel = None  # whom the run asks: the task's person (POST /v1/tasks/{id}/reply)
+        if self.store is not None:
+            from server.people import StoreChannel
+
+            channel = StoreChannel(self.store, spec.task_id, webhooks=self.webhooks,
+                                   callback_url=spec.options.callback_url)
+        if spec.options.flow:  # its steps' events are the flow trajectory's; its run: steps ask the person
+            return self._run_flow(spec, settings, device, spec.options.flow, on_event, cancel, channel)
 
         script = spec.options.script
         if script:  # no model: the operations as written
@@ -278,12 +286,6 @@ class AgentTaskRunner:
                                 on_event=on_event, cancel=cancel, output_dir=spec.output_dir,
                                 instruction=spec.instruction)
         else:
-            channel = None
-            if self.store is not None:
-                from server.people import StoreChannel
-
-                channel = StoreChannel(self.store, spec.task_id, webhooks=self.webhooks,
-                                       callback_url=spec.options.callback_url)
             agent = Agent(settings, device=device, locator=LazyLocator(self._get_locator), on_event=on_event,
                           channel=channel)
             result = agent.run(spec.instruction, cancel=cancel, output_dir=spec.output_dir)

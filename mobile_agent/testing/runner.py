@@ -31,10 +31,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mobile_agent.agent import RunStatus, run_script
+from mobile_agent.agent import RunStatus, UserChannel, run_script
 from mobile_agent.agent.mask import SecretMask, secret_values
 from mobile_agent.agent.parts import run_locator
-from mobile_agent.agent.records import RunResult
+from mobile_agent.agent.records import AgentEvent, EventKind, RunResult
 from mobile_agent.agent.report import VIDEO_NAME
 from mobile_agent.agent.session import EventCallback, RunSession
 from mobile_agent.errors import MobileAgentError, RunCancelled
@@ -180,6 +180,7 @@ class FlowRunner:
         agent: Agent | None = None,
         on_event: EventCallback | None = None,
         cancel: threading.Event | None = None,
+        channel: UserChannel | None = None,
     ) -> None:
         root = Path(output_dir) if output_dir is not None else Path(settings.agent.output_dir)
         agent_settings = settings.agent.model_copy(update={"output_dir": root})
@@ -196,8 +197,16 @@ class FlowRunner:
         self.locator = run_locator(self.settings, None)
         if agent is None:
             phone = Phone(self.settings, device, evidence_dir=root / "evidence", cancel=cancel)
-            agent = Agent(self.settings, device=device, locator=self.locator, phone=phone)
+            # channel: whom a run: step's agent asks (a REST flow task's person); none: nobody to ask
+            agent = Agent(self.settings, device=device, locator=self.locator, phone=phone, channel=channel,
+                          on_event=self._person_events if channel is not None else None)
         self.agent = agent
+
+    def _person_events(self, event: AgentEvent) -> None:
+        """A run: step's run asking its person and the reply (a REST flow task's ``asking``): the
+        flow's events, which carry the flow's own steps, get these of the inner run only."""
+        if self.on_event is not None and event.kind in (EventKind.WAITING_FOR_USER, EventKind.USER_REPLIED):
+            self.on_event(event)
 
     def run_suite(self, flows: list[Flow], on_result: Any = None) -> SuiteResult:
         started, clock = time.time(), time.monotonic()
@@ -315,7 +324,8 @@ class FlowRunner:
                 settings = agent.settings.model_copy(
                     update={"agent": agent.settings.agent.model_copy(update={"max_steps": step.max_steps})}
                 )
-                runner = Agent(settings, device=self.device, locator=self.locator, phone=agent.phone)
+                runner = Agent(settings, device=self.device, locator=self.locator, phone=agent.phone,
+                               channel=agent.channel, on_event=agent.on_event)
             result = runner.run(instruction, cancel=self.cancel, output_dir=self.output_dir)
             if result.status is not RunStatus.COMPLETED:
                 raise _StepFailed(f"the run ended {result.status.value}: {result.reason}", result)
