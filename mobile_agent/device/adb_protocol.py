@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import socket
 import struct
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -30,7 +32,13 @@ from mobile_agent.errors import (
     DeviceOfflineError,
     DeviceUnauthorizedError,
     MultipleDevicesError,
+    RunCancelled,
 )
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
+T = TypeVar("T")
 
 __all__ = ["AdbHost", "ShellResult", "failure_to_error"]
 
@@ -45,6 +53,12 @@ _V2_STDERR = 2
 _V2_EXIT = 3
 
 UNAUTHORIZED_HINT = "accept the 'Allow USB debugging?' RSA prompt on the phone, then retry"
+
+# A run's connections look at its cancel this often while the adb server has not answered; once
+# the cancel is set, a wait idle this long ends the call (RunCancelled). An answer that comes
+# sooner still counts: the IME put back after a cancelled Type, on a phone that answers.
+CANCEL_SLICE_S = 0.25
+CANCEL_GRACE_S = 2.0
 
 
 class ShellResult:
@@ -92,10 +106,17 @@ class AdbHost:
     """The adb server at ``host:port``. Holds no connection: every call opens its own,
     so one ``AdbHost`` can serve several threads at once."""
 
-    def __init__(self, host: str, port: int, timeout_s: float) -> None:
+    def __init__(self, host: str, port: int, timeout_s: float, *, cancel: threading.Event | None = None) -> None:
         self.host = host
         self.port = port
         self.timeout_s = timeout_s
+        self.cancel = cancel  # a run's: a call the adb server leaves hanging ends soon after it is set
+
+    def watching(self, cancel: threading.Event) -> AdbHost:
+        """The same server, for a run with ``cancel``: a wait for an answer that hangs (a wedged adb
+        server, a frozen phone) ends ``CANCEL_GRACE_S`` after the cancel with ``RunCancelled``
+        instead of after ``timeout_s`` (``adb.command_timeout_s``)."""
+        return AdbHost(self.host, self.port, self.timeout_s, cancel=cancel)
 
     # --- connections -------------------------------------------------------------------
 
@@ -108,8 +129,10 @@ class AdbHost:
                 host=self.host,
                 port=self.port,
             ) from exc
-        sock.settimeout(self.timeout_s)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.cancel is not None:
+            return _RunSocket.around(sock, self.cancel, self.timeout_s)
+        sock.settimeout(self.timeout_s)
         return sock
 
     def reachable(self) -> bool:
@@ -266,6 +289,44 @@ class AdbHost:
             raise DeviceLostError(f"device {serial} went away during a screenshot: {exc}", serial=serial) from exc
         finally:
             sock.close()
+
+
+class _RunSocket(socket.socket):
+    """A connection to the adb server for a run's device: its reads wait in slices of
+    ``CANCEL_SLICE_S``, and look at the run's cancel between them. Idle for ``idle_limit_s``
+    (``adb.command_timeout_s``) it times out as any connection does; once the cancel is set,
+    idle for ``CANCEL_GRACE_S`` it ends with ``RunCancelled``. A read that gets data never
+    looks: a cancel ends waits, not a call the phone answers."""
+
+    cancel: threading.Event
+    idle_limit_s: float
+
+    @classmethod
+    def around(cls, sock: socket.socket, cancel: threading.Event, idle_limit_s: float) -> _RunSocket:
+        watched = cls(sock.family, sock.type, sock.proto, fileno=sock.detach())
+        watched.cancel, watched.idle_limit_s = cancel, idle_limit_s
+        watched.settimeout(CANCEL_SLICE_S)
+        return watched
+
+    def _waiting(self, read: Callable[[], T]) -> T:
+        idle = idle_cancelled = 0.0
+        while True:
+            try:
+                return read()
+            except TimeoutError:
+                idle += CANCEL_SLICE_S
+                if self.cancel.is_set():
+                    idle_cancelled += CANCEL_SLICE_S
+                    if idle_cancelled >= CANCEL_GRACE_S:
+                        raise RunCancelled("the run was cancelled while the adb server had not answered") from None
+                if idle >= self.idle_limit_s:
+                    raise
+
+    def recv(self, bufsize: int, flags: int = 0) -> bytes:
+        return self._waiting(lambda: super(_RunSocket, self).recv(bufsize, flags))
+
+    def recv_into(self, buffer: WriteableBuffer, nbytes: int = 0, flags: int = 0) -> int:
+        return self._waiting(lambda: super(_RunSocket, self).recv_into(buffer, nbytes, flags))
 
 
 # PixelFormat values of android.graphics / ui/PixelFormat.h

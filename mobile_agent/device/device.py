@@ -160,7 +160,9 @@ class Device(AppCommands):
 
     ``cancel``: the event of the run that drives the phone (a REST task's); once it is set, a
     wait for the phone to come back (``adb.reconnect_s``) ends at once with ``RunCancelled``,
-    so a cancelled task or a server shutting down is not held by a phone that went away."""
+    so a cancelled task or a server shutting down is not held by a phone that went away; a
+    call the adb server leaves hanging ends too, ``adb_protocol.CANCEL_GRACE_S`` after it
+    (``AdbHost.watching``), not after ``adb.command_timeout_s``."""
 
     def __init__(self, serial: str, settings: AdbSettings, *, host: AdbHost | None = None,
                  cancel: threading.Event | None = None) -> None:
@@ -168,6 +170,8 @@ class Device(AppCommands):
         self.settings = settings
         self._cancel = cancel or threading.Event()
         self._host = host or AdbHost(settings.server_host, settings.server_port, settings.command_timeout_s)
+        if cancel is not None:  # a run's: a call the adb server leaves hanging ends with its cancel
+            self._host = self._host.watching(cancel)
         # adbutils for what is not on a hot path (install, sync); built from settings, never global
         self.client = adbutils.AdbClient(
             settings.server_host, settings.server_port, socket_timeout=settings.command_timeout_s

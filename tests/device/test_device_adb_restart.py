@@ -134,3 +134,79 @@ def test_a_cancel_ends_the_wait_for_a_phone_that_went_away(sim_phones: Any, adb_
     assert not caller.is_alive(), "the wait for the phone did not see the cancel"
     assert len(ended) == 1 and isinstance(ended[0], RunCancelled), ended
     assert phone.serial in ended[0].message
+
+
+def _adb_server_pid(port: int) -> int:
+    """The adb server listening on ``port`` (``adb -L tcp:PORT fork-server server``)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"fork-server" in argv and any(arg.endswith(b"tcp:%d" % port) for arg in argv):
+            return int(entry.name)
+    raise AssertionError(f"no adb server process on port {port}")
+
+
+def _unread_requests(port: int) -> int:
+    """Connections to ``port`` holding bytes the listener has not read (/proc/net/tcp's rx_queue)."""
+    found = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            local, state, queues = fields[1], fields[3], fields[4]
+            if int(local.rsplit(":", 1)[1], 16) == port and state == "01" and int(queues.split(":")[1], 16) > 0:
+                found += 1
+    return found
+
+
+def test_a_cancel_ends_an_adb_call_that_hangs(sim_phones: Any, private_adb: AdbSettings) -> None:
+    """The adb server stops answering (stopped with SIGSTOP: the kernel still accepts its connections,
+    nothing reads them) while a REST task's run waits on a device call, and the task is cancelled:
+    the call ends with RunCancelled soon after (``CANCEL_GRACE_S``), not after adb.command_timeout_s
+    (here an hour). An answer after the cancel still comes: the adb server continued, the same
+    device answers with the cancel set (the IME put back after a cancelled Type)."""
+    import signal
+    import threading
+
+    from mobile_agent.device import open_phone
+    from mobile_agent.errors import RunCancelled
+    from mobile_agent.settings import Settings
+
+    (phone,) = sim_phones(1)
+    adb = private_adb.model_copy(update={"command_timeout_s": 3600})
+    assert "connected to" in connect(phone.serial, adb)  # starts the private server too
+    cancel = threading.Event()
+    device = open_phone(Settings(adb=adb), phone.serial, cancel=cancel)  # as a REST task's run opens its phone
+    assert device.shell(["echo", "before"]).strip() == "before"
+    assert _unread_requests(adb.server_port) == 0
+
+    server = _adb_server_pid(adb.server_port)
+    os.kill(server, signal.SIGSTOP)
+    try:
+        ended: list[BaseException] = []
+
+        def call() -> None:
+            try:
+                device.shell(["echo", "hung"])
+            except BaseException as exc:  # what ended the call is the test's result
+                ended.append(exc)
+
+        caller = threading.Thread(target=call, daemon=True)
+        caller.start()
+        while _unread_requests(adb.server_port) == 0 and caller.is_alive():  # its request sent, unanswered
+            caller.join(0.05)
+        assert caller.is_alive(), ended
+        cancel.set()
+        caller.join(60)  # a bound for a broken build only: without the cancel it waits an hour
+        assert not caller.is_alive(), "the hung adb call did not see the cancel"
+        assert len(ended) == 1 and isinstance(ended[0], RunCancelled), ended
+    finally:
+        os.kill(server, signal.SIGCONT)
+    assert device.shell(["echo", "after"]).strip() == "after"  # a prompt answer, the cancel still set
