@@ -43,7 +43,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("flows", nargs="+", type=Path, metavar="FLOW", help="flow files, or folders of *.yaml flows")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--serial", "-s", help="the phone's serial")
-    where.add_argument("--device", choices=["any"], help="any: the first attached phone that is ready")
+    where.add_argument("--device", choices=["any"],
+                       help="any: the first attached phone that is ready and that no other run holds")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write JUnit XML here")
     parser.add_argument("--record", action="store_true", help="record a video of each flow (video.mp4 beside its report)")
     parser.add_argument("--output", "-o", type=Path, metavar="DIR", help="trajectories folder (default: runs/)")
@@ -97,7 +98,7 @@ def test_command(args: argparse.Namespace) -> int:
         print(f"mobile-agent test: {exc.message}", file=err)
         return EXIT_USAGE
 
-    from mobile_agent.device import list_devices, open_phone
+    from mobile_agent.device import lease_holder, list_devices, open_phone
     from mobile_agent.errors import DeviceError, DeviceNotFoundError, MultipleDevicesError
 
     try:
@@ -107,7 +108,10 @@ def test_command(args: argparse.Namespace) -> int:
             if not ready:
                 print("mobile-agent test: no phone is attached and ready", file=err)
                 return EXIT_USAGE
-            serial = ready[0]
+            # a phone another run holds (a REST task, MCP, `mobile-agent run`) is not a free one: the
+            # first free ready phone, else the first ready one (its lease then says who holds it)
+            free = [s for s in ready if lease_holder(settings.adb, s) is None]
+            serial = (free or ready)[0]
         device = open_phone(settings, serial)  # ios:NAME: an iPhone of ios.devices (docs/ios.md)
     except (DeviceNotFoundError, MultipleDevicesError) as exc:
         print(f"mobile-agent test: {exc.message}", file=err)
