@@ -4,7 +4,7 @@ Every principal sees the phones' state; only an admin sees which worker host a p
 its properties, connects phones, and sees the screen of a phone that runs a task it may not
 see (``server.auth``).
 
-May import: fastapi, ``server.*``, ``mobile_agent.errors``.
+May import: fastapi, ``server.*``, ``mobile_agent.errors``, ``mobile_agent.device`` (``lease_holder``).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response, status
 
+from mobile_agent.device import lease_holder
 from mobile_agent.errors import DeviceError
 from server.auth import Principal
 from server.deps import Admin, Authorized, CurrentPrincipal, Service
@@ -74,13 +75,17 @@ def device_screenshot(
 ) -> Response:
     """What the phone shows now. A phone running a task shows to whoever may watch that task's
     live view (an admin, its owner, its team); a free phone (whatever the last run left on its
-    screen) to a principal that may act (not a viewer)."""
+    screen) to a principal that may act (not a viewer). A phone another interface's run holds
+    (``mobile-agent run``, MCP, the pytest plugin: its ``PhoneLease``) is not free: that run hides
+    its secrets in its own process, not in this capture, so only an admin sees it."""
     if not is_serial(serial) or not service.pool.knows(serial):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no device {serial!r}")
     slot = service.pool.get(serial)
     running = slot.task_id if slot is not None else None
     if not principal.admin and running is not None and not _task_visible(service, principal, running):
         raise HTTPException(status.HTTP_409_CONFLICT, f"the phone {serial} is running a task that is not yours")
+    if not principal.admin and running is None and lease_holder(service.settings.adb, serial) is not None:
+        raise HTTPException(status.HTTP_409_CONFLICT, f"the phone {serial} is running a run that is not yours")
     if running is None and not principal.may_act:
         raise HTTPException(status.HTTP_403_FORBIDDEN,
                             f"the token {principal.name!r} is a viewer: it sees the screen of its team's runs only")
