@@ -32,3 +32,14 @@ def test_a_flow_tasks_run_step_asks_the_person_through_rest(service, sim_phones)
     assert done["status"] == "completed", done["result"]
     statuses = [e.data["status"] for e in live.state.store.events_after(task_id) if e.kind == "status"]
     assert statuses == ["queued", "running", "waiting_for_user", "running", "completed"]
+
+
+def test_a_flow_task_waiting_for_its_person_can_be_cancelled(service, sim_phones) -> None:
+    (phone,) = sim_phones(1, width=540, height=1200)
+    live = service([phone], planner=TaggedPlanner(plans={"t-ask": ["Ask user (Please open the Notes app)"]}))
+    task_id = live.client.post("/v1/tasks", json={"flow": FLOW, "device": phone.serial}).json()["id"]
+    live.wait_task(task_id, statuses={"waiting_for_user"}, timeout=120)
+    assert live.client.post(f"/v1/tasks/{task_id}/cancel").status_code == 202
+    done = live.wait_task(task_id, timeout=120)
+    assert done["status"] == "cancelled", done["result"]
+    assert done["steps"] == 1  # the run: step, cut short; the do: step never ran
