@@ -29,7 +29,7 @@ from perception.icon_vocabulary import read_icon_words
 from perception.types import Box
 
 __all__ = [
-    "COLOUR_WORDS", "SHAPE_WORDS", "HeuristicRanker", "ShapeFeatures", "names_a_shape", "shape_features", "flat_surface",
+    "COLOUR_WORDS", "SHAPE_UNSEEN", "SHAPE_WORDS", "HeuristicRanker", "ShapeFeatures", "names_a_shape", "shape_features", "flat_surface",
 ]  # fmt: skip
 
 # OpenCV HSV: H 0..179, S and V 0..255.  (hue ranges, min S, max S, min V, max V)
@@ -78,6 +78,9 @@ _SHAPE_SYNONYMS = {
     "globe": "globe", "world": "globe", "earth": "globe", "planet": "globe",
     "person": "person", "user": "person", "profile": "person", "account": "person", "friend": "person",
     "people": "person", "contact": "person", "avatar": "person",
+    "picture": "picture", "photo": "picture", "image": "picture", "gallery": "picture", "landscape": "picture", "thumbnail": "picture",
+    "wrench": "wrench", "spanner": "wrench", "build": "wrench", "tool": "wrench", "tools": "wrench",
+    "folder": "folder", "directory": "folder", "cast": "cast", "chromecast": "cast", "casting": "cast",
 }
 # words that name two looks: "send" is an arrow, or (Material, Gmail, Telegram) a paper plane
 _SHAPE_ALSO = {"send": ("plane",)}
@@ -137,6 +140,45 @@ _PROTOTYPES: dict[str, dict[str, tuple[float, float]]] = {
     # a person (head on shoulders): the neck's two concavities, as wide as tall; a gear's
     # teeth give many
     "person": {"defects": (2, 0.8), "aspect": (0.95, 0.25), "solidity": (0.8, 0.12)},
+        # Round 4 (issue 30): measured on Google's Material Icons, filled and outlined fonts, drawn
+    # at 42/63/84 px grey on white and white on a dark bar, through this ranker's own mask
+    # (benchmarks/icon_prototypes.py), and on the Rico development glyphs of the same kind;
+    # ideal = their mean, tolerance about three of their standard deviations (a floor for
+    # each feature). Where the older prototype was measured loosely from one drawing, the
+    # measured one is a second look ("x/material").
+    # a picture (Material image / photo / insert_photo; mVideoPlayer's list): a full rounded
+    # square whose mountains and sun are holes (a plain tile has none, a frame is all hole)
+    "picture": {"vertices": (4, 1.0), "solidity": (0.99, 0.03), "extent": (0.94, 0.06), "aspect": (1.0, 0.12),
+                "defects": (0, 0.7), "hollow": (0.35, 0.25)},
+    # a wrench (Material build, mVideoPlayer's settings row): a diagonal bar with a jaw, three notches
+    "wrench": {"circularity": (0.35, 0.08), "solidity": (0.73, 0.08), "extent": (0.37, 0.08), "defects": (3, 0.8),
+               "aspect": (1.1, 0.3)},
+    # a folder (Material folder / folder_open, mVideoPlayer's folders, the simulated phone's):
+    # a full box wider than tall, its tab
+    "folder": {"aspect": (1.32, 0.15), "extent": (0.86, 0.06), "solidity": (0.96, 0.03), "vertices": (4, 1.2),
+               "defects": (0.4, 1.0)},
+    # a person drawn as a head apart from its shoulders (Material person / person_outline, the
+    # simulated phone's): the largest piece is the shoulders, a wide half-disc
+    "person/two-piece": {"pieces": (2, 0.6), "aspect": (2.15, 0.25), "solidity": (0.97, 0.05), "extent": (0.76, 0.08),
+                         "circularity": (0.68, 0.06)},
+    # a cast glyph (Material cast, NBC's toolbar): a screen corner and three arcs, four pieces
+    "cast": {"pieces": (4, 1.0), "aspect": (1.23, 0.12), "solidity": (0.25, 0.08), "extent": (0.18, 0.06)},
+    "check/material": {"aspect": (1.31, 0.12), "solidity": (0.5, 0.06), "extent": (0.18, 0.05),
+                       "circularity": (0.23, 0.06)},
+    "bell/material": {"solidity": (0.91, 0.04), "extent": (0.62, 0.06), "aspect": (0.97, 0.1),
+                      "circularity": (0.65, 0.08), "pieces": (1.8, 0.8)},
+    # the lid is a piece of its own
+    "trash/material": {"aspect": (0.86, 0.08), "extent": (0.93, 0.05), "solidity": (0.99, 0.03), "pieces": (2, 0.6),
+                       "vertices": (4, 1.2)},
+    "pencil/material": {"extent": (0.40, 0.06), "solidity": (0.99, 0.03), "aspect": (1.0, 0.12), "pieces": (2, 0.8),
+                        "circularity": (0.59, 0.08)},
+    "camera/material": {"aspect": (1.11, 0.06), "extent": (0.88, 0.05), "solidity": (0.98, 0.03),
+                        "hollow": (0.27, 0.15), "vertices": (4, 1.2)},
+    "mic/material": {"aspect": (0.52, 0.07), "solidity": (0.98, 0.03), "extent": (0.8, 0.06), "pieces": (2, 0.8)},
+    "house/material": {"solidity": (0.8, 0.05), "extent": (0.53, 0.06), "aspect": (1.16, 0.1), "defects": (3, 0.8),
+                       "circularity": (0.42, 0.07)},
+    "gear/material": {"defects": (6, 1.0), "solidity": (0.83, 0.05), "extent": (0.65, 0.08), "aspect": (0.96, 0.1),
+                      "hollow": (0.21, 0.12)},
     # a globe (a browser's page-info "globe", a language picker): a round outline, full (its
     # meridians and continents are inside it, as holes: a ring's empty middle is a plain disc),
     # with nothing sticking out, unlike a lens
@@ -355,10 +397,19 @@ def names_a_shape(description: str) -> bool:
     return bool(_words(description)[1])
 
 
+# a box whose shape score is below this does not show the shape named
+SHAPE_UNSEEN = 0.15
+
+
 class HeuristicRanker:
     """Ranks boxes by how well their pixels fit the description's colour and shape words."""
 
     name = "heuristic"
+
+    def __init__(self) -> None:
+        # each box's shape score of the last ``score`` call (empty when no shape was named):
+        # a best box that does not show the named shape won by its colour alone
+        self.shape_scores: list[float] = []
 
     def understands(self, description: str) -> bool:
         colours, shapes, _ = _words(description)
@@ -366,6 +417,7 @@ class HeuristicRanker:
 
     def score(self, image: np.ndarray, boxes: list[Box], description: str, prior: list[float]) -> list[float]:
         colours, shapes, direction = _words(description)
+        self.shape_scores = []
         scores = []
         for box, base in zip(boxes, prior, strict=True):
             patch, inner = _patch_around(image, box)
@@ -397,5 +449,7 @@ class HeuristicRanker:
                         best = max(best, max(_shape_score(s, features) for s in outline_named))
                 parts.append(best)
             own = float(np.mean(parts)) if parts else 0.0
+            if shapes:
+                self.shape_scores.append(parts[-1])
             scores.append(own + 0.05 * base)
         return scores

@@ -1,6 +1,6 @@
 """Shape tests for icons drawn in several pieces or pointing one way, on real rendering
 (anti-aliased, thin strokes): the three-line menu, three dots (vertical or horizontal),
-stacked bars, and arrows / chevrons with their direction.
+stacked bars, signal-strength bars, and arrows / chevrons with their direction.
 
 A glyph's pieces are the connected blobs of its foreground mask that are at least a
 fifth of the largest one (anti-aliasing specks and a plate's rim fall below that). Each
@@ -84,6 +84,36 @@ def _bars(pieces: list[Piece]) -> float:
     return _row_of(pieces, "y") * flat * alike * count
 
 
+def _signal(pieces: list[Piece]) -> float:
+    """A signal-strength glyph: three to five upright bars standing on one line, each taller
+    than the one before, left to right (a phone's cellular bars)."""
+    if not 3 <= len(pieces) <= 5:
+        return 0.0
+    pieces = sorted(pieces, key=lambda p: p.x)
+    tallest = max(p.height for p in pieces)
+    bottoms = [p.y + p.height / 2 for p in pieces]
+    standing = _near((max(bottoms) - min(bottoms)) / max(1.0, tallest), 0.0, 0.15)
+    rising = float(np.mean([1.0 if b.height >= 1.1 * a.height else 0.0 for a, b in zip(pieces, pieces[1:], strict=False)]))
+    widths = [p.width for p in pieces]
+    alike = _near(float(np.std(widths) / max(1.0, np.mean(widths))), 0.0, 0.35)
+    upright = 1.0 if pieces[-1].height >= 1.5 * np.median(widths) else 0.3
+    return standing * rising * alike * upright
+
+
+def _wedge(mask: np.ndarray) -> float:
+    """The other signal glyph (Material's signal_cellular_4_bar): one filled right triangle
+    rising to the right, its right angle at the bottom right."""
+    ys, xs = np.nonzero(mask)
+    if len(xs) < 12:
+        return 0.0
+    box = mask[ys.min(): ys.max() + 1, xs.min(): xs.max() + 1].astype(bool)
+    h, w = box.shape
+    extent = float(box.mean())
+    lower_right = float(box[h // 2:, w // 2:].mean())
+    upper_left = float(box[: h // 2, : w // 2].mean())
+    return _near(extent, 0.5, 0.12) * _near(lower_right, 1.0, 0.2) * _near(upper_left, 0.0, 0.15) * _near(w / h, 1.0, 0.3)
+
+
 def pointing(mask: np.ndarray) -> dict[str, float]:
     """How much the glyph points left / right / up / down (0..1 each). A chevron's tip is
     its narrow end (the arms spread toward the open end); an arrow with a shaft points
@@ -125,7 +155,7 @@ def _arrow(mask: np.ndarray, pieces: list[Piece], direction: str | None) -> floa
 
 
 # concept -> test on (mask, pieces, direction word or None)
-PIECE_SHAPES = ("menu", "kebab", "meatballs", "chevron", "arrow")
+PIECE_SHAPES = ("menu", "kebab", "meatballs", "chevron", "arrow", "signal")
 
 
 def piece_shape_score(shape: str, mask: np.ndarray, direction: str | None = None) -> float:
@@ -136,6 +166,8 @@ def piece_shape_score(shape: str, mask: np.ndarray, direction: str | None = None
         return _dots(pieces, "y")
     if shape == "meatballs":
         return _dots(pieces, "x")
+    if shape == "signal":
+        return max(_signal(pieces), _wedge(mask) if len(pieces) == 1 else 0.0)
     if shape in ("chevron", "arrow"):
         return _arrow(mask, pieces, direction)
     raise ValueError(f"not a piece shape: {shape}")

@@ -43,7 +43,7 @@ from perception.accessibility import AccessibilityNode
 from perception.cache import FrameCache
 from perception.config import PerceptionConfig
 from perception.crops import numbered_candidates
-from perception.heuristic_ranker import HeuristicRanker, flat_surface, names_a_shape
+from perception.heuristic_ranker import SHAPE_UNSEEN, HeuristicRanker, flat_surface, names_a_shape
 from perception.icon_tree import tree_icon_boxes, tree_votes
 from perception.icon_which import Which, WhichError, in_relation, read_which, reading_order
 from perception.position import UnknownPositionError, parse_position
@@ -528,6 +528,11 @@ class IconLocator:
         understood = True
         if ranker.name == "heuristic":
             understood = (ranker.understands(look) and scores[best] >= _HEURISTIC_FLOOR) or best in tree_backed
+            if isinstance(ranker, HeuristicRanker) and ranker.shape_scores and best not in tree_backed:
+                # the best does not show the shape named: its colour alone won it, and a box
+                # holding more of that colour (a toolbar chevron beside a row's folder) is not
+                # the glyph: candidates
+                understood = understood and ranker.shape_scores[best] >= SHAPE_UNSEEN
             # boxes the heuristic cannot tell apart from the best go to the planner to choose
             floor = min(scores[best] - _HEURISTIC_MARGIN, _TIE_SHARE * scores[best])
             if best not in tree_backed and not names_a_shape(look):
