@@ -400,7 +400,7 @@ class IconLocator:
 
     def _pick(
         self, image: np.ndarray, key: str, which: Which, description: str, boxes: list[Box], scores: list[float],
-        best: int, understood: bool, place: str, backend: str, unsure: list[int],
+        best: int, understood: bool, place: str, backend: str, unsure: list[int], plain: list[int],
     ) -> Location:
         """One of several look-alikes, by the planner's count or anchor text
         (``perception.icon_which``). A count needs every look-alike: the best's group (boxes
@@ -410,17 +410,23 @@ class IconLocator:
         OCR as Click text finds it; among the icons in its relation to that text (its row,
         next to it, above ...), the one that looks most like the description, and when
         several tie on look, the nearest, unless another is about as near."""
+        def offer(chosen: list[int], feedback: str) -> Location:
+            # what the which-words could not decide: their own choice first, then the boxes
+            # the plain description would have offered
+            merged = chosen + [i for i in plain if i not in chosen]
+            return self._offer(image, description, merged, boxes, scores, feedback, backend)
+
         order = sorted(range(len(boxes)), key=lambda i: -scores[i])
         look = f'"{which.look}"'
         if not understood:
-            return self._offer(image, description, order, boxes, scores,
-                               f"No icon{place} surely looks like {look}; choose one by number, or describe its colour "
-                               "and shape.", backend)  # fmt: skip
+            return offer(order,
+                         f"No icon{place} surely looks like {look}; choose one by number, or describe its colour "
+                         "and shape.")  # fmt: skip
         if which.ordinal is not None and any(not _siblings(boxes[i], boxes[best]) for i in unsure):
             # the ranker could not tell the best from boxes of another kind (not its
             # look-alikes): which kind to count is unsure, so nothing is counted
-            return self._offer(image, description, [best, *unsure], boxes, scores,
-                               f"Icons of different kinds{place} could be {look}; choose one by number.", backend)  # fmt: skip
+            return offer([],
+                         f"Icons of different kinds{place} could be {look}; choose one by number.")  # fmt: skip
         top = scores[best]
         if which.ordinal is not None:
             group = [best]
@@ -434,12 +440,12 @@ class IconLocator:
             counted = [group[k] for k in reading_order([boxes[j] for j in group], which.origin)]
             n = which.ordinal
             if doubtful:
-                return self._offer(image, description, sorted(group + doubtful, key=lambda j: -scores[j]), boxes, scores,
-                                   f"Not every icon{place} like {look} is sure, so counting them could miss; "
-                                   "choose one by number.", backend)  # fmt: skip
+                return offer(sorted(group + doubtful, key=lambda j: -scores[j]),
+                             f"Not every icon{place} like {look} is sure, so counting them could miss; "
+                             "choose one by number.")  # fmt: skip
             if n > len(counted):
-                return self._offer(image, description, counted, boxes, scores,
-                                   f"Only {len(counted)} icon(s){place} look like {look}; choose one by number.", backend)  # fmt: skip
+                return offer(counted,
+                             f"Only {len(counted)} icon(s){place} look like {look}; choose one by number.")  # fmt: skip
             picked = boxes[counted[n - 1] if n > 0 else counted[-1]]
             return Location(LocateStatus.FOUND, description, point=picked.center, box=picked, backend=backend)
         anchor, relation = which.anchor or "", which.relation or "next"
@@ -469,16 +475,16 @@ class IconLocator:
             box = boxes[chosen[0]]
             return Location(LocateStatus.FOUND, description, point=box.center, box=box, backend=backend)
         if len(chosen) == 1:
-            return self._offer(image, description, chosen, boxes, scores,
-                               f'One icon {_RELATION_SAID[relation]} "{anchor}" might be {look}, but its look does not '
-                               "confirm it; choose 1 if its crop shows it.", backend)  # fmt: skip
+            return offer(chosen,
+                         f'One icon {_RELATION_SAID[relation]} "{anchor}" might be {look}, but its look does not '
+                         "confirm it; choose 1 if its crop shows it.")  # fmt: skip
         if chosen:
-            return self._offer(image, description, chosen, boxes, scores,
-                               f'Several icons like {look} are {_RELATION_SAID[relation]} "{anchor}"; '
-                               "choose one by number.", backend)  # fmt: skip
-        return self._offer(image, description, _one_per_place(pool, boxes), boxes, scores,
-                           f'No icon like {look} is {_RELATION_SAID[relation]} "{anchor}"; '
-                           "choose one by number.", backend)  # fmt: skip
+            return offer(chosen,
+                         f'Several icons like {look} are {_RELATION_SAID[relation]} "{anchor}"; '
+                         "choose one by number.")  # fmt: skip
+        return offer([],
+                     f'No icon like {look} is {_RELATION_SAID[relation]} "{anchor}"; '
+                     "choose one by number.")  # fmt: skip
 
     def locate(
         self,
@@ -504,7 +510,7 @@ class IconLocator:
         area = app.for_description(look, height)
         span = (area.top, area.bottom)
         regions = [r for r in regions if area.holds(r.box)]
-        if where is not None and not which.picks:  # a count or an anchor is over the whole screen: checked after
+        if where is not None and which.ordinal is None:  # a count is over the whole screen: its pick is checked after
             regions = [r for r in regions if where.accepts(r.box, width, height, span)]
         regions = regions[: self.config.max_icon_candidates]  # after the place filters: they cut most
         place = f" in the {where.text} part of the screen" if where is not None else ""
@@ -546,8 +552,10 @@ class IconLocator:
         else:
             close = [best]
         if which.picks:
-            unsure = [i for i in _one_per_place(close, boxes) if i != best]
-            chosen = self._pick(image, key, which, description, boxes, scores, best, understood, place, backend, unsure)
+            plain = _one_per_place(close, boxes)
+            unsure = [i for i in plain if i != best]
+            chosen = self._pick(image, key, which, description, boxes, scores, best, understood, place, backend, unsure,
+                                plain)
             if chosen.box is not None and where is not None and not where.accepts(chosen.box, width, height, span):
                 return self._offer(image, description, [boxes.index(chosen.box)], boxes, scores,
                                    f'The icon "{description}" names is not in the {where.text} part of the screen; '

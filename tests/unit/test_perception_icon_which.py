@@ -107,7 +107,8 @@ def test_a_count_picks_the_play_button() -> None:
 
 def test_a_count_or_text_that_does_not_fit_is_no_tap() -> None:
     perception, pixels, _ = _screen()
-    assert _tapped("the seventh yellow play button") is None  # only six: candidates
+    seventh = perception.find_icon(pixels, "the seventh yellow play button", None)  # only six: candidates
+    assert seventh.status is LocateStatus.CANDIDATES and "Only 6" in seventh.feedback, seventh.feedback
     assert _tapped("the first yellow play button", "bottom right") is None  # the first is not there: no tap
     missing = perception.find_icon(pixels, "yellow play button in the 'Premier League' row", None)
     assert missing.status is LocateStatus.NOT_FOUND and "Premier League" in missing.feedback
