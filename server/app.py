@@ -338,7 +338,10 @@ def _build_state(
 
         pool, scheduler = build_farm(settings, store, hub.notify, metrics)
     else:
-        local = DevicePool(device_source or AdbDeviceSource(settings), allow=settings.server.devices)
+        from mobile_agent.device import lease_holder
+
+        local = DevicePool(device_source or AdbDeviceSource(settings), allow=settings.server.devices,
+                           held=lambda serial: lease_holder(settings.adb, serial) is not None)
         pool = local
         scheduler = Scheduler(
             store,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -298,9 +299,13 @@ def _is_network(serial: str) -> bool:
 class DevicePool:
     """Leases over the known phones. All methods are thread-safe."""
 
-    def __init__(self, source: DeviceSource, *, allow: list[str] | None = None) -> None:
+    def __init__(self, source: DeviceSource, *, allow: list[str] | None = None,
+                 held: Callable[[str], bool] | None = None) -> None:
         self.source = source
         self.allow = frozenset(allow or ())
+        # whether another interface's run holds the phone (its PhoneLease: mobile-agent run, MCP, the
+        # pytest plugin): "any" takes such a phone only when no other is free (the task would wait for it)
+        self.held = held or (lambda serial: False)
         self._slots: dict[str, DeviceSlot] = {}
         self._leases = 0
         self._lock = threading.Lock()
@@ -372,12 +377,13 @@ class DevicePool:
 
     def lease(self, request: str, task_id: int, *, platform: str | None = None) -> str | None:
         """Give ``task_id`` the requested phone ("any" = the free one leased least recently, so
-        that short tasks spread over every phone instead of the first in serial order; with
-        ``platform``, of that platform only); None if none free."""
+        that short tasks spread over every phone instead of the first in serial order, one that
+        another interface's run holds last; with ``platform``, of that platform only); None if
+        none free."""
         with self._lock:
             if request == "any":
-                candidates = sorted((s for s in self._slots.values() if platform in (None, s.platform)),
-                                    key=lambda s: (s.leased_at, s.serial))
+                free = [s for s in self._slots.values() if s.free and platform in (None, s.platform)]
+                candidates = sorted(free, key=lambda s: (self.held(s.serial), s.leased_at, s.serial))
             else:
                 slot = self._slots.get(request)
                 candidates = [slot] if slot is not None else []
