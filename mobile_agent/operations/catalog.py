@@ -110,7 +110,9 @@ class TextParams(BaseModel):
 
 class IconParams(BaseModel):
     model_config = _FROZEN
-    icon: str = Field(min_length=1, max_length=200, description="the icon's look: color and shape")
+    icon: str = Field(min_length=1, max_length=200,
+                      description="the icon's look: color and shape; among look-alikes also which one, by count "
+                      "(the second play button) or by a quoted text beside it (play button in the 'News' row)")
     position: str | None = Field(None, description=f"where on the screen: {POSITIONS_HELP}")
 
     @field_validator("position", mode="before")

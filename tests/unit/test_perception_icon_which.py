@@ -114,3 +114,20 @@ def test_a_count_or_text_that_does_not_fit_is_no_tap() -> None:
     assert missing.status is LocateStatus.NOT_FOUND and "Premier League" in missing.feedback
     unclear = perception.find_icon(pixels, "yellow play button next to Golf", None)
     assert unclear.status is LocateStatus.NOT_FOUND and "quot" in unclear.feedback
+
+
+def test_the_click_icon_card_tells_the_model_it_may_say_which_one() -> None:
+    """The planner only says "the second" or "in the 'News' row" when its prompt says it may:
+    the paper prompt's card block, the function-calling schema's icon parameter, and an
+    example the parser reads into an icon and no position."""
+    from mobile_agent.operations import REGISTRY, parse_action
+
+    block = REGISTRY.cards_prompt(["click_icon"])
+    assert "by count" in block and "'News' row" in block and "next to 'Settings'" in block
+    icon = REGISTRY.get("click_icon").schema()["properties"]["params"]["properties"]["icon"]
+    assert "by count" in icon["description"] and "quoted text" in icon["description"]
+    example = "Click icon (yellow play button in the 'Premier League' row)"
+    assert example in block
+    params = parse_action(f"Action: {example}").params.model_dump()
+    assert params == {"icon": "yellow play button in the 'Premier League' row", "position": None}
+    assert read_which(params["icon"]).anchor == "Premier League"
