@@ -13,6 +13,7 @@ source, a run that loses its phone to an unplugged cable."""
 from __future__ import annotations
 
 import json
+import logging
 import socket
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -348,3 +349,26 @@ def test_second(phone):
     result = pytester.runpytest_subprocess("-p", "no:mobile_agent", "-p", "mobile_agent.testing.pytest_plugin",
                                            "-p", "no:cacheprovider", "--phone", SERIAL)
     result.assert_outcomes(passed=2)
+
+
+def test_the_forwarders_noise_is_dropped_not_its_level_nor_its_other_records(
+        tmp_path: Path, usbmuxd: FakeUsbmuxd, caplog: pytest.LogCaptureFixture) -> None:
+    """Opening a forward used to set pymobiledevice3's forwarder logger to CRITICAL for the whole
+    process; now only its per-connection lines and the "failed to connect" of an unplugged phone
+    (which the WDA client reports as a lost phone) are dropped."""
+    name = "pymobiledevice3.tcp_forwarder"
+    level = logging.getLogger(name).level
+    phone = open_phone(_settings(tmp_path, usbmuxd.path), SERIAL)
+    try:
+        assert logging.getLogger(name).level == level  # the application's, not raised process-wide
+        caplog.set_level(logging.DEBUG, logger=name)
+        phone.screenshot()  # connections through the forward: established, bytes, closed
+        usbmuxd.unplug(UDID)
+        with pytest.raises(DeviceError):
+            phone.screenshot()  # the forward cannot reach the phone: "failed to connect to remote endpoint"
+        logging.getLogger(name).error("a record of its own")
+    finally:
+        close_phone(phone)
+    messages = [r.getMessage() for r in caplog.records if r.name == name]
+    assert "a record of its own" in messages  # its other records still reach the application
+    assert set(messages) <= {"a record of its own", "Closing everything"}, messages  # no connection lines

@@ -248,12 +248,32 @@ def open_forward(settings: IosSettings, udid: str) -> UsbForward:
         return forward
 
 
+# pymobiledevice3.tcp_forwarder logs a line per connection (info) and "failed to connect to remote
+# endpoint" (error) for each connection to an unplugged phone, which the WDA client already reports
+# as a lost phone. Only those records are dropped: the logger's level, and any other record it
+# writes, stay the application's (it was set to CRITICAL process-wide before).
+_FORWARDER_NOISE = ("failed to connect to remote endpoint", "connection established from ",
+                    "connection %s was closed", "connection %s ended with ", "%s %s bytes=%d",
+                    "Selected device: ")
+
+
+class _ForwarderNoise(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.msg if isinstance(record.msg, str) else ""
+        return not message.startswith(_FORWARDER_NOISE)
+
+
+def _quiet_forwarder_log() -> None:
+    logger = logging.getLogger("pymobiledevice3.tcp_forwarder")
+    if not any(isinstance(f, _ForwarderNoise) for f in logger.filters):
+        logger.addFilter(_ForwarderNoise())
+
+
 def _start_forward(key: tuple[str, str, int]) -> UsbForward:
     from pymobiledevice3.tcp_forwarder import UsbmuxTcpForwarder
 
     address, udid, wda_port = key
-    # its lines per connection, and "failed to connect" for an unplugged phone (which the WDA client reports)
-    logging.getLogger("pymobiledevice3.tcp_forwarder").setLevel(logging.CRITICAL)
+    _quiet_forwarder_log()
 
     async def start() -> tuple[Any, asyncio.Task[None], int]:
         listening = asyncio.Event()
