@@ -20,6 +20,7 @@ from mobile_agent.device import connect, list_devices
 from mobile_agent.device.device import Device
 from mobile_agent.device.server import find_adb
 from mobile_agent.settings import AdbSettings
+from tests.adb_wedge import adb_server_pid, calls_waiting
 from tests.ports import free_port
 
 
@@ -136,39 +137,9 @@ def test_a_cancel_ends_the_wait_for_a_phone_that_went_away(sim_phones: Any, adb_
     assert phone.serial in ended[0].message
 
 
-def _adb_server_pid(port: int) -> int:
-    """The adb server listening on ``port`` (``adb -L tcp:PORT fork-server server``)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"fork-server" in argv and any(arg.endswith(b"tcp:%d" % port) for arg in argv):
-            return int(entry.name)
-    raise AssertionError(f"no adb server process on port {port}")
-
-
-def _unread_requests(port: int) -> int:
-    """Connections to ``port`` holding bytes the listener has not read (/proc/net/tcp's rx_queue)."""
-    found = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            rows = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            fields = row.split()
-            local, state, queues = fields[1], fields[3], fields[4]
-            if int(local.rsplit(":", 1)[1], 16) == port and state == "01" and int(queues.split(":")[1], 16) > 0:
-                found += 1
-    return found
-
-
 def test_a_cancel_ends_an_adb_call_that_hangs(sim_phones: Any, private_adb: AdbSettings) -> None:
-    """The adb server stops answering (stopped with SIGSTOP: the kernel still accepts its connections,
-    nothing reads them) while a REST task's run waits on a device call, and the task is cancelled:
+    """The adb server stops answering (``tests.adb_wedge``: SIGSTOP, the kernel still accepts its
+    connections, nothing reads them) while a REST task's run waits on a device call, and the task is cancelled:
     the call ends with RunCancelled soon after (``CANCEL_GRACE_S``), not after adb.command_timeout_s
     (here an hour). An answer after the cancel still comes: the adb server continued, the same
     device answers with the cancel set (the IME put back after a cancelled Type)."""
@@ -185,9 +156,9 @@ def test_a_cancel_ends_an_adb_call_that_hangs(sim_phones: Any, private_adb: AdbS
     cancel = threading.Event()
     device = open_phone(Settings(adb=adb), phone.serial, cancel=cancel)  # as a REST task's run opens its phone
     assert device.shell(["echo", "before"]).strip() == "before"
-    assert _unread_requests(adb.server_port) == 0
+    assert calls_waiting(adb.server_port) == 0  # no call in flight
 
-    server = _adb_server_pid(adb.server_port)
+    server = adb_server_pid(adb.server_port)
     os.kill(server, signal.SIGSTOP)
     try:
         ended: list[BaseException] = []
@@ -200,7 +171,7 @@ def test_a_cancel_ends_an_adb_call_that_hangs(sim_phones: Any, private_adb: AdbS
 
         caller = threading.Thread(target=call, daemon=True)
         caller.start()
-        while _unread_requests(adb.server_port) == 0 and caller.is_alive():  # its request sent, unanswered
+        while calls_waiting(adb.server_port) == 0 and caller.is_alive():  # its call in flight, unanswered
             caller.join(0.05)
         assert caller.is_alive(), ended
         cancel.set()
