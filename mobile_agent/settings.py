@@ -315,6 +315,9 @@ class ServerSettings(BaseModel):
     live_fps: float = Field(3.0, gt=0, le=10, description="frames a second of a phone's live view, shared by its viewers")
     live_viewers_per_phone: int = Field(20, ge=0, description="live viewers of one phone at once (0 = no limit)")
     live_viewers_per_token: int = Field(10, ge=0, description="live views one token may have open (0 = no limit)")
+    event_streams_per_token: int = Field(
+        50, ge=0, description="task event streams (GET /v1/tasks/{id}/events) one token may have open (0 = no limit)"
+    )
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
 
 

@@ -329,7 +329,7 @@ def _build_state(
     instance = settings.server.instance_id or socket.gethostname()
     store = TaskStore(settings.server.database_url, instance=instance)
     runner = runner or AgentTaskRunner(settings, store=store)
-    hub = EventHub()
+    hub = EventHub(settings.server.event_streams_per_token)
     runs_dir = Path(settings.agent.output_dir).resolve()
     pool: Phones
     scheduler: Dispatcher

@@ -10,6 +10,7 @@ May import: the other ``server`` modules, asyncio, the standard library.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from server.farm.recurring import Schedules
 
 __all__ = ["Dispatcher", "EventHub", "PhoneAccess", "Phones", "ServiceState"]
+
+STREAM_STALE_S = 30.0  # an event stream not seen this long is not counted (a live one is seen every 2 s)
 
 
 class PhoneAccess(Protocol):
@@ -90,9 +93,36 @@ class Dispatcher(Protocol):
 class EventHub:
     """Thread-safe wake-ups for asyncio listeners, one channel per task."""
 
-    def __init__(self) -> None:
+    def __init__(self, streams_per_token: int = 0) -> None:
         self._lock = threading.Lock()
         self._listeners: dict[int, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
+        self.streams_per_token = streams_per_token  # server.event_streams_per_token (0: no limit)
+        self._streams: dict[int, tuple[str, float]] = {}  # open event streams: id -> (token, last seen)
+        self._stream_ids = itertools.count(1)
+
+    def open_stream(self, token: str) -> int | None:
+        """One more event stream of ``token`` (its id), or None when the token has its limit open.
+        A stream not seen (``stream_alive``) for ``STREAM_STALE_S`` is not counted: one whose
+        response never started streaming (the client left at once) never reaches its ``finally``."""
+        now = time.monotonic()
+        with self._lock:
+            for stale in [i for i, (_, seen) in self._streams.items() if now - seen > STREAM_STALE_S]:
+                del self._streams[stale]
+            held = sum(1 for owner, _ in self._streams.values() if owner == token)
+            if self.streams_per_token and held >= self.streams_per_token:
+                return None
+            stream_id = next(self._stream_ids)
+            self._streams[stream_id] = (token, now)
+            return stream_id
+
+    def stream_alive(self, stream_id: int) -> None:
+        with self._lock:
+            if stream_id in self._streams:
+                self._streams[stream_id] = (self._streams[stream_id][0], time.monotonic())
+
+    def close_stream(self, stream_id: int) -> None:
+        with self._lock:
+            self._streams.pop(stream_id, None)
 
     def listen(self, task_id: int) -> asyncio.Event:
         event = asyncio.Event()

@@ -339,6 +339,7 @@ async def task_events(
     task_id: TaskId,
     task: OwnedTask,
     service: Service,
+    principal: CurrentPrincipal,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
     after: Annotated[int | None, Query(ge=0, le=MAX_ID, description="same as Last-Event-ID")] = None,
 ) -> StreamingResponse:
@@ -350,6 +351,12 @@ async def task_events(
         if not 0 <= resume <= MAX_ID:
             raise HTTPException(status.HTTP_400_BAD_REQUEST, "Last-Event-ID must be an event id")
         start = max(start, resume)
+    stream_id = service.hub.open_stream(principal.name)  # each open stream reads the store every few seconds
+    if stream_id is None:
+        limit = service.hub.streams_per_token
+        raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS,
+                            f"the token {principal.name!r} has {limit} event streams open, its limit "
+                            f"(server.event_streams_per_token = {limit}): close one first")
 
     async def stream() -> AsyncIterator[str]:
         last = start
@@ -359,6 +366,7 @@ async def task_events(
             yield "retry: 2000\n\n"
             while True:
                 wake.clear()
+                service.hub.stream_alive(stream_id)
                 ended, frames, last = await run_in_threadpool(_sse_batch, service, task_id, last)
                 for frame in frames:
                     yield frame
@@ -378,6 +386,7 @@ async def task_events(
         finally:
             # also on a client's disconnect: Starlette cancels the stream (ASGI spec 2.3)
             service.hub.unlisten(task_id, wake)
+            service.hub.close_stream(stream_id)
 
     return StreamingResponse(
         stream(),
