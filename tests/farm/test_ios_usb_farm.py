@@ -21,6 +21,7 @@ from tests.farm_fixtures import (
     wait_done,
     wait_free,
 )
+from tests.ports import free_port
 from tests.usbmux_fake import FakeUsbmuxd, usbmuxd_with
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -64,3 +65,37 @@ def test_a_worker_registers_its_usb_iphone_and_runs_its_task(pg_database: str, t
     finally:
         api.stop()
         worker.stop()
+
+
+@pytest.mark.timeout(180)
+def test_a_worker_lets_go_of_its_usb_iphone_when_it_stops(pg_database: str, tmp_path: Path,
+                                                         usbmuxd: FakeUsbmuxd) -> None:
+    """The worker's device source keeps the phone its probe opened (for the live view's frames);
+    the worker's shutdown closes it: the USB forward does not outlive the worker (``FarmHost``
+    in this process, so that its forwards can be counted)."""
+    import asyncio
+
+    from mobile_agent.device.ios.usb import open_forwards
+    from server.farm.host import FarmHost
+    from tests.farm_fixtures import farm_settings
+
+    def users() -> list[int]:
+        return [f.users for f in open_forwards() if f.key[0] == str(usbmuxd.path)]
+
+    settings = farm_settings(tmp_path, pg_database, **{
+        "farm.enabled": False, "farm.host": "usb-stop", "server.devices": [SERIAL], "server.device_refresh_s": 0.5,
+        "adb.adb_path": str(tmp_path / "no-adb"), "adb.server_port": free_port(),  # no adb: the iPhone alone
+        "ios.usb": True, "ios.usbmuxd": str(usbmuxd.path),
+    })
+    host = FarmHost(settings)
+
+    async def main() -> None:
+        running = asyncio.create_task(host.run())
+        while users() != [1]:  # probed and kept
+            assert not running.done(), running
+            await asyncio.sleep(0.05)
+        host.stop()
+        await running
+
+    asyncio.run(main())
+    assert users() == []
