@@ -240,7 +240,7 @@ def run_command(args: argparse.Namespace) -> int:
 
     # The phone first: a wrong serial or an ambiguous choice is a usage error (2), and a run
     # that cannot open its phone leaves no trajectory folder behind.
-    from mobile_agent.device.phones import open_phone
+    from mobile_agent.device.phones import close_phone, open_phone
     from mobile_agent.errors import DeviceError, DeviceNotFoundError, MultipleDevicesError
 
     try:
@@ -259,6 +259,7 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         lease.acquire()
     except PhoneBusyError as exc:
+        close_phone(device)
         print(f"mobile-agent run: {exc.message}; run again when it is free", file=err)
         return EXIT_CODES["error"]
 
@@ -290,6 +291,7 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     finally:
         lease.release()
+        close_phone(device)  # the phone it opened (an iPhone's WDA connections, a USB iPhone's forward)
     if args.json:
         from mobile_agent.agent.redact import Redactor
 

@@ -198,3 +198,23 @@ def test_mcp_keeps_one_phone_when_two_first_calls_open_it_at_once(tmp_path: Path
             assert _users(fake) == []
     finally:
         gate.close()
+
+
+@pytest.mark.timeout(180)
+def test_mobile_agent_run_closes_the_phone_it_opened(tmp_path: Path, usbmuxd: FakeUsbmuxd,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mobile-agent run --serial ios:<UDID> --script`` in this process (``main`` returns what the
+    command exits with): the forward its phone took is gone when it returns."""
+    import os
+
+    from mobile_agent.cli import main
+
+    for name in [k for k in os.environ if k.startswith("MOBILE_AGENT_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("MOBILE_AGENT_ADB__SERVER_PORT", str(free_port()))
+    monkeypatch.setenv("MOBILE_AGENT_ADB__ADB_PATH", str(tmp_path / "no-adb"))
+    monkeypatch.setenv("MOBILE_AGENT_IOS__USBMUXD", str(usbmuxd.path))
+    script = tmp_path / "home.txt"
+    script.write_text("Home\nStop\n", encoding="utf-8")
+    assert main(["run", "--serial", SERIAL, "--script", str(script), "-o", str(tmp_path / "runs"), "--quiet"]) == 0
+    assert _users(usbmuxd) == []
