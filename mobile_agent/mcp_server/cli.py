@@ -112,19 +112,19 @@ def _serve(args: argparse.Namespace, settings: Settings, server: MCPServer[Any])
     return 0
 
 
-def _principals(settings: Any) -> dict[str, tuple[str, str]]:
-    """token -> (name, role), as the REST service reads them (``server.auth``): server.api_token
-    is "default", an admin; each of server.tokens its name and role."""
-    found: dict[str, tuple[str, str]] = {}
+def _principals(settings: Any) -> dict[str, tuple[str, str, str | None]]:
+    """token -> (name, role, team), as the REST service reads them (``server.auth``): server.api_token
+    is "default", an admin of no team; each of server.tokens its name, role and team."""
+    found: dict[str, tuple[str, str, str | None]] = {}
     if settings.server.api_token is not None and settings.server.api_token.get_secret_value():
-        found[settings.server.api_token.get_secret_value()] = ("default", "admin")
+        found[settings.server.api_token.get_secret_value()] = ("default", "admin", None)
     for name, entry in sorted(settings.server.tokens.items()):
         if entry.token.get_secret_value():
-            found.setdefault(entry.token.get_secret_value(), (name, entry.role))
+            found.setdefault(entry.token.get_secret_value(), (name, entry.role, entry.team))
     return found
 
 
-def bearer_protected(app: Any, principals: dict[str, tuple[str, str]]) -> Any:
+def bearer_protected(app: Any, principals: dict[str, tuple[str, str, str | None]]) -> Any:
     """``app`` (ASGI) behind ``Authorization: Bearer <token>``, any one of ``principals``' tokens
     (the service's ``server.api_token`` and its named ``server.tokens``): 401 otherwise, before
     the MCP transport sees the request. The request's scope then names its principal (name,

@@ -265,7 +265,7 @@ class PhoneService:
 
     def run_instruction(self, instruction: str, serial: str | None, *, cancel: threading.Event, on_event: Any,
                         channel: UserChannel | None, max_steps: int | None, session: McpSession,
-                        owner: str = "local") -> RunResult:
+                        owner: str = "local", team: str | None = None) -> RunResult:
         """A planned run with its own trajectory, linked from ``session``'s on that phone; the
         phone's lease is held from its first step to its last (a second run waits for it)."""
         from mobile_agent.agent import Agent
@@ -280,9 +280,10 @@ class PhoneService:
         if max_steps is not None:
             settings = settings.model_copy(update={"agent": settings.agent.model_copy(update={"max_steps": max_steps})})
         if owner != "local" and not settings.cache.shared:
-            # a token's cached plans are its own (docs/security.md), as a REST task's (server.runner.cache_namespace;
-            # MCP's principal has no team); over stdio the local user's (""), as mobile-agent run's
-            namespaced = settings.cache.model_copy(update={"namespace": f"token:{owner}"})
+            # a token's cached plans are its team's, else its own (docs/security.md), as a REST task's
+            # (server.runner.cache_namespace); over stdio the local user's (""), as mobile-agent run's
+            namespace = f"team:{team}" if team else f"token:{owner}"
+            namespaced = settings.cache.model_copy(update={"namespace": namespace})
             settings = settings.model_copy(update={"cache": namespaced})
         device = self.device(serial)
 

@@ -163,9 +163,20 @@ def _principal(ctx: Context[Any, Any]) -> tuple[str, str]:
     request = ctx.request_context.request
     if isinstance(request, Request):
         found = request.scope.get("state", {}).get(PRINCIPAL_STATE)
-        if isinstance(found, tuple) and len(found) == 2:
+        if isinstance(found, tuple) and len(found) == 3:
             return str(found[0]), str(found[1])
     return "local", "admin"
+
+
+def _team(ctx: Context[Any, Any]) -> str | None:
+    """The team of the HTTP request's token (``server.tokens``' team: its members share their
+    cached plans, as in the REST service); None for none, and over stdio."""
+    request = ctx.request_context.request
+    if isinstance(request, Request):
+        found = request.scope.get("state", {}).get(PRINCIPAL_STATE)
+        if isinstance(found, tuple) and len(found) == 3 and isinstance(found[2], str):
+            return found[2]
+    return None
 
 
 def _actor(ctx: Context[Any, Any]) -> str:
@@ -363,7 +374,7 @@ def build_server(settings: Settings, service: PhoneService | None = None) -> MCP
             result = await _in_thread(
                 lambda: service.run_instruction(instruction, serial, cancel=cancel, on_event=on_event,
                                                 channel=channel, max_steps=max_steps, session=session,
-                                                owner=owner),
+                                                owner=owner, team=_team(ctx)),
                 cancel=cancel, admin=_reader(ctx) is None, outward=lambda text: _outward(ctx, settings, text),
             )
         answer: dict[str, Any] = _outward(ctx, settings, run_answer(settings, result))

@@ -1,6 +1,7 @@
 """The plan cache over MCP's HTTP transport keeps each principal's plans its own (docs/security.md:
 "one user's identical instruction never replays another's plan"), as a REST task's does: a
-``run_instruction`` of one token replays that token's cached plan, never another token's."""
+``run_instruction`` replays its team's cached plans (``team:lab``), else its own token's, never
+another token's."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from tests.ports import free_port  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
-TOKENS = {"alice": "mcp-cache-alice-1", "bob": "mcp-cache-bob-1"}
+TOKENS = {"alice": "mcp-cache-alice-1", "carol": "mcp-cache-carol-1", "bob": "mcp-cache-bob-1"}
 INSTRUCTION = "Open the Settings app"
 PLAN = [plan_reply("Open App (Settings)"), plan_reply("Stop"), DONE]
 
@@ -25,7 +26,8 @@ PLAN = [plan_reply("Open App (Settings)"), plan_reply("Stop"), DONE]
 def test_a_run_instruction_never_replays_another_tokens_cached_plan(adb_server, sim_phone, llm_server,
                                                                      tmp_path: Path) -> None:
     env = mcp_env(adb_server.port, MOBILE_AGENT_SERVER__TOKENS=(
-                      '{"alice": {"token": "mcp-cache-alice-1"}, "bob": {"token": "mcp-cache-bob-1"}}'),
+                      '{"alice": {"token": "mcp-cache-alice-1", "team": "lab"}, '
+                      '"carol": {"token": "mcp-cache-carol-1", "team": "lab"}, "bob": {"token": "mcp-cache-bob-1"}}'),
                   MOBILE_AGENT_PLANNER__BASE_URL=llm_server.base_url, MOBILE_AGENT_PLANNER__API_KEY="k-mcp-cache",
                   MOBILE_AGENT_PLANNER__MODEL="scripted-vlm", MOBILE_AGENT_CACHE__ENABLED="true")
     port = free_port()
@@ -47,8 +49,9 @@ def test_a_run_instruction_never_replays_another_tokens_cached_plan(adb_server, 
     async def main() -> None:
         await run("alice")  # planned by the model; its plan is cached
         calls["alice first"] = calls["alice"]
-        await run("alice")  # the same token: replayed from its cache
-        await run("bob")  # another token: its own (empty) cache, so the model plans
+        await run("alice")  # the same token: replayed from its (team's) cache
+        await run("carol")  # alice's teammate: the team's plan, replayed
+        await run("bob")  # another token of no team: its own (empty) cache, so the model plans
 
     try:
         anyio.run(main)
@@ -57,4 +60,5 @@ def test_a_run_instruction_never_replays_another_tokens_cached_plan(adb_server, 
         proc.wait(timeout=30)
     assert calls["alice first"] > 0
     assert calls["alice"] == 0, "alice's second run did not replay her cached plan"
+    assert calls["carol"] == 0, "carol's run did not replay her team's cached plan"
     assert calls["bob"] > 0, "bob's run replayed alice's cached plan (no model call)"
