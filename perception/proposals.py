@@ -186,6 +186,23 @@ def _components(edges: np.ndarray, radius: int, min_side: float, max_area: float
     return [tuple(int(v) for v in row) for row in stats[keep]]  # type: ignore[misc]
 
 
+# Canny thresholds of the strong-edge pass (the main map's are 40 / 120)
+_STRONG_EDGES = (100, 250)
+
+
+def _isolated(edges: np.ndarray, x: int, y: int, w: int, h: int) -> bool:
+    """A strong-edge blob that stands alone: squarish (a glyph, a ring), with no strong
+    edge in a margin of a third of its size around it (a photo's own shapes touch others)."""
+    if min(w, h) < 0.8 * max(w, h):
+        return False
+    pad = max(2, max(w, h) // 3)
+    height, width = edges.shape
+    x0, y0, x1, y1 = max(0, x - pad), max(0, y - pad), min(width, x + w + pad), min(height, y + h + pad)
+    around = edges[y0:y1, x0:x1].copy()
+    around[y - y0: y - y0 + h, x - x0: x - x0 + w] = 0
+    return not around.any()
+
+
 def propose_ui_elements(
     image: np.ndarray,
     text_lines: list[TextLine],
@@ -219,9 +236,17 @@ def propose_ui_elements(
     seen: set[tuple[int, int, int, int]] = set()
     # grouping radii: ~1 dp joins a dot column, ~2 dp the bars of a menu icon; a larger
     # one alone would also swallow a progress line or a divider touching the icon
-    for radius in sorted({1, max(2, int(round(1.1 * dp))), max(2, int(round(2.2 * dp)))}):
-        for x, y, w, h, pixels in _components(edges, radius, min_side * scale, max_area * scale * scale):
+    passes = [(edges, radius) for radius in sorted({1, max(2, int(round(1.1 * dp))), max(2, int(round(2.2 * dp)))})]
+    # strong edges only, grown by one pixel: a glyph drawn over a photo (a white check ring
+    # over a dimmed picture) joins the photo's faint texture in the edge map above and is
+    # never a blob of its own; with the texture's weak edges gone it is
+    passes.append((cv2.Canny(gray, _STRONG_EDGES[0], _STRONG_EDGES[1]), 1))
+    strong = passes[-1][0]
+    for edge_map, radius in passes:
+        for x, y, w, h, pixels in _components(edge_map, radius, min_side * scale, max_area * scale * scale):
             if w <= 0 or h <= 0 or (x, y, w, h) in seen:
+                continue
+            if edge_map is strong and not _isolated(strong, x, y, w, h):
                 continue
             seen.add((x, y, w, h))
             box = Box(x / scale, y / scale, (x + w) / scale, (y + h) / scale)

@@ -573,3 +573,20 @@ def test_a_box_that_does_not_show_the_named_shape_is_not_tapped_for_its_colour()
     for description in ("grey heart", "grey star", "grey bell"):
         where = find(s.array(), description, "top left")
         assert where.status is LocateStatus.CANDIDATES, (description, where.status, where.point)
+
+
+def test_a_ring_over_a_dimmed_photo_is_proposed() -> None:
+    """NBC's region dialog: two white check rings over a dimmed photo. In the edge map the
+    rings join the photo's faint texture and neither was a blob of its own: the second one
+    was never among the candidates. A pass over strong edges alone finds a squarish blob
+    that stands apart (a photo's own strong shapes touch others)."""
+    path = RICO / "air.com.nbcuni.com.nbcsports.liveextra/trace_0/32.jpg"
+    pixels = np.asarray(Image.open(path).convert("RGB"))
+    document = json.loads(TARGETS.read_text())
+    rows = [i for i in document["items"] if i["image"].endswith("/32.jpg")]
+    perception = Perception(PerceptionConfig(detector="proposals", ranker="heuristic", compute_device="cpu"))
+    for item in rows:
+        where = perception.find_icon(pixels, item["description"], item["position"])
+        truth = Box(*item["box"])
+        assert where.status is not LocateStatus.FOUND or truth.contains(*where.point)
+        assert where.status is LocateStatus.FOUND or any(truth.contains(*c.box.center) for c in where.candidates), item
