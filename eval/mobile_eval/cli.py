@@ -155,40 +155,43 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
     except (MultipleDevicesError, DeviceNotFoundError) as exc:  # no phone at all: an error (3), said by main
         print(f"mobile-agent eval: {exc.message}", file=sys.stderr)
         return EXIT_USAGE
-    config = EvalConfig(output_dir=args.output, mode=mode, label=label, seed=args.seed, params=params,
-                        judge=args.judge, max_steps=args.max_steps)
-
-    def show(record: Any) -> None:
-        mark = {"pending": "?"}.get(record.judged_by, "✓" if record.success else "×")
-        failed = [r for r in record.reasons if r.startswith("✗")] if not record.success else []
-        why = (failed or record.reasons or [""])[0]
-        print(f"{mark} {record.task_id:<16} {record.agent_steps:>2}/{record.human_steps:<2} steps  "
-              f"{record.status or '':<16} {why[:100]}", flush=True)
-
-    runner = SuiteRunner(settings, devices, config, on_result=show)
-    if done:
-        forced = " (--force: recorded by another run)" if conflict is not None else ""
-        print(f"resuming: {len(done)} task(s) already in {runner.results.path}{forced}", flush=True)
-    write_manifest(args.output, manifest)
     try:
-        records = runner.run(tasks, pinned=getattr(args, "pinned_devices", None))  # data collect --augment profiles
-    except KeyboardInterrupt:
-        runner.cancel.set()
-        print("interrupted; rerun the same command to resume", file=sys.stderr)
-        return 130
-    chosen = {t.id for t in tasks}
-    paper = load_paper_results() if getattr(args, "selected_tasks", None) is None else None
-    paths = write_reports([r for r in records if r.task_id in chosen], args.output, paper=paper,
-                          label=label)
-    print(f"results: {runner.results.path}\nreport: {paths['html']}\n{paths['markdown'].read_text()}")
-    faults = internal_errors([r for r in records if r.task_id in chosen])
-    if faults:  # a bug of mobile-agent, not a model's failure: the figures are not the model's
-        for record in faults:
-            error = record.error or {}
-            print(f"mobile-agent eval: {record.task_id} ended with an internal error (a bug, not the model's "
-                  f"failure): {error.get('type', '?')}: {error.get('message', '')}"[:400], file=sys.stderr)
-        return EXIT_ERROR
-    return EXIT_OK
+        config = EvalConfig(output_dir=args.output, mode=mode, label=label, seed=args.seed, params=params,
+                            judge=args.judge, max_steps=args.max_steps)
+
+        def show(record: Any) -> None:
+            mark = {"pending": "?"}.get(record.judged_by, "✓" if record.success else "×")
+            failed = [r for r in record.reasons if r.startswith("✗")] if not record.success else []
+            why = (failed or record.reasons or [""])[0]
+            print(f"{mark} {record.task_id:<16} {record.agent_steps:>2}/{record.human_steps:<2} steps  "
+                  f"{record.status or '':<16} {why[:100]}", flush=True)
+
+        runner = SuiteRunner(settings, devices, config, on_result=show)
+        if done:
+            forced = " (--force: recorded by another run)" if conflict is not None else ""
+            print(f"resuming: {len(done)} task(s) already in {runner.results.path}{forced}", flush=True)
+        write_manifest(args.output, manifest)
+        try:
+            records = runner.run(tasks, pinned=getattr(args, "pinned_devices", None))  # data collect --augment profiles
+        except KeyboardInterrupt:
+            runner.cancel.set()
+            print("interrupted; rerun the same command to resume", file=sys.stderr)
+            return 130
+        chosen = {t.id for t in tasks}
+        paper = load_paper_results() if getattr(args, "selected_tasks", None) is None else None
+        paths = write_reports([r for r in records if r.task_id in chosen], args.output, paper=paper,
+                              label=label)
+        print(f"results: {runner.results.path}\nreport: {paths['html']}\n{paths['markdown'].read_text()}")
+        faults = internal_errors([r for r in records if r.task_id in chosen])
+        if faults:  # a bug of mobile-agent, not a model's failure: the figures are not the model's
+            for record in faults:
+                error = record.error or {}
+                print(f"mobile-agent eval: {record.task_id} ended with an internal error (a bug, not the model's "
+                      f"failure): {error.get('type', '?')}: {error.get('message', '')}"[:400], file=sys.stderr)
+            return EXIT_ERROR
+        return EXIT_OK
+    finally:
+        close_devices(devices)  # the phones it opened (an iPhone's WDA connections, a USB iPhone's forward)
 
 
 def internal_errors(records: list[Any]) -> list[Any]:
@@ -218,11 +221,19 @@ def _subclasses(cls: type) -> set[type]:
 
 def open_devices(settings: Any, serials: list[str] | None) -> list[Any]:
     """The phones named with --device; without any, the first ready phone (any one does: each
-    task resets the phone first), said on stderr when there were several to choose from."""
+    task resets the phone first), said on stderr when there were several to choose from. The
+    caller closes them (``close_devices``)."""
     from mobile_agent.device import list_devices, open_device, open_phone
 
     if serials:  # an ios:NAME serial is an iPhone of ios.devices (docs/ios.md)
-        return [open_phone(settings, serial) for serial in serials]
+        opened: list[Any] = []
+        try:
+            for serial in serials:
+                opened.append(open_phone(settings, serial))
+        except BaseException:
+            close_devices(opened)  # the ones opened before the one that failed
+            raise
+        return opened
     if settings.adb.serial or settings.adb.connect:
         return [open_device(settings.adb)]
     ready = sorted(d.serial for d in list_devices(settings.adb) if d.state == "device")
@@ -231,6 +242,14 @@ def open_devices(settings: Any, serials: list[str] | None) -> list[Any]:
               "name the ones to use with --device SERIAL (repeatable: one task per phone at a time)",
               file=sys.stderr, flush=True)
     return [open_device(settings.adb, ready[0] if ready else None)]
+
+
+def close_devices(devices: list[Any]) -> None:
+    """Close the phones ``open_devices`` opened (``close_phone``: an Android phone holds nothing open)."""
+    from mobile_agent.device import close_phone
+
+    for device in devices:
+        close_phone(device)
 
 
 # what starting over leaves in place: the plans cached by earlier runs (a run with --cache replays them)

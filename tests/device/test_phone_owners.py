@@ -10,6 +10,7 @@ model is the scripted OpenAI-compatible server on loopback."""
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -50,6 +51,16 @@ def _users(fake: FakeUsbmuxd) -> list[int]:
     """The open count of each running forward through this fake usbmuxd."""
     forwards: list[UsbForward] = [f for f in open_forwards() if f.key[0] == str(fake.path)]
     return [f.users for f in forwards]
+
+
+def _usb_only_env(tmp_path: Path, usbmuxd: FakeUsbmuxd, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The settings of a command run in this process (``mobile_agent.cli.main``): no adb at all,
+    the fake usbmuxd."""
+    for name in [k for k in os.environ if k.startswith("MOBILE_AGENT_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("MOBILE_AGENT_ADB__SERVER_PORT", str(free_port()))
+    monkeypatch.setenv("MOBILE_AGENT_ADB__ADB_PATH", str(tmp_path / "no-adb"))
+    monkeypatch.setenv("MOBILE_AGENT_IOS__USBMUXD", str(usbmuxd.path))
 
 
 def _one_step_run(llm_server: Any) -> None:
@@ -205,16 +216,24 @@ def test_mobile_agent_run_closes_the_phone_it_opened(tmp_path: Path, usbmuxd: Fa
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """``mobile-agent run --serial ios:<UDID> --script`` in this process (``main`` returns what the
     command exits with): the forward its phone took is gone when it returns."""
-    import os
-
     from mobile_agent.cli import main
 
-    for name in [k for k in os.environ if k.startswith("MOBILE_AGENT_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("MOBILE_AGENT_ADB__SERVER_PORT", str(free_port()))
-    monkeypatch.setenv("MOBILE_AGENT_ADB__ADB_PATH", str(tmp_path / "no-adb"))
-    monkeypatch.setenv("MOBILE_AGENT_IOS__USBMUXD", str(usbmuxd.path))
+    _usb_only_env(tmp_path, usbmuxd, monkeypatch)
     script = tmp_path / "home.txt"
     script.write_text("Home\nStop\n", encoding="utf-8")
     assert main(["run", "--serial", SERIAL, "--script", str(script), "-o", str(tmp_path / "runs"), "--quiet"]) == 0
+    assert _users(usbmuxd) == []
+
+
+@pytest.mark.timeout(300)
+def test_eval_mobile_eval_closes_the_phones_it_opened(tmp_path: Path, usbmuxd: FakeUsbmuxd,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mobile-agent eval mobile-eval --device ios:<UDID>`` in this process: the phones it opened
+    for the suite are closed when it returns."""
+    from mobile_agent.cli import main
+
+    _usb_only_env(tmp_path, usbmuxd, monkeypatch)
+    code = main(["eval", "mobile-eval", "--device", SERIAL, "--script-reference", "--task", "settings-1",
+                 "-o", str(tmp_path / "eval")])
+    assert code == 0
     assert _users(usbmuxd) == []
