@@ -30,7 +30,7 @@ from fastapi import HTTPException, status
 from mobile_agent.settings import ServerSettings
 
 __all__ = ["ANONYMOUS", "OWNER_ONLY_OPTIONS", "Principal", "Role", "forbidden", "not_found", "options_shown_to",
-           "principal_of_token", "principals"]
+           "principal_of_token", "principals", "submit_refusal"]
 
 Role = Literal["admin", "user", "viewer"]
 
@@ -91,6 +91,22 @@ def principals(server: ServerSettings) -> list[tuple[Principal, str]]:
         if token:
             found.append((Principal(name, entry.role, entry.team), token))
     return found
+
+
+def submit_refusal(server: ServerSettings, owner: str | None) -> str | None:
+    """Why ``owner`` may not submit a task now, or None: each occurrence of a schedule is its
+    owner's submission, so a token taken out of ``server.tokens`` (or made a viewer) makes no
+    more. With no token configured everyone is the local admin; a schedule made so
+    ("anonymous", before tokens were configured) stays the operator's."""
+    configured = principals(server)
+    if not configured or not owner or owner == ANONYMOUS.name:
+        return None
+    found = next((principal for principal, _ in configured if principal.name == owner), None)
+    if found is None:
+        return f"the token {owner!r} is no longer one of this server's (server.tokens)"
+    if not found.may_act:
+        return f"the token {owner!r} is a viewer now: it may not submit tasks"
+    return None
 
 
 def principal_of_token(server: ServerSettings, given: str) -> Principal | None:

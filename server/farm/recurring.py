@@ -297,17 +297,20 @@ class Schedules:
         return count, OccurrenceRow(**last._asdict()) if last is not None else None
 
     def due_tasks(self, store: TaskStore, now: float | None = None, quota: Quota = NO_QUOTA,
-                  refusal: str | None = None) -> list[TaskRow]:
+                  refusal: str | None = None,
+                  owner_refusal: Callable[[str | None], str | None] = lambda owner: None) -> list[TaskRow]:
         """Create the task of every due schedule (once, whoever else is ticking), each held to its
         token's ``quota`` as a submission is; a skipped occurrence makes no task. ``refusal`` (why
-        no task may start now: the runs folder's disk nearly full) skips every due occurrence."""
+        no task may start now: the runs folder's disk nearly full) skips every due occurrence;
+        ``owner_refusal`` (why its owner may not submit now: a revoked token, a viewer) the
+        schedule's."""
         now = time.time() if now is None else now
         with self.engine.connect() as conn:
             due = self._read(conn, schedules_table.c.enabled.is_(True), schedules_table.c.next_at <= now)
         created = []
         for schedule in due:
             try:
-                task = self._occur(store, schedule, now, quota, refusal)
+                task = self._occur(store, schedule, now, quota, refusal or owner_refusal(schedule.owner))
             except (ValueError, KeyError, TypeError, OverflowError) as exc:  # its time or body: the others go on
                 if schedule.id not in self._unreadable:
                     self._unreadable.add(schedule.id)
@@ -367,9 +370,11 @@ class ScheduleTicker:
 
     def __init__(self, schedules: Schedules, store: TaskStore, submit: Callable[[TaskRow], None],
                  interval_s: float = 1.0, quota: Quota = NO_QUOTA,
-                 refusal: Callable[[], str | None] = lambda: None) -> None:
+                 refusal: Callable[[], str | None] = lambda: None,
+                 owner_refusal: Callable[[str | None], str | None] = lambda owner: None) -> None:
         self.schedules = schedules
         self.refusal = refusal  # why no task may start now (the disk), checked at each tick
+        self.owner_refusal = owner_refusal  # why a schedule's owner may not submit now (server.auth)
         self.store = store
         self.submit = submit
         self.quota = quota  # the API server's: an occurrence is held to it as a submission is
@@ -387,7 +392,8 @@ class ScheduleTicker:
             self._thread.join(5)
 
     def tick(self) -> list[TaskRow]:
-        tasks = self.schedules.due_tasks(self.store, quota=self.quota, refusal=self.refusal())
+        tasks = self.schedules.due_tasks(self.store, quota=self.quota, refusal=self.refusal(),
+                                         owner_refusal=self.owner_refusal)
         for task in tasks:
             log.info("schedule %s: task %s", task.options.get("schedule_id"), task.id)
             self.submit(task)
