@@ -98,7 +98,7 @@ def test_command(args: argparse.Namespace) -> int:
         print(f"mobile-agent test: {exc.message}", file=err)
         return EXIT_USAGE
 
-    from mobile_agent.device import lease_holder, list_devices, open_phone
+    from mobile_agent.device import close_phone, lease_holder, list_devices, open_phone
     from mobile_agent.errors import DeviceError, DeviceNotFoundError, MultipleDevicesError
 
     try:
@@ -128,12 +128,14 @@ def test_command(args: argparse.Namespace) -> int:
     try:
         lease.acquire()
     except PhoneBusyError as exc:
+        close_phone(device)
         print(f"mobile-agent test: {exc.message}; run again when it is free", file=err)
         return EXIT_DEVICE
     try:
         return _run_flows(args, settings, device, flows, variables)
     finally:
         lease.release()
+        close_phone(device)  # the phone it opened (an iPhone's WDA connections, a USB iPhone's forward)
 
 
 def _run_flows(args: argparse.Namespace, settings: Settings, device: AgentDevice, flows: list[Flow],

@@ -237,3 +237,17 @@ def test_eval_mobile_eval_closes_the_phones_it_opened(tmp_path: Path, usbmuxd: F
                  "-o", str(tmp_path / "eval")])
     assert code == 0
     assert _users(usbmuxd) == []
+
+
+@pytest.mark.timeout(300)
+def test_mobile_agent_test_closes_the_phone_it_opened(tmp_path: Path, usbmuxd: FakeUsbmuxd,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mobile-agent test FLOW --serial ios:<UDID>`` in this process: the forward its phone took is
+    gone when it returns."""
+    from mobile_agent.cli import main
+
+    _usb_only_env(tmp_path, usbmuxd, monkeypatch)
+    flow = tmp_path / "home.yaml"
+    flow.write_text("name: home\nsteps:\n  - do: Home\n", encoding="utf-8")
+    assert main(["test", str(flow), "--serial", SERIAL, "--output", str(tmp_path / "out")]) == 0
+    assert _users(usbmuxd) == []
