@@ -59,6 +59,10 @@ GLYPHS: dict[str, dict[str, int]] = {
     "magnifier": {"search": 0xE8B6},
     "gear": {"settings": 0xE8B8},
     "person": {"person": 0xE7FD, "person_outline": 0xE7FF},
+    "pause": {"pause": 0xE034},
+    "bookmark": {"bookmark": 0xE866, "bookmark_border": 0xE867},
+    "phone": {"call": 0xE0B0, "phone": 0xE0CD},
+    "calendar": {"event": 0xE878, "calendar_today": 0xE935},
 }
 # the simulated phone's own glyphs (simphone/ui/icons.py) of the same words: a third source
 SIM_GLYPHS = {"picture": "photo", "folder": "folder", "check": "check", "heart": "heart", "star": "star",
@@ -68,7 +72,7 @@ SIZES = (42, 63, 84)
 FONTS = ("material-icons-latin-400-normal.woff", "material-icons-outlined-latin-400-normal.woff")
 
 
-def render(font_path: Path, codepoint: int, size: int, dark: bool) -> tuple[np.ndarray, Box]:
+def render(font_path: Path, codepoint: int, size: int, dark: bool) -> tuple[np.ndarray, Box] | None:
     scale = 4
     side = size * 3
     ground, ink = ((33, 33, 33), (255, 255, 255)) if dark else ((250, 250, 250), (117, 117, 117))
@@ -82,6 +86,8 @@ def render(font_path: Path, codepoint: int, size: int, dark: bool) -> tuple[np.n
     image = image.resize((side, side), Image.LANCZOS)
     pixels = np.asarray(image)
     ys, xs = np.nonzero(np.abs(pixels.astype(int) - np.array(ground)).max(axis=2) > 40)
+    if len(xs) == 0:  # the font has no glyph at that code point
+        return None
     return pixels, Box(float(xs.min()) - 1, float(ys.min()) - 1, float(xs.max()) + 2, float(ys.max()) + 2)
 
 
@@ -122,12 +128,17 @@ def main(argv: list[str]) -> int:
                 renders: list[dict[str, float]] = []
                 for size in SIZES:
                     for dark in (False, True):
-                        pixels, box = render(path, codepoint, size, dark)
+                        rendered = render(path, codepoint, size, dark)
+                        if rendered is None:
+                            continue
+                        pixels, box = rendered
                         found = [f for f in (shape_features(m) for m in masks(pixels, box)) if f is not None]
                         measured.setdefault(word, []).extend(found[:1])
                         if args.features:
                             print(f"  {name} {font[:22]} {size} {'dark' if dark else 'light'}: {found[:1]}")
                         renders.append({w: max((_shape_score(w, f) for f in found), default=0.0) for w in words})
+                if not renders:
+                    continue
                 scores = {w: float(np.mean([r[w] for r in renders])) for w in words}
                 best = max(scores, key=lambda w: scores[w])
                 total += 1
@@ -153,6 +164,15 @@ def main(argv: list[str]) -> int:
         total += 1
         right += best == word
         print(f"| {name} (simulated phone) -> {best} | " + " | ".join(f"{scores[w]:.2f}" for w in words) + " |")
+    print("\nsuggested prototypes (mean; tolerance max(3 std, floor)) for words with no prototype:")
+    floors = {"circularity": 0.06, "vertices": 1.0, "solidity": 0.04, "extent": 0.06, "aspect": 0.1, "defects": 0.8,
+              "pieces": 0.6, "hollow": 0.12}
+    for word, found in measured.items():
+        if any(n.split("/")[0] == word for n in _PROTOTYPES):
+            continue
+        proto = {f: (round(float(np.mean([getattr(x, f) for x in found])), 2),
+                     round(max(3 * float(np.std([getattr(x, f) for x in found])), floors[f]), 2)) for f in floors}
+        print(f"  {word!r}: {proto},")
     print("\nfeatures per word (mean +- std over glyphs, both fonts, 3 sizes, light and dark):")
     for word, found in measured.items():
         parts = []

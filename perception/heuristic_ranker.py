@@ -81,6 +81,9 @@ _SHAPE_SYNONYMS = {
     "picture": "picture", "photo": "picture", "image": "picture", "gallery": "picture", "landscape": "picture", "thumbnail": "picture",
     "wrench": "wrench", "spanner": "wrench", "build": "wrench", "tool": "wrench", "tools": "wrench",
     "folder": "folder", "directory": "folder", "cast": "cast", "chromecast": "cast", "casting": "cast",
+    "pause": "pause", "paused": "pause", "bookmark": "bookmark", "ribbon": "bookmark",
+    "phone": "phone", "call": "phone", "telephone": "phone", "handset": "phone",
+    "calendar": "calendar", "event": "calendar", "date": "calendar",
 }
 # words that name two looks: "send" is an arrow, or (Material, Gmail, Telegram) a paper plane
 _SHAPE_ALSO = {"send": ("plane",)}
@@ -179,6 +182,18 @@ _PROTOTYPES: dict[str, dict[str, tuple[float, float]]] = {
                        "circularity": (0.42, 0.07)},
     "gear/material": {"defects": (6, 1.0), "solidity": (0.83, 0.05), "extent": (0.65, 0.08), "aspect": (0.96, 0.1),
                       "hollow": (0.21, 0.12)},
+    # measured the same way (Material pause, bookmark / bookmark_border, call / phone, event /
+    # calendar_today); Material's info, clock and eye are left out: a round or oval disc with
+    # holes, they measure as a globe, a circle or a cloud do, and a shape test that cannot tell
+    # them apart would tap the wrong one
+    "pause": {"aspect": (0.3, 0.1), "solidity": (1.0, 0.04), "extent": (0.88, 0.09), "pieces": (2, 0.6),
+              "hollow": (0, 0.12)},
+    "bookmark": {"aspect": (0.79, 0.1), "solidity": (0.92, 0.04), "extent": (0.87, 0.06), "defects": (1, 0.8),
+                 "circularity": (0.68, 0.06)},
+    "phone": {"circularity": (0.27, 0.06), "solidity": (0.55, 0.06), "extent": (0.29, 0.06), "aspect": (1.0, 0.12),
+              "defects": (1, 0.8)},
+    "calendar": {"aspect": (0.9, 0.1), "extent": (0.88, 0.06), "solidity": (0.94, 0.04), "circularity": (0.71, 0.06),
+                 "hollow": (0.44, 0.21)},
     # a globe (a browser's page-info "globe", a language picker): a round outline, full (its
     # meridians and continents are inside it, as holes: a ring's empty middle is a plain disc),
     # with nothing sticking out, unlike a lens

@@ -590,3 +590,19 @@ def test_a_ring_over_a_dimmed_photo_is_proposed() -> None:
         truth = Box(*item["box"])
         assert where.status is not LocateStatus.FOUND or truth.contains(*where.point)
         assert where.status is LocateStatus.FOUND or any(truth.contains(*c.box.center) for c in where.candidates), item
+
+
+def test_pause_beside_play_is_its_own_shape() -> None:
+    """A player's pause (two upright bars) beside its play triangle and skip glyphs: "pause"
+    named no shape, so a white pause was judged by colour alone among the player's white
+    glyphs. Measured on Material's pause, filled and outlined (benchmarks/icon_prototypes.py)."""
+    s = Screen(toolbar=(33, 33, 33), background=(33, 33, 33))
+    for x in (519, 541):  # the pause at Material's proportions: two bars 12 px wide, 10 px apart, 64 px tall
+        s.rect((x - 6, 1203, x + 6, 1267), (255, 255, 255))
+    s.d.polygon([(300 * K, 1195 * K), (300 * K, 1275 * K), (365 * K, 1235 * K)], fill=(255, 255, 255))  # play
+    s.d.polygon([(730 * K, 1195 * K), (730 * K, 1275 * K), (795 * K, 1235 * K)], fill=(255, 255, 255))  # skip
+    s.rect((795, 1195, 805, 1275), (255, 255, 255))
+    assert_tapped(find(s.array(), "white pause button", "center"), Box(480, 1190, 580, 1280))
+    for words, shape in (("white pause button", "pause"), ("grey bookmark", "bookmark"), ("green phone", "phone"),
+                         ("red calendar", "calendar")):
+        assert _words(words)[1] == [shape], words
