@@ -141,9 +141,11 @@ _PROTOTYPES: dict[str, dict[str, tuple[float, float]]] = {
     "filter": {"vertices": (3.5, 1.5), "extent": (0.5, 0.12), "aspect": (1.1, 0.25), "solidity": (0.9, 0.1)},
     "refresh": {"solidity": (0.45, 0.15), "circularity": (0.25, 0.15), "aspect": (1.0, 0.2)},
     # a person (head on shoulders): the neck's two concavities, as wide as tall; a gear's
-    # teeth give many
-    "person": {"defects": (2, 0.8), "aspect": (0.95, 0.25), "solidity": (0.8, 0.12)},
-        # Round 4 (issue 30): measured on Google's Material Icons, filled and outlined fonts, drawn
+    # teeth give many; mirror-symmetric (round 4: a lens with its handle to one side measured
+    # the same otherwise, Material's search glyph scored 0.95; its mirror IoU is ~0.2, a
+    # person's ~1.0 on Material, Rico and the simulated phone)
+    "person": {"defects": (2, 0.8), "aspect": (0.95, 0.25), "solidity": (0.8, 0.12), "mirror": (1.0, 0.2)},
+    # Round 4 (issue 30): measured on Google's Material Icons, filled and outlined fonts, drawn
     # at 42/63/84 px grey on white and white on a dark bar, through this ranker's own mask
     # (benchmarks/icon_prototypes.py), and on the Rico development glyphs of the same kind;
     # ideal = their mean, tolerance about three of their standard deviations (a floor for
@@ -163,7 +165,7 @@ _PROTOTYPES: dict[str, dict[str, tuple[float, float]]] = {
     # a person drawn as a head apart from its shoulders (Material person / person_outline, the
     # simulated phone's): the largest piece is the shoulders, a wide half-disc
     "person/two-piece": {"pieces": (2, 0.6), "aspect": (2.15, 0.25), "solidity": (0.97, 0.05), "extent": (0.76, 0.08),
-                         "circularity": (0.68, 0.06)},
+                         "circularity": (0.68, 0.06), "mirror": (1.0, 0.2)},
     # a cast glyph (Material cast, NBC's toolbar): a screen corner and three arcs, four pieces
     "cast": {"pieces": (4, 1.0), "aspect": (1.23, 0.12), "solidity": (0.25, 0.08), "extent": (0.18, 0.06)},
     "check/material": {"aspect": (1.31, 0.12), "solidity": (0.5, 0.06), "extent": (0.18, 0.05),
@@ -214,6 +216,7 @@ class ShapeFeatures:
     foreground_share: float
     pieces: int = 1
     hollow: float = 0.0  # share of the outline's area that is holes (a globe's continents, a ring)
+    mirror: float = 1.0  # left-right symmetry: IoU of the glyph and its mirror image (a person 1, a lens 0.2)
 
 
 def _near(value: float, ideal: float, tolerance: float) -> float:
@@ -356,7 +359,18 @@ def shape_features(mask: np.ndarray) -> ShapeFeatures | None:
         foreground_share=float(mask.mean()),
         pieces=pieces,
         hollow=hollow,
+        mirror=_mirror(mask),
     )
+
+
+def _mirror(mask: np.ndarray) -> float:
+    """IoU of the glyph (all its pieces, a pixel of slack) and its left-right mirror image."""
+    ys, xs = np.nonzero(mask)
+    if len(xs) == 0:
+        return 0.0
+    glyph = cv2.dilate(mask[ys.min(): ys.max() + 1, xs.min(): xs.max() + 1].astype(np.uint8), np.ones((3, 3), np.uint8))
+    shown, flipped = glyph.astype(bool), glyph[:, ::-1].astype(bool)
+    return float((shown & flipped).sum()) / max(1.0, float((shown | flipped).sum()))
 
 
 def _words(description: str) -> tuple[list[str], list[str], str | None]:

@@ -606,3 +606,21 @@ def test_pause_beside_play_is_its_own_shape() -> None:
     for words, shape in (("white pause button", "pause"), ("grey bookmark", "bookmark"), ("green phone", "phone"),
                          ("red calendar", "calendar")):
         assert _words(words)[1] == [shape], words
+
+
+def test_a_person_is_not_a_magnifier() -> None:
+    """Round 3's person (a head on shoulders, measured on one Stardoll outline) had the
+    contour features of a lens with its handle: "grey person" on a toolbar with only a
+    search glyph tapped the lens. A person is mirror-symmetric, a lens with its handle to
+    one side is not (mirror IoU ~1.0 vs ~0.2 on Material, Rico and the simulated phone)."""
+    from simphone.ui.icons import draw_icon
+
+    s = Screen(toolbar=(250, 250, 250))
+    cx, cy = 900, STATUS + 74  # the simulated phone's magnifier: a ring, a handle to the bottom right
+    draw_icon(s.d, "magnifier", ((cx - 30) * K, (cy - 30) * K, (cx + 30) * K, (cy + 30) * K), (117, 117, 117))
+    where = find(s.array(), "grey person", "top right")
+    assert where.status is not LocateStatus.FOUND, where.point
+    cx = 780  # a person beside it: a head apart from its shoulders
+    s.d.ellipse(((cx - 12) * K, (cy - 26) * K, (cx + 12) * K, (cy - 2) * K), fill=(117, 117, 117))
+    s.d.pieslice(((cx - 26) * K, (cy + 3) * K, (cx + 26) * K, (cy + 49) * K), 180, 360, fill=(117, 117, 117))
+    assert_tapped(find(s.array(), "grey person", "top right"), Box(cx - 30, cy - 30, cx + 30, cy + 30))
