@@ -70,7 +70,9 @@ function renderDevices(devices) {
     const model = [PLATFORM_NAMES[d.platform] || d.platform, d.model].filter(Boolean).join(" · ");
     card.querySelector(".model").textContent = d.host ? `${model} on ${d.host}` : model;
     const ready = d.state === "device" || d.state === "free" || d.state === "busy";
-    const stateText = d.busy ? `busy: task ${d.current_task}` : ready ? "free" : d.state;
+    // another principal's task is not named (the API gives no current_task for it): "busy" alone
+    const busyText = d.current_task != null ? `busy: task ${d.current_task}` : "busy";
+    const stateText = d.busy ? busyText : ready ? "free" : d.state;
     const stateNode = card.querySelector(".state");
     stateNode.textContent = stateText;
     stateNode.className = `state pill ${d.busy ? "busy" : ready ? "ok" : "lost"}`;
