@@ -28,6 +28,8 @@ router = APIRouter(prefix="/devices", tags=["devices"], dependencies=[Authorized
 
 def device_public(slot: DeviceSlot, principal: Principal, service: ServiceState) -> DevicePublic:
     public = DevicePublic(**slot.public(), screenshot_url=f"/v1/devices/{slot.serial}/screenshot")
+    if not public.busy and lease_holder(service.settings.adb, slot.serial) is not None:
+        public.busy = True  # another interface's run holds it (mobile-agent run, MCP): busy, with no task here
     if principal.admin:
         return public
     public.host = public.properties = None

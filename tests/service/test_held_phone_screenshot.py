@@ -30,4 +30,7 @@ def test_a_phone_another_interface_holds_shows_its_screen_to_an_admin_only(servi
         assert refused.status_code == 409, refused.status_code
         assert "mobile-agent run" not in refused.text  # who holds it is an admin's business
         assert live.client.get(url, headers=ADMIN).status_code == 200
+        listed = live.client.get(f"/v1/devices/{phone.serial}", headers=ALICE).json()
+        assert (listed["busy"], listed["current_task"]) == (True, None), listed  # busy, with no task of the service
     assert live.client.get(url, headers=ALICE).status_code == 200  # released: free again
+    assert live.client.get(f"/v1/devices/{phone.serial}", headers=ALICE).json()["busy"] is False
