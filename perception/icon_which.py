@@ -6,9 +6,12 @@ button in the second row") or by a text on the screen next to it ("the play butt
 Six play buttons in six rows look alike; colour and shape cannot pick one, the planner's
 words about where it is can. The anchor text must be quoted (single, double or typographic
 quotes): the words inside are a text to find on the screen, never colour or shape words
-for the ranker ("next to 'Home'" names no house). Anything half-said is an error that says
-how to say it, not a guess: a quoted text with no relation word, a relation word with no
-quoted text, a count and a text together, a count with nothing else to describe the icon.
+for the ranker ("next to 'Home'" names no house). Which-words that cannot be read are an
+error that says how to say them, not a guess: a count and a text together, two counts, two
+texts, a count with nothing else to describe the icon. Two forms a planner often writes are
+read as plain descriptions, as before which-words: a relation to something unquoted ("the
+send button next to the text box": the look is what comes before the relation) and a quoted
+text with no relation ("the '+' button": the words without their quotes).
 
 Relations to the anchor text's box: ``row`` (in its row: "in the 'X' row", "in the row of
 'X'"), ``next`` (nearest to it: "next to", "beside", "near", "by"), ``above``, ``below``,
@@ -90,12 +93,23 @@ def read_which(description: str) -> Which:
             anchor = next(g for g in found.group("q1", "q2", "q3", "q4") if g is not None).strip()
             text = (text[: found.start()] + " " + text[found.end():]).strip()
             break
-    if anchor is None and re.search(_QUOTED, text):
-        raise WhichError(f"{description!r} quotes a text but not where the icon is from it: {HOW}")
     if anchor is not None and re.search(_QUOTED, text):
         raise WhichError(f"{description!r} quotes more than one text: name one, {HOW}")
-    if anchor is None and _RELATION_WORDS.search(text.lower()):
-        raise WhichError(f"{description!r} says where the icon is from a text without quoting that text: {HOW}")
+    if anchor is None and re.search(_QUOTED, text):
+        # a quoted text with no relation is part of the look ("the '+' button"), as it was
+        # before which-words: the quotes go, the words stay
+        text = re.sub(_QUOTED, lambda m: next(g for g in m.group("q1", "q2", "q3", "q4") if g is not None), text)
+    loose = _RELATION_WORDS.search(text.lower()) if anchor is None else None
+    if loose is not None:
+        # where it is from something unquoted ("the send button next to the text box"): not a
+        # text to find, and its words are no part of the look ("photo" would be a picture).
+        # The look is what comes before: a unique icon is still tapped, look-alikes are
+        # candidates, as they were before which-words; only a look with nothing left is an error
+        before = text[: loose.start()].strip()
+        if not [w for w in re.findall(r"[\w'-]+", before.lower()) if w not in _FILLER and _ordinal(w) is None]:
+            raise WhichError(f"{description!r} says where the icon is from a text without quoting that text, "
+                             f"and not what it looks like: {HOW}")
+        text = before
     if anchor is not None and not anchor:
         raise WhichError(f"{description!r} quotes an empty text: {HOW}")
     ordinal: int | None = None
@@ -128,7 +142,7 @@ def read_which(description: str) -> Which:
     if (ordinal is not None or anchor is not None) and not look_words:
         raise WhichError(f"{description!r} says which one but not what the icon looks like (its colour and shape)")
     if ordinal is None and anchor is None:
-        return Which(description)
+        return Which(description if text == " ".join(description.split()) else text)
     # the look keeps the description's own casing for the ranker's words
     return Which(" ".join(look_words), ordinal, origin, relation, anchor)
 

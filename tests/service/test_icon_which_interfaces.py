@@ -90,7 +90,7 @@ def test_mcp_find_icon_tells_look_alikes_apart(adb_server, sim_phone, tmp_path):
             assert last["status"] == "found" and inside(last["point"], rows[-1][1]), (last, rows)
             anchored = tool_json(await session.call_tool("find_icon", {"icon": f"grey play triangle in the '{rows[0][0]}' row"}))
             assert anchored["status"] == "found" and inside(anchored["point"], rows[0][1]), (anchored, rows)
-            half_said = tool_json(await session.call_tool("find_icon", {"icon": "grey play triangle next to Home"}))
+            half_said = tool_json(await session.call_tool("find_icon", {"icon": "the second grey play triangle next to 'Home'"}))
             assert half_said["status"] == "not_found" and "quot" in json.dumps(half_said), half_said
 
     anyio.run(main)

@@ -39,11 +39,21 @@ def test_which_words_are_read_and_taken_out_of_the_look() -> None:
     assert "house" not in read_which("red dot next to 'Home'").look and "home" not in read_which("red dot next to 'Home'").look
 
 
+def test_what_planners_often_write_is_read_as_a_plain_description() -> None:
+    # a relation to something unquoted: the look is what comes before it, its words are not the look's
+    assert read_which("the send button next to the text box") == Which("the send button")
+    assert read_which("heart below the photo") == Which("heart")  # "photo" would name a picture
+    assert read_which("the play button next to Settings") == Which("the play button")  # look-alikes: candidates
+    assert read_which("the second play button next to Settings") == Which("play button", 2)
+    # a quoted text with no relation is part of the look, without its quotes
+    assert read_which("the '+' button") == Which("the + button")
+    assert read_which("play button 'News'") == Which("play button News")
+
+
 @pytest.mark.parametrize(
     "description",
     [
-        "the play button next to Settings",  # a relation without a quoted text
-        "play button 'News'",  # a quoted text without a relation
+        "icon above the keyboard",  # where it is from something unquoted, and no look
         "the second play button next to 'News'",  # a count and a text together
         "the second one",  # which one, but not what it looks like
         "the second third play button",  # two counts
@@ -112,8 +122,8 @@ def test_a_count_or_text_that_does_not_fit_is_no_tap() -> None:
     assert _tapped("the first yellow play button", "bottom right") is None  # the first is not there: no tap
     missing = perception.find_icon(pixels, "yellow play button in the 'Premier League' row", None)
     assert missing.status is LocateStatus.NOT_FOUND and "Premier League" in missing.feedback
-    unclear = perception.find_icon(pixels, "yellow play button next to Golf", None)
-    assert unclear.status is LocateStatus.NOT_FOUND and "quot" in unclear.feedback
+    unclear = perception.find_icon(pixels, "yellow play button next to Golf", None)  # unquoted: a plain look
+    assert unclear.status is LocateStatus.CANDIDATES and len(unclear.candidates) >= 2, unclear  # six alike: no tap
 
 
 def test_the_click_icon_card_tells_the_model_it_may_say_which_one() -> None:
