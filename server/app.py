@@ -236,6 +236,7 @@ def create_app(
             state.store.interrupt_running, instance=state.store.instance)
         for task_id in interrupted:
             log.warning("task %s was running when the server stopped: now interrupted", task_id)
+        await asyncio.to_thread(_refuse_revoked_queued, settings, state.store)
         await asyncio.to_thread(state.pool.refresh)
         _warn_about_setup(settings, state)
         if settings.server.preload_perception and not settings.farm.enabled:
@@ -374,6 +375,23 @@ def _build_state(
 def app_from_env() -> FastAPI:
     """For ``uvicorn --factory``: settings from the environment / MOBILE_AGENT_CONFIG."""
     return create_app(load_settings())
+
+
+def _refuse_revoked_queued(settings: Settings, store: TaskStore) -> None:
+    """A queued task whose token was taken out of ``server.tokens`` (or made a viewer) ends
+    ``error`` without running, before any phone takes it: it would run with the server's planner
+    key for an owner who may no longer submit (``server.auth.submit_refusal``, as a schedule's
+    occurrence). Tokens change only with a restart, so this runs at startup, before the
+    scheduler, and on a farm's API server too: its workers hold no tokens and run what is queued."""
+    from server.auth import submit_refusal
+
+    for task in store.queued_tasks():
+        refusal = submit_refusal(settings.server, task.owner)
+        if refusal is None:
+            continue
+        error = {"type": "OwnerRefused", "message": f"not run: {refusal}"}
+        if store.refuse_queued(task.id, error):
+            log.warning("queued task %s not run: %s", task.id, refusal)
 
 
 def _warn_about_setup(settings: Settings, state: ServiceState) -> None:

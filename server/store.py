@@ -234,6 +234,11 @@ class TaskStore:
         """queued -> cancelled; False when the task is no longer queued."""
         return self._finish_if(task_id, {"queued"}, "cancelled", None)
 
+    def refuse_queued(self, task_id: int, error: dict[str, Any]) -> bool:
+        """queued -> error, never run (its owner may no longer submit: ``server.auth.submit_refusal``);
+        False when the task is no longer queued."""
+        return self._finish_if(task_id, {"queued"}, "error", error)
+
     def request_cancel(self, task_id: int) -> bool:
         """Flag a running task for cancel (the instance running it acts on the flag)."""
         with self._write_lock, self.engine.begin() as conn:
