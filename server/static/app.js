@@ -78,7 +78,12 @@ function renderDevices(devices) {
     stateNode.className = `state pill ${d.busy ? "busy" : ready ? "ok" : "lost"}`;
     // a phone that stopped answering keeps its last frame, dimmed, so nobody reads it as live
     card.classList.toggle("offline", !ready);
-    if (d.state === "device" && !d.host) {
+    // busy with no task named: another principal's task, or another interface's run (its
+    // PhoneLease): the screenshot route answers 409, so no frame is asked for (nor an old one kept)
+    const hidden = d.busy && d.current_task == null;
+    if (hidden) {
+      card.querySelector("img").removeAttribute("src");
+    } else if (d.state === "device" && !d.host) {
       card.querySelector("img").src = `${d.screenshot_url}?format=jpeg&t=${Date.now()}`;
     }
   }
