@@ -129,7 +129,13 @@ class Agent:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:  # fmt: skip
-        self.close()
+        try:
+            self.close()
+        except RuntimeError:
+            if error is None:
+                raise
+            # a run in another thread still drives the phone (close once it returns): the
+            # exception leaving the block is the caller's, not replaced by close's refusal
 
     def close(self) -> None:
         """Close the device this agent opened (none given to it); a later run opens it again.
