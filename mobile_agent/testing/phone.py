@@ -198,6 +198,9 @@ class Phone:
             shown = self.settled(max(0.0, min(agent.settle_timeout_s, left)))
             if screen_changed(frame.pixels, shown.pixels, agent.change_threshold)[0]:
                 frame, answer = shown, judge(shown)
+        if not holds(answer) and self.cancel is not None and self.cancel.is_set():
+            # cancelled while the deadline passed inside a judgement (OCR, a model): not a timeout
+            raise RunCancelled("cancelled while waiting for the screen")
         return holds(answer), frame, answer
 
     # -- evidence -----------------------------------------------------------------------
