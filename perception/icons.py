@@ -495,7 +495,47 @@ class IconLocator:
         nodes: list[AccessibilityNode] | None = None,
     ) -> Location:
         """``nodes``: the accessibility tree's named nodes for this frame (``perception.icon_tree``),
-        or None: a node whose name agrees with the description lifts the proposal inside it."""
+        or None: a node whose name agrees with the description lifts the proposal inside it.
+
+        A planner's position is sometimes the wrong part of the screen (the real Mobile-Agent
+        runs: "center" for a launcher tile at the top left). When the named part offers only
+        candidates and the whole screen has one sure answer outside it, that answer joins the
+        candidates, last and said to be elsewhere: never a tap outside the part named."""
+        found = self._locate(image, key, description, position, nodes)
+        if found.status is not LocateStatus.CANDIDATES or position is None:
+            return found
+        try:
+            where = parse_position(position)
+            counted = read_which(description).picks
+        except (UnknownPositionError, WhichError):
+            return found
+        if where is None or counted:
+            return found
+        anywhere = self._locate(image, key, description, None, nodes)
+        box = anywhere.box
+        if anywhere.status is not LocateStatus.FOUND or box is None:
+            return found
+        height, width = image.shape[:2]
+        area = self._app_area(image, key).for_description(read_which(description).look, height)
+        if where.accepts(box, width, height, (area.top, area.bottom)) or any(
+                c.box.contains(*box.center) for c in found.candidates):
+            return found
+        places = [(c.box, c.text, c.score) for c in found.candidates][: self.config.max_text_candidates - 1]
+        places.append((box, None, min((c.score for c in found.candidates), default=0.0)))
+        candidates = numbered_candidates(image, places, self.config.crop_margin)
+        feedback = (f"{found.feedback} {len(candidates)} is not in the {where.text} part of the screen, but is "
+                    f'the one clear match for "{description}" anywhere on it.')  # fmt: skip
+        return Location(LocateStatus.CANDIDATES, description, candidates=candidates, feedback=feedback,
+                        backend=found.backend)
+
+    def _locate(
+        self,
+        image: np.ndarray,
+        key: str,
+        description: str,
+        position: str | None,
+        nodes: list[AccessibilityNode] | None = None,
+    ) -> Location:
         backend = "+".join(self._choose()[:2])
         try:
             where = parse_position(position)
