@@ -8,7 +8,35 @@ a call that hangs without sleeping. Linux only."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
+
+from mobile_agent.device import find_adb
+from mobile_agent.settings import AdbSettings
+from tests.ports import free_port
+
+
+@contextmanager
+def private_adb_settings(monkeypatch: pytest.MonkeyPatch, prefix: str, command_timeout_s: float) -> Iterator[AdbSettings]:
+    """Settings for an adb server of this test alone (a free port, its own HOME for its keys),
+    killed and its HOME removed afterwards; the server itself starts on first use."""
+    home = Path(tempfile.mkdtemp(prefix=prefix))
+    monkeypatch.setenv("HOME", str(home))  # the server keeps its keys there
+    monkeypatch.setenv("TMPDIR", str(home))
+    settings = AdbSettings(server_port=free_port(), command_timeout_s=command_timeout_s)
+    try:
+        yield settings
+    finally:
+        subprocess.run([str(find_adb(settings)), "-P", str(settings.server_port), "kill-server"],
+                       capture_output=True, timeout=30, check=False, env=dict(os.environ))
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def adb_server_pid(port: int) -> int:

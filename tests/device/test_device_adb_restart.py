@@ -8,10 +8,8 @@ device call starts the server again, reconnects the phone and goes on.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import tempfile
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,22 +18,13 @@ from mobile_agent.device import connect, list_devices
 from mobile_agent.device.device import Device
 from mobile_agent.device.server import find_adb
 from mobile_agent.settings import AdbSettings
-from tests.adb_wedge import adb_server_pid, calls_waiting
-from tests.ports import free_port
+from tests.adb_wedge import adb_server_pid, calls_waiting, private_adb_settings
 
 
 @pytest.fixture
-def private_adb(monkeypatch: pytest.MonkeyPatch) -> Any:
-    home = Path(tempfile.mkdtemp(prefix="adb-restart-"))
-    monkeypatch.setenv("HOME", str(home))  # the server keeps its keys there
-    monkeypatch.setenv("TMPDIR", str(home))
-    settings = AdbSettings(server_port=free_port(), command_timeout_s=10)
-    try:
+def private_adb(monkeypatch: pytest.MonkeyPatch) -> Iterator[AdbSettings]:
+    with private_adb_settings(monkeypatch, "adb-restart-", 10) as settings:
         yield settings
-    finally:
-        subprocess.run([str(find_adb(settings)), "-P", str(settings.server_port), "kill-server"],
-                       capture_output=True, timeout=30, check=False, env=dict(os.environ))
-        shutil.rmtree(home, ignore_errors=True)
 
 
 def test_phones_come_back_after_the_adb_server_restarts(sim_phones: Any, private_adb: AdbSettings) -> None:

@@ -8,10 +8,7 @@ its kernel still accepts connections, nothing reads them) while the task runs it
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,25 +17,15 @@ from typing import Any
 import pytest
 
 from mobile_agent.device import connect
-from mobile_agent.device.server import find_adb
 from mobile_agent.settings import AdbSettings
-from tests.adb_wedge import adb_server_pid, calls_waiting
-from tests.ports import free_port
+from tests.adb_wedge import adb_server_pid, calls_waiting, private_adb_settings
 from tests.server_fixtures import service_settings, start_service
 
 
 @pytest.fixture
 def private_adb(monkeypatch: pytest.MonkeyPatch) -> Iterator[AdbSettings]:
-    home = Path(tempfile.mkdtemp(prefix="adb-wedge-"))
-    monkeypatch.setenv("HOME", str(home))  # the server keeps its keys there
-    monkeypatch.setenv("TMPDIR", str(home))
-    settings = AdbSettings(server_port=free_port(), command_timeout_s=3600)
-    try:
+    with private_adb_settings(monkeypatch, "adb-wedge-", 3600) as settings:
         yield settings
-    finally:
-        subprocess.run([str(find_adb(settings)), "-P", str(settings.server_port), "kill-server"],
-                       capture_output=True, timeout=30, check=False, env=dict(os.environ))
-        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.mark.timeout(180)
