@@ -3,7 +3,8 @@
 It registers the host and its phones (serial, platform, model, android or ios version, sdk,
 screen size, profile, and the host's labels; the iPhones of its ``ios.devices`` too) in the database, heartbeats, and runs one procrastinate worker per free
 phone on the queues that phone can serve (``any``, its serial's, and every recorded route it
-satisfies). A job runs with the embedded service's own run logic (``server.scheduler``:
+satisfies; its serial's only while another interface's run holds it, as ``DevicePool(held=)``
+passes such a phone over for "any"). A job runs with the embedded service's own run logic (``server.scheduler``:
 claim, events, finish, the phone given back), so a task runs the same on one machine and on
 a farm. Events go to the shared database (with a NOTIFY to wake the API's streams);
 trajectories to ``agent.output_dir``, a folder the API server reads at the same path
@@ -26,6 +27,7 @@ from typing import Any
 
 from procrastinate.worker import Worker
 
+from mobile_agent.device import lease_holder
 from mobile_agent.settings import Settings
 from server.devices import AdbDeviceSource, DevicePool, DeviceSlot, DeviceSource
 from server.farm.live import LiveRelay
@@ -94,6 +96,7 @@ class FarmHost:
     phones: dict[str, _PhoneWorker] = field(default_factory=dict)
     properties: dict[str, dict[str, str]] = field(default_factory=dict)
     refused: dict[str, str] = field(default_factory=dict)
+    held: set[str] = field(default_factory=set)  # phones another interface's run holds (their PhoneLease)
     _maintenance_worker: Worker | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -221,6 +224,19 @@ class FarmHost:
             if not self._stop.is_set():
                 await asyncio.sleep(1.0)
 
+    def _note_holder(self, serial: str) -> None:
+        """Is another interface's run (``mobile-agent run``, an MCP run, the pytest plugin: their
+        PhoneLease) holding ``serial``? Such a phone takes no "any" (or route) task while held, as
+        the embedded ``DevicePool(held=)`` passes it over: another free phone runs the task at
+        once, or it waits queued instead of on the held phone."""
+        holder = lease_holder(self.settings.adb, serial)
+        if holder is not None and serial not in self.held:
+            self.held.add(serial)
+            log.info("phone %s is held by %s: it takes tasks for its serial only", serial, holder)
+        elif holder is None and serial in self.held:
+            self.held.discard(serial)
+            log.info("phone %s is no longer held: it takes 'any' tasks again", serial)
+
     async def _tick(self) -> None:
         await asyncio.to_thread(self.registry.heartbeat, self.name, self.farm.labels, os.getpid())
         await asyncio.to_thread(self.live.update, self.scheduler.running_serials())  # someone watching a run?
@@ -243,6 +259,10 @@ class FarmHost:
             wanted = slot.available and slot.serial in self.properties and slot.serial not in refused
             if wanted:
                 queues = self._queues(slot.serial, routes)
+                if phone is None or not phone.busy:  # a run of its own holds it while busy
+                    self._note_holder(slot.serial)
+                if slot.serial in self.held:
+                    queues = [queue_for(Route(serial=slot.serial))]  # asked for by its serial only
                 if phone is None or phone.stopping:
                     phone = self.phones[slot.serial] = _PhoneWorker(slot.serial, queues)
                     phone.task = asyncio.create_task(self._phone_loop(phone), name=f"phone {slot.serial}")
