@@ -211,9 +211,11 @@ class TaskStore:
         submitted under ``server.over_quota = "wait"`` starts only while its owner has fewer
         tasks running than the limit stored with it, decided in this transaction (raises
         ``QuotaExceeded``), whatever quota settings the claiming process has."""
-        now = time.time()
         with self._write_lock, self._immediate() as conn:
             admit_claim(conn, tasks_table, task_id)
+            # the time once the lock is held: a claim that waited behind the finish of the run
+            # it follows starts after that run's finished_at, as it did
+            now = time.time()
             result = conn.execute(
                 tasks_table.update()
                 .where(tasks_table.c.id == task_id, tasks_table.c.status == "queued")
@@ -343,8 +345,8 @@ class TaskStore:
         error: dict[str, Any] | None,
         **values: Any,
     ) -> bool:
-        now = time.time()
         with self._write_lock, self.engine.begin() as conn:
+            now = time.time()  # once the lock is held, as a claim's start
             result = conn.execute(
                 tasks_table.update()
                 .where(tasks_table.c.id == task_id, tasks_table.c.status.in_(sorted(allowed)))
