@@ -59,6 +59,12 @@ class Phones(Protocol):
 
     def knows(self, serial: str) -> bool: ...
 
+    def held(self, serial: str) -> bool:
+        """Another interface's run holds the phone (its ``PhoneLease``: ``mobile-agent run``, MCP,
+        the pytest plugin): the embedded pool asks the lock; the farm reads what the phone's worker
+        saw on its host."""
+        ...
+
     def close(self) -> None:
         """The service stops: close the phones opened here (after the scheduler has stopped)."""
         ...

@@ -4,7 +4,7 @@ Every principal sees the phones' state; only an admin sees which worker host a p
 its properties, connects phones, and sees the screen of a phone that runs a task it may not
 see (``server.auth``).
 
-May import: fastapi, ``server.*``, ``mobile_agent.errors``, ``mobile_agent.device`` (``lease_holder``).
+May import: fastapi, ``server.*``, ``mobile_agent.errors``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response, status
 
-from mobile_agent.device import lease_holder
 from mobile_agent.errors import DeviceError
 from server.auth import Principal
 from server.deps import Admin, Authorized, CurrentPrincipal, Service
@@ -28,7 +27,7 @@ router = APIRouter(prefix="/devices", tags=["devices"], dependencies=[Authorized
 
 def device_public(slot: DeviceSlot, principal: Principal, service: ServiceState) -> DevicePublic:
     public = DevicePublic(**slot.public(), screenshot_url=f"/v1/devices/{slot.serial}/screenshot")
-    if not public.busy and lease_holder(service.settings.adb, slot.serial) is not None:
+    if not public.busy and service.pool.held(slot.serial):
         public.busy = True  # another interface's run holds it (mobile-agent run, MCP): busy, with no task here
     if principal.admin:
         return public
@@ -86,7 +85,7 @@ def device_screenshot(
     running = slot.task_id if slot is not None else None
     if not principal.admin and running is not None and not _task_visible(service, principal, running):
         raise HTTPException(status.HTTP_409_CONFLICT, f"the phone {serial} is running a task that is not yours")
-    if not principal.admin and running is None and lease_holder(service.settings.adb, serial) is not None:
+    if not principal.admin and running is None and service.pool.held(serial):
         raise HTTPException(status.HTTP_409_CONFLICT, f"the phone {serial} is running a run that is not yours")
     if running is None and not principal.may_act:
         raise HTTPException(status.HTTP_403_FORBIDDEN,

@@ -224,16 +224,19 @@ class FarmHost:
             if not self._stop.is_set():
                 await asyncio.sleep(1.0)
 
-    def _note_holder(self, serial: str) -> None:
+    async def _note_holder(self, serial: str) -> None:
         """Is another interface's run (``mobile-agent run``, an MCP run, the pytest plugin: their
         PhoneLease) holding ``serial``? Such a phone takes no "any" (or route) task while held, as
         the embedded ``DevicePool(held=)`` passes it over: another free phone runs the task at
-        once, or it waits queued instead of on the held phone."""
+        once, or it waits queued instead of on the held phone. Its registry row says so (before
+        the log line), so the API's device list shows it busy, as the embedded service's does."""
         holder = lease_holder(self.settings.adb, serial)
         if holder is not None and serial not in self.held:
+            await asyncio.to_thread(self.registry.set_phone_held, self.name, serial, True)
             self.held.add(serial)
             log.info("phone %s is held by %s: it takes tasks for its serial only", serial, holder)
         elif holder is None and serial in self.held:
+            await asyncio.to_thread(self.registry.set_phone_held, self.name, serial, False)
             self.held.discard(serial)
             log.info("phone %s is no longer held: it takes 'any' tasks again", serial)
 
@@ -260,7 +263,7 @@ class FarmHost:
             if wanted:
                 queues = self._queues(slot.serial, routes)
                 if phone is None or not phone.busy:  # a run of its own holds it while busy
-                    self._note_holder(slot.serial)
+                    await self._note_holder(slot.serial)
                 if slot.serial in self.held:
                     queues = [queue_for(Route(serial=slot.serial))]  # asked for by its serial only
                 if phone is None or phone.stopping:

@@ -44,6 +44,9 @@ phones_table = sa.Table(
     sa.Column("properties", sa.JSON, nullable=False),
     sa.Column("task_id", sa.Integer, nullable=True),
     sa.Column("updated_at", sa.Float, nullable=False),
+    # another interface's run holds it (its PhoneLease: mobile-agent run, MCP, the pytest plugin), as its
+    # worker last saw; the API server cannot look at another host's locks (NULL: an older worker, not held)
+    sa.Column("held", sa.Boolean, nullable=True),
 )
 
 routes_table = sa.Table(
@@ -97,6 +100,7 @@ class PhoneRow:
     updated_at: float
     host_lost: bool = False
     host_seen: float = 0.0
+    held: bool = False  # by another interface's run on its host (``FarmHost._note_holder``)
 
     @property
     def public_state(self) -> str:
@@ -105,7 +109,7 @@ class PhoneRow:
             return "host lost"
         if self.state != "device":
             return self.state
-        return "busy" if self.task_id is not None else "free"
+        return "busy" if self.task_id is not None or self.held else "free"
 
     def routable(self) -> dict[str, str]:
         return {**self.properties, "serial": self.serial, "host": self.host}
@@ -141,12 +145,12 @@ class FarmRegistry:
         with self.engine.begin() as conn:
             conn.execute(hosts_table.update().where(hosts_table.c.name == host).values(stopped=True))
             conn.execute(phones_table.update().where(phones_table.c.host == host)
-                         .values(state="offline", task_id=None, updated_at=time.time()))
+                         .values(state="offline", task_id=None, held=None, updated_at=time.time()))
 
     def reset_host(self, host: str) -> None:
-        """A (re)starting worker: none of its phones runs anything yet."""
+        """A (re)starting worker: none of its phones runs anything yet, nor is seen held."""
         with self.engine.begin() as conn:
-            conn.execute(phones_table.update().where(phones_table.c.host == host).values(task_id=None))
+            conn.execute(phones_table.update().where(phones_table.c.host == host).values(task_id=None, held=None))
 
     def lost_hosts(self) -> list[str]:
         cutoff = time.time() - self.host_timeout_s
@@ -176,7 +180,9 @@ class FarmRegistry:
                 )
                 upsert = insert.on_conflict_do_update(
                     index_elements=["serial"],
-                    set_={"host": host, "state": state, "properties": properties, "updated_at": now},
+                    set_={"host": host, "state": state, "properties": properties, "updated_at": now,
+                          # a phone taken over from a lost host: its new worker says whether it is held
+                          "held": sa.case((phones_table.c.host == host, phones_table.c.held), else_=None)},
                     where=sa.or_(phones_table.c.host == host, ~owner_alive),
                 ).returning(phones_table.c.serial)
                 if conn.execute(upsert).first() is None:
@@ -194,6 +200,11 @@ class FarmRegistry:
             conn.execute(phones_table.update().where(phones_table.c.serial == serial, phones_table.c.host == host)
                          .values(task_id=task_id, updated_at=time.time()))
 
+    def set_phone_held(self, host: str, serial: str, held: bool) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(phones_table.update().where(phones_table.c.serial == serial, phones_table.c.host == host)
+                         .values(held=held, updated_at=time.time()))
+
     def phones(self) -> list[PhoneRow]:
         now = time.time()
         query = sa.select(phones_table, hosts_table.c.last_seen, hosts_table.c.stopped).join(
@@ -206,7 +217,7 @@ class FarmRegistry:
             seen = row.last_seen or 0.0
             lost = not row.stopped and now - seen > self.host_timeout_s
             out.append(PhoneRow(row.serial, row.host, row.state, dict(row.properties), row.task_id, row.updated_at,
-                                host_lost=lost, host_seen=seen))
+                                host_lost=lost, host_seen=seen, held=bool(row.held)))
         return out
 
     def phone(self, serial: str) -> PhoneRow | None:

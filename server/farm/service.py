@@ -51,9 +51,11 @@ class FarmSlot(DeviceSlot):
     host_lost: bool = False
     properties: dict[str, str] = field(default_factory=dict)
     farm_state: str = ""
+    held: bool = False  # by another interface's run on its host, as its worker wrote (``PhoneRow.held``)
 
     def public(self) -> dict[str, Any]:
-        return {**super().public(), "state": self.farm_state, "host": self.host, "properties": self.properties}
+        return {**super().public(), "state": self.farm_state, "host": self.host, "properties": self.properties,
+                "busy": self.task_id is not None or self.held}
 
 
 def _slot(row: PhoneRow) -> FarmSlot:
@@ -65,6 +67,7 @@ def _slot(row: PhoneRow) -> FarmSlot:
         platform=props.get("platform") or platform_of(row.serial),
         width=width, height=height, task_id=row.task_id, lost=row.host_lost, present=True, ever_ready=True,
         host=row.host, host_lost=row.host_lost, properties=dict(props), farm_state=row.public_state,
+        held=row.held,
     )
 
 
@@ -103,6 +106,11 @@ class FarmPhones:
 
     def knows(self, serial: str) -> bool:
         return self.registry.phone(serial) is not None
+
+    def held(self, serial: str) -> bool:
+        """As the phone's worker last saw it: this server cannot look at another host's locks."""
+        row = self.registry.phone(serial)
+        return row is not None and row.held
 
     def any_free(self) -> bool:
         return any(r.public_state == "free" for r in self.registry.phones())
