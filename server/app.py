@@ -384,7 +384,10 @@ def _refuse_revoked_queued(settings: Settings, store: TaskStore) -> None:
     occurrence). Tokens change only with a restart, so this runs at startup, before the
     scheduler, and on a farm's API server too: its workers hold no tokens and run what is queued."""
     from server.auth import submit_refusal
+    from server.runner import tell_unrun_end
+    from server.webhooks import WebhookSender
 
+    webhooks = WebhookSender(settings, report=store.add_event)
     for task in store.queued_tasks():
         refusal = submit_refusal(settings.server, task.owner)
         if refusal is None:
@@ -392,6 +395,7 @@ def _refuse_revoked_queued(settings: Settings, store: TaskStore) -> None:
         error = {"type": "OwnerRefused", "message": f"not run: {refusal}"}
         if store.refuse_queued(task.id, error):
             log.warning("queued task %s not run: %s", task.id, refusal)
+            tell_unrun_end(webhooks, task, "error", error=error)  # no run tells this end: its callback_url hears it here
 
 
 def _warn_about_setup(settings: Settings, state: ServiceState) -> None:

@@ -38,6 +38,7 @@ __all__ = [
     "TaskSpec",
     "cache_namespace",
     "task_settings",
+    "tell_unrun_end",
 ]
 
 Emit = Callable[[str, dict[str, Any]], None]
@@ -134,6 +135,21 @@ def cache_namespace(base: Settings, owner: str | None, team: str | None) -> str:
     if base.cache.shared or not owner or owner == "anonymous":
         return ""
     return f"team:{team}" if team else f"token:{owner}"
+
+
+def tell_unrun_end(webhooks: WebhookSender, task: TaskRow, status: str, *, result: dict[str, Any] | None = None,
+                   error: dict[str, Any] | None = None) -> threading.Thread | None:
+    """The ``task_finished`` webhook of a task that ended before any run took it (cancelled while
+    queued, refused at start for its owner): no runner tells that end. The same sender and payload
+    as a run's end (``AgentTaskRunner.__call__``); the caller calls it once, after the store's
+    queued -> final transition succeeded, so the task hears its end exactly once."""
+    try:
+        callback_url = StoredOptions.model_validate(task.options).callback_url
+    except ValueError as exc:  # a row another version wrote (pydantic's ValidationError): it ends all the same
+        log.warning("task %s ended %s before it ran; its stored options cannot be read, so no task_finished "
+                    "webhook: %s", task.id, status, exc)
+        return None
+    return webhooks.send(callback_url, "task_finished", task_finished(task.id, status, result=result, error=error))
 
 
 class AgentTaskRunner:

@@ -32,10 +32,10 @@ from server.deps import ActedTask, Actor, Authorized, CurrentPrincipal, OwnedTas
 from server.devices import platform_refusal
 from server.farm.routing import Requirement
 from server.quota import Quota, QuotaExceeded
+from server.runner import tell_unrun_end
 from server.schemas import (
     MAX_ID,
     EventPublic,
-    StoredOptions,
     TaskCreate,
     TaskListPublic,
     TaskPublic,
@@ -43,7 +43,7 @@ from server.schemas import (
 )
 from server.state import ServiceState
 from server.store import EventRow, TaskRow
-from server.webhooks import WebhookSender, callback_refusal, task_finished
+from server.webhooks import WebhookSender, callback_refusal
 
 __all__ = ["TaskId", "checked_task", "router", "task_public"]
 
@@ -283,14 +283,8 @@ def cancel_task(task_id: TaskId, task: ActedTask, service: Service, principal: C
     service.store.audit(principal.name, principal.role, "task.cancel", f"task {task_id}", {"owner": task.owner})
     after = _get_task(service, task_id)
     if after.status == "cancelled" and after.started_at is None:  # never ran: no runner tells its end
-        try:
-            callback_url = StoredOptions.model_validate(after.options).callback_url
-        except ValueError as exc:  # a row another version wrote (pydantic's ValidationError): cancelled all the same
-            log.warning("task %s cancelled while queued; its stored options cannot be read, so no task_finished "
-                        "webhook: %s", task_id, exc)
-            callback_url = None
-        WebhookSender(service.settings, report=service.store.add_event).send(
-            callback_url, "task_finished", task_finished(task_id, "cancelled", result={"reason": "cancelled while queued"}))
+        tell_unrun_end(WebhookSender(service.settings, report=service.store.add_event), after, "cancelled",
+                       result={"reason": "cancelled while queued"})
     return task_public(after, principal)
 
 

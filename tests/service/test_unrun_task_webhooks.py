@@ -1,0 +1,119 @@
+"""A task with a ``callback_url`` hears ``task_finished`` once whichever way it ends, also when
+it ends without ever running: cancelled while queued, or refused at the server's start because
+its owner's token was taken away (``server.app._refuse_revoked_queued``, 9662e87). Real uvicorn
+on one database across a restart, the simulated phone over the real adb server, a webhook
+receiver on loopback that checks the signature."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from server.webhooks import verify_signature
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+
+SECRET = "unrun-webhook-secret"
+ADMIN = {"Authorization": "Bearer unrun-admin-1"}
+ALICE = {"Authorization": "Bearer unrun-alice-1"}
+HOOKS = {"server.webhook_secret": SECRET, "server.webhook_allow": ["127.0.0.1"], "server.api_token": "unrun-admin-1"}
+WITH_ALICE = {**HOOKS, "server.tokens": {"alice": {"token": "unrun-alice-1", "role": "user"}}}
+
+
+class _Receiver:
+    """Records every signed delivery; answers 204."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, Any]] = []
+        self.unsigned = 0
+        self.arrived = threading.Condition()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with receiver.arrived:
+                    if verify_signature(SECRET, self.headers, body):
+                        receiver.bodies.append(json.loads(body))
+                    else:
+                        receiver.unsigned += 1
+                    receiver.arrived.notify_all()
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def finished(self, task_id: int) -> list[dict[str, Any]]:
+        return [b for b in self.bodies if b["event"] == "task_finished" and b["task_id"] == task_id]
+
+    def wait_finished(self, task_id: int, timeout: float = 60.0) -> dict[str, Any]:
+        with self.arrived:  # a guard for a broken build only: the deliveries wake the wait
+            assert self.arrived.wait_for(lambda: self.finished(task_id), timeout), self.bodies
+            return self.finished(task_id)[0]
+
+
+@pytest.fixture
+def hook():
+    receiver = _Receiver()
+    yield receiver
+    receiver.server.shutdown()
+
+
+def _submit(live, headers: dict[str, str], script: str, url: str | None) -> int:
+    body = {"script": script, **({"callback_url": url} if url else {})}
+    answer = live.client.post("/v1/tasks", headers=headers, json=body)
+    assert answer.status_code == 202, answer.text
+    return int(answer.json()["id"])
+
+
+def _wait_running(live, task_id: int) -> None:
+    deadline = time.monotonic() + 120  # a guard for a broken build only
+    while live.client.get(f"/v1/tasks/{task_id}", headers=ADMIN).json()["status"] != "running":
+        assert time.monotonic() < deadline, "the first task never started"
+        time.sleep(0.05)
+
+
+def test_a_queued_task_refused_at_start_tells_its_callback_url_once(service, sim_phones, hook) -> None:
+    (phone,) = sim_phones(1)
+    live = service([phone], **WITH_ALICE)
+    holding = _submit(live, ALICE, "Wait (10)\n" * 12, None)  # keeps the only phone: the next two stay queued
+    _wait_running(live, holding)
+    queued = _submit(live, ALICE, "Home", hook.url)
+    admins = _submit(live, ADMIN, "Home", hook.url)
+    live.stop()
+
+    live = service([phone], **{**WITH_ALICE, "server.tokens": {}})  # alice's token taken away
+    assert live.wait_task(queued, timeout=120)["status"] == "error"
+    assert live.wait_task(admins, timeout=120)["status"] == "completed"
+    told = hook.wait_finished(queued)
+    assert told["status"] == "error" and told["error"]["type"] == "OwnerRefused", told
+    assert "alice" in told["error"]["message"] and told["links"] == {"task": f"/v1/tasks/{queued}"}, told
+    hook.wait_finished(admins)  # sent after the refusal's: by now a second one for the refused task would be here
+    assert len(hook.finished(queued)) == 1 and hook.unsigned == 0, hook.bodies
+
+
+def test_a_task_cancelled_while_queued_tells_its_callback_url_once(service, sim_phones, hook) -> None:
+    (phone,) = sim_phones(1)
+    live = service([phone], **HOOKS)
+    holding = _submit(live, ADMIN, "Wait (10)\n" * 12, None)
+    _wait_running(live, holding)
+    queued = _submit(live, ADMIN, "Home", hook.url)
+    assert live.client.post(f"/v1/tasks/{queued}/cancel", headers=ADMIN).status_code == 202
+    told = hook.wait_finished(queued)
+    assert told["status"] == "cancelled", told
+    assert live.client.post(f"/v1/tasks/{queued}/cancel", headers=ADMIN).status_code == 409
+    later = _submit(live, ADMIN, "Home", hook.url)  # runs once the holding task is cancelled
+    assert live.client.post(f"/v1/tasks/{holding}/cancel", headers=ADMIN).status_code == 202
+    assert live.wait_task(later, timeout=120)["status"] == "completed"
+    hook.wait_finished(later)
+    assert len(hook.finished(queued)) == 1 and hook.unsigned == 0, hook.bodies
