@@ -32,12 +32,20 @@ async function api(path, options = {}) {
   return response.json();
 }
 
+// Who is signed in (GET /v1/me), asked once (again after a failure): its role says which
+// phones' frames it may get. audit.js reads it too.
+let mePromise = null;
+function whoAmI() {
+  if (mePromise === null) mePromise = api("/v1/me").catch((err) => { mePromise = null; throw err; });
+  return mePromise;
+}
+
 // --- phones -----------------------------------------------------------------------
 async function refreshDevices() {
   try {
-    const list = await api("/v1/devices");
+    const [list, me] = await Promise.all([api("/v1/devices"), whoAmI()]);
     state.devices = list.data;
-    renderDevices(list.data);
+    renderDevices(list.data, me);
     $("health").textContent = `${list.count} phone(s)`;
     $("health").className = "pill ok";
   } catch (err) {
@@ -49,7 +57,7 @@ async function refreshDevices() {
 const PLATFORM_NAMES = { android: "Android", ios: "iOS" };
 const PHONE_NAMES = { android: "Android phone", ios: "iPhone" };
 
-function renderDevices(devices) {
+function renderDevices(devices, me) {
   const box = $("devices");
   $("no-devices").hidden = devices.length > 0;
   const seen = new Set();
@@ -78,9 +86,12 @@ function renderDevices(devices) {
     stateNode.className = `state pill ${d.busy ? "busy" : ready ? "ok" : "lost"}`;
     // a phone that stopped answering keeps its last frame, dimmed, so nobody reads it as live
     card.classList.toggle("offline", !ready);
-    // busy with no task named: another principal's task, or another interface's run (its
-    // PhoneLease): the screenshot route answers 409, so no frame is asked for (nor an old one kept)
-    const hidden = d.busy && d.current_task == null;
+    // only the frames the screenshot route gives this role are asked for (nor an old one kept):
+    // a phone running a task the list names (its own, its team's; an admin's every task); busy
+    // with no task named, another principal's task or another interface's run (its PhoneLease),
+    // to an admin only (409 for others); a free phone to a token that may act (403 for a viewer)
+    const admin = me.role === "admin";
+    const hidden = d.busy ? d.current_task == null && !admin : !me.may_act;
     if (hidden) {
       card.querySelector("img").removeAttribute("src");
     } else if (d.state === "device" && !d.host) {

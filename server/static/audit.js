@@ -1,7 +1,7 @@
 // Who is signed in (GET /v1/me: a viewer's session is not offered the forms that act), and the
 // audit trail (GET /v1/audit, admins only): who submitted, replied, cancelled, deleted, cleared
 // the cache, connected a phone. The trail is hidden for a token that may not read it.
-// Uses api() and el() of app.js (loaded after this file; called only on events and timers).
+// Uses api(), el() and whoAmI() of app.js (loaded after this file; called only on events and timers).
 "use strict";
 
 let auditOffset = 0;
@@ -44,7 +44,7 @@ document.getElementById("audit-older").addEventListener("click", () => {
 async function showPrincipal() {
   let me;
   try {
-    me = await api("/v1/me");
+    me = await whoAmI();
   } catch (err) {
     return;
   }
