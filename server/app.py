@@ -18,7 +18,7 @@ import logging
 import math
 import socket
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
@@ -259,14 +259,15 @@ def create_app(
         state.ready.set()
         try:
             yield
-        finally:
+        finally:  # each step runs whatever the one before did (an error is logged)
             state.ready.clear()
-            cleanup.stop()
-            ticker.stop()
-            state.drain()
-            await asyncio.to_thread(state.scheduler.stop)
-            await asyncio.to_thread(state.pool.close)  # the phones kept for screenshots (a USB iPhone's forward)
-            state.store.close()
+            _shutdown_step("the retention timer", cleanup.stop)
+            _shutdown_step("the schedule ticker", ticker.stop)
+            _shutdown_step("the event streams", state.drain)
+            await asyncio.to_thread(_shutdown_step, "the scheduler", state.scheduler.stop)
+            # the phones kept for screenshots (a USB iPhone's forward)
+            await asyncio.to_thread(_shutdown_step, "the device source", state.pool.close)
+            _shutdown_step("the task store", state.store.close)
 
     app = FastAPI(
         title="mobile-agent",
@@ -375,6 +376,15 @@ def _build_state(
 def app_from_env() -> FastAPI:
     """For ``uvicorn --factory``: settings from the environment / MOBILE_AGENT_CONFIG."""
     return create_app(load_settings())
+
+
+def _shutdown_step(name: str, step: Callable[[], object]) -> None:
+    """One step of the service's shutdown: an error in it is logged and the next steps still
+    run (a scheduler that fails to stop must not leave the phones or the database open)."""
+    try:
+        step()
+    except Exception:
+        log.exception("shutdown: stopping %s failed; the shutdown goes on", name)
 
 
 def _refuse_revoked_queued(settings: Settings, store: TaskStore) -> None:

@@ -245,9 +245,13 @@ class AdbDeviceSource:
 
         with self._lock:
             self._closed = True
-            kept, self._phones = list(self._phones.values()), {}
-        for phone in kept:
-            close_phone(phone)
+            kept, self._phones = list(self._phones.items()), {}
+        for serial, phone in kept:  # one that fails to close leaves the rest to be closed all the same
+            try:
+                close_phone(phone)
+            except Exception as exc:
+                log.warning("closing phone %s at shutdown failed: %s: %s", serial, type(exc).__name__, exc,
+                            exc_info=True)
 
     def screen_size(self, serial: str) -> tuple[int, int]:
         phone = None
