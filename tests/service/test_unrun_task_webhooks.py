@@ -6,15 +6,11 @@ receiver on loopback that checks the signature."""
 
 from __future__ import annotations
 
-import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
-from server.webhooks import verify_signature
+from tests.webhook_receiver import WebhookReceiver
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -25,48 +21,11 @@ HOOKS = {"server.webhook_secret": SECRET, "server.webhook_allow": ["127.0.0.1"],
 WITH_ALICE = {**HOOKS, "server.tokens": {"alice": {"token": "unrun-alice-1", "role": "user"}}}
 
 
-class _Receiver:
-    """Records every signed delivery; answers 204."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        self.unsigned = 0
-        self.arrived = threading.Condition()
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                with receiver.arrived:
-                    if verify_signature(SECRET, self.headers, body):
-                        receiver.bodies.append(json.loads(body))
-                    else:
-                        receiver.unsigned += 1
-                    receiver.arrived.notify_all()
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def finished(self, task_id: int) -> list[dict[str, Any]]:
-        return [b for b in self.bodies if b["event"] == "task_finished" and b["task_id"] == task_id]
-
-    def wait_finished(self, task_id: int, timeout: float = 60.0) -> dict[str, Any]:
-        with self.arrived:  # a guard for a broken build only: the deliveries wake the wait
-            assert self.arrived.wait_for(lambda: self.finished(task_id), timeout), self.bodies
-            return self.finished(task_id)[0]
-
-
 @pytest.fixture
 def hook():
-    receiver = _Receiver()
+    receiver = WebhookReceiver(SECRET)
     yield receiver
-    receiver.server.shutdown()
+    receiver.close()
 
 
 def _submit(live, headers: dict[str, str], script: str, url: str | None) -> int:
