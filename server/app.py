@@ -40,6 +40,7 @@ from server.metrics import Metrics
 from server.quota import Quota
 from server.runner import AgentTaskRunner, TaskRunner
 from server.scheduler import Scheduler
+from server.shutdown import shutdown_step
 from server.state import Dispatcher, EventHub, Phones, ServiceState
 from server.store import TaskStore, check_database_url
 
@@ -379,12 +380,9 @@ def app_from_env() -> FastAPI:
 
 
 def _shutdown_step(name: str, step: Callable[[], object]) -> None:
-    """One step of the service's shutdown: an error in it is logged and the next steps still
-    run (a scheduler that fails to stop must not leave the phones or the database open)."""
-    try:
-        step()
-    except Exception:
-        log.exception("shutdown: stopping %s failed; the shutdown goes on", name)
+    """One step of the service's shutdown (``server.shutdown``): an error in it is logged and
+    the next steps still run."""
+    shutdown_step(log, name, step)
 
 
 def _refuse_revoked_queued(settings: Settings, store: TaskStore) -> None:

@@ -47,6 +47,7 @@ from server.farm.routing import ANY_QUEUE, Route, phone_profile, queue_for
 from server.quota import QuotaExceeded
 from server.runner import AgentTaskRunner, TaskRunner
 from server.scheduler import Scheduler
+from server.shutdown import shutdown_step, shutdown_step_async
 from server.store import TaskRow, TaskStore
 
 __all__ = ["FarmHost", "HostScheduler", "host_name", "run_host"]
@@ -310,29 +311,32 @@ class FarmHost:
             await self._shutdown(maintenance)
 
     async def _shutdown(self, maintenance: asyncio.Task[None]) -> None:
-        self.scheduler.hold()
-        await asyncio.to_thread(self.live.stop)
-        await asyncio.to_thread(self.scheduler.stop)  # running tasks stop at their next step: interrupted
+        """Each step runs whatever the one before did (``server.shutdown``): a live view or a
+        scheduler that fails to stop must not leave the phones, the queue or the store open."""
+        shutdown_step(log, "taking new tasks", self.scheduler.hold)
+        await asyncio.to_thread(shutdown_step, log, "the live view", self.live.stop)
+        # running tasks stop at their next step: interrupted
+        await asyncio.to_thread(shutdown_step, log, "the scheduler", self.scheduler.stop)
         for phone in list(self.phones.values()):
             phone.stopping = True
             if phone.worker is not None:
-                phone.worker.stop()
+                shutdown_step(log, f"the worker of {phone.serial}", phone.worker.stop)
         tasks = [p.task for p in self.phones.values() if p.task is not None]
         worker = self._maintenance_worker
         if worker is not None:
-            worker.stop()
+            shutdown_step(log, "the maintenance worker", worker.stop)
         for task in [*tasks, maintenance]:
             try:
                 await asyncio.wait_for(task, 15)
             except (asyncio.TimeoutError, asyncio.CancelledError, Exception):  # noqa: B014 - stopping anyway
                 task.cancel()
-        await asyncio.to_thread(self.pool.close)  # the phones its device source kept open (a USB iPhone's forward)
-        with contextlib.suppress(Exception):
-            await asyncio.to_thread(self.registry.host_stopped, self.name)
-        await self.jobs_app.close_async()
-        await self.maintenance_app.close_async()
-        self.notifier.close()
-        self.store.close()
+        # the phones its device source kept open (a USB iPhone's forward)
+        await asyncio.to_thread(shutdown_step, log, "the device source", self.pool.close)
+        await asyncio.to_thread(shutdown_step, log, "the host's registration", lambda: self.registry.host_stopped(self.name))
+        await shutdown_step_async(log, "the job queue", self.jobs_app.close_async)
+        await shutdown_step_async(log, "the maintenance queue", self.maintenance_app.close_async)
+        shutdown_step(log, "the notifier", self.notifier.close)
+        shutdown_step(log, "the task store", self.store.close)
         log.info("worker %s stopped", self.name)
 
     def stop(self) -> None:
