@@ -237,6 +237,8 @@ def create_app(
             state.store.interrupt_running, instance=state.store.instance)
         for task_id in interrupted:
             log.warning("task %s was running when the server stopped: now interrupted", task_id)
+        # no run will tell their end: their callback_url hears it here, once
+        await asyncio.to_thread(_tell_interrupted, settings, state.store, interrupted)
         await asyncio.to_thread(_refuse_revoked_queued, settings, state.store)
         await asyncio.to_thread(state.pool.refresh)
         _warn_about_setup(settings, state)
@@ -383,6 +385,14 @@ def _shutdown_step(name: str, step: Callable[[], object]) -> None:
     """One step of the service's shutdown (``server.shutdown``): an error in it is logged and
     the next steps still run."""
     shutdown_step(log, name, step)
+
+
+def _tell_interrupted(settings: Settings, store: TaskStore, task_ids: list[int]) -> None:
+    from server.runner import tell_ends
+    from server.webhooks import WebhookSender
+
+    if task_ids:
+        tell_ends(WebhookSender(settings, report=store.add_event), store, task_ids)
 
 
 def _refuse_revoked_queued(settings: Settings, store: TaskStore) -> None:

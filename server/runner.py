@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,7 +25,7 @@ from mobile_agent.locate import LazyLocator, PerceptionLocator
 from mobile_agent.operations import AgentDevice
 from mobile_agent.settings import Settings
 from server.schemas import StoredOptions
-from server.store import TaskRow
+from server.store import TaskRow, TaskStore
 from server.webhooks import WebhookSender, task_finished
 
 __all__ = [
@@ -150,6 +150,16 @@ def tell_unrun_end(webhooks: WebhookSender, task: TaskRow, status: str, *, resul
                     "webhook: %s", task.id, status, exc)
         return None
     return webhooks.send(callback_url, "task_finished", task_finished(task.id, status, result=result, error=error))
+
+
+def tell_ends(webhooks: WebhookSender, store: TaskStore, task_ids: Iterable[int]) -> None:
+    """The ``task_finished`` webhook of tasks whose end no run told, as the store now holds them:
+    left running by a process that died (``interrupted`` when its service or worker starts again)
+    or by a farm host that stopped answering. One call per task, after the store's transition."""
+    for task_id in task_ids:
+        task = store.get_task(task_id)
+        if task is not None and task.terminal:
+            tell_unrun_end(webhooks, task, task.status, error=task.error)
 
 
 class AgentTaskRunner:

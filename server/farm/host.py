@@ -45,10 +45,11 @@ from server.farm.queue import (
 from server.farm.registry import FarmRegistry
 from server.farm.routing import ANY_QUEUE, Route, phone_profile, queue_for
 from server.quota import QuotaExceeded
-from server.runner import AgentTaskRunner, TaskRunner
+from server.runner import AgentTaskRunner, TaskRunner, tell_ends
 from server.scheduler import Scheduler
 from server.shutdown import shutdown_step, shutdown_step_async
 from server.store import TaskRow, TaskStore
+from server.webhooks import WebhookSender
 
 __all__ = ["FarmHost", "HostScheduler", "host_name", "run_host"]
 
@@ -112,6 +113,8 @@ class FarmHost:
         self.notifier = PgNotifier(conninfo(url))
         self.pool = DevicePool(self.device_source or AdbDeviceSource(settings), allow=settings.server.devices)
         self.task_runner: TaskRunner = self.runner or AgentTaskRunner(settings, store=self.store)
+        # the end of a task no run tells (left running by a worker that died, its host lost)
+        self.webhooks = WebhookSender(settings, report=self.store.add_event)
         self.scheduler = HostScheduler(
             self.store, self.pool, self.task_runner, runs_dir=Path(settings.agent.output_dir).resolve(),
             refresh_interval_s=settings.server.device_refresh_s, notify=self.notifier.notify,
@@ -206,6 +209,7 @@ class FarmHost:
             self.jobs_app, self.store, self.registry, host_timeout_s=self.farm.host_timeout_s,
             default_retries=self.farm.retries, notify=self.notifier.notify,
             defer=functools.partial(defer_task, self.jobs_app, self.registry),
+            told=functools.partial(tell_ends, self.webhooks, self.store),
         )
         while not self._stop.is_set():
             worker = Worker(
@@ -285,6 +289,10 @@ class FarmHost:
         interrupted = await asyncio.to_thread(self.store.interrupt_running, instance=self.name)
         for task_id in interrupted:
             log.warning("task %s was running when this worker last stopped: now interrupted", task_id)
+        try:  # no run tells their end: their callback_url hears it here
+            await asyncio.to_thread(tell_ends, self.webhooks, self.store, interrupted)
+        except Exception:  # a failure to tell must not keep the worker from starting
+            log.exception("telling the end of interrupted tasks %s failed", interrupted)
         await asyncio.to_thread(self.registry.heartbeat, self.name, self.farm.labels, os.getpid(), starting=True)
         await asyncio.to_thread(self.registry.reset_host, self.name)
         await asyncio.to_thread(self.pool.refresh)

@@ -43,6 +43,7 @@ class FarmMaintenance:
         default_retries: int,
         notify: Callable[[int], None],
         defer: Callable[[Any], Any],
+        told: Callable[[list[int]], None] | None = None,
     ) -> None:
         self.jobs_app = jobs_app
         self.store = store
@@ -51,6 +52,7 @@ class FarmMaintenance:
         self.default_retries = default_retries
         self.notify = notify
         self.defer = defer  # async (task row) -> None
+        self.told = told  # the task_finished webhook of tasks that ended here (their run's host is gone)
         self.log: list[tuple[int, str]] = []
 
     async def __call__(self) -> None:
@@ -65,6 +67,12 @@ class FarmMaintenance:
             done = []
         for task_id, what in done:
             log.warning("task %s: its host was lost; %s", task_id, what)
+        ended = [task_id for task_id, what in done if what == "interrupted"]
+        if ended and self.told is not None:
+            try:
+                await asyncio.to_thread(self.told, ended)
+            except Exception:
+                log.exception("telling the end of tasks %s failed", ended)
         self.log.extend(done)
         await self._orphans()
 

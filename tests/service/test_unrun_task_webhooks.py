@@ -76,3 +76,26 @@ def test_a_task_cancelled_while_queued_tells_its_callback_url_once(service, sim_
     assert live.wait_task(later, timeout=120)["status"] == "completed"
     hook.wait_finished(later)
     assert len(hook.finished(queued)) == 1 and hook.unsigned == 0, hook.bodies
+
+
+def test_a_task_left_running_by_a_dead_service_tells_its_callback_url_when_it_starts_again(
+        service, sim_phones, hook, tmp_path) -> None:
+    """A service killed mid-run (no shutdown: no run told anything) finds the task still running
+    when it starts again and stores it ``interrupted`` (``TaskStore.interrupt_running``); its
+    callback_url hears that end, once. The dead process is a store row claimed by this instance."""
+    from server.store import TaskStore
+
+    store = TaskStore(f"sqlite:///{tmp_path / 'service.sqlite3'}", instance="dead-service")
+    try:
+        task = store.create_task("Home", "any", {"owner": "admin", "script": "Home", "callback_url": hook.url})
+        assert store.claim(task.id, "emulator-5554", tmp_path / "runs" / "dead")
+    finally:
+        store.close()
+    (phone,) = sim_phones(1)
+    live = service([phone], **HOOKS, **{"server.instance_id": "dead-service"})
+    assert live.client.get(f"/v1/tasks/{task.id}", headers=ADMIN).json()["status"] == "interrupted"
+    told = hook.wait_finished(task.id)
+    assert told["status"] == "interrupted" and told["error"]["type"] == "Interrupted", told
+    later = _submit(live, ADMIN, "Home", hook.url)
+    hook.wait_finished(later)  # sent after the interrupted one's: a second for it would be here by now
+    assert len(hook.finished(task.id)) == 1 and hook.unsigned == 0, hook.bodies
