@@ -67,12 +67,10 @@ def test_a_worker_registers_its_usb_iphone_and_runs_its_task(pg_database: str, t
         worker.stop()
 
 
-@pytest.mark.timeout(180)
-def test_a_worker_lets_go_of_its_usb_iphone_when_it_stops(pg_database: str, tmp_path: Path,
-                                                         usbmuxd: FakeUsbmuxd) -> None:
-    """The worker's device source keeps the phone its probe opened (for the live view's frames);
-    the worker's shutdown closes it: the USB forward does not outlive the worker (``FarmHost``
-    in this process, so that its forwards can be counted)."""
+def _start_and_stop_a_worker(tmp_path: Path, pg_database: str, usbmuxd: FakeUsbmuxd, name: str) -> list[int]:
+    """A ``FarmHost`` in this process (so that its forwards can be counted) with the USB iPhone
+    alone (no adb), run until its probe has opened and kept the phone, then stopped: the
+    forward's users left after the stop."""
     import asyncio
 
     from mobile_agent.device.ios.usb import open_forwards
@@ -83,7 +81,7 @@ def test_a_worker_lets_go_of_its_usb_iphone_when_it_stops(pg_database: str, tmp_
         return [f.users for f in open_forwards() if f.key[0] == str(usbmuxd.path)]
 
     settings = farm_settings(tmp_path, pg_database, **{
-        "farm.enabled": False, "farm.host": "usb-stop", "server.devices": [SERIAL], "server.device_refresh_s": 0.5,
+        "farm.enabled": False, "farm.host": name, "server.devices": [SERIAL], "server.device_refresh_s": 0.5,
         "adb.adb_path": str(tmp_path / "no-adb"), "adb.server_port": free_port(),  # no adb: the iPhone alone
         "ios.usb": True, "ios.usbmuxd": str(usbmuxd.path),
     })
@@ -98,7 +96,15 @@ def test_a_worker_lets_go_of_its_usb_iphone_when_it_stops(pg_database: str, tmp_
         await running
 
     asyncio.run(main())
-    assert users() == []
+    return users()
+
+
+@pytest.mark.timeout(180)
+def test_a_worker_lets_go_of_its_usb_iphone_when_it_stops(pg_database: str, tmp_path: Path,
+                                                         usbmuxd: FakeUsbmuxd) -> None:
+    """The worker's device source keeps the phone its probe opened (for the live view's frames);
+    the worker's shutdown closes it: the USB forward does not outlive the worker."""
+    assert _start_and_stop_a_worker(tmp_path, pg_database, usbmuxd, "usb-stop") == []
 
 
 @pytest.mark.timeout(180)
@@ -108,38 +114,16 @@ def test_a_worker_whose_live_view_fails_to_stop_still_lets_go_of_its_phone(
     """Each step of a worker's shutdown runs whatever the one before did: a live view whose stop
     fails (an injected error: no real stop fails on demand) still leaves the device source to be
     closed, so the USB forward does not outlive the worker, and the failure is logged."""
-    import asyncio
     import logging
 
-    from mobile_agent.device.ios.usb import open_forwards
-    from server.farm.host import FarmHost
     from server.farm.live import LiveRelay
-    from tests.farm_fixtures import farm_settings
-
-    def users() -> list[int]:
-        return [f.users for f in open_forwards() if f.key[0] == str(usbmuxd.path)]
 
     def failing_stop(self: LiveRelay) -> None:
         raise RuntimeError("the relay would not stop")
 
     monkeypatch.setattr(LiveRelay, "stop", failing_stop)
-    settings = farm_settings(tmp_path, pg_database, **{
-        "farm.enabled": False, "farm.host": "usb-stop-2", "server.devices": [SERIAL], "server.device_refresh_s": 0.5,
-        "adb.adb_path": str(tmp_path / "no-adb"), "adb.server_port": free_port(),  # no adb: the iPhone alone
-        "ios.usb": True, "ios.usbmuxd": str(usbmuxd.path),
-    })
-    host = FarmHost(settings)
-
-    async def main() -> None:
-        running = asyncio.create_task(host.run())
-        while users() != [1]:  # probed and kept
-            assert not running.done(), running
-            await asyncio.sleep(0.05)
-        host.stop()
-        await running
-
     with caplog.at_level(logging.ERROR, logger="server.farm.host"):
-        asyncio.run(main())
-    assert users() == []  # before: the live view's error ended the shutdown before the device source's close
+        left = _start_and_stop_a_worker(tmp_path, pg_database, usbmuxd, "usb-stop-2")
+    assert left == []  # before: the live view's error ended the shutdown before the device source's close
     assert any("the live view" in r.getMessage() for r in caplog.records if r.name == "server.farm.host"), \
         [r.getMessage() for r in caplog.records]
