@@ -11,7 +11,8 @@ or inside a container image), never from the source tree:
   rest       one scripted task through a service already running at API (a container, a farm)
 
 Usage: python smoke.py [--scripts DIR] [--phone HOST:PORT] STEP...  (exit 0 when every step passed)
-Only the standard library here, and the MCP SDK for the mcp step (the [mcp] extra).
+Only the standard library here, the installed mobile_agent's port and adb-server helpers, and
+the MCP SDK for the mcp step (the [mcp] extra).
 """
 
 from __future__ import annotations
@@ -56,13 +57,11 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def free_port() -> int:
-    while True:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = int(sock.getsockname()[1])
-        if not 5555 <= port <= 5585:  # the adb server claims these as emulators
-            return port
+def free_port(avoid: tuple[int, ...] = ()) -> int:
+    """A port below the ephemeral range (mobile_agent.ports): a server binds it a moment later."""
+    from mobile_agent.ports import quiet_port
+
+    return quiet_port(avoid=avoid)
 
 
 def wait_port(port: int, proc: subprocess.Popen[bytes] | None, what: str, timeout: float = 60,
@@ -102,11 +101,14 @@ def adb_binary() -> str:
 @contextmanager
 def phone(work: Path) -> Iterator[tuple[int, str]]:
     """A private adb server and one simulated phone connected to it: (adb port, serial)."""
-    adb, adb_port, phone_port = adb_binary(), free_port(), free_port()
+    from mobile_agent.device.server import start_private_server
+
+    adb = adb_binary()
     home = work / "adb-home"
     home.mkdir(exist_ok=True)
     env = clean_env(HOME=str(home), TMPDIR=str(home))
-    subprocess.run([adb, "-P", str(adb_port), "start-server"], env=env, check=True, timeout=60, capture_output=True)
+    adb_port = start_private_server(adb, env=env)  # another port should the first be taken meanwhile
+    phone_port = free_port(avoid=(adb_port,))
     log = (work / "simphone.log").open("ab")
     proc = subprocess.Popen([tool("simphone"), "serve", "--port", str(phone_port)], stdout=log, stderr=log, env=env)
     serial = f"127.0.0.1:{phone_port}"

@@ -2,8 +2,9 @@
 
 The same real parts as the tests (tests/conftest.py), for scripts rather than fixtures:
 
-- ``free_port()``: a free loopback port outside 5555-5585 (the adb server scans that
-  range for emulators and would pick a simulated phone up twice);
+- ``free_port()``: a free loopback port below the kernel's ephemeral range and outside
+  5554-5585 (the adb server scans that range for emulators and would pick a simulated phone
+  up twice);
 - ``private_adb_server()``: the adb binary from the adbutils wheel on ``ADB_PORT``, its own
   HOME/TMPDIR in a temporary folder; killed and cleaned up on exit;
 - ``served_phones(n, **phone_kwargs)``: n ``simphone.Phone`` objects served by
@@ -15,8 +16,8 @@ The same real parts as the tests (tests/conftest.py), for scripts rather than fi
 
 Importing this module picks ``ADB_PORT`` and sets ``ANDROID_ADB_SERVER_PORT``, so that
 adbutils' module-level client (built when adbutils is imported) talks to the private
-server too: import it before anything imports adbutils. Imports only simphone and
-adbutils (lazily), never the agent.
+server too: import it before anything imports adbutils. Imports only simphone, adbutils
+(lazily) and ``mobile_agent.ports`` (the standard library's sockets), never the agent.
 """
 
 from __future__ import annotations
@@ -40,17 +41,13 @@ if TYPE_CHECKING:
 
     from simphone import Phone
 
-_EMULATOR_PORTS = range(5555, 5586)
-
 
 def free_port() -> int:
-    """A free loopback port outside the adb server's emulator scan range (5555-5585)."""
-    while True:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        if port not in _EMULATOR_PORTS:
-            return port
+    """A free loopback port below the ephemeral range, outside 5554-5585
+    (``mobile_agent.ports.quiet_port``: the server binds it later, maybe minutes later)."""
+    from mobile_agent.ports import quiet_port
+
+    return quiet_port()
 
 
 if "adbutils" in sys.modules:  # its module client has already read the environment

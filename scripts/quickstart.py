@@ -30,16 +30,6 @@ INSTRUCTION = "Turn on the dark mode"
 DEMO_SCRIPT = HERE / "demo_dark_mode.txt"
 
 
-def free_port(taken: tuple[int, ...] = ()) -> int:
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        # the adb server claims 5555-5585 as emulators; a port just handed out may come back
-        if not 5555 <= port <= 5585 and port not in taken:
-            return port
-
-
 def bundled_adb() -> str:
     import adbutils
 
@@ -87,18 +77,26 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> N
 
 
 def main() -> int:
+    from mobile_agent.device.server import start_private_server
+    from mobile_agent.errors import AdbServerError
+    from mobile_agent.ports import quiet_port
+
     adb = bundled_adb()
-    adb_port = free_port()
-    phone_port = free_port(taken=(adb_port,))
-    serial = f"127.0.0.1:{phone_port}"
     home = Path(tempfile.mkdtemp(prefix="mobile-agent-demo-"))
-    adb_env = dict(os.environ, HOME=str(home), TMPDIR=str(home), ANDROID_ADB_SERVER_PORT=str(adb_port))
+    adb_env = dict(os.environ, HOME=str(home), TMPDIR=str(home))
+    adb_port = 0
     phone = None
     try:
-        print(f"* starting a private adb server on port {adb_port} ({adb})")
-        subprocess.run(
-            [adb, "-P", str(adb_port), "start-server"], env=adb_env, check=True, timeout=60, capture_output=True
-        )
+        print(f"* starting a private adb server ({adb})")
+        try:
+            adb_port = start_private_server(adb, env=adb_env)
+        except AdbServerError as exc:
+            print(f"setup failed: {exc.message}", file=sys.stderr)
+            return 3
+        adb_env["ANDROID_ADB_SERVER_PORT"] = str(adb_port)
+        print(f"  on port {adb_port}")
+        phone_port = quiet_port(avoid=(adb_port,))
+        serial = f"127.0.0.1:{phone_port}"
 
         print(f"* starting a simulated phone on port {phone_port} (simphone serve)")
         phone = subprocess.Popen(
@@ -155,7 +153,8 @@ def main() -> int:
                 phone.wait(10)
             except subprocess.TimeoutExpired:
                 phone.kill()
-        subprocess.run([adb, "-P", str(adb_port), "kill-server"], env=adb_env, capture_output=True, timeout=30)
+        if adb_port:
+            subprocess.run([adb, "-P", str(adb_port), "kill-server"], env=adb_env, capture_output=True, timeout=30)
         shutil.rmtree(home, ignore_errors=True)
 
 

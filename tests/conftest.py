@@ -41,10 +41,8 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -54,8 +52,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-
-from tests.ports import free_port
 
 # The helper modules whose fixtures every tier uses, served to all tests from here: a test
 # module asks for `llm_server`, `service`, `postgres_server`/`pg_database` or `browser` by
@@ -78,24 +74,11 @@ def _adb_server_port() -> int:
     ``adb_server``: on a pytest-xdist worker, after a collection that takes a minute or more. A
     port of the ephemeral range may meanwhile go to any socket of this or another process (a
     bind to port 0, any outgoing connection's own port), and then the adb server cannot start
-    (``pytest.exit``: the worker's whole session lost). No socket gets a port below the range
-    unless it asks for that number, so only another session's pick can take it."""
-    try:
-        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return free_port()
-    if low <= 12000:
-        return free_port()
-    pick = random.SystemRandom()  # two workers started at once still pick apart
-    for _ in range(100):
-        port = pick.randrange(10000, low)
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        return port
-    return free_port()
+    (``pytest.exit``: the worker's whole session lost). ``quiet_port`` picks below the range,
+    where no socket gets a port unless it asks for that number."""
+    from mobile_agent.ports import quiet_port  # the standard library only: adbutils stays unimported
+
+    return quiet_port()
 
 
 # Before anything imports adbutils' module-level client (it reads this when built).

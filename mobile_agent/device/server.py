@@ -26,6 +26,7 @@ from mobile_agent.errors import (
     AdbServerError,
     DeviceError,
 )
+from mobile_agent.ports import quiet_port
 from mobile_agent.settings import AdbSettings
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "find_adb",
     "list_devices",
     "reconnect_remembered",
+    "start_private_server",
 ]
 
 log = logging.getLogger(__name__)
@@ -150,6 +152,47 @@ def _start_server(settings: AdbSettings, host: AdbHost) -> None:
             port=settings.server_port,
             exit_code=proc.returncode,
         )
+
+
+_PORT_TAKEN = "address already in use"
+
+
+def start_private_server(
+    adb: str | Path, *, env: dict[str, str] | None = None, attempts: int = 3, avoid: tuple[int, ...] = ()
+) -> int:
+    """Start an adb server of one's own (``adb -P PORT start-server``) on a fresh loopback
+    port and return the port: the quick start's, the smoke checks' and the benchmarks' way.
+
+    The port is picked below the ephemeral range (``mobile_agent.ports.quiet_port``). Should it
+    still be taken by the time the server binds it ("Address already in use"), another port is
+    tried, ``attempts`` in all. Any other failure raises ``AdbServerError`` at once, with the
+    telling lines of adb's output (its server log's fatal line)."""
+    detail = ""
+    tried: list[int] = []
+    for _ in range(max(1, attempts)):
+        port = quiet_port(avoid=(*avoid, *tried))
+        tried.append(port)
+        try:
+            proc = subprocess.run(
+                [str(adb), "-P", str(port), "start-server"],
+                env=env,
+                capture_output=True,
+                timeout=60,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise AdbServerError(f"`{adb} -P {port} start-server` failed: {exc}", port=port) from exc
+        output = (proc.stderr or b"") + (proc.stdout or b"")
+        if proc.returncode == 0 and AdbHost("127.0.0.1", port, 5.0).reachable():
+            return port
+        detail = _startup_failure(output) or f"exit code {proc.returncode}, no output"
+        if _PORT_TAKEN not in output.decode("utf-8", "replace").lower():
+            raise AdbServerError(f"adb server would not start on port {port}: {detail}", port=port)
+        log.info("adb server port %d was taken before the server bound it; trying another", port)
+    raise AdbServerError(
+        f"adb server would not start on ports {', '.join(map(str, tried))}: {detail}", port=tried[-1]
+    )
 
 
 def reconnect_remembered(settings: AdbSettings) -> list[str]:
