@@ -159,4 +159,10 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except SystemExit as stop:
+        if isinstance(stop.code, str):  # a set-up step's reason: said, and exit code 3
+            print(f"setup failed: {stop.code}", file=sys.stderr)
+            sys.exit(3)
+        raise
