@@ -1,6 +1,6 @@
-"""What the browser tests share (tests/test_*_browser.py): Debian's chromium, its flags, the
-dashboard's test token, the marks of a browser test and the ``browser`` fixture (one headless
-chromium per test, driven by Playwright)."""
+"""What the browser tests share (tests/browser/): Debian's chromium, its flags, the dashboard's
+test token, the marks of a browser test, the ``browser`` fixture (one headless chromium per
+test, driven by Playwright) and the dashboard's sign-in (``sign_in``, ``signed_in``)."""
 
 from __future__ import annotations
 
@@ -34,3 +34,20 @@ def browser() -> Iterator[Any]:
             yield chromium
         finally:
             chromium.close()
+
+
+def sign_in(page: Any, url: str, token: str) -> Any:
+    """Sign ``page`` in to the dashboard at ``url`` as a person does: the sign-in form at
+    /dashboard/, the token typed into it (sent in the form's body), back on /dashboard/ with
+    the session cookie. Returns ``page``."""
+    page.goto(f"{url}/dashboard/")
+    page.fill("input[name=token]", token)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{url}/dashboard/")
+    return page
+
+
+def signed_in(browser: Any, url: str, token: str, *, height: int = 1000) -> Any:
+    """A new page of ``browser``, in a context of its own (its own cookies: one principal per
+    page), 1280 wide, signed in to the dashboard with ``token``."""
+    return sign_in(browser.new_page(viewport={"width": 1280, "height": height}), url, token)

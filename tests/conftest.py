@@ -54,10 +54,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 # The helper modules whose fixtures every tier uses, served to all tests from here: a test
-# module asks for `llm_server`, `service`, `postgres_server`/`pg_database` or `browser` by
-# name and never imports them (tests/unit/test_test_layout.py). Imported by pytest after this
+# module asks for `llm_server`, `service`, `postgres_server`/`pg_database`, `browser` or
+# `usb_iphone` by name and never imports them (tests/unit/test_test_layout.py). Imported by pytest after this
 # file has run, so after ANDROID_ADB_SERVER_PORT is set below.
-pytest_plugins = ["tests.llm_fixtures", "tests.server_fixtures", "tests.pg_fixtures", "tests.browser_support"]
+pytest_plugins = ["tests.llm_fixtures", "tests.server_fixtures", "tests.pg_fixtures", "tests.browser_support",
+                  "tests.usbmux_fake"]
 
 # The Ctrl-C tests send SIGINT to `mobile-agent run` / `simphone serve` subprocesses, which
 # inherit an ignored SIGINT (and Python then installs no KeyboardInterrupt handler): a shell

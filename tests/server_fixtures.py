@@ -29,9 +29,17 @@ from mobile_agent.settings import Settings, load_settings
 from tests.llm_server import Reply, ScriptedLLMServer, chat_text
 from tests.ports import free_port
 
-__all__ = ["LiveService", "TaggedPlanner", "first_live_frame", "free_port", "live_frames", "serve_process", "waits", "service_fixture", "service_settings", "start_service"]
+__all__ = ["LiveService", "PhoneSerial", "TaggedPlanner", "first_live_frame", "free_port", "live_frames", "serve_process", "waits", "service_fixture", "service_settings", "start_service"]
 
 _TAG = re.compile(r"\[(t-[A-Za-z0-9_-]+)\]")
+
+
+@dataclass(frozen=True)
+class PhoneSerial:
+    """A phone ``service`` is given by its serial alone (``service([sim_phone, PhoneSerial("ios:sim-1")])``):
+    an iPhone of ``ios.devices`` or usbmuxd, which no simulated adb phone stands for."""
+
+    serial: str
 
 
 

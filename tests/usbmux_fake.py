@@ -30,11 +30,20 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from mobile_agent.device.ios.usb import UsbForward
+    from simphone.ios import WdaFrontEnd
 
 DATA = Path(__file__).resolve().parent / "data" / "usbmux"
 SAMPLE_UDID = "00008120-0006696026A2201E"  # the recorded phone (list_devices_reply.bin)
 SAMPLE_DEVICE_ID = 38
+# the iPhone of the ``usb_iphone`` fixture (an A12-or-later UDID: <ChipID:8>-<ECID:16>) and its serial
+USB_UDID = "00008110-000A1B2C3D4E5F60"
+USB_SERIAL = "ios:" + USB_UDID
 BUID = "7A1C9C34-1F0B-4E39-9C3E-2A6D3B8F5E21"  # a system BUID (usbmuxd's config.c makes a UUID)
 
 HEADER = struct.Struct("<IIII")  # length (with the header), version, message, tag
@@ -259,3 +268,19 @@ def usbmuxd_with(udid: str, device_id: int, wda_url: str, wda_port: int = 8100) 
     finally:
         fake.stop()
         folder.rmdir()
+
+
+@pytest.fixture
+def usb_iphone(front: WdaFrontEnd) -> Iterator[FakeUsbmuxd]:
+    """A fake usbmuxd with one iPhone attached over "USB": ``USB_UDID`` (``USB_SERIAL`` to the
+    interfaces), whose port 8100 is the simulated iPhone's WDA (the ``front`` fixture)."""
+    with usbmuxd_with(USB_UDID, 9, front.url) as fake:
+        yield fake
+
+
+def forwards_through(fake: FakeUsbmuxd) -> list[UsbForward]:
+    """The running USB forwards (``mobile_agent.device.ios.usb``) through this fake usbmuxd,
+    not another test's."""
+    from mobile_agent.device.ios.usb import open_forwards
+
+    return [f for f in open_forwards() if f.key[0] == str(fake.path)]

@@ -4,25 +4,14 @@ trail; a viewer's session is not offered the forms that act (docs/security.md). 
 
 from __future__ import annotations
 
-from typing import Any
-
 import httpx
 
-from tests.browser_support import BROWSER_MARKS
+from tests.browser_support import BROWSER_MARKS, signed_in
 
 pytestmark = BROWSER_MARKS
 TOKENS = {"server.api_token": "admin-token-2",
           "server.tokens": {"alice": {"token": "alice-token-2"}, "bob": {"token": "bob-token-2"},
                             "vic": {"token": "vic-token-2", "role": "viewer"}}}
-
-
-def _signed_in(browser: Any, url: str, token: str) -> Any:
-    page = browser.new_context().new_page()
-    page.goto(f"{url}/dashboard/")
-    page.fill("input[name=token]", token)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{url}/dashboard/")
-    return page
 
 
 def test_the_admin_sees_the_audit_trail_and_a_user_only_its_own_runs(service, sim_phones, browser) -> None:
@@ -32,14 +21,14 @@ def test_the_admin_sees_the_audit_trail_and_a_user_only_its_own_runs(service, si
         task_id = alice.post("/v1/tasks", json={"script": "Wait (0.1)"}).json()["id"]
     live.wait_task(task_id)
 
-    admin = _signed_in(browser, live.url, "admin-token-2")
+    admin = signed_in(browser, live.url, "admin-token-2")
     admin.wait_for_selector("#audit-section:not([hidden]) #audit tbody tr")
     row = admin.locator("#audit tbody tr").first.inner_text()
     assert "alice (user)" in row and "task.submit" in row and f"task {task_id}" in row
     admin.wait_for_selector("#tasks tbody tr")
     assert str(task_id) in admin.locator("#tasks tbody").inner_text()
 
-    bob = _signed_in(browser, live.url, "bob-token-2")
+    bob = signed_in(browser, live.url, "bob-token-2")
     bob.wait_for_load_state("networkidle")
     bob.wait_for_timeout(500)
     assert bob.locator("#audit-section").is_hidden()
@@ -47,6 +36,6 @@ def test_the_admin_sees_the_audit_trail_and_a_user_only_its_own_runs(service, si
     assert bob.locator("#whoami").inner_text() == "signed in as bob (user)"
     assert bob.locator("#submit-section").is_visible()
 
-    viewer = _signed_in(browser, live.url, "vic-token-2")
+    viewer = signed_in(browser, live.url, "vic-token-2")
     viewer.wait_for_function("() => document.getElementById('whoami').textContent.includes('viewer')")
     assert viewer.locator("#submit-section").is_hidden() and viewer.locator("#schedule-form").is_hidden()

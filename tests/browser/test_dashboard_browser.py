@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from tests.browser_support import BROWSER_MARKS, TOKEN
+from tests.browser_support import BROWSER_MARKS, TOKEN, sign_in
 from tests.server_fixtures import TaggedPlanner, waits
 
 pytestmark = BROWSER_MARKS
@@ -39,9 +39,7 @@ def test_dashboard_shows_phones_runs_a_task_live_cancels_and_replays(service, si
     # Without the token: the sign-in page, no data.
     page.goto(f"{live.url}/dashboard/")
     assert page.locator("input[name=token]").count() == 1
-    page.fill("input[name=token]", TOKEN)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live.url}/dashboard/")
+    sign_in(page, live.url, TOKEN)
     assert urls and not [u for u in urls if TOKEN in u]  # the token went in a form body, never a URL
 
     # The phones, with their live screens.

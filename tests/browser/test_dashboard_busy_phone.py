@@ -4,7 +4,7 @@ gives no ``current_task``) and without "task null"."""
 
 from __future__ import annotations
 
-from tests.browser_support import BROWSER_MARKS
+from tests.browser_support import BROWSER_MARKS, signed_in
 from tests.server_fixtures import TaggedPlanner
 
 pytestmark = BROWSER_MARKS
@@ -22,11 +22,7 @@ def test_a_phone_busy_with_anothers_task_reads_busy_on_a_users_dashboard(service
     assert created.status_code == 202, created.text
     live.wait_task(created.json()["id"], statuses={"waiting_for_user"})  # alice's task holds the phone
 
-    page = browser.new_page(viewport={"width": 1280, "height": 1000})
-    page.goto(f"{live.url}/dashboard/")
-    page.fill("input[name=token]", "busy-bob-1")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live.url}/dashboard/")
+    page = signed_in(browser, live.url, "busy-bob-1")
     page.wait_for_selector(".device .state")
     page.wait_for_function("() => document.querySelector('.device .state').textContent.startsWith('busy')")
     state = page.inner_text(".device .state")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from mobile_agent.device import PhoneLease
 from mobile_agent.settings import AdbSettings
-from tests.browser_support import BROWSER_MARKS
+from tests.browser_support import BROWSER_MARKS, signed_in
 from tests.server_fixtures import TaggedPlanner
 
 pytestmark = BROWSER_MARKS
@@ -27,15 +27,6 @@ def _card_src(page, serial: str) -> str | None:
     return page.get_attribute(f"{card} img", "src")
 
 
-def _dashboard(browser, url: str, token: str):
-    page = browser.new_page(viewport={"width": 1280, "height": 1000})
-    page.goto(f"{url}/dashboard/")
-    page.fill("input[name=token]", token)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{url}/dashboard/")
-    return page
-
-
 def test_a_users_dashboard_asks_no_screen_it_may_not_see(service, sim_phones, adb_server, browser) -> None:
     tasked, held = sim_phones(2, width=540, height=1200)
     live = service([tasked, held], planner=TaggedPlanner(plans={"t-ask": ["Ask user (Which account?)"]}), **TOKENS)
@@ -45,12 +36,12 @@ def test_a_users_dashboard_asks_no_screen_it_may_not_see(service, sim_phones, ad
     live.wait_task(created.json()["id"], statuses={"waiting_for_user"})  # alice's task holds the phone
 
     with PhoneLease(AdbSettings(server_port=adb_server.port), held.serial, "mobile-agent run (pid 1)"):
-        bob = _dashboard(browser, live.url, "screen-bob-1")
+        bob = signed_in(browser, live.url, "screen-bob-1")
         assert _card_src(bob, tasked.serial) is None  # alice's task: 409 for bob
         assert _card_src(bob, held.serial) is None  # another interface's run: 409 for bob
         bob.close()
 
-        alice = _dashboard(browser, live.url, "screen-alice-1")
+        alice = signed_in(browser, live.url, "screen-alice-1")
         own = _card_src(alice, tasked.serial)  # her own task's phone: she sees it
         assert own is not None and f"/v1/devices/{tasked.serial}/screenshot" in own, own
         alice.close()

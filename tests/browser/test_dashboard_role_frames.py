@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from mobile_agent.device import PhoneLease
 from mobile_agent.settings import AdbSettings
-from tests.browser_support import BROWSER_MARKS
+from tests.browser_support import BROWSER_MARKS, signed_in
 
 pytestmark = BROWSER_MARKS
 
@@ -26,25 +26,16 @@ def _card_src(page, serial: str, state: str) -> str | None:
     return page.get_attribute(f"{card} img", "src")
 
 
-def _dashboard(browser, url: str, token: str):
-    page = browser.new_page(viewport={"width": 1280, "height": 1000})
-    page.goto(f"{url}/dashboard/")
-    page.fill("input[name=token]", token)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{url}/dashboard/")
-    return page
-
-
 def test_the_dashboard_asks_the_frames_its_role_may_see(service, sim_phones, adb_server, browser) -> None:
     free, held = sim_phones(2, width=540, height=1200)
     live = service([free, held], **TOKENS)
     with PhoneLease(AdbSettings(server_port=adb_server.port), held.serial, "mobile-agent run (pid 1)"):
-        vera = _dashboard(browser, live.url, "frames-vera-1")
+        vera = signed_in(browser, live.url, "frames-vera-1")
         assert _card_src(vera, free.serial, "free") is None  # a viewer: 403 for a free phone
         assert _card_src(vera, held.serial, "busy") is None  # another interface's run: 409 for her
         vera.close()
 
-        admin = _dashboard(browser, live.url, "frames-admin-1")
+        admin = signed_in(browser, live.url, "frames-admin-1")
         own = _card_src(admin, held.serial, "busy")  # the route serves an admin the held phone's screen
         assert own is not None and f"/v1/devices/{held.serial}/screenshot" in own, own
         shown = _card_src(admin, free.serial, "free")

@@ -4,7 +4,7 @@ shown as the server's message."""
 
 from __future__ import annotations
 
-from tests.browser_support import BROWSER_MARKS, TOKEN
+from tests.browser_support import BROWSER_MARKS, TOKEN, sign_in
 
 pytestmark = BROWSER_MARKS
 
@@ -15,10 +15,7 @@ def test_recurring_panel_adds_shows_and_deletes(service, sim_phones, browser) ->
     page = browser.new_page(viewport={"width": 1280, "height": 1400})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{live.url}/dashboard/")
-    page.fill("input[name=token]", TOKEN)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live.url}/dashboard/")
+    sign_in(page, live.url, TOKEN)
 
     page.fill("#script", "Home")
     page.fill("#schedule-name", "bad one")

@@ -11,25 +11,18 @@ import io
 import numpy as np
 from PIL import Image
 
-from tests.browser_support import BROWSER_MARKS, TOKEN
+from tests.browser_support import BROWSER_MARKS, TOKEN, sign_in
+from tests.server_fixtures import PhoneSerial
 
 pytestmark = BROWSER_MARKS
 
 
-class _Serial:
-    def __init__(self, serial: str) -> None:
-        self.serial = serial
-
-
 def test_the_dashboard_shows_the_iphone_and_runs_a_script_on_it(service, sim_phone, front, browser) -> None:
-    live = service([sim_phone, _Serial("ios:sim-1")], **{"ios.devices": {"sim-1": front.url}, "server.api_token": TOKEN})
+    live = service([sim_phone, PhoneSerial("ios:sim-1")], **{"ios.devices": {"sim-1": front.url}, "server.api_token": TOKEN})
     page = browser.new_page(viewport={"width": 1280, "height": 1400})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{live.url}/dashboard/")
-    page.fill("input[name=token]", TOKEN)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live.url}/dashboard/")
+    sign_in(page, live.url, TOKEN)
 
     card = page.locator(".device[data-serial='ios:sim-1']")
     card.wait_for()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_support import BROWSER_MARKS, TOKEN
+from tests.browser_support import BROWSER_MARKS, TOKEN, sign_in
 from tests.server_fixtures import TaggedPlanner
 
 pytestmark = [*BROWSER_MARKS, pytest.mark.timeout(300)]
@@ -27,10 +27,7 @@ def test_takeover_on_the_live_view(service, sim_phones, browser, tmp_path) -> No
     page = browser.new_page(viewport={"width": 1280, "height": 1400})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{live.url}/dashboard/")
-    page.fill("input[name=token]", TOKEN)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live.url}/dashboard/")
+    sign_in(page, live.url, TOKEN)
     page.wait_for_selector(f"#device option[value='{phone.serial}']", state="attached")
 
     page.fill("#instruction", "[t-take] open my notes")

@@ -12,17 +12,13 @@ from typing import Any
 import pytest
 
 from simphone.ios import WdaFrontEnd
+from tests.server_fixtures import PhoneSerial
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 
-class _Serial:
-    def __init__(self, serial: str) -> None:
-        self.serial = serial
-
-
 def test_any_phone_with_an_app_policy_must_name_its_platform(service, sim_phone, front: WdaFrontEnd) -> None:
-    live = service([sim_phone, _Serial("ios:sim-1")], **{"ios.devices": {"sim-1": front.url}})
+    live = service([sim_phone, PhoneSerial("ios:sim-1")], **{"ios.devices": {"sim-1": front.url}})
     listed = {d["platform"] for d in live.client.get("/v1/devices", params={"refresh": True}).json()["data"]}
     assert listed == {"android", "ios"}
 

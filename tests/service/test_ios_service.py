@@ -24,7 +24,7 @@ from simphone import Phone
 from simphone.ios import WdaFrontEnd
 from tests.agent_helpers import cli_env, run_cli
 from tests.ports import free_port
-from tests.server_fixtures import live_frames, serve_process
+from tests.server_fixtures import PhoneSerial, live_frames, serve_process
 
 OPEN_SETTINGS = "Open App (Settings)\nStop"
 LONG = "\n".join(["Home", "Wait (0.5)"] * 30)  # ~15 s on the phone, cancelled once looked at
@@ -32,13 +32,8 @@ ALICE = {"Authorization": "Bearer alice-token"}
 BOB = {"Authorization": "Bearer bob-token"}
 
 
-class _Serial:
-    def __init__(self, serial: str) -> None:
-        self.serial = serial
-
-
 def _start(service: Any, sim_phone: Any, front: WdaFrontEnd, **overrides: Any) -> Any:
-    return service([sim_phone, _Serial("ios:sim-1")], **{"ios.devices": {"sim-1": front.url}, **overrides})
+    return service([sim_phone, PhoneSerial("ios:sim-1")], **{"ios.devices": {"sim-1": front.url}, **overrides})
 
 
 def _submit(live: Any, headers: dict[str, str] | None = None, **body: Any) -> dict[str, Any]:
@@ -176,7 +171,7 @@ def test_one_iphone_one_run_owners_and_the_live_view(service, sim_phone, front: 
 def test_an_iphone_whose_wda_stops_answering_is_shown_offline(service, sim_phone) -> None:
     server = WdaFrontEnd(Phone(), scale=2).start()
     url = server.url
-    live = service([sim_phone, _Serial("ios:sim-2")], **{"ios.devices": {"sim-2": url}})
+    live = service([sim_phone, PhoneSerial("ios:sim-2")], **{"ios.devices": {"sim-2": url}})
     listed = {d["serial"]: d for d in live.client.get("/v1/devices", params={"refresh": True}).json()["data"]}
     assert listed["ios:sim-2"]["state"] == "device"
     server.stop()

@@ -7,38 +7,17 @@ recorded plist protocol) spliced to the simulated iPhone's WDA front-end."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from mobile_agent.device.ios.usb import UsbForward, open_forwards
-from simphone.ios import WdaFrontEnd
-from tests.usbmux_fake import FakeUsbmuxd, usbmuxd_with
-
-UDID = "00008110-000A1B2C3D4E5F61"
-SERIAL = "ios:" + UDID
-
-
-class _Serial:
-    def __init__(self, serial: str) -> None:
-        self.serial = serial
-
-
-@pytest.fixture
-def usbmuxd(front: WdaFrontEnd) -> Iterator[FakeUsbmuxd]:
-    with usbmuxd_with(UDID, 13, front.url) as fake:
-        yield fake
-
-
-def _forwards(fake: FakeUsbmuxd) -> list[UsbForward]:
-    """The running forwards through this fake usbmuxd (not another test's)."""
-    return [f for f in open_forwards() if f.key[0] == str(fake.path)]
+from tests.server_fixtures import PhoneSerial
+from tests.usbmux_fake import USB_SERIAL, FakeUsbmuxd, forwards_through
 
 
 @pytest.mark.timeout(240)
 def test_the_phones_are_let_go_when_the_scheduler_fails_to_stop(
-    service: Any, usbmuxd: FakeUsbmuxd, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    service: Any, usb_iphone: FakeUsbmuxd, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     from server.scheduler import Scheduler
 
@@ -49,13 +28,13 @@ def test_the_phones_are_let_go_when_the_scheduler_fails_to_stop(
         raise RuntimeError("a worker would not stop")
 
     monkeypatch.setattr(Scheduler, "stop", failing_stop)
-    live = service([_Serial(SERIAL)], **{"ios.usbmuxd": str(usbmuxd.path)})
-    shot = live.client.get(f"/v1/devices/{SERIAL}/screenshot")
+    live = service([PhoneSerial(USB_SERIAL)], **{"ios.usbmuxd": str(usb_iphone.path)})
+    shot = live.client.get(f"/v1/devices/{USB_SERIAL}/screenshot")
     assert shot.status_code == 200, shot.text
-    assert len(_forwards(usbmuxd)) == 1  # the phone kept for the next screenshot (a refresh's probe may share it)
+    assert len(forwards_through(usb_iphone)) == 1  # the phone kept for the next screenshot (a refresh's probe may share it)
     with caplog.at_level(logging.ERROR, logger="server.app"):
         live.stop()
     assert not live.thread.is_alive()
-    assert _forwards(usbmuxd) == []  # before: the scheduler's error skipped the device source's close
+    assert forwards_through(usb_iphone) == []  # before: the scheduler's error skipped the device source's close
     assert any("the scheduler" in r.getMessage() and r.exc_info and "a worker would not stop" in str(r.exc_info[1])
                for r in caplog.records if r.name == "server.app"), [r.getMessage() for r in caplog.records]
