@@ -346,10 +346,13 @@ def _build_state(
         pool, scheduler = build_farm(settings, store, hub.notify, metrics)
     else:
         from mobile_agent.device import lease_holder
+        from server.runner import tell_ends
+        from server.webhooks import WebhookSender
 
         local = DevicePool(device_source or AdbDeviceSource(settings), allow=settings.server.devices,
                            held=lambda serial: lease_holder(settings.adb, serial) is not None)
         pool = local
+        webhooks = WebhookSender(settings, report=store.add_event)
         scheduler = Scheduler(
             store,
             local,
@@ -359,6 +362,8 @@ def _build_state(
             refresh_interval_s=settings.server.device_refresh_s,
             notify=hub.notify,
             metrics=metrics,
+            # a run's end told to its callback_url as stored (the status GET /v1/tasks/{id} says)
+            told=lambda ids: tell_ends(webhooks, store, ids),
         )
     from server.farm.recurring import Schedules
 

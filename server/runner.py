@@ -141,25 +141,28 @@ def tell_unrun_end(webhooks: WebhookSender, task: TaskRow, status: str, *, resul
                    error: dict[str, Any] | None = None) -> threading.Thread | None:
     """The ``task_finished`` webhook of a task that ended before any run took it (cancelled while
     queued, refused at start for its owner): no runner tells that end. The same sender and payload
-    as a run's end (``AgentTaskRunner.__call__``); the caller calls it once, after the store's
-    queued -> final transition succeeded, so the task hears its end exactly once."""
+    as a run's end (``tell_ends``); the caller calls it once, after the store's queued -> final
+    transition succeeded, so the task hears its end exactly once."""
     try:
         callback_url = StoredOptions.model_validate(task.options).callback_url
     except ValueError as exc:  # a row another version wrote (pydantic's ValidationError): it ends all the same
-        log.warning("task %s ended %s before it ran; its stored options cannot be read, so no task_finished "
+        log.warning("task %s ended %s; its stored options cannot be read, so no task_finished "
                     "webhook: %s", task.id, status, exc)
         return None
     return webhooks.send(callback_url, "task_finished", task_finished(task.id, status, result=result, error=error))
 
 
 def tell_ends(webhooks: WebhookSender, store: TaskStore, task_ids: Iterable[int]) -> None:
-    """The ``task_finished`` webhook of tasks whose end no run told, as the store now holds them:
+    """The ``task_finished`` webhook of ended tasks, as the store now holds them (status, result,
+    error: what the webhook says is what GET /v1/tasks/{id} says): a run's end, told by the
+    scheduler once its ``finish`` stored it (``Scheduler(told=)``), and the ends no run tells:
     left running by a process that died (``interrupted`` when its service or worker starts again)
-    or by a farm host that stopped answering. One call per task, after the store's transition."""
+    or by a farm host that stopped answering. The caller calls it once per task, only after its
+    own transition to the end succeeded, so each end is told exactly once."""
     for task_id in task_ids:
         task = store.get_task(task_id)
         if task is not None and task.terminal:
-            tell_unrun_end(webhooks, task, task.status, error=task.error)
+            tell_unrun_end(webhooks, task, task.status, result=task.result, error=task.error)
 
 
 class AgentTaskRunner:
@@ -203,18 +206,10 @@ class AgentTaskRunner:
             return self._locator
 
     def __call__(self, spec: TaskSpec, *, cancel: threading.Event, emit: Emit) -> TaskOutcome:
-        callback_url = spec.options.callback_url
-        outcome: TaskOutcome | None = None
-        try:
-            outcome = self._leased(spec, cancel=cancel, emit=emit)
-            return outcome
-        finally:  # the end is told even when the run raised (the scheduler stores it as an error)
-            self.webhooks.send(callback_url, "task_finished", task_finished(
-                spec.task_id,
-                outcome.status if outcome is not None else "error",
-                result=outcome.extra if outcome is not None else None,
-                error=outcome.error if outcome is not None else {"message": "the run raised an error"},
-            ))
+        # the end's task_finished webhook is the scheduler's, sent once the store holds the end
+        # (``Scheduler(told=)``): a shutdown stores a cancelled run ``interrupted``, and a run
+        # whose task another process already ended (a farm host taken for lost) tells nothing
+        return self._leased(spec, cancel=cancel, emit=emit)
 
     def _leased(self, spec: TaskSpec, *, cancel: threading.Event, emit: Emit) -> TaskOutcome:
         """The run, holding the phone's lease (``mobile_agent.device.PhoneLease``): an MCP session

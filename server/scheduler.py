@@ -59,6 +59,7 @@ class Scheduler:
         refresh_interval_s: float = 5.0,
         notify: Callable[[int], None] | None = None,
         metrics: Metrics | None = None,
+        told: Callable[[list[int]], None] | None = None,
     ) -> None:
         self.store = store
         self.pool = pool
@@ -67,6 +68,8 @@ class Scheduler:
         self.max_workers = max_workers
         self.refresh_interval_s = refresh_interval_s
         self._notify_listeners = notify or (lambda task_id: None)
+        # the task_finished webhook of an end this scheduler stored (``server.runner.tell_ends``)
+        self._told = told
         self._wake = threading.Condition()
         self._woken = False
         self._stopping = threading.Event()
@@ -237,10 +240,22 @@ class Scheduler:
                     self._running.pop(task.id, None)
                 self.pool.release(serial, task.id)
                 if claimed:  # claimed but no worker: end it here, or it would show running forever
-                    self.store.finish(
+                    if self.store.finish(
                         task.id, "error", error={"type": "WorkerStartError", "message": "could not start a worker"}
-                    )
+                    ):
+                        self._tell(task.id)
                     self._notify_listeners(task.id)
+
+    def _tell(self, task_id: int) -> None:
+        """The end this scheduler just stored, told to the task's callback_url as stored: one
+        status for the task and its webhook, once (only the caller whose ``finish`` succeeded
+        tells). A failure to tell never keeps the phone or the worker slot."""
+        if self._told is None:
+            return
+        try:
+            self._told([task_id])
+        except Exception:
+            log.exception("telling the end of task %s failed", task_id)
 
     def _fresh_output_dir(self, task_id: int) -> Path:
         """``task-N``, or ``task-N.2``… when a folder of that name is left from an earlier
@@ -278,13 +293,14 @@ class Scheduler:
             with self._lock:
                 run = self._running.get(task.id)
             status = outcome.status
-            if status == "cancelled" and run is not None and not run.user_cancelled and self._stopping.is_set():
-                status = "interrupted"
             error = outcome.error
+            if status == "cancelled" and run is not None and not run.user_cancelled and self._stopping.is_set():
+                status = "interrupted"  # as a task left running by a process that died (TaskStore.interrupt_running)
+                error = error or {"type": "Interrupted", "message": "the server stopped while this task was running"}
             lost = error is not None and error.get("type") in LOST_ERROR_TYPES
             if lost and error is not None:
                 error = {**error, "reason": "device lost"}
-            self.store.finish(
+            ended = self.store.finish(
                 task.id,
                 status,
                 error=error,
@@ -295,6 +311,8 @@ class Scheduler:
                 cost_usd=outcome.cost_usd,
             )
             self.metrics.observe_run(status, time.monotonic() - started)
+            if ended:  # False: another process ended it first (a farm host taken for lost) and told it
+                self._tell(task.id)
         finally:
             # whatever happened above, the phone and the worker slot are given back
             with self._lock:

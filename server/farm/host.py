@@ -113,11 +113,12 @@ class FarmHost:
         self.notifier = PgNotifier(conninfo(url))
         self.pool = DevicePool(self.device_source or AdbDeviceSource(settings), allow=settings.server.devices)
         self.task_runner: TaskRunner = self.runner or AgentTaskRunner(settings, store=self.store)
-        # the end of a task no run tells (left running by a worker that died, its host lost)
+        # the end of each task: its run's, and those no run tells (left running by a worker that died, its host lost)
         self.webhooks = WebhookSender(settings, report=self.store.add_event)
         self.scheduler = HostScheduler(
             self.store, self.pool, self.task_runner, runs_dir=Path(settings.agent.output_dir).resolve(),
             refresh_interval_s=settings.server.device_refresh_s, notify=self.notifier.notify,
+            told=functools.partial(tell_ends, self.webhooks, self.store),  # a run's end, as stored
         )
         source = self.pool.source
         self.live = LiveRelay(Path(settings.agent.output_dir).resolve(), lambda serial: source.screenshot(serial, "jpeg"),

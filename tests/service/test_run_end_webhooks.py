@@ -1,0 +1,105 @@
+"""A run's end is told to its ``callback_url`` as the store holds it, once: the scheduler sends
+``task_finished`` after its ``finish`` stored the end (``Scheduler(told=)``, ``server.runner.tell_ends``),
+so the webhook's status, result and error are the task's. A run interrupted by the service's
+shutdown is ``interrupted`` in both (the runner said ``cancelled`` before); a task claimed whose
+worker thread could not start ends ``error``/``WorkerStartError`` and says so (it sent nothing).
+Real uvicorn on one database across a restart, the simulated phone over the real adb server, a
+webhook receiver on loopback that checks the signature."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from server.store import TaskStore
+from tests.webhook_receiver import WebhookReceiver
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+
+SECRET = "run-end-webhook-secret"
+HOOKS = {"server.webhook_secret": SECRET, "server.webhook_allow": ["127.0.0.1"], "server.api_token": "run-end-admin"}
+
+
+@pytest.fixture
+def hook():
+    receiver = WebhookReceiver(SECRET)
+    yield receiver
+    receiver.close()
+
+
+def _submit(live, script: str, url: str) -> int:
+    answer = live.client.post("/v1/tasks", json={"script": script, "callback_url": url})
+    assert answer.status_code == 202, answer.text
+    return int(answer.json()["id"])
+
+
+def _wait_steps(live, task_id: int) -> None:
+    deadline = time.monotonic() + 120  # a guard for a broken build only
+    while live.client.get(f"/v1/tasks/{task_id}").json()["steps"] < 1:
+        assert time.monotonic() < deadline, "the task never made a step"
+        time.sleep(0.05)
+
+
+def test_each_end_of_a_run_tells_what_the_task_says_once(service, sim_phones, hook) -> None:
+    (phone,) = sim_phones(1)
+    live = service([phone], **HOOKS)
+    done = _submit(live, "Wait (0.1)", hook.url)
+    stored = live.wait_task(done, timeout=120)
+    told = hook.wait_finished(done)
+    assert stored["status"] == told["status"] == "completed", (stored, told)
+    assert told["result"]["run_id"] == stored["result"]["run_id"] and told["result"]["reason"], told
+    assert told["error"] is None and told["links"] == {"task": f"/v1/tasks/{done}"}, told
+
+    cancelled = _submit(live, "Wait (10)\n" * 12, hook.url)
+    _wait_steps(live, cancelled)
+    assert live.client.post(f"/v1/tasks/{cancelled}/cancel").status_code == 202
+    assert live.wait_task(cancelled, timeout=120)["status"] == "cancelled"
+    assert hook.wait_finished(cancelled)["status"] == "cancelled"
+
+    running = _submit(live, "Wait (10)\n" * 12, hook.url)
+    _wait_steps(live, running)
+    live.stop()  # the shutdown interrupts the run
+    store = TaskStore(live.settings.server.database_url)
+    try:
+        row = store.get_task(running)
+        assert row is not None and row.status == "interrupted", row
+    finally:
+        store.close()
+    told = hook.wait_finished(running)
+    assert told["status"] == "interrupted" and told["error"]["type"] == "Interrupted", told
+
+    live = service([phone], **HOOKS)  # starts again: nothing of before is told a second time
+    assert live.client.get(f"/v1/tasks/{running}").json()["error"] == told["error"]
+    later = _submit(live, "Home", hook.url)
+    hook.wait_finished(later)  # sent after the others': a second one for any of them would be here by now
+    assert [len(hook.finished(t)) for t in (done, cancelled, running)] == [1, 1, 1], hook.bodies
+    assert hook.unsigned == 0
+
+
+def test_a_task_whose_worker_cannot_start_tells_its_callback_url_once(service, sim_phones, hook,
+                                                                      monkeypatch) -> None:
+    """The scheduler claimed the task and its worker thread could not start (Python's
+    ``RuntimeError: can't start new thread`` when the process is out of threads, made to happen
+    here for the task's thread only): the task ends ``error``/``WorkerStartError``, and says so."""
+    start = threading.Thread.start
+
+    def no_task_threads(thread: threading.Thread) -> None:
+        if thread.name.startswith("task-"):
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    (phone,) = sim_phones(1)
+    live = service([phone], **HOOKS)
+    monkeypatch.setattr(threading.Thread, "start", no_task_threads)
+    failed = _submit(live, "Home", hook.url)
+    stored = live.wait_task(failed, timeout=120)
+    assert stored["status"] == "error" and stored["error"]["type"] == "WorkerStartError", stored
+    told = hook.wait_finished(failed)
+    assert told["status"] == "error" and told["error"] == stored["error"], told
+    monkeypatch.undo()
+    later = _submit(live, "Home", hook.url)  # the phone was given back: it runs
+    assert live.wait_task(later, timeout=120)["status"] == "completed"
+    hook.wait_finished(later)
+    assert len(hook.finished(failed)) == 1 and hook.unsigned == 0, hook.bodies
