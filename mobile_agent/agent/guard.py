@@ -200,8 +200,8 @@ class Guard:
             return self._ask(action, "declared", action.sensitive, f"the model says it is sensitive: {action.sensitive}")
         if front is not None and front in self.confirm_in:
             return self._ask(action, "app", front, f"every action in {front} needs your yes (agent.safety.confirm_apps)")
-        if name == "type":
-            text = str(params.get("text", ""))
+        text = action.typed_text
+        if text is not None:
             if SECRET_REFERENCE.fullmatch(text.strip()):
                 return Verdict()  # the person gave this secret for typing
             lines = read_screen(pixels) if read_screen is not None else None

@@ -286,7 +286,8 @@ class RunSession:
         ctx = OperationContext(
             device=device, locator=locator, screenshot=draft.frame, settings=self.settings, choose=choose, cancel=self.cancel
         )
-        if action.name == "type" and SECRET_REFERENCE.search(str(getattr(action.params, "text", ""))):
+        typed = action.typed_text
+        if typed is not None and SECRET_REFERENCE.search(typed):
             tapped = next((s.tap_point for s in reversed(self.steps) if s.tap_point is not None), None)
             self.mask.arm(device, tapped, draft.frame.width)  # the fields hidden live before the first character shows
         # the screen moves now: the live view holds this masked frame until the next one is read

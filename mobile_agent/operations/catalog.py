@@ -23,7 +23,7 @@ from mobile_agent.errors import RunCancelled
 from mobile_agent.operations.context import OperationContext, Outcome
 from mobile_agent.operations.lookup import find_icon_on, find_text_on
 from mobile_agent.operations.open_app import open_app_by_name
-from mobile_agent.operations.parser import split_top_level, strip_quotes
+from mobile_agent.operations.parser import TypedText, split_top_level, strip_quotes
 from mobile_agent.operations.registry import operation
 from mobile_agent.operations.secrets import resolve_secrets
 from perception.types import LocateStatus, Location
@@ -121,7 +121,7 @@ class IconParams(BaseModel):
         return normalize_position(value)
 
 
-class TypeParams(BaseModel):
+class TypeParams(TypedText):
     # Typed text is kept verbatim: no whitespace stripping.
     model_config = ConfigDict(extra="forbid", frozen=True)
     text: str = Field(min_length=1, max_length=2000, description="the text to type")

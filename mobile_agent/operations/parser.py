@@ -44,7 +44,7 @@ from mobile_agent.errors import InvalidParametersError, OperationParseError, Unk
 if TYPE_CHECKING:
     from mobile_agent.operations.registry import OperationCard, OperationRegistry
 
-__all__ = ["ParsedAction", "extract_action_section", "parse_with", "reply_sections", "split_top_level", "strip_quotes"]
+__all__ = ["ParsedAction", "TypedText", "extract_action_section", "parse_with", "reply_sections", "split_top_level", "strip_quotes"]
 
 _SECTION_NAMES = "observation|thought|thoughts|action|reflection|summary|memory|plan|reason|reasoning"
 _HEADER_RE = re.compile(
@@ -62,6 +62,14 @@ _MAX_REPLY_CHARS = 100_000
 _MAX_NAME_WORDS = 4
 
 
+class TypedText(BaseModel):
+    """The parameters of an operation that types ``text`` on the phone (Type). Every such
+    operation declares its parameters as a subclass: ``ParsedAction.typed_text`` reads it, and
+    the run's secret mask arms before an action that types a ``{{secret:name}}``."""
+
+    text: str
+
+
 @dataclass(frozen=True)
 class ParsedAction:
     """A validated action: the operation's ``name``, its ``params`` model, the ``raw``
@@ -73,6 +81,12 @@ class ParsedAction:
     text: str
     # the model's own word that this operation is sensitive (AutoGLM's Tap message): ask first
     sensitive: str | None = None
+
+    @property
+    def typed_text(self) -> str | None:
+        """The text this action types on the phone (secrets still as ``{{secret:name}}``), or None
+        when it types nothing."""
+        return self.params.text if isinstance(self.params, TypedText) else None
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "params": self.params.model_dump(), "raw": self.raw, "text": self.text}

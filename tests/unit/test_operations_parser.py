@@ -16,6 +16,7 @@ from mobile_agent.errors import (
     UnknownOperationError,
 )
 from mobile_agent.operations import REGISTRY, extract_action_section, parse_action
+from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
 
 REFERENCE_STEPS = reference_steps()
 _PAPER_RE = re.compile(r"^\s*(?P<name>[A-Za-z ]+?)\s*(?:\((?P<args>.*)\))?\s*\.?\s*$")
@@ -292,3 +293,17 @@ def test_click_icon_split(icon: str, vertical: str, horizontal: str) -> None:
         assert action.params.position == " ".join(expected)
     else:
         assert action.params.position is None
+
+
+def test_typed_text_is_declared_by_the_operations_that_type_and_only_them() -> None:
+    """``ParsedAction.typed_text`` (what the secret mask arms on) reads the Type card's declared
+    parameters: every written form of a Type gives its text whole, secret references kept; an
+    action that only names a text (Click text, Long press) types nothing."""
+    for reply in ("Type ({{secret:pin}})", 'type(text="{{secret:pin}}")',
+                  '{"action": "type", "params": {"text": "{{secret:pin}}"}}', "Action: Input ({{secret:pin}})"):
+        assert parse_action(reply).typed_text == "{{secret:pin}}", reply
+    for registry in (REGISTRY, COORDINATE_REGISTRY):  # the grounded dialects' actions too
+        for card in registry:
+            for example in card.examples:
+                typed = registry.parse(example).typed_text
+                assert (typed is not None) == (card.name == "type"), (card.name, example, typed)
