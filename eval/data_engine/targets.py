@@ -125,8 +125,8 @@ class TargetWriter:
             done = "\n".join(f"{i}. {line}" for i, line in enumerate(history, 1)) or "(none)"
             text = f"<image>\nInstruction: {instruction}\nPrevious actions:\n{done}\nWhat is the next action?"
             return [{"role": "user", "content": text}]
-        raw = self.dialect.messages(instruction, list(history), [], None, self.viewport(width, height),
-                                    lambda _shot: {"type": "image"}, platform=platform)  # fmt: skip
+        raw = self.dialect.messages(instruction, list(history), [], self.viewport(width, height),
+                                    lambda: {"type": "image"}, platform=platform)  # fmt: skip
         messages = []
         for message in raw:
             content = message["content"]

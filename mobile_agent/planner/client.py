@@ -27,14 +27,14 @@ from typing import Any
 
 import numpy as np
 import openai
+from PIL import Image
 
 from mobile_agent.errors import OperationError, PlannerError, PlannerResponseError, PlannerUnreachableError
-from mobile_agent.operations.context import ScreenshotLike
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.registry import REGISTRY, OperationRegistry, parse_action
-from mobile_agent.planner.dialects import PaperDialect, dialect_for
+from mobile_agent.planner.dialects import Dialect, PaperDialect, dialect_for
 from mobile_agent.planner.geometry import Viewport, image_shrunk_by_server, viewport_for
-from mobile_agent.planner.images import EncodedImage, encode_image, pixels_of
+from mobile_agent.planner.images import EncodedImage, Framed, Picture, encode_image, pixels_of
 from mobile_agent.planner.models import PAPER
 from mobile_agent.planner.phones import phone_name, phone_note
 from mobile_agent.planner.replies import parse_choice, parse_verdict, split_plan_reply
@@ -52,7 +52,6 @@ from perception.types import Box, Candidate, Location
 __all__ = ["Planner", "Picture", "cap_reply", "load_prompt"]
 
 # what the planner shows the model: a captured frame (``.pixels``) or an RGB array
-Picture = ScreenshotLike | np.ndarray
 
 log = logging.getLogger(__name__)
 
@@ -96,11 +95,11 @@ class Planner:
         self._local = threading.local()  # last_choice_usage is per calling thread (one run each)
         self._prompts = {n: load_prompt(n) for n in ("system", "step", "reflection", "choose", "completion")}
         self._encoded: list[
-            tuple[Any, Any, EncodedImage]
+            tuple[Framed, int | tuple[int, int], EncodedImage]
         ] = []  # (frame, long side or size, encoding), newest first
         # how the model is prompted and read: the settings' dialect, or the one its name calls for
         if registry is not None:
-            self.dialect: Any = PaperDialect()  # PaperDialect is no full Dialect: plan_messages speaks it
+            self.dialect: Dialect = PaperDialect()
             self.profile = PAPER
         else:
             self.dialect, self.profile = dialect_for(settings)
@@ -154,8 +153,8 @@ class Planner:
         feedback = [*request.feedback, *request.notes, *([request.reflection_note] if request.reflection_note else [])]
         size = (viewport.image_width, viewport.image_height)
         messages = dialect.messages(
-            request.instruction, request.history, feedback, request.screenshot, viewport,
-            lambda image: self._image_part(image, size=size), platform=request.platform,
+            request.instruction, request.history, feedback, viewport,
+            lambda: self._image_part(request.screenshot, size=size), platform=request.platform,
         )  # fmt: skip
         text, usage = self._complete(messages, purpose="plan")
         self._check_image_size(usage, viewport)
@@ -245,7 +244,7 @@ class Planner:
             screenshots=shots + " What is your next operation?",
         )
         content: list[dict[str, Any]] = [{"type": "text", "text": text}]
-        if reflecting:
+        if request.previous_screenshot is not None:
             content.append(self._image_part(request.previous_screenshot))
         content.append(self._image_part(request.screenshot))
         return [{"role": "system", "content": system}, {"role": "user", "content": content}]
@@ -352,15 +351,15 @@ class Planner:
         return "\n".join(lines)
 
     def _image_part(
-        self, image: Any, long_side: int | None = None, size: tuple[int, int] | None = None
+        self, image: Picture, long_side: int | None = None, size: tuple[int, int] | None = None
     ) -> dict[str, Any]:
         encoded = self._encode(image, long_side or self.settings.image_long_side, size)
         return {"type": "image_url", "image_url": {"url": encoded.data_url}}
 
-    def _encode(self, image: Any, long_side: int, size: tuple[int, int] | None = None) -> EncodedImage:
+    def _encode(self, image: Picture, long_side: int, size: tuple[int, int] | None = None) -> EncodedImage:
         """``encode_image``, remembered for the last frames by identity. Only frozen
-        screenshots (``.pixels``) are remembered: an array or a PIL image may change in place."""
-        if not hasattr(image, "pixels"):
+        screenshots (``Framed``) are remembered: an array or a PIL image may change in place."""
+        if isinstance(image, (np.ndarray, Image.Image)):
             return _encoded(image, long_side, self.settings.jpeg_quality, size)
         key = size or long_side
         with self._lock:
@@ -397,6 +396,6 @@ class Planner:
         return answer.text, self._count(answer.prompt_tokens, answer.completion_tokens)
 
 
-def _encoded(image: Any, long_side: int, quality: int, size: tuple[int, int] | None) -> EncodedImage:
+def _encoded(image: Picture, long_side: int, quality: int, size: tuple[int, int] | None) -> EncodedImage:
     # the paper's call keeps encode_image's three-argument form
     return encode_image(image, long_side, quality) if size is None else encode_image(image, long_side, quality, size)

@@ -8,14 +8,27 @@ from __future__ import annotations
 import base64
 import io
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol, TypeAlias
 
 import numpy as np
 from PIL import Image
 
 from mobile_agent.pixels import four_byte_source
 
-__all__ = ["EncodedImage", "encode_image", "pixels_of", "rgb_image"]
+__all__ = ["EncodedImage", "Framed", "Picture", "encode_image", "frame_pixels", "pixels_of", "rgb_image"]
+
+
+class Framed(Protocol):
+    """A captured frame: ``mobile_agent.device.Screenshot`` (``operations.context.ScreenshotLike``),
+    a masked frame: its screen pixels, frozen (an encoding may be remembered by identity)."""
+
+    @property
+    def pixels(self) -> np.ndarray: ...
+
+
+# The one image type of the planner's and the replayer's seams: a captured frame, an array of
+# its pixels (HxWx3 or HxWx4) or a PIL image.
+Picture: TypeAlias = Framed | np.ndarray | Image.Image
 
 
 @dataclass(frozen=True)
@@ -26,13 +39,21 @@ class EncodedImage:
     nbytes: int  # JPEG bytes before base64
 
 
-def pixels_of(image: Any) -> np.ndarray:
+def frame_pixels(image: Picture) -> np.ndarray:
+    """The pixels as they are held: a frame's, the array itself, a PIL image's (as RGB)."""
+    if isinstance(image, Image.Image):
+        return np.asarray(image.convert("RGB"))
+    pixels = image if isinstance(image, np.ndarray) else image.pixels
+    if not isinstance(pixels, np.ndarray):  # a caller outside the type checker
+        raise TypeError(f"expected a screenshot or an RGB array, got {type(image).__name__}")
+    return pixels
+
+
+def pixels_of(image: Picture) -> np.ndarray:
     """RGB uint8 HxWx3 from a ``Screenshot`` (``.pixels``), a PIL image or an array."""
     if isinstance(image, Image.Image):
         return np.asarray(image.convert("RGB"))
-    pixels = getattr(image, "pixels", image)
-    if not isinstance(pixels, np.ndarray):
-        raise TypeError(f"expected a screenshot or an RGB array, got {type(image).__name__}")
+    pixels = frame_pixels(image)
     if pixels.ndim == 2:
         pixels = np.stack([pixels] * 3, axis=-1)
     if pixels.ndim != 3 or pixels.shape[2] not in (3, 4) or pixels.shape[0] < 1 or pixels.shape[1] < 1:
@@ -45,7 +66,7 @@ def pixels_of(image: Any) -> np.ndarray:
     return result
 
 
-def rgb_image(image: Any) -> Image.Image:
+def rgb_image(image: Picture) -> Image.Image:
     """An RGB PIL image of a screenshot, an array or a PIL image. Four-byte framebuffer
     pixels are unpacked by Pillow from their buffer ("RGBX"/"BGRX", 0.3 ms for 540x1200)
     rather than copied by numpy into a contiguous three-channel array first (3 ms): a frame
@@ -61,7 +82,7 @@ def rgb_image(image: Any) -> Image.Image:
 
 
 def encode_image(
-    image: Any, long_side: int, quality: int, size: tuple[int, int] | None = None
+    image: Picture, long_side: int, quality: int, size: tuple[int, int] | None = None
 ) -> EncodedImage:
     """A JPEG data URL whose longer side is at most ``long_side`` (never upscaled), or
     exactly ``size`` (width, height) when given: a grounded dialect's image

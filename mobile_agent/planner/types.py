@@ -2,7 +2,7 @@
 
 May import: the standard library only (images are whatever the device layer gives:
 a ``Screenshot`` with ``pixels``, or an RGB uint8 numpy array), and the device protocol's
-``Platform`` for type checking.
+``Platform`` and the planner's image type (``planner.images.Picture``) for type checking.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from mobile_agent.operations.context import Platform
+    from mobile_agent.planner.images import Picture
 
 __all__ = ["CompletionVerdict", "PlanReply", "PlanRequest", "Usage"]
 
@@ -70,10 +71,10 @@ class PlanRequest:
     """
 
     instruction: str
-    screenshot: Any
+    screenshot: Picture
     history: list[str] = field(default_factory=list)
     feedback: list[str] = field(default_factory=list)
-    previous_screenshot: Any | None = None
+    previous_screenshot: Picture | None = None
     reflection_note: str | None = None
     notes: list[str] = field(default_factory=list)
     platform: Platform = "android"

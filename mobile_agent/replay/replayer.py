@@ -36,7 +36,7 @@ After the run, ``learn`` stores what worked (``learning.plan_from``): a complete
 becomes the template's newest plan; a replay that completed counts a success, one that
 did not a failure (plans that fail more than they succeed are not replayed).
 
-May import: the standard library, numpy, ``mobile_agent`` (operations, planner types,
+May import: the standard library, numpy, ``mobile_agent`` (operations, planner types and images,
 errors; the agent's records for types only: the agent imports this package) and this
 package.
 """
@@ -54,6 +54,7 @@ import numpy as np
 from mobile_agent.errors import ConfigError
 from mobile_agent.operations.context import RunLocator, ScreenshotLike
 from mobile_agent.operations.parser import ParsedAction
+from mobile_agent.planner.images import frame_pixels
 from mobile_agent.planner.protocol import PlannerLike
 from mobile_agent.planner.types import CompletionVerdict, PlanReply, PlanRequest, Usage
 from mobile_agent.replay.field import FieldCheck, ScreenLines, shrunk_grey, stored_signature
@@ -84,13 +85,6 @@ _TEXT_TARGET_OPERATIONS = frozenset({"click_text", "long_press"})
 _CANDIDATE_REACH = 0.15  # a candidate this far (share of the diagonal) from the recorded tap is another one
 # thumbnails this alike are the same screen (same layout, either theme): no OCR needed
 SAME_LAYOUT = 0.95
-
-
-def _pixels(screenshot: object) -> np.ndarray:
-    pixels = getattr(screenshot, "pixels", screenshot)
-    if not isinstance(pixels, np.ndarray):
-        raise TypeError(f"expected a screenshot or an RGB array, got {type(screenshot).__name__}")
-    return pixels
 
 
 class ReplayingPlanner:
@@ -140,7 +134,7 @@ class ReplayingPlanner:
         return sum(1 for seen in self._seen if seen.replayed)
 
     def plan(self, request: PlanRequest) -> PlanReply:
-        pixels = _pixels(request.screenshot)
+        pixels = frame_pixels(request.screenshot)
         grey = grey_thumbnail(pixels)
         thumb, level = standardised(grey)
         seen = Seen((pixels.shape[1], pixels.shape[0]), thumb, level, grey, frame=pixels)

@@ -14,6 +14,7 @@ from mobile_agent.device.ios import IosDevice, WdaClient
 from mobile_agent.operations.context import AgentDevice, Platform
 from mobile_agent.planner import Planner
 from mobile_agent.planner.dialects import AutoGlmDialect, MobileUseDialect, UiTarsDialect
+from mobile_agent.planner.dialects.base import OwnPromptDialect
 from mobile_agent.planner.geometry import viewport_for
 from mobile_agent.planner.models import PAPER
 from mobile_agent.planner.phones import IOS_NOTE
@@ -36,10 +37,11 @@ def _prompt(platform: Platform, dialect: str) -> str:
     if dialect in ("paper", "function_calling"):  # the planner's own prompt files
         settings = PlannerSettings(base_url="http://127.0.0.1:9/v1", api_key="k", model="gpt-4o", dialect=dialect)
         return _text(Planner(settings).plan_messages(PlanRequest("Open Settings", SCREEN, platform=platform)))
-    chosen: Any = {"ui_tars": UiTarsDialect(), "mobile_use": MobileUseDialect(), "autoglm": AutoGlmDialect()}[dialect]
+    grounded: dict[str, OwnPromptDialect] = {"ui_tars": UiTarsDialect(), "mobile_use": MobileUseDialect(),
+                                             "autoglm": AutoGlmDialect()}
+    chosen = grounded[dialect]
     viewport = viewport_for(1080, 2400, chosen.image_rule(PAPER.image), chosen.space)
-    return _text(chosen.messages("Open Settings", [], [], SCREEN, viewport, lambda _i: {"type": "image_url"},
-                                 platform=platform))
+    return _text(chosen.messages("Open Settings", [], [], viewport, lambda: {"type": "image_url"}, platform=platform))
 
 
 DIALECTS = ["paper", "function_calling", "ui_tars", "mobile_use", "autoglm"]

@@ -29,7 +29,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from mobile_agent.errors import UnknownOperationError
 from mobile_agent.operations.context import Platform
@@ -136,7 +136,7 @@ class AutoGlmDialect:
     space: CoordinateSpace = GRID_1000
     rule: ImageRule | None = None
     name: str = "autoglm"
-    uses_paper_prompt = False
+    uses_paper_prompt: ClassVar[Literal[False]] = False
 
     registry = COORDINATE_REGISTRY
 
@@ -151,7 +151,6 @@ class AutoGlmDialect:
         instruction: str,
         history: Sequence[str],
         feedback: Sequence[str],
-        screenshot: Any,
         viewport: Viewport,
         image_part: ImagePart,
         platform: Platform = "android",
@@ -164,7 +163,7 @@ class AutoGlmDialect:
         system = SYSTEM + (f"\n6. {note}" if note else "")
         return [
             {"role": "system", "content": system},
-            {"role": "user", "content": [{"type": "text", "text": text}, image_part(screenshot)]},
+            {"role": "user", "content": [{"type": "text", "text": text}, image_part()]},
         ]
 
     def parse(

@@ -23,7 +23,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Literal, Protocol, TypeAlias
 
 from pydantic import ValidationError
 
@@ -37,7 +37,9 @@ __all__ = [
     "Dialect",
     "DialectReply",
     "ImagePart",
+    "OwnPromptDialect",
     "PaperPrompt",
+    "PaperPromptDialect",
     "UnwritableAction",
     "build_action",
     "first_json_object",
@@ -49,8 +51,8 @@ __all__ = [
     "written_point",
 ]
 
-# Makes the image content part of a message for a frame (the planner encodes and caches it).
-ImagePart = Callable[[Any], dict[str, Any]]
+# The image content part of the step's frame in a message (the planner encodes and caches it).
+ImagePart = Callable[[], dict[str, Any]]
 
 _NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
 
@@ -68,34 +70,16 @@ class DialectReply:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-class Dialect(Protocol):
-    """One way of prompting a model and reading its replies."""
+class DialectReading(Protocol):
+    """What every dialect is: how its model's replies are read and written, its action
+    space and coordinates. Its prompt is one of two kinds (``Dialect``)."""
 
     name: str
     registry: OperationRegistry
     space: CoordinateSpace
-    # the paper's prompt (the planner's own template and reflection): the paper and function
-    # calling; a grounded dialect writes its own messages (``messages``)
-    uses_paper_prompt: bool
 
     def image_rule(self, default: ImageRule) -> ImageRule:
         """How to size the screenshot for this dialect (``default``: from the settings/profile)."""
-        ...
-
-    def messages(
-        self,
-        instruction: str,
-        history: Sequence[str],
-        feedback: Sequence[str],
-        screenshot: Any,
-        viewport: Viewport,
-        image_part: ImagePart,
-        platform: Platform = "android",
-    ) -> list[dict[str, Any]]:
-        """The chat messages of one planning call, naming the phone ``platform`` says
-        (``planner.phones``: on an iPhone, how its Back and Home work). Only a dialect with
-        ``uses_paper_prompt`` False writes its own; the others raise ``NotImplementedError``
-        (the planner builds the paper's prompt itself)."""
         ...
 
     def tools(self) -> list[dict[str, Any]] | None:
@@ -115,26 +99,45 @@ class Dialect(Protocol):
         ...
 
 
-class PaperPrompt:
-    """For the dialects whose prompt is the planner's own (the paper's, function calling's):
-    ``uses_paper_prompt`` and the ``messages`` they do not write."""
+class PaperPromptDialect(DialectReading, Protocol):
+    """A dialect prompted with the paper's prompt (the planner's own template and reflection,
+    ``Planner.plan_messages``): the paper and function calling."""
 
-    name: str
-    uses_paper_prompt = True
+    @property
+    def uses_paper_prompt(self) -> Literal[True]: ...
+
+
+class OwnPromptDialect(DialectReading, Protocol):
+    """A dialect that writes its own messages (the grounded ones: UI-TARS, mobile_use, AutoGLM)."""
+
+    @property
+    def uses_paper_prompt(self) -> Literal[False]: ...
 
     def messages(
         self,
         instruction: str,
         history: Sequence[str],
         feedback: Sequence[str],
-        screenshot: Any,
         viewport: Viewport,
         image_part: ImagePart,
         platform: Platform = "android",
     ) -> list[dict[str, Any]]:
-        """Not this dialect's: ``PlannerClient.plan_messages`` builds the paper's prompt from
-        the package's prompt files."""
-        raise NotImplementedError(f"the {self.name} dialect uses the paper's prompt (PlannerClient.plan_messages)")
+        """The chat messages of one planning call, the step's frame where ``image_part()`` puts
+        it, naming the phone ``platform`` says (``planner.phones``: on an iPhone, how its Back
+        and Home work)."""
+        ...
+
+
+# One way of prompting a model and reading its replies: ``uses_paper_prompt`` tells the two
+# kinds apart (a type checker narrows on it); only an ``OwnPromptDialect`` has ``messages``.
+Dialect: TypeAlias = PaperPromptDialect | OwnPromptDialect
+
+
+class PaperPrompt:
+    """For the dialects whose prompt is the planner's own (the paper's, function calling's)."""
+
+    name: str
+    uses_paper_prompt: ClassVar[Literal[True]] = True
 
 
 class UnwritableAction(ValueError):

@@ -24,7 +24,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from mobile_agent.errors import UnknownOperationError
 from mobile_agent.operations.context import Platform
@@ -157,7 +157,7 @@ class MobileUseDialect:
     space: CoordinateSpace = IMAGE
     rule: ImageRule | None = None
     name: str = "mobile_use"
-    uses_paper_prompt = False
+    uses_paper_prompt: ClassVar[Literal[False]] = False
 
     registry = COORDINATE_REGISTRY
 
@@ -177,7 +177,6 @@ class MobileUseDialect:
         instruction: str,
         history: Sequence[str],
         feedback: Sequence[str],
-        screenshot: Any,
         viewport: Viewport,
         image_part: ImagePart,
         platform: Platform = "android",
@@ -191,7 +190,7 @@ class MobileUseDialect:
         )
         return [
             {"role": "system", "content": SYSTEM.replace("$tool", tool).replace("$phone", phone_name(platform))},
-            {"role": "user", "content": [{"type": "text", "text": user}, image_part(screenshot)]},
+            {"role": "user", "content": [{"type": "text", "text": user}, image_part()]},
         ]
 
     def parse(

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from mobile_agent.errors import UnknownOperationError
 from mobile_agent.operations.context import Platform
@@ -120,7 +120,7 @@ class UiTarsDialect:
     space: CoordinateSpace = IMAGE
     rule: ImageRule | None = None
     name: str = "ui_tars"
-    uses_paper_prompt = False
+    uses_paper_prompt: ClassVar[Literal[False]] = False
 
     registry = COORDINATE_REGISTRY
 
@@ -135,7 +135,6 @@ class UiTarsDialect:
         instruction: str,
         history: Sequence[str],
         feedback: Sequence[str],
-        screenshot: Any,
         viewport: Viewport,
         image_part: ImagePart,
         platform: Platform = "android",
@@ -158,7 +157,7 @@ class UiTarsDialect:
         text = prompt + "\n## Action History\n" + history_text(history)
         if feedback:
             text += "\n\n## Feedback on the last action\n" + "\n".join(f"- {f}" for f in feedback)
-        return [{"role": "user", "content": [{"type": "text", "text": text}, image_part(screenshot)]}]
+        return [{"role": "user", "content": [{"type": "text", "text": text}, image_part()]}]
 
     def parse(
         self, text: str, viewport: Viewport, tool_calls: Sequence[Mapping[str, Any]] = ()
