@@ -17,9 +17,17 @@ said "center" for an icon at the top left).
 fed its own view hierarchy, as ``bench_real_icons --tree`` does; Fisher-Price 516's is in its
 root's 411-wide space and is scaled by that). The v1 runs recorded no hierarchy.
 
+The second held-back set (``--targets benchmarks/data/fresh2_icon_targets.json``, issue 30,
+heldout5): 64 icons on published phone screenshots of 9 open-source apps the project has never
+seen, in ``benchmarks/data/fresh2/`` (sources and licences there). Its items' source is
+``fresh2``; they are grouped by app, placement (toolbar, row, fab, bottom-nav, panel) and
+whether the position words agree with the box; they carry no hierarchy (``--tree`` skips them).
+
 Run: ``python benchmarks/bench_fresh_icons.py [--backend cpu] [--tree] [--verbose]``;
 ``--targets FILE --limit N`` runs it on another set of the same shape (to try the script
-without looking at the held-back one). Prints figures; exits 0 (goals are reported, not asserted).
+without looking at the held-back one). ``--check`` only loads the file and checks it (every
+screenshot opens at its recorded size, every box lies inside it); no locator runs. Prints
+figures; exits 0 (goals are reported, not asserted); ``--check`` exits 1 on a problem.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -44,7 +53,7 @@ from perception.accessibility import AccessibilityNode  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 TARGETS = REPO / "benchmarks" / "data" / "fresh_icon_targets.json"
-SOURCES = ("mobile-agent-v1-runs", "rico-dev")
+SOURCES = ("mobile-agent-v1-runs", "rico-dev", "fresh2")
 
 
 def load_targets(path: Path) -> tuple[Path, list[dict]]:
@@ -61,6 +70,13 @@ def groups_of(item: dict) -> list[str]:
     source = source_of(item)
     image = item["image"].removeprefix(f"{source}/")
     groups = [source, f"kind {item.get('kind', 'control')}"]
+    if source == "fresh2":
+        agrees = set(item["position"].split()) <= set(item["grid_position"].split())
+        return groups + [
+            f"app {item['app']}",
+            f"placement {item['placement']}",
+            "position agrees" if agrees else "position off",
+        ]
     if source == "rico-dev":
         groups += [f"app {image.split('/', 1)[0]}", f"half {half_of(image)}"]
     else:
@@ -80,6 +96,26 @@ def hierarchy_for(images_root: Path, item: dict, width: int) -> list[Accessibili
     bounds = json.loads(path.read_text())["activity"]["root"]["bounds"]
     space = bounds[2] if bounds[:2] == [0, 0] else 1440  # rico_nodes scales by width / 1440
     return rico_nodes(path, round(width * 1440 / space))
+
+
+def check(images_root: Path, items: list[dict[str, Any]]) -> list[str]:
+    """What is wrong with a target file's items: a screenshot that does not open at its recorded
+    size, a box not inside it. Runs no locator."""
+    problems = []
+    for item in items:
+        try:
+            with Image.open(images_root / item["image"]) as image:
+                size = list(image.size)
+                image.load()
+        except (OSError, ValueError) as error:
+            problems.append(f"{item['image']}: does not open ({error})")
+            continue
+        left, top, right, bottom = item["box"]
+        if item.get("size", size) != size:
+            problems.append(f"{item['image']}: recorded size {item['size']}, the file is {size}")
+        if not (0 <= left < right <= size[0] and 0 <= top < bottom <= size[1]):
+            problems.append(f"{item['image']}: box {item['box']} is not inside {size}")
+    return problems
 
 
 def measure(perception: Perception, images_root: Path, items: list[dict], tree: bool = False) -> Tally:
@@ -128,10 +164,16 @@ def main(argv: list[str]) -> int:
         "--tree", action="store_true", help="also the CPU path with the Rico screens' own trees"
     )
     parser.add_argument("--verbose", action="store_true", help="print every target that was not a right tap")
+    parser.add_argument("--check", action="store_true", help="only load and check the file; no locator runs")
     args = parser.parse_args(argv)
     images_root, items = load_targets(args.targets)
     if args.limit:
         items = items[: args.limit]
+    if args.check:
+        problems = check(images_root, items)
+        print("\n".join(problems) or f"{args.targets.name}: {len(items)} targets on "
+              f"{len({i['image'] for i in items})} screens; every screenshot opens, every box is inside it")  # fmt: skip
+        return 1 if problems else 0
     missing = sorted({i["image"] for i in items if not (images_root / i["image"]).is_file()})
     if missing:
         print(
