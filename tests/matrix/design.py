@@ -22,7 +22,9 @@ scale (``IPHONES``) is a device profile.
 Which cells run where: every cell of ``CELLS`` in ``tests/matrix/test_cells.py`` (one test
 each, through the interface it names), every ``PROFILE_CELLS`` entry in
 ``tests/matrix/test_profiles.py`` (the default settings, paper dialect for the CLI run,
-the reference solutions for ``eval mobile-eval``: Settings level 1).
+the reference solutions for ``eval mobile-eval``: Settings level 1), every ``MEETINGS`` row (the
+service's own features, such as tenancy, a held phone, a cancel or a revoked token, on together)
+in ``tests/matrix/test_meetings.py``.
 """
 
 from __future__ import annotations
@@ -39,16 +41,19 @@ __all__ = [
     "COMMANDS",
     "DEVICES",
     "DIALECT_MODELS",
+    "FEATURES",
     "IPHONES",
     "IPHONE_INTERFACES",
     "IPHONE_LIMITS",
     "IPHONE_REQUIRED",
     "KNOWN_BUGS",
+    "MEETINGS",
     "PROFILES",
     "PROFILE_CELLS",
     "REQUIRED",
     "SLOW_INTERFACES",
     "Cell",
+    "Meeting",
     "ProfileCell",
     "known_bug",
     "axes_for",
@@ -261,6 +266,52 @@ CELLS: tuple[Cell, ...] = tuple(dict.fromkeys([*_design("android", REQUIRED), *_
 PROFILE_CELLS: tuple[ProfileCell, ...] = tuple(ProfileCell(i, p) for i in PROFILE_INTERFACES for p in PROFILES)
 
 
+# --- where the service's own features meet ----------------------------------------------------
+# The axes above are a task's settings. The service's own features (who may see what, who holds
+# a phone, what ends a run, whose plans replay) are no axis: they meet in named rows, each a
+# test of its own in ``tests/matrix/test_meetings.py`` through the interface it names, every
+# feature of the row on at once. A fix where two of them met adds its row here (``fixed`` names
+# the commits whose fix the row holds); a new one of these features joins ``FEATURES``.
+
+FEATURES: dict[str, str] = {
+    "cancel": "POST /v1/tasks/{id}/cancel",
+    "hung_adb": "an adb server that stops answering in the middle of a call (tests/adb_wedge.py)",
+    "secret": "a {{secret:pin}} typed: the secret mask armed",
+    "person": "person in the loop: the run asks, a person answers (POST /v1/tasks/{id}/reply)",
+    "tenancy": "several tokens (server.tokens): users who may not see each other's tasks",
+    "held_phone": "a phone another interface's run holds (its PhoneLease: mobile-agent run, an MCP run)",
+    "any_phone": '"device": "any"',
+    "cache": "the plan cache on",
+    "teams": "tokens of one team (server.tokens team) share their cached plans",
+    "grounded": "a grounded dialect (its own coordinate space)",
+    "revoked": "a token taken out of server.tokens (the service restarted with the new tokens)",
+    "schedule": "a recurring schedule (POST /v1/schedules)",
+    "queued": "a task still queued when the service restarts",
+    "webhook": "a callback_url hearing task_finished",
+}
+
+
+@dataclass(frozen=True)
+class Meeting:
+    name: str
+    interface: str  # the interface of the matrix the row runs through
+    dialect: str
+    features: frozenset[str]
+    fixed: str  # the commits whose fix the row holds where the features meet
+
+
+MEETINGS: tuple[Meeting, ...] = (
+    Meeting("cancel-hung-adb-secret-person", "rest_task", "paper",
+            frozenset({"cancel", "hung_adb", "secret", "person"}), "e0a33d5 0d7cc71"),
+    Meeting("held-phone-two-tokens-any", "rest_task", "paper",
+            frozenset({"held_phone", "tenancy", "any_phone", "person"}), "8a49add bdd3bbf 109afa4 aa82c96"),
+    Meeting("mcp-cache-teams-grounded", "mcp", "ui_tars",
+            frozenset({"cache", "teams", "tenancy", "grounded"}), "3e2532e ad04deb"),
+    Meeting("revoked-token-schedule-queued-webhook", "rest_task", "paper",
+            frozenset({"revoked", "schedule", "queued", "webhook", "tenancy"}), "c46c15a 9662e87 61a45ed"),
+)
+
+
 # --- the cells waiting for another engineer's fix --------------------------------------------
 # name -> (the bug, which cells it fails). Such a cell is xfail(strict=True): when the fix
 # lands it passes, the strict xfail fails, and the entry is removed here.
@@ -335,6 +386,10 @@ def readme_table() -> str:
     lines.append("Every profile, default settings: `mobile-agent run` (paper dialect) and `eval mobile-eval --app "
                  "Settings --level 1` (reference solutions): " + ", ".join(profiles) + " (the iPhones: the "
                  "simulated phone over WebDriverAgent, `simphone serve --ios --scale 3` / `2`).")
+    lines.append("")
+    lines.append("Where the service's own features meet (`MEETINGS`, one test each): " + "; ".join(
+        f"{_INTERFACE_NAMES[m.interface]} ({_DIALECT_NAMES[m.dialect]}): " + " + ".join(sorted(m.features))
+        for m in MEETINGS) + ".")
     if IPHONE_LIMITS:
         lines.append("")
         lines.append("Not on an iPhone (known limitations): " + "; ".join(f"{_INTERFACE_NAMES[i]}: {why}"

@@ -5,6 +5,7 @@ values of every two axes, the required cells included."""
 from __future__ import annotations
 
 import argparse
+import re
 
 import simphone
 from mobile_agent.cli import build_parser
@@ -16,10 +17,12 @@ from tests.matrix.design import (
     COMMANDS,
     DEVICES,
     DIALECT_MODELS,
+    FEATURES,
     IPHONE_INTERFACES,
     IPHONE_LIMITS,
     IPHONE_REQUIRED,
     IPHONES,
+    MEETINGS,
     PROFILE_CELLS,
     PROFILES,
     REQUIRED,
@@ -105,6 +108,16 @@ def test_the_generator_covers_pairs_and_beats_the_full_product() -> None:
     assert not uncovered_pairs(axes, rows)
     assert 9 <= len(rows) < 3 * 2 * 2 * 3
     assert uncovered_pairs(axes, rows[:-1])  # every row the greedy adds covers something
+
+
+def test_every_meeting_row_is_known_features_through_a_known_interface() -> None:
+    """The rows where the service's features meet (tests/matrix/test_meetings.py runs each)."""
+    assert len({m.name for m in MEETINGS}) == len(MEETINGS)
+    for meeting in MEETINGS:
+        assert meeting.interface in AXES["interface"] and meeting.dialect in AXES["dialect"], meeting
+        assert len(meeting.features) >= 2 and meeting.features <= set(FEATURES), meeting
+        assert meeting.fixed.split() and all(re.fullmatch(r"[0-9a-f]{7,40}", c) for c in meeting.fixed.split()), meeting
+    assert set().union(*(m.features for m in MEETINGS)) == set(FEATURES), "a feature of FEATURES meets nothing"
 
 
 def test_the_readme_shows_this_design() -> None:
