@@ -81,11 +81,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     # collect: `eval families`' parser, then the export
     from eval.families.cli import add_families_parser
     from eval.mobile_eval.cli import mobile_eval_command
-    from eval.mobile_eval.cli import register as register_eval
-
-    scratch = argparse.ArgumentParser().add_subparsers()
-    register_eval(scratch)
-    run_like = scratch.choices["eval"]._subparsers._group_actions[0].choices["mobile-eval"]  # type: ignore[union-attr, index]
 
     def collect(args: argparse.Namespace) -> int:
         if not getattr(args, "model", None) and not getattr(args, "base_url", None):
@@ -104,11 +99,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         return export_command(argparse.Namespace(run_dir=args.output, output=None, dialect=args.dialect,
                                                  format=args.format))
 
-    add_families_parser(commands, run_like, collect, name="collect",
-                        help="run family instances (reference solutions unless --model), verify and export them")
-    _add_judge_flags(commands.choices["collect"])
-    _add_export_options(commands.choices["collect"])
-    group = commands.choices["collect"].add_argument_group("augmentation (each instance on each variant)")
+    collecting = add_families_parser(commands, collect, name="collect",
+                                     help="run family instances (reference solutions unless --model), verify and export them")
+    _add_judge_flags(collecting)
+    _add_export_options(collecting)
+    group = collecting.add_argument_group("augmentation (each instance on each variant)")
     group.add_argument("--augment", metavar="AXIS[,AXIS]",
                        help="themes (light, dark), sizes (the phone's and each --sizes, by wm size), profiles "
                             "(every --device phone runs every instance)")

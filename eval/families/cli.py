@@ -21,16 +21,15 @@ from typing import Any
 __all__ = ["add_families_parser"]
 
 
-def add_families_parser(commands: Any, run_like: argparse.ArgumentParser, command: Any, *, name: str = "families",
+def add_families_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], command: Any, *,
+                        name: str = "families",
                         help: str = "run seeded instances of the task families") -> argparse.ArgumentParser:
-    """``run_like`` is `eval mobile-eval`'s parser: its options are copied, so both stay alike."""
-    parser: argparse.ArgumentParser = commands.add_parser(name, help=help,
-                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    skip = {"help", "app", "task", "seed", "output", "param"}
-    for action in run_like._actions:
-        if action.dest in skip or not action.option_strings:
-            continue
-        parser._add_action(action)
+    """The families command: `eval mobile-eval`'s run options (``add_run_options``, so both stay
+    alike), the families and seeds in place of its tasks."""
+    from eval.mobile_eval.run_options import add_run_options
+
+    parser = commands.add_parser(name, help=help, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_run_options(parser)
     parser.add_argument("--family", action="append", metavar="NAME", help="only this family (repeatable)")
     parser.add_argument("--app", action="append", metavar="APP", help="families that use this app (repeatable)")
     parser.add_argument("--seeds", default="0:1", metavar="A:B", help="instance seeds A..B-1 (default 0:1)")

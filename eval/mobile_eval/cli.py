@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from eval.mobile_eval.run_options import add_run_options
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3  # 3: as `mobile-agent` for other errors
 
 
@@ -33,40 +35,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=lambda args: _usage(parser))
 
     run = commands.add_parser("mobile-eval", help="run the Mobile-Eval tasks on one or more phones")
-    run.add_argument("--device", "-s", action="append", metavar="SERIAL",
-                     help="a phone to use (repeatable: one task per phone at a time; default: the only one)")
-    run.add_argument("--connect", metavar="HOST:PORT", action="append", help="`adb connect` first (repeatable)")
-    run.add_argument("--model", help="planner model (default: settings)")
-    run.add_argument("--base-url", help="OpenAI-compatible endpoint")
-    run.add_argument("--api-key", help="API key (prefer MOBILE_AGENT_PLANNER__API_KEY)")
+    add_run_options(run)
     run.add_argument("--app", action="append", metavar="APP", help="only this app (name or slug; repeatable)")
-    run.add_argument("--level", action="append", type=int, choices=(1, 2, 3), help="only this level (repeatable)")
     run.add_argument("--task", action="append", metavar="ID", help="only this task id, e.g. notes-2 (repeatable)")
-    run.add_argument("--script-reference", action="store_true",
-                     help="run each task's reference solution in scripted mode (no LLM): checks tasks and validators; "
-                          "the default when no planner endpoint is configured")
     run.add_argument("--output", "-o", type=Path, default=Path("runs/mobile-eval"), metavar="DIR",
                      help="results.jsonl, trajectories/ and reports (default: runs/mobile-eval); rerun to resume")
-    run.add_argument("--label", help="name of this run in reports (default: the model, or 'reference')")
-    again = run.add_mutually_exclusive_group()
-    again.add_argument("--force", action="store_true",
-                       help="resume even when the folder's records come from another run (label, model, settings)")
-    again.add_argument("--new", action="store_true",
-                       help="start over in --output: earlier results move to a previous-<time> folder inside it")
     run.add_argument("--seed", type=int, default=0, help="seed of the simulated phone's reset (default 0)")
     run.add_argument("--param", action="append", metavar="NAME=VALUE", help="task parameter, e.g. address=a@b.c")
-    run.add_argument("--max-steps", type=int, help="step budget per task (default: 3 x human steps + 5)")
-    run.add_argument("--cache", action="store_true", default=None,
-                     help="replay cached plans without the model where a task's instruction and screens match, and "
-                          "cache each completed run's plan (cache.enabled); the plans live in DIR/plan-cache.sqlite3 "
-                          "unless cache.database_url says otherwise")
-    run.add_argument("--judge", choices=("auto", "mllm"), default="auto",
-                     help="phones without readable state: auto = annotate later, mllm = ask the planner model")
     run.set_defaults(func=mobile_eval_command)
 
     from eval.families.cli import add_families_parser
 
-    add_families_parser(commands, run, mobile_eval_command)
+    add_families_parser(commands, mobile_eval_command)
 
     annotate = commands.add_parser("annotate", help="judge a run step by step (correct? y/n) on the terminal")
     annotate.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="the run's trajectory folder")
