@@ -232,6 +232,14 @@ class WebhookSender:
         self.deliveries = [t for t in self.deliveries if t.is_alive()] + [thread]
         return thread
 
+    def wait(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for the deliveries under way (a process about to exit, whose
+        daemon threads would end with it); True when none is left."""
+        deadline = time.monotonic() + timeout_s
+        for thread in list(self.deliveries):
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in self.deliveries)
+
     def _deliver(self, url: str, event: str, body: bytes, delivery: str, task_id: Any) -> None:
         delay = self.backoff_s
         shown = _receiver(url)

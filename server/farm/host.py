@@ -57,6 +57,8 @@ log = logging.getLogger(__name__)
 
 # how long a task held back by its token's quota waits before a phone looks at it again
 QUOTA_RETRY_S = 2.0
+# how long a stopping worker waits for the webhooks under way (a receiver that answers late is retried no more)
+WEBHOOKS_WAIT_S = 5.0
 
 
 def host_name(settings: Settings) -> str:
@@ -339,6 +341,8 @@ class FarmHost:
                 await asyncio.wait_for(task, 15)
             except (asyncio.TimeoutError, asyncio.CancelledError, Exception):  # noqa: B014 - stopping anyway
                 task.cancel()
+        # the webhooks of the ends just stored (the interrupted runs'), before the process takes their threads
+        await asyncio.to_thread(shutdown_step, log, "the webhooks under way", lambda: self.webhooks.wait(WEBHOOKS_WAIT_S))
         # the phones its device source kept open (a USB iPhone's forward)
         await asyncio.to_thread(shutdown_step, log, "the device source", self.pool.close)
         await asyncio.to_thread(shutdown_step, log, "the host's registration", lambda: self.registry.host_stopped(self.name))

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import procrastinate
 import sqlalchemy as sa
 from procrastinate import jobs as pjobs
+from procrastinate.manager import JobManager
 from procrastinate.retry import BaseRetryStrategy, RetryDecision
 
 from server.store import TaskRow, TaskStore, tasks_table
@@ -149,35 +150,62 @@ async def recover_stalled(
     """Jobs whose worker stopped sending heartbeats: the task is retried (its ``retries``
     policy, counted by procrastinate's attempts) or ends ``interrupted``. A running task is
     touched only when its host's own heartbeat is stale as well, so a slow host is never
-    taken for a dead one. Returns (task id, what happened)."""
+    taken for a dead one. Returns (task id, what happened), each only where this call made it
+    happen: two maintenance passes may handle one stalled job (a pass that outlasts its period
+    overlaps the next one's, in another process), and a host taken for lost may end its run
+    itself meanwhile; the one whose store transition succeeded reports (and so tells) the end.
+    A job that fails to recover is logged and the others go on."""
     manager = app.job_manager
     done: list[tuple[int, str]] = []
     for job in await manager.get_stalled_jobs(task_name=RUN_TASK, seconds_since_heartbeat=heartbeat_timeout_s):
         given = job.task_kwargs.get("task_id", 0)
         task_id = int(given) if isinstance(given, (int, float, str)) else 0
-        task = await asyncio.to_thread(store.get_task, task_id)
-        if task is None or task.terminal:
-            await manager.finish_job(job, pjobs.Status.FAILED, delete_job=False)
+        try:
+            what = await _recover(manager, store, job, task_id, heartbeat_timeout_s=heartbeat_timeout_s,
+                                  lost_hosts=lost_hosts, default_retries=default_retries)
+        except Exception:  # one job's failure (the database, a row another version wrote) keeps no other's report
+            log.exception("recovering the stalled job %s of task %s failed", job.id, task_id)
             continue
-        if task.status == "queued":  # taken, never started: back in its queue
-            await manager.retry_job(job)
-            done.append((task_id, "requeued"))
-            continue
-        # a run paused for its person (waiting_for_user) still runs on its host
-        if task.status not in ("running", "waiting_for_user") or (task.instance or "") not in lost_hosts:
-            continue
-        retries = int(task.options.get("retries", default_retries) or 0)
-        reason = f"host {task.instance!r} stopped answering (no heartbeat for {heartbeat_timeout_s:g} s)"
-        if job.attempts < retries and await asyncio.to_thread(_requeue, store, task_id, f"{reason}: retry {job.attempts + 1} of {retries}"):
-            await manager.retry_job(job)
-            done.append((task_id, "retried"))
-        else:
-            error = {"type": "HostLost", "message": reason, "reason": "host lost"}
-            await asyncio.to_thread(store.finish, task_id, "interrupted", error=error)
-            await manager.finish_job(job, pjobs.Status.FAILED, delete_job=False)
-            done.append((task_id, "interrupted"))
-        notify(task_id)
+        if what is not None:
+            done.append((task_id, what))
+            notify(task_id)
     return done
+
+
+async def _recover(manager: JobManager, store: TaskStore, job: pjobs.Job, task_id: int, *,
+                   heartbeat_timeout_s: float, lost_hosts: set[str], default_retries: int) -> str | None:
+    """One stalled job (``recover_stalled``): what this call did to its task, or None."""
+    task = await asyncio.to_thread(store.get_task, task_id)
+    if task is None or task.terminal:
+        await _fail_job(manager, job)
+        return None
+    if task.status == "queued":  # taken, never started: back in its queue
+        await manager.retry_job(job)
+        return "requeued"
+    # a run paused for its person (waiting_for_user) still runs on its host
+    if task.status not in ("running", "waiting_for_user") or (task.instance or "") not in lost_hosts:
+        return None
+    retries = int(task.options.get("retries", default_retries) or 0)
+    reason = f"host {task.instance!r} stopped answering (no heartbeat for {heartbeat_timeout_s:g} s)"
+    if job.attempts < retries:
+        if not await asyncio.to_thread(_requeue, store, task_id, f"{reason}: retry {job.attempts + 1} of {retries}"):
+            return None  # no longer running: another pass retried or ended it, or its run ended; that one said so
+        await manager.retry_job(job)
+        return "retried"
+    error = {"type": "HostLost", "message": reason, "reason": "host lost"}
+    ended = await asyncio.to_thread(store.finish, task_id, "interrupted", error=error)
+    await _fail_job(manager, job)
+    # False: another pass, or the host's own run, ended it first and told that end
+    return "interrupted" if ended else None
+
+
+async def _fail_job(manager: JobManager, job: pjobs.Job) -> None:
+    """The stalled job ends ``failed`` (kept to be looked at); one another pass (or its own
+    worker, back) already ended is left as it is."""
+    try:
+        await manager.finish_job(job, pjobs.Status.FAILED, delete_job=False)
+    except procrastinate.exceptions.ConnectorException as exc:
+        log.info("the stalled job %s was not ended here (another pass or its worker did?): %s", job.id, exc)
 
 
 def job_args(task_id: int) -> dict[str, Any]:

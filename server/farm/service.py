@@ -36,7 +36,9 @@ from server.farm.queue import (
 from server.farm.registry import FarmRegistry, PhoneRow
 from server.farm.routing import Route, RouteError
 from server.metrics import Metrics
+from server.runner import tell_ends
 from server.store import TaskRow, TaskStore
+from server.webhooks import WebhookSender
 
 __all__ = ["FarmDispatcher", "FarmPhones", "FarmSlot", "build_farm"]
 
@@ -163,6 +165,8 @@ class FarmDispatcher:
             self.jobs_app, self.store, self.registry, host_timeout_s=farm.host_timeout_s,
             default_retries=farm.retries, notify=self._notify_both,
             defer=functools.partial(defer_task, self.jobs_app, self.registry),
+            # a lost host's tasks ended here: no run tells that end (a worker's maintenance tells it the same way)
+            told=functools.partial(tell_ends, WebhookSender(self.settings, report=self.store.add_event), self.store),
         )
         self._started.set()
         try:
