@@ -19,7 +19,7 @@ from PIL import Image
 
 from perception.text_match import fold
 from tests.llm_server import RecordedRequest
-from tests.matrix.design import CELLS, SLOW_INTERFACES, Cell, known_bug
+from tests.matrix.design import CELLS, DIALECT_MODELS, SLOW_INTERFACES, Cell, known_bug
 from tests.matrix.drivers import SECRET_VALUE, Rig, run_cell, simulated_iphone
 
 pytestmark = pytest.mark.timeout(300)
@@ -85,7 +85,9 @@ def _check_cell(cell: Cell, phone: Any, adb_server: Any, llm: Any, service: Any,
     # page source) only with it on, and with it on at least once where a text was looked up
     located = [s["location"] for s in ran.steps() if isinstance(s.get("location"), dict)]
     backends = {loc.get("backend") for loc in located}
-    if located:
+    if DIALECT_MODELS[cell.dialect][2] == "screen":  # a dialect that names the text to tap: it is looked up
+        assert located, "no step looked a text up: the accessibility axis went unchecked"
+    if located:  # a grounded dialect taps a point; a text is looked up only where it names one
         assert ("accessibility" in backends) == cell.accessibility, (cell.accessibility, backends)
     if cell.cache == "warm":
         cold, warm = ran.model_calls[-2], ran.model_calls[-1]
