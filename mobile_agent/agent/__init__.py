@@ -28,7 +28,7 @@ from mobile_agent.agent.records import (
 )
 from mobile_agent.agent.redact import Redactor
 from mobile_agent.agent.screen_diff import change_ratio, screen_changed
-from mobile_agent.agent.script import ScriptedRun, parse_script, run_script
+from mobile_agent.agent.script import ScriptedRun, parse_script, run_script, script_app_platforms
 from mobile_agent.agent.session import EventCallback, RunSession, carry_out
 from mobile_agent.agent.step import RunBody, StepDraft, StepEnd
 from mobile_agent.agent.trajectory import load_trajectory, write_report
@@ -69,6 +69,7 @@ __all__ = [
     "relative_inside",
     "run_script",
     "screen_changed",
+    "script_app_platforms",
     "server_path",
     "write_report",
 ]

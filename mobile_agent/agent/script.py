@@ -29,7 +29,7 @@ reach it on a screen of any size)::
     Page down until (About phone)
     Click text (About phone)
 
-May import: ``mobile_agent`` (settings, errors, device, operations, locate) and this
+May import: ``mobile_agent`` (settings, errors, device, operations, locate, apps) and this
 package's modules.
 """
 
@@ -45,6 +45,7 @@ from mobile_agent.agent.parts import TimedLocator, close_run_device, open_run_de
 from mobile_agent.agent.records import RunResult, RunStatus
 from mobile_agent.agent.session import EventCallback, RunSession, carry_out
 from mobile_agent.agent.step import StepDraft, StepEnd
+from mobile_agent.apps.platforms import app_id_platform
 from mobile_agent.errors import OperationError, OperationParseError, UnknownOperationError
 from mobile_agent.operations.catalog import find_text_on
 from mobile_agent.operations.context import AgentDevice, Locator
@@ -55,9 +56,9 @@ from mobile_agent.settings import Settings
 from perception.types import LocateStatus, Location
 
 if TYPE_CHECKING:
-    from mobile_agent.device import Phone
+    from mobile_agent.device import Phone, Platform
 
-__all__ = ["MAX_PAGES", "ScriptLine", "ScriptedRun", "parse_script", "run_script"]
+__all__ = ["MAX_PAGES", "ScriptLine", "ScriptedRun", "parse_script", "run_script", "script_app_platforms"]
 
 
 # "... #2" at the end of a line: the candidate to use when several places match
@@ -140,6 +141,19 @@ def parse_script(script_text: str) -> list[ScriptLine]:
     if not lines:
         raise OperationParseError("the script holds no operation (only blank lines and # comments)")
     return lines
+
+
+def script_app_platforms(lines: list[ScriptLine]) -> dict[str, Platform]:
+    """The app ids the script's Open App lines name that only one platform has
+    (``mobile_agent.apps.platforms``), with that platform: ``Open App (com.android.settings)``
+    runs on an Android phone only. Names ("Settings") and ids of no known platform are left out."""
+    found: dict[str, Platform] = {}
+    for line in lines:
+        app = line.action.opened_app
+        platform = app_id_platform(app) if app is not None else None
+        if app is not None and platform is not None:
+            found[app.strip()] = platform
+    return found
 
 
 def run_script(

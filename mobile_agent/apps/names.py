@@ -18,7 +18,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["alias_packages", "heuristic_matches", "normalize_name", "package_tokens"]
+__all__ = ["alias_packages", "heuristic_matches", "known_packages", "normalize_name", "package_tokens"]
 
 # Words that say nothing about which app is meant ("Google Maps", "Simple Gallery Pro",
 # "Joplin app"): they may match, but never decide.
@@ -73,6 +73,11 @@ def _alias_index() -> dict[str, tuple[str, ...]]:
             bucket = index.setdefault(key, [])
             bucket.extend(p for p in entry["packages"] if p not in bucket)
     return {k: tuple(v) for k, v in index.items()}
+
+
+def known_packages() -> frozenset[str]:
+    """Every Android package the alias table lists."""
+    return frozenset(p for packages in _alias_index().values() for p in packages)
 
 
 def alias_packages(label: str) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from mobile_agent.errors import RunCancelled
 from mobile_agent.operations.context import OperationContext, Outcome
 from mobile_agent.operations.lookup import find_icon_on, find_text_on
 from mobile_agent.operations.open_app import open_app_by_name
-from mobile_agent.operations.parser import TypedText, split_top_level, strip_quotes
+from mobile_agent.operations.parser import NamedApp, TypedText, split_top_level, strip_quotes
 from mobile_agent.operations.registry import operation
 from mobile_agent.operations.secrets import resolve_secrets
 from perception.types import LocateStatus, Location
@@ -98,7 +98,7 @@ class NoParams(BaseModel):
     model_config = _FROZEN
 
 
-class AppParams(BaseModel):
+class AppParams(NamedApp):
     model_config = _FROZEN
     app: str = Field(min_length=1, max_length=100, description="the app's name as shown under its icon")
 

@@ -44,7 +44,7 @@ from mobile_agent.errors import InvalidParametersError, OperationParseError, Unk
 if TYPE_CHECKING:
     from mobile_agent.operations.registry import OperationCard, OperationRegistry
 
-__all__ = ["ParsedAction", "TypedText", "extract_action_section", "parse_with", "reply_sections", "split_top_level", "strip_quotes"]
+__all__ = ["NamedApp", "ParsedAction", "TypedText", "extract_action_section", "parse_with", "reply_sections", "split_top_level", "strip_quotes"]
 
 _SECTION_NAMES = "observation|thought|thoughts|action|reflection|summary|memory|plan|reason|reasoning"
 _HEADER_RE = re.compile(
@@ -70,6 +70,14 @@ class TypedText(BaseModel):
     text: str
 
 
+class NamedApp(BaseModel):
+    """The parameters of an operation that opens an app named by ``app`` (Open App: a name
+    as shown under its icon, or an app id). ``ParsedAction.opened_app`` reads it: a script's
+    app ids say which platform it is written for (``server.app_platforms``)."""
+
+    app: str
+
+
 @dataclass(frozen=True)
 class ParsedAction:
     """A validated action: the operation's ``name``, its ``params`` model, the ``raw``
@@ -87,6 +95,11 @@ class ParsedAction:
         """The text this action types on the phone (secrets still as ``{{secret:name}}``), or None
         when it types nothing."""
         return self.params.text if isinstance(self.params, TypedText) else None
+
+    @property
+    def opened_app(self) -> str | None:
+        """The app this action opens, as written (a name or an app id), or None."""
+        return self.params.app if isinstance(self.params, NamedApp) else None
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "params": self.params.model_dump(), "raw": self.raw, "text": self.text}

@@ -131,10 +131,10 @@ def _public(row: ScheduleRow, schedules: Schedules, principal: Principal) -> Sch
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=SchedulePublic)
 def create_schedule(body: ScheduleCreate, service: Service, principal: Actor, response: Response) -> SchedulePublic:
-    instruction = checked_task(body.task, service)
+    checked = checked_task(body.task, service)
     owner = principal.name
-    task = {"instruction": instruction, "device": body.task.device,
-            "options": body.task.stored_options(owner, principal.team)}
+    task = {"instruction": checked.instruction, "device": checked.task.device,
+            "options": checked.task.stored_options(owner, principal.team)}
     schedules = service.schedules
     limits = service.settings.server
     try:

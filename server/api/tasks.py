@@ -17,6 +17,7 @@ import tempfile
 import time
 import zipfile
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -27,6 +28,7 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from mobile_agent.agent import inside_paths, relative_inside, server_path
+from mobile_agent.device import Platform
 from server.auth import Principal, options_shown_to
 from server.deps import ActedTask, Actor, Authorized, CurrentPrincipal, OwnedTask, Service
 from server.devices import platform_refusal
@@ -45,7 +47,7 @@ from server.state import ServiceState
 from server.store import EventRow, TaskRow
 from server.webhooks import WebhookSender, callback_refusal
 
-__all__ = ["TaskId", "checked_task", "router", "task_public"]
+__all__ = ["CheckedTask", "TaskId", "checked_task", "router", "task_public"]
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/tasks", tags=["tasks"], dependencies=[Authorized])
@@ -106,7 +108,8 @@ def _get_task(service: ServiceState, task_id: int) -> TaskRow:
 
 @router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=TaskPublic)
 def create_task(body: TaskCreate, service: Service, response: Response, principal: Actor) -> TaskPublic:
-    instruction = checked_task(body, service)
+    checked = checked_task(body, service)
+    instruction, body = checked.instruction, checked.task
     full = service.retention.disk_refusal()
     if full is not None:  # refused now rather than dying mid-run when the disk fills (server.retention)
         raise HTTPException(status.HTTP_507_INSUFFICIENT_STORAGE, full)
@@ -129,9 +132,19 @@ def create_task(body: TaskCreate, service: Service, response: Response, principa
     return task_public(task, principal)
 
 
-def checked_task(body: TaskCreate, service: ServiceState) -> str:
-    """The task's instruction once every check a submission gets has passed (422 otherwise):
-    a script that parses, a planner for an instruction, the limits, a phone that can run it."""
+@dataclass(frozen=True)
+class CheckedTask:
+    """A task body that passed every check a submission gets: its ``instruction`` (a script's
+    or flow's is made up) and the ``task`` to store (``platform`` set where its script or flow
+    pins it: ``_pinned_by_script``)."""
+
+    instruction: str
+    task: TaskCreate
+
+
+def checked_task(body: TaskCreate, service: ServiceState) -> CheckedTask:
+    """The task once every check a submission gets has passed (422 otherwise): a script that
+    parses, a planner for an instruction, the limits, a phone that can run it."""
     limits = service.settings.server
     script_lines = 0
     flow_name = None
@@ -209,6 +222,7 @@ def checked_task(body: TaskCreate, service: ServiceState) -> str:
     refusal = platform_refusal(service.pool, body.device, body.platform)
     if refusal is not None:
         raise _unprocessable("platform", refusal, "unroutable")
+    body = _pinned_by_script(body, service)
     if body.device == "any" and (body.deny_apps or body.allow_apps) and not _platform_pinned(body):
         platforms = {slot.platform for slot in service.pool.slots()}
         if len(platforms) > 1:  # an app policy is written in one platform's app ids: void on the other
@@ -235,7 +249,58 @@ def checked_task(body: TaskCreate, service: ServiceState) -> str:
     refusal = callback_refusal(body.callback_url, limits.webhook_allow) if body.callback_url is not None else None
     if refusal is not None:  # docs/security.md: a webhook never reaches the server's own network
         raise _unprocessable("callback_url", refusal, "callback_not_allowed")
-    return instruction
+    return CheckedTask(instruction, body)
+
+
+def _script_apps(body: TaskCreate) -> tuple[str, dict[str, Platform]]:
+    """Where the task's operations are (``script`` or ``flow``) and the app ids of one platform
+    they open (``mobile_agent.agent.script_app_platforms``): the script's lines, a flow's ``do:``
+    steps (one that does not parse as written, a variable in it, fails its run as before)."""
+    from mobile_agent.agent import parse_script, script_app_platforms
+    from mobile_agent.errors import OperationError
+
+    if body.script is not None:  # it parsed (checked_task)
+        return "script", script_app_platforms(parse_script(body.script))
+    if body.flow is None:
+        return "instruction", {}
+    from mobile_agent.testing import parse_flow
+
+    found: dict[str, Platform] = {}
+    for step in parse_flow(body.flow).model_dump(by_alias=True, exclude_none=True)["steps"]:
+        if isinstance(step.get("do"), str):
+            try:
+                found.update(script_app_platforms(parse_script(step["do"])))
+            except OperationError:
+                continue
+    return "flow", found
+
+
+def _pinned_by_script(body: TaskCreate, service: ServiceState) -> TaskCreate:
+    """``body`` whose script or flow opens apps by one platform's ids (``Open App
+    (com.android.settings)``) runs on a phone of that platform: under ``"any"`` with no
+    ``platform``, its platform is set; a platform or phone that cannot run them is a 422."""
+    where, apps = _script_apps(body)
+    platforms = sorted(set(apps.values()))
+    if not platforms:
+        return body
+    named = ", ".join(f"{app} ({_PLATFORM_APPS[p]})" for app, p in sorted(apps.items()))
+    if len(platforms) > 1:
+        raise _unprocessable(where, f"the {where} opens apps of several platforms: {named}; a task runs on one phone",
+                             "platforms_mixed")
+    (platform,) = platforms
+    if body.platform is not None and body.platform != platform:
+        raise _unprocessable("platform", f"the {where} opens {named}, which a phone of platform {body.platform!r} "
+                             "does not have", "platform_conflict")
+    refusal = platform_refusal(service.pool, body.device, platform)
+    if refusal is not None:
+        raise _unprocessable("device" if body.device != "any" else "platform",
+                             f"the {where} opens {named}: {refusal}", "unroutable")
+    if body.device != "any" or body.platform is not None:
+        return body
+    return body.model_copy(update={"platform": platform})
+
+
+_PLATFORM_APPS = {"android": "an Android app", "ios": "an iPhone app"}
 
 
 def _platform_pinned(body: TaskCreate) -> bool:

@@ -1,0 +1,26 @@
+"""Which platform a script's app ids are written for (``mobile_agent.agent.script_app_platforms``,
+``mobile_agent.apps.platforms``): the server pins ``"device": "any"`` with it
+(tests/service/test_any_platform_script.py)."""
+
+from __future__ import annotations
+
+from mobile_agent.agent import parse_script, script_app_platforms
+from mobile_agent.apps.platforms import app_id_platform
+
+
+def test_ids_of_one_platform_are_told_apart_and_names_pin_nothing() -> None:
+    assert app_id_platform("com.android.settings") == "android"  # the alias table
+    assert app_id_platform("com.google.android.apps.nbu.files") == "android"
+    assert app_id_platform("com.apple.android.music") == "android"  # Apple Music for Android: not an iPhone's
+    assert app_id_platform("org.example.android.notes") == "android"  # a part 'android'
+    assert app_id_platform("com.apple.Preferences") == "ios"  # Apple's bundle ids
+    assert app_id_platform("com.google.Gmail") == "ios"  # a listed third-party app's iPhone id
+    for unknown in ("Settings", "Google Maps", "com.example.notes", "设置", "android"):
+        assert app_id_platform(unknown) is None, unknown
+
+
+def test_a_scripts_open_app_lines_name_its_platform() -> None:
+    script = ("Open App (Settings)\n# Open App (com.apple.Preferences)\nopen app (com.android.settings)\n"
+              "Click text (com.apple.Preferences)\nType (com.apple.Preferences)\nOpen App (com.example.x)")
+    assert script_app_platforms(parse_script(script)) == {"com.android.settings": "android"}
+    assert script_app_platforms(parse_script("Open App (com.apple.mobilenotes)\nStop")) == {"com.apple.mobilenotes": "ios"}
