@@ -13,7 +13,6 @@ import contextlib
 import os
 import socket
 import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -22,45 +21,34 @@ import pytest
 
 from mobile_agent.agent import Agent, RunStatus, run_script
 from mobile_agent.device import close_phone, open_phone
-from mobile_agent.device.ios.usb import UsbForward, open_forwards
 from mobile_agent.settings import AdbSettings, IosSettings, Settings
 from simphone.ios import WdaFrontEnd
 from tests.agent_helpers import DONE, agent_settings, plan_reply
 from tests.ports import free_port
-from tests.usbmux_fake import FakeUsbmuxd, usbmuxd_with
-
-UDID = "00008030-0011223344556677"
-SERIAL = "ios:" + UDID
+from tests.usbmux_fake import USB_SERIAL, USB_UDID, FakeUsbmuxd, forwards_through, usbmuxd_with
 
 
-@pytest.fixture
-def usbmuxd(front: WdaFrontEnd) -> Iterator[FakeUsbmuxd]:
-    with usbmuxd_with(UDID, 12, front.url) as fake:
-        yield fake
-
-
-def _settings(tmp_path: Path, usbmuxd: FakeUsbmuxd, llm: Any = None) -> Settings:
-    settings = agent_settings(free_port(), SERIAL, tmp_path / "runs", llm)
+def _settings(tmp_path: Path, usb_iphone: FakeUsbmuxd, llm: Any = None) -> Settings:
+    settings = agent_settings(free_port(), USB_SERIAL, tmp_path / "runs", llm)
     return settings.model_copy(update={
-        "adb": AdbSettings(server_port=free_port(), adb_path=str(tmp_path / "no-adb"), serial=SERIAL),
-        "ios": IosSettings(usbmuxd=str(usbmuxd.path)),
+        "adb": AdbSettings(server_port=free_port(), adb_path=str(tmp_path / "no-adb"), serial=USB_SERIAL),
+        "ios": IosSettings(usbmuxd=str(usb_iphone.path)),
     })
 
 
 def _users(fake: FakeUsbmuxd) -> list[int]:
     """The open count of each running forward through this fake usbmuxd."""
-    forwards: list[UsbForward] = [f for f in open_forwards() if f.key[0] == str(fake.path)]
-    return [f.users for f in forwards]
+    return [f.users for f in forwards_through(fake)]
 
 
-def _usb_only_env(tmp_path: Path, usbmuxd: FakeUsbmuxd, monkeypatch: pytest.MonkeyPatch) -> None:
+def _usb_only_env(tmp_path: Path, usb_iphone: FakeUsbmuxd, monkeypatch: pytest.MonkeyPatch) -> None:
     """The settings of a command run in this process (``mobile_agent.cli.main``): no adb at all,
     the fake usbmuxd."""
     for name in [k for k in os.environ if k.startswith("MOBILE_AGENT_")]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("MOBILE_AGENT_ADB__SERVER_PORT", str(free_port()))
     monkeypatch.setenv("MOBILE_AGENT_ADB__ADB_PATH", str(tmp_path / "no-adb"))
-    monkeypatch.setenv("MOBILE_AGENT_IOS__USBMUXD", str(usbmuxd.path))
+    monkeypatch.setenv("MOBILE_AGENT_IOS__USBMUXD", str(usb_iphone.path))
 
 
 def _one_step_run(llm_server: Any) -> None:
@@ -69,75 +57,75 @@ def _one_step_run(llm_server: Any) -> None:
 
 @pytest.mark.timeout(180)
 def test_an_agent_closes_the_phone_it_opened_when_its_with_block_ends(
-    tmp_path: Path, usbmuxd: FakeUsbmuxd, llm_server: Any
+    tmp_path: Path, usb_iphone: FakeUsbmuxd, llm_server: Any
 ) -> None:
-    settings = _settings(tmp_path, usbmuxd, llm_server)
+    settings = _settings(tmp_path, usb_iphone, llm_server)
     with Agent(settings) as agent:
         for _ in range(2):  # the phone it opened stays open between its runs: one open, not two
             _one_step_run(llm_server)
             result = agent.run("Go to the home screen")
             assert result.status is RunStatus.COMPLETED, result.reason
-            assert _users(usbmuxd) == [1]
-    assert _users(usbmuxd) == []  # closed: no forward left on 127.0.0.1
+            assert _users(usb_iphone) == [1]
+    assert _users(usb_iphone) == []  # closed: no forward left on 127.0.0.1
     assert agent.device is None
 
     _one_step_run(llm_server)  # a closed agent runs again: it opens the phone anew
     assert agent.run("Go to the home screen").status is RunStatus.COMPLETED
-    assert _users(usbmuxd) == [1]
+    assert _users(usb_iphone) == [1]
     agent.close()
-    assert _users(usbmuxd) == []
+    assert _users(usb_iphone) == []
 
 
 @pytest.mark.timeout(180)
-def test_an_agent_leaves_a_phone_passed_in_open(tmp_path: Path, usbmuxd: FakeUsbmuxd, llm_server: Any) -> None:
-    settings = _settings(tmp_path, usbmuxd, llm_server)
+def test_an_agent_leaves_a_phone_passed_in_open(tmp_path: Path, usb_iphone: FakeUsbmuxd, llm_server: Any) -> None:
+    settings = _settings(tmp_path, usb_iphone, llm_server)
     phone = open_phone(settings)
     try:
         _one_step_run(llm_server)
         with Agent(settings, device=phone) as agent:
             assert agent.run("Go to the home screen").status is RunStatus.COMPLETED
-        assert agent.device is phone and _users(usbmuxd) == [1]  # the caller's phone: still open
+        assert agent.device is phone and _users(usb_iphone) == [1]  # the caller's phone: still open
         assert phone.screen_info().width == 1080
     finally:
         close_phone(phone)
-    assert _users(usbmuxd) == []
+    assert _users(usb_iphone) == []
 
 
 @pytest.mark.timeout(180)
 def test_run_script_closes_the_phone_it_opened_and_leaves_a_given_one_open(
-    tmp_path: Path, usbmuxd: FakeUsbmuxd
+    tmp_path: Path, usb_iphone: FakeUsbmuxd
 ) -> None:
-    settings = _settings(tmp_path, usbmuxd)
+    settings = _settings(tmp_path, usb_iphone)
     for _ in range(2):
         result = run_script(settings, "Home\nStop\n")
         assert result.status is RunStatus.COMPLETED, result.reason
-        assert _users(usbmuxd) == []  # each run closed the phone it opened
+        assert _users(usb_iphone) == []  # each run closed the phone it opened
 
     phone = open_phone(settings)
     try:
         assert run_script(settings, "Home\nStop\n", device=phone).status is RunStatus.COMPLETED
-        assert _users(usbmuxd) == [1] and phone.screen_info().width == 1080  # the caller's: still open
+        assert _users(usb_iphone) == [1] and phone.screen_info().width == 1080  # the caller's: still open
     finally:
         close_phone(phone)
-    assert _users(usbmuxd) == []
+    assert _users(usb_iphone) == []
 
 
 @pytest.mark.timeout(180)
-def test_the_testing_agent_closes_its_phone_with_the_phone_built_on_it(tmp_path: Path, usbmuxd: FakeUsbmuxd) -> None:
+def test_the_testing_agent_closes_its_phone_with_the_phone_built_on_it(tmp_path: Path, usb_iphone: FakeUsbmuxd) -> None:
     """``mobile_agent.testing.Agent``'s ``phone`` (perception-only assertions) is built on the
     device the agent opened: closed with it, and built anew on the next use."""
     from mobile_agent.testing import Agent as TestingAgent
 
-    settings = _settings(tmp_path, usbmuxd)
+    settings = _settings(tmp_path, usb_iphone)
     with TestingAgent(settings) as agent:
         first = agent.phone
-        assert first.device is agent.device and _users(usbmuxd) == [1]
-    assert _users(usbmuxd) == []
+        assert first.device is agent.device and _users(usb_iphone) == [1]
+    assert _users(usb_iphone) == []
     again = agent.phone  # not the phone on the closed device
-    assert again is not first and again.device is agent.device and _users(usbmuxd) == [1]
+    assert again is not first and again.device is agent.device and _users(usb_iphone) == [1]
     assert again.device.screen_info().width == 1080
     agent.close()
-    assert _users(usbmuxd) == []
+    assert _users(usb_iphone) == []
 
 
 class _Gate:
@@ -197,13 +185,13 @@ def test_mcp_keeps_one_phone_when_two_first_calls_open_it_at_once(tmp_path: Path
 
     gate = _Gate(front.url)
     try:
-        with usbmuxd_with(UDID, 13, gate.url) as fake:
+        with usbmuxd_with(USB_UDID, 13, gate.url) as fake:
             service = PhoneService(_settings(tmp_path, fake))
             with ThreadPoolExecutor(2) as pool:
-                shots = list(pool.map(lambda _: service.screenshot(SERIAL), range(2)))
+                shots = list(pool.map(lambda _: service.screenshot(USB_SERIAL), range(2)))
             assert gate.barrier.broken is False and gate.waiting <= 0  # both opens were in flight together
             assert [(s.screen_width, s.screen_height) for s in shots] == [(1080, 2400)] * 2
-            assert service.device(SERIAL) is service.device(SERIAL)
+            assert service.device(USB_SERIAL) is service.device(USB_SERIAL)
             assert _users(fake) == [1]  # the phone kept; the other open closed
             service.close()
             assert _users(fake) == []
@@ -212,42 +200,42 @@ def test_mcp_keeps_one_phone_when_two_first_calls_open_it_at_once(tmp_path: Path
 
 
 @pytest.mark.timeout(180)
-def test_mobile_agent_run_closes_the_phone_it_opened(tmp_path: Path, usbmuxd: FakeUsbmuxd,
+def test_mobile_agent_run_closes_the_phone_it_opened(tmp_path: Path, usb_iphone: FakeUsbmuxd,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """``mobile-agent run --serial ios:<UDID> --script`` in this process (``main`` returns what the
     command exits with): the forward its phone took is gone when it returns."""
     from mobile_agent.cli import main
 
-    _usb_only_env(tmp_path, usbmuxd, monkeypatch)
+    _usb_only_env(tmp_path, usb_iphone, monkeypatch)
     script = tmp_path / "home.txt"
     script.write_text("Home\nStop\n", encoding="utf-8")
-    assert main(["run", "--serial", SERIAL, "--script", str(script), "-o", str(tmp_path / "runs"), "--quiet"]) == 0
-    assert _users(usbmuxd) == []
+    assert main(["run", "--serial", USB_SERIAL, "--script", str(script), "-o", str(tmp_path / "runs"), "--quiet"]) == 0
+    assert _users(usb_iphone) == []
 
 
 @pytest.mark.timeout(300)
-def test_eval_mobile_eval_closes_the_phones_it_opened(tmp_path: Path, usbmuxd: FakeUsbmuxd,
+def test_eval_mobile_eval_closes_the_phones_it_opened(tmp_path: Path, usb_iphone: FakeUsbmuxd,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """``mobile-agent eval mobile-eval --device ios:<UDID>`` in this process: the phones it opened
     for the suite are closed when it returns."""
     from mobile_agent.cli import main
 
-    _usb_only_env(tmp_path, usbmuxd, monkeypatch)
-    code = main(["eval", "mobile-eval", "--device", SERIAL, "--script-reference", "--task", "settings-1",
+    _usb_only_env(tmp_path, usb_iphone, monkeypatch)
+    code = main(["eval", "mobile-eval", "--device", USB_SERIAL, "--script-reference", "--task", "settings-1",
                  "-o", str(tmp_path / "eval")])
     assert code == 0
-    assert _users(usbmuxd) == []
+    assert _users(usb_iphone) == []
 
 
 @pytest.mark.timeout(300)
-def test_mobile_agent_test_closes_the_phone_it_opened(tmp_path: Path, usbmuxd: FakeUsbmuxd,
+def test_mobile_agent_test_closes_the_phone_it_opened(tmp_path: Path, usb_iphone: FakeUsbmuxd,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """``mobile-agent test FLOW --serial ios:<UDID>`` in this process: the forward its phone took is
     gone when it returns."""
     from mobile_agent.cli import main
 
-    _usb_only_env(tmp_path, usbmuxd, monkeypatch)
+    _usb_only_env(tmp_path, usb_iphone, monkeypatch)
     flow = tmp_path / "home.yaml"
     flow.write_text("name: home\nsteps:\n  - do: Home\n", encoding="utf-8")
-    assert main(["test", str(flow), "--serial", SERIAL, "--output", str(tmp_path / "out")]) == 0
-    assert _users(usbmuxd) == []
+    assert main(["test", str(flow), "--serial", USB_SERIAL, "--output", str(tmp_path / "out")]) == 0
+    assert _users(usb_iphone) == []
