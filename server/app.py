@@ -268,6 +268,8 @@ def create_app(
             _shutdown_step("the schedule ticker", ticker.stop)
             _shutdown_step("the event streams", state.drain)
             await asyncio.to_thread(_shutdown_step, "the scheduler", state.scheduler.stop)
+            # the webhooks of the ends just stored (the interrupted runs'), before the process takes their threads
+            await asyncio.to_thread(_shutdown_step, "the webhooks under way", _waiting_webhooks(state))
             # the phones kept for screenshots (a USB iPhone's forward)
             await asyncio.to_thread(_shutdown_step, "the device source", state.pool.close)
             _shutdown_step("the task store", state.store.close)
@@ -340,19 +342,20 @@ def _build_state(
     runs_dir = Path(settings.agent.output_dir).resolve()
     pool: Phones
     scheduler: Dispatcher
+    from server.webhooks import WebhookSender
+
+    webhooks = WebhookSender(settings, report=store.add_event)  # the ends this process tells
     if settings.farm.enabled:  # the phones are the worker hosts' (server/farm, docs/farm.md)
         from server.farm.service import build_farm
 
-        pool, scheduler = build_farm(settings, store, hub.notify, metrics)
+        pool, scheduler = build_farm(settings, store, hub.notify, metrics, webhooks=webhooks)
     else:
         from mobile_agent.device import lease_holder
         from server.runner import tell_ends
-        from server.webhooks import WebhookSender
 
         local = DevicePool(device_source or AdbDeviceSource(settings), allow=settings.server.devices,
                            held=lambda serial: lease_holder(settings.adb, serial) is not None)
         pool = local
-        webhooks = WebhookSender(settings, report=store.add_event)
         scheduler = Scheduler(
             store,
             local,
@@ -378,6 +381,7 @@ def _build_state(
         runner=runner,
         runs_dir=runs_dir,
         api_token=token,
+        webhooks=webhooks,
     )
 
 
@@ -390,6 +394,15 @@ def _shutdown_step(name: str, step: Callable[[], object]) -> None:
     """One step of the service's shutdown (``server.shutdown``): an error in it is logged and
     the next steps still run."""
     shutdown_step(log, name, step)
+
+
+def _waiting_webhooks(state: ServiceState) -> Callable[[], object]:
+    """The shutdown step that waits for the ``task_finished`` webhooks under way (``STOP_WAIT_S``
+    at most): a run the stop interrupted is told so before the process ends their threads."""
+    from server.webhooks import STOP_WAIT_S
+
+    webhooks = state.webhooks
+    return (lambda: webhooks.wait(STOP_WAIT_S)) if webhooks is not None else (lambda: None)
 
 
 def _tell_interrupted(settings: Settings, store: TaskStore, task_ids: list[int]) -> None:

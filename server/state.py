@@ -24,6 +24,7 @@ from server.metrics import Metrics
 from server.retention import Retention
 from server.runner import TaskRunner
 from server.store import TaskRow, TaskStore
+from server.webhooks import WebhookSender
 
 if TYPE_CHECKING:
     from server.farm.recurring import Schedules
@@ -180,6 +181,7 @@ class ServiceState:
     ready: threading.Event = field(default_factory=threading.Event)
     closing: threading.Event = field(default_factory=threading.Event)
     started_at: float = field(default_factory=time.time)
+    webhooks: WebhookSender | None = None  # the ends this process tells (server.runner.tell_ends); a stop waits for them
     live: LiveHub = field(init=False)  # the live views' capture loops, one per phone
     retention: Retention = field(init=False)  # what is deleted, and the disk's free space
 

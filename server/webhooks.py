@@ -199,6 +199,11 @@ def callback_refusal(url: str, allow: Iterable[str] = ()) -> str | None:
     return AddressPolicy(allow).refusal(host, address)
 
 
+# how long a stopping process (the service, a farm worker) waits for the webhooks under way, its
+# interrupted runs' among them: their daemon threads end with it
+STOP_WAIT_S = 10.0
+
+
 class _Refused(Exception):
     """The receiver's host is not one a webhook may reach (not retried)."""
 

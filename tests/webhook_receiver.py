@@ -1,6 +1,7 @@
 """A webhook receiver on loopback for service and farm tests: records every delivery whose
-signature (``server.webhooks.verify_signature``) holds, counts the others, answers 204. A wait
-wakes on each delivery (no polling); its timeout is a guard for a broken build only."""
+signature (``server.webhooks.verify_signature``) holds, counts the others, answers 204 (the
+first ``fail_first`` requests: 500, unrecorded, so the sender tries again). A wait wakes on each
+delivery (no polling); its timeout is a guard for a broken build only."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ __all__ = ["WebhookReceiver"]
 
 
 class WebhookReceiver:
-    def __init__(self, secret: str) -> None:
+    def __init__(self, secret: str, *, fail_first: int = 0) -> None:
         self.bodies: list[dict[str, Any]] = []
         self.unsigned = 0
+        self.failed = 0  # requests answered 500
         self.arrived = threading.Condition()
         receiver = self
 
@@ -25,6 +27,11 @@ class WebhookReceiver:
             def do_POST(self) -> None:  # noqa: N802
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 with receiver.arrived:
+                    if receiver.failed < fail_first:
+                        receiver.failed += 1
+                        self.send_response(500)
+                        self.end_headers()
+                        return
                     if verify_signature(secret, self.headers, body):
                         receiver.bodies.append(json.loads(body))
                     else:

@@ -49,7 +49,7 @@ from server.runner import AgentTaskRunner, TaskRunner, tell_ends
 from server.scheduler import Scheduler
 from server.shutdown import shutdown_step, shutdown_step_async
 from server.store import TaskRow, TaskStore
-from server.webhooks import WebhookSender
+from server.webhooks import STOP_WAIT_S, WebhookSender
 
 __all__ = ["FarmHost", "HostScheduler", "host_name", "run_host"]
 
@@ -57,8 +57,6 @@ log = logging.getLogger(__name__)
 
 # how long a task held back by its token's quota waits before a phone looks at it again
 QUOTA_RETRY_S = 2.0
-# how long a stopping worker waits for the webhooks under way (a receiver that answers late is retried no more)
-WEBHOOKS_WAIT_S = 5.0
 
 
 def host_name(settings: Settings) -> str:
@@ -342,7 +340,7 @@ class FarmHost:
             except (asyncio.TimeoutError, asyncio.CancelledError, Exception):  # noqa: B014 - stopping anyway
                 task.cancel()
         # the webhooks of the ends just stored (the interrupted runs'), before the process takes their threads
-        await asyncio.to_thread(shutdown_step, log, "the webhooks under way", lambda: self.webhooks.wait(WEBHOOKS_WAIT_S))
+        await asyncio.to_thread(shutdown_step, log, "the webhooks under way", lambda: self.webhooks.wait(STOP_WAIT_S))
         # the phones its device source kept open (a USB iPhone's forward)
         await asyncio.to_thread(shutdown_step, log, "the device source", self.pool.close)
         await asyncio.to_thread(shutdown_step, log, "the host's registration", lambda: self.registry.host_stopped(self.name))

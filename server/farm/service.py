@@ -122,13 +122,15 @@ class FarmDispatcher:
     """Submissions to the farm's queue (the ``Scheduler`` interface)."""
 
     def __init__(self, settings: Settings, store: TaskStore, registry: FarmRegistry, *, notify_local: Any,
-                 metrics: Metrics | None = None) -> None:
+                 metrics: Metrics | None = None, webhooks: WebhookSender | None = None) -> None:
         url = settings.server.database_url
         install_schema(url)
         self.settings = settings
         self.store = store
         self.registry = registry
         self.metrics = metrics or Metrics()
+        # the ends this API server tells: a lost host's tasks (its maintenance), as a worker's does
+        self.webhooks = webhooks or WebhookSender(settings, report=store.add_event)
         self.jobs_app = build_jobs_app(url, max_connections=8)
         self.maintenance_app = build_maintenance_app(url, every_s=max(1, int(settings.farm.heartbeat_s)))
         self.notifier = PgNotifier(conninfo(url))
@@ -165,8 +167,7 @@ class FarmDispatcher:
             self.jobs_app, self.store, self.registry, host_timeout_s=farm.host_timeout_s,
             default_retries=farm.retries, notify=self._notify_both,
             defer=functools.partial(defer_task, self.jobs_app, self.registry),
-            # a lost host's tasks ended here: no run tells that end (a worker's maintenance tells it the same way)
-            told=functools.partial(tell_ends, WebhookSender(self.settings, report=self.store.add_event), self.store),
+            told=functools.partial(tell_ends, self.webhooks, self.store),  # no run tells a lost host's ends
         )
         self._started.set()
         try:
@@ -275,9 +276,11 @@ class FarmDispatcher:
         return True
 
 
-def build_farm(settings: Settings, store: TaskStore, notify_local: Any, metrics: Metrics) -> tuple[FarmPhones, FarmDispatcher]:
+def build_farm(settings: Settings, store: TaskStore, notify_local: Any, metrics: Metrics, *,
+               webhooks: WebhookSender | None = None) -> tuple[FarmPhones, FarmDispatcher]:
     """The phones and the dispatcher of ``serve --farm`` (``server.app`` builds the rest)."""
     registry = FarmRegistry(store.engine, host_timeout_s=settings.farm.host_timeout_s)
     registry.create_tables()
-    dispatcher = FarmDispatcher(settings, store, registry, notify_local=notify_local, metrics=metrics)
+    dispatcher = FarmDispatcher(settings, store, registry, notify_local=notify_local, metrics=metrics,
+                                webhooks=webhooks)
     return FarmPhones(registry), dispatcher

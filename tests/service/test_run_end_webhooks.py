@@ -8,12 +8,17 @@ webhook receiver on loopback that checks the signature."""
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
+from pathlib import Path
 
+import httpx
 import pytest
 
 from server.store import TaskStore
+from tests.farm_fixtures import farm_config
+from tests.server_fixtures import free_port, serve_process
 from tests.webhook_receiver import WebhookReceiver
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
@@ -103,3 +108,44 @@ def test_a_task_whose_worker_cannot_start_tells_its_callback_url_once(service, s
     assert live.wait_task(later, timeout=120)["status"] == "completed"
     hook.wait_finished(later)
     assert len(hook.finished(failed)) == 1 and hook.unsigned == 0, hook.bodies
+
+
+def test_a_stopping_service_delivers_the_webhooks_of_the_runs_it_interrupts(tmp_path: Path, adb_server, sim_phones,
+                                                                            llm_server) -> None:
+    """``mobile-agent serve`` stopped with SIGTERM mid-run: the run is interrupted and told so, and
+    the process waits for that delivery before it exits; the receiver fails the first attempt, so
+    the second comes a backoff later (before, the process exited meanwhile and the end was lost)."""
+    hook = WebhookReceiver(SECRET, fail_first=1)
+    (phone,) = sim_phones(1)
+    config = farm_config(tmp_path / "service.toml", {
+        "adb": {"server_port": adb_server.port},
+        "server": {"database_url": f"sqlite:///{tmp_path / 'service.sqlite3'}", "devices": [phone.serial],
+                   "webhook_secret": SECRET, "webhook_allow": ["127.0.0.1"], "webhook_backoff_s": 1.0,
+                   "api_token": "run-end-admin"},
+        "agent": {"output_dir": str(tmp_path / "runs"), "settle_timeout_s": 0.6, "settle_interval_s": 0.1},
+        "planner": {"base_url": llm_server.base_url, "api_key": "test-key"},
+    })
+    port = free_port()
+    process = serve_process(config, port, tmp_path / "serve.log")
+    try:
+        client = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": "Bearer run-end-admin"},
+                              timeout=30)
+        answer = client.post("/v1/tasks", json={"script": "Wait (10)\n" * 12, "callback_url": hook.url})
+        assert answer.status_code == 202, answer.text
+        running = int(answer.json()["id"])
+        deadline = time.monotonic() + 120  # a guard for a broken build only
+        while client.get(f"/v1/tasks/{running}").json()["steps"] < 1:
+            assert time.monotonic() < deadline, "the task never made a step"
+            time.sleep(0.05)
+        client.close()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(60) in (0, -signal.SIGTERM)  # uvicorn raises the signal again once it has shut down
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+    try:
+        assert hook.failed == 1 and [b["status"] for b in hook.finished(running)] == ["interrupted"], (
+            hook.failed, hook.bodies, (tmp_path / "serve.log").read_text()[-3000:])
+    finally:
+        hook.close()
