@@ -72,7 +72,7 @@ class TaskStore:
             create_tables(metadata, self.engine)
         except sa.exc.SQLAlchemyError as exc:
             self.engine.dispose()
-            cause = getattr(exc, "orig", None) or exc
+            cause = (exc.orig if isinstance(exc, sa.exc.DBAPIError) else None) or exc
             raise ConfigError(
                 f"cannot open the database {shown_url(url)}: {cause}", setting="server.database_url"
             ) from exc

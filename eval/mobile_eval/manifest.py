@@ -58,7 +58,7 @@ def run_manifest(settings: Settings, *, mode: str, label: str, seed: int, params
         # the model and how it is asked matter only when a model plans
         "model": planner.model if agent_mode else None,
         "endpoint": _endpoint(planner.base_url) if agent_mode else None,
-        "dialect": getattr(planner, "dialect", None) if agent_mode else None,
+        "dialect": planner.dialect if agent_mode else None,
         "temperature": planner.temperature if agent_mode else None,
         "max_tokens": planner.max_tokens if agent_mode else None,
         "image_long_side": planner.image_long_side if agent_mode else None,

@@ -381,7 +381,7 @@ def _box(box: Any) -> list[float] | None:
 
 def _location_dict(location: Location) -> dict[str, Any]:
     return {
-        "status": str(getattr(location.status, "value", location.status)),
+        "status": str(location.status.value),
         "target": location.target,
         "point": list(location.point) if location.point else None,
         "box": _box(location.box),

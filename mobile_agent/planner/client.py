@@ -87,7 +87,7 @@ class Planner:
         self.registry = registry if registry is not None else REGISTRY
         self._client = client or shared_client(settings)
         # named in the errors: which endpoint failed is the first thing to check
-        shown = shown_url(str(getattr(self._client, "base_url", "") or settings.base_url or OPENAI_BASE_URL))
+        shown = shown_url(str(self._client.base_url or settings.base_url or OPENAI_BASE_URL))
         self._chat = ChatEndpoint(settings, self._client, shown, sleep=sleep, rng=rng)
         self._history_limit = history_limit
         self._lock = threading.Lock()

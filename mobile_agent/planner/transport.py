@@ -23,7 +23,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import openai
 
@@ -35,6 +35,9 @@ except ModuleNotFoundError:  # pragma: no cover - older openai
 from mobile_agent.errors import PlannerError, PlannerResponseError, PlannerUnreachableError
 from mobile_agent.settings import PlannerSettings
 from mobile_agent.urls import shown_url
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
 
 __all__ = [
     "OPENAI_BASE_URL",
@@ -103,7 +106,9 @@ class ChatEndpoint:
             try:
                 response = self.client.chat.completions.create(
                     model=s.model,
-                    messages=messages,  # type: ignore[arg-type]
+                    # our messages are JSON as the chat API names it; the SDK's TypedDicts are the
+                    # same shapes, which a dict[str, Any] built by the dialects cannot be checked as
+                    messages=cast("list[ChatCompletionMessageParam]", messages),
                     temperature=s.temperature,
                     max_tokens=s.max_tokens,
                     **extra,
