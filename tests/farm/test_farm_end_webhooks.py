@@ -123,6 +123,37 @@ def test_a_lost_host_s_task_is_told_once_by_the_api_s_maintenance_and_not_again_
         hook.close()
 
 
+def test_a_lost_host_s_task_is_told_by_another_worker_s_maintenance(pg_database: str, tmp_path: Path, adb_server,
+                                                                     sim_phones) -> None:
+    """The API server is down and h1 is SIGKILLed mid-run: h2's maintenance, the only one running,
+    ends h1's task ``HostLost`` and tells it, once."""
+    hook = WebhookReceiver(SECRET)
+    mine, other = sim_phones(2, width=540, height=1200)
+    api = start_farm_api(tmp_path, pg_database, **API)
+    h1 = start_worker(tmp_path, "h1", database=pg_database, adb_port=adb_server.port, serials=[mine.serial],
+                      server=HOOKS)
+    h2 = start_worker(tmp_path, "h2", database=pg_database, adb_port=adb_server.port, serials=[other.serial],
+                      server=HOOKS)
+    try:
+        wait_free(api, [mine.serial, other.serial], workers=[h1, h2])
+        running = _submit(api, hook.url, script="Wait (10)\n" * 12, device=mine.serial)
+        until(lambda: _task(api, running)["steps"] >= 1, GUARD_S, "a step made")
+        api.stop()
+        h1.kill()
+        told = hook.wait_finished(running, timeout=GUARD_S)
+        assert told["status"] == "interrupted" and told["error"]["type"] == "HostLost", told
+        assert "h1" in told["error"]["message"], told
+        api = start_farm_api(tmp_path, pg_database, **API)
+        assert _task(api, running)["error"] == told["error"]
+        _sentinel(api, hook, mine.serial)
+        assert len(hook.finished(running)) == 1 and hook.unsigned == 0, hook.bodies
+    finally:
+        api.stop()
+        h1.stop()
+        h2.stop()
+        hook.close()
+
+
 class _RunEndsWhileRead(TaskStore):
     """The maintenance's store: the first time it reads ``task_id``, that task's run ends on its
     host right after the read, as a host taken for lost but only slow may end it (its scheduler
