@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.ports import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -29,10 +31,8 @@ def readme_block() -> list[str]:
 
 def _two_free_ports() -> int:
     for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        if port >= 65000 or 5555 <= port <= 5586:
+        port = free_port()  # below the ephemeral range: no connection takes it before the phone binds
+        if port + 1 == 5554:  # the emulator ports the adb server scans
             continue
         try:
             with socket.socket() as second:
