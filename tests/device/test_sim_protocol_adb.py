@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import struct
 import subprocess
 
 import adbutils
 import pytest
+
+from tests.ports import free_port
 
 
 def test_adb_devices_lists_the_phone_with_its_product_properties(sim_phone, adb_server):
@@ -124,9 +125,7 @@ def test_another_adb_build_drives_the_phone(sim_phones, tmp_path):
     # Its own server on its own port: adb clients kill a server of another version.
     adb = _other_adb()
     assert adb is not None
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # below the ephemeral range: no connection takes it before the server binds
     env = dict(os.environ, HOME=str(tmp_path), TMPDIR=str(tmp_path))
 
     def run(*args: str, **kwargs) -> subprocess.CompletedProcess:
