@@ -42,15 +42,14 @@ class PhoneSerial:
     serial: str
 
 
-
-
-def serve_process(config: Path, port: int, log: Path, *, log_level: str = "warning") -> subprocess.Popen[bytes]:
+def serve_process(config: Path, port: int, log: Path, *, log_level: str = "warning",
+                  database: str | None = None) -> subprocess.Popen[bytes]:
     """``mobile-agent --config CONFIG serve`` as an operator starts it: a subprocess with no
-    MOBILE_AGENT_ variable (the file's settings only), its output appended to ``log``;
-    returned once ``/readyz`` answers 200."""
+    MOBILE_AGENT_ variable (the file's settings only; ``database``: ``--database URL``), its
+    output appended to ``log``; returned once ``/readyz`` answers 200."""
     process = subprocess.Popen(
         [sys.executable, "-m", "mobile_agent.cli", "--config", str(config), "serve", "--port", str(port),
-         "--no-preload", "--log-level", log_level],
+         *(["--database", database] if database else []), "--no-preload", "--log-level", log_level],
         cwd=Path(__file__).resolve().parents[1],
         stdout=log.open("ab"),
         stderr=subprocess.STDOUT,

@@ -5,10 +5,8 @@ simulated phone, then a second server on the same database serves what the first
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -19,10 +17,9 @@ import sqlalchemy as sa
 
 from server.store import TaskStore
 from tests.ports import free_port
+from tests.server_fixtures import serve_process
 
 pytestmark = pytest.mark.postgres
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_only_one_instance_claims_a_task_on_postgres(pg_database: str, tmp_path: Path) -> None:
@@ -76,27 +73,6 @@ def test_events_keep_order_and_json_and_a_plain_url_means_psycopg(pg_database: s
         store.close()
 
 
-def _serve(database: str, config: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mobile_agent.cli", "--config", str(config), "serve", "--port", str(port),
-         "--database", database, "--no-preload", "--log-level", "warning"],
-        cwd=REPO, stdout=log.open("ab"), stderr=subprocess.STDOUT,
-        env={k: v for k, v in os.environ.items() if not k.startswith("MOBILE_AGENT_")},
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"serve exited with {process.returncode}: {log.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
-                return process
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    process.kill()
-    raise AssertionError(f"serve did not become ready: {log.read_text()[-2000:]}")
-
-
 def _stop(process: subprocess.Popen[bytes]) -> None:
     process.send_signal(signal.SIGTERM)
     try:
@@ -118,7 +94,7 @@ def test_serve_on_postgres_runs_a_task_and_a_restart_serves_it(
     )
     database = pg_database.replace("postgresql+psycopg://", "postgresql://")
     port, log = free_port(), tmp_path / "serve.log"
-    process = _serve(database, config, port, log)
+    process = serve_process(config, port, log, database=database)
     url = f"http://127.0.0.1:{port}"
     try:
         created = httpx.post(f"{url}/v1/tasks", json={"script": "Home\nWait (0.1)"}, timeout=10)
@@ -133,7 +109,7 @@ def test_serve_on_postgres_runs_a_task_and_a_restart_serves_it(
     finally:
         _stop(process)
     # the rows are in Postgres: a second server on the same database streams the same events
-    process = _serve(database, config, port, log)
+    process = serve_process(config, port, log, database=database)
     try:
         stream = httpx.get(f"{url}/v1/tasks/{task_id}/events", timeout=20).text
         assert stream.count("event: step_finished") == 2 and "event: end" in stream
