@@ -23,6 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from eval.mobile_eval.run_options import TaskSelection
+
 __all__ = ["register"]
 
 
@@ -82,17 +84,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     from eval.families.cli import add_families_parser
     from eval.mobile_eval.cli import mobile_eval_command
 
-    def collect(args: argparse.Namespace) -> int:
-        if not getattr(args, "model", None) and not getattr(args, "base_url", None):
+    def collect(args: argparse.Namespace, selection: TaskSelection) -> int:
+        if not args.model and not args.base_url:
             args.script_reference = True  # expert data: the reference solutions
         if args.augment:
-            code = _augment(args)
+            code = _augment(args, selection)
             if code:
                 return code
         judges = _judges(args)  # a judge set up wrong is said before the runs, not after
         if isinstance(judges, int):
             return judges
-        code = int(mobile_eval_command(args))
+        code = int(mobile_eval_command(args, selection))
         if code != 0:
             return code
         _verify(args.output, judges, again=False)
@@ -111,7 +113,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        help="screen sizes of the sizes axis besides the phone's own (default 720x1600)")
 
 
-def _augment(args: argparse.Namespace) -> int:
+def _augment(args: argparse.Namespace, selection: TaskSelection) -> int:
     """Replace the sampled instances with their variants (and pin per-phone ones)."""
     from eval.data_engine.variants import expand, parse_sizes
 
@@ -121,11 +123,11 @@ def _augment(args: argparse.Namespace) -> int:
         sizes = parse_sizes(args.sizes)
         if "profiles" in axes:
             phones = _phone_models(args)
-        args.selected_tasks, args.pinned_devices = expand(args.selected_tasks, axes, sizes=sizes, phones=phones)
+        selection.tasks, selection.pinned = expand(selection.tasks, axes, sizes=sizes, phones=phones)
     except ValueError as exc:
         print(f"mobile-agent data collect: {exc}", file=sys.stderr)
         return 2
-    print(f"augmented: {len(args.selected_tasks)} runs ({', '.join(axes)})", flush=True)
+    print(f"augmented: {len(selection.tasks)} runs ({', '.join(axes)})", flush=True)
     return 0
 
 

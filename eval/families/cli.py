@@ -16,18 +16,17 @@ import argparse
 import random
 import sys
 from pathlib import Path
-from typing import Any
+
+from eval.mobile_eval.run_options import RunCommand, TaskSelection, add_run_options
 
 __all__ = ["add_families_parser"]
 
 
-def add_families_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], command: Any, *,
+def add_families_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser], command: RunCommand, *,
                         name: str = "families",
                         help: str = "run seeded instances of the task families") -> argparse.ArgumentParser:
     """The families command: `eval mobile-eval`'s run options (``add_run_options``, so both stay
     alike), the families and seeds in place of its tasks."""
-    from eval.mobile_eval.run_options import add_run_options
-
     parser = commands.add_parser(name, help=help, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_run_options(parser)
     parser.add_argument("--family", action="append", metavar="NAME", help="only this family (repeatable)")
@@ -49,7 +48,7 @@ def _seeds(text: str) -> range:
         raise SystemExit(f"mobile-agent eval families: --seeds wants A:B, got {text!r}") from None
 
 
-def families_command(args: argparse.Namespace, command: Any) -> int:
+def families_command(args: argparse.Namespace, command: RunCommand) -> int:
     from eval.families import FAMILIES, distinct_instances, sample_instances
 
     if args.list:
@@ -64,15 +63,16 @@ def families_command(args: argparse.Namespace, command: Any) -> int:
         return 2
     if args.count is not None:
         tasks = random.Random(args.sample_seed).sample(tasks, min(args.count, len(tasks)))
-    args.selected_tasks, args.app, args.level = tasks, None, None
-    code = int(command(args))
+    selection = TaskSelection(tasks)
+    args.app, args.level = None, None
+    code = int(command(args, selection))
     results = args.output / "results.jsonl"
     # GPT4Tools' step rates per level and family, beside Table 2 (also when a task hit a bug: exit 3)
     if code in (0, 3) and results.is_file():
         from eval.families.report import write_family_reports
         from eval.mobile_eval.records import load_results
 
-        ran = {t.id for t in args.selected_tasks}  # data collect --augment ran variants of the instances
+        ran = {t.id for t in selection.tasks}  # data collect --augment ran variants of the instances
         paths = write_family_reports(load_results(results), args.output, ids=ran,
                                      label=args.label or ("reference" if args.script_reference else args.model or ""))
         print(paths["markdown"].read_text(encoding="utf-8") + f"families report: {paths['json']}")

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eval.mobile_eval.run_options import add_run_options
+from eval.mobile_eval.run_options import TaskSelection, add_run_options
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3  # 3: as `mobile-agent` for other errors
 
@@ -81,7 +81,8 @@ def _params(pairs: list[str] | None) -> dict[str, str] | None:
     return values
 
 
-def mobile_eval_command(args: argparse.Namespace) -> int:
+def mobile_eval_command(args: argparse.Namespace, selection: TaskSelection | None = None) -> int:
+    """`eval mobile-eval`: Mobile-Eval's tasks the filters select, or ``selection``'s."""
     from eval.mobile_eval.manifest import check_resume, run_manifest, write_manifest
     from eval.mobile_eval.records import ResultsFile, load_paper_results
     from eval.mobile_eval.report import write_reports
@@ -112,8 +113,8 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
     if params is None:
         return EXIT_USAGE
     # `eval families` hands its sampled instances over; Mobile-Eval's 33 tasks otherwise
-    handed = getattr(args, "selected_tasks", None)
-    tasks = handed if handed is not None else select_tasks(load_tasks(), apps=args.app, levels=args.level, ids=args.task)
+    tasks = (selection.tasks if selection is not None
+             else select_tasks(load_tasks(), apps=args.app, levels=args.level, ids=args.task))
     if not tasks:
         print("mobile-agent eval: no task matches the filters", file=sys.stderr)
         return EXIT_USAGE
@@ -152,13 +153,13 @@ def mobile_eval_command(args: argparse.Namespace) -> int:
             print(f"resuming: {len(done)} task(s) already in {runner.results.path}{forced}", flush=True)
         write_manifest(args.output, manifest)
         try:
-            records = runner.run(tasks, pinned=getattr(args, "pinned_devices", None))  # data collect --augment profiles
+            records = runner.run(tasks, pinned=selection.pinned if selection is not None else None)  # --augment profiles
         except KeyboardInterrupt:
             runner.cancel.set()
             print("interrupted; rerun the same command to resume", file=sys.stderr)
             return 130
         chosen = {t.id for t in tasks}
-        paper = load_paper_results() if getattr(args, "selected_tasks", None) is None else None
+        paper = load_paper_results() if selection is None else None
         paths = write_reports([r for r in records if r.task_id in chosen], args.output, paper=paper,
                               label=label)
         print(f"results: {runner.results.path}\nreport: {paths['html']}\n{paths['markdown'].read_text()}")

@@ -1,11 +1,32 @@
 """The options of a run of tasks on phones, shared by `eval mobile-eval`, `eval families` and
-`data collect` (argparse's public API: each command adds them to its own parser)."""
+`data collect` (argparse's public API: each command adds them to its own parser), and the
+``TaskSelection`` a command hands `mobile_eval_command` in place of Mobile-Eval's own tasks."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-__all__ = ["add_run_options"]
+if TYPE_CHECKING:
+    from eval.mobile_eval.schema import EvalTask
+
+__all__ = ["RunCommand", "TaskSelection", "add_run_options"]
+
+
+@dataclass
+class TaskSelection:
+    """The tasks to run instead of the 33 that --app/--level/--task select: `eval families`'
+    sampled instances, which `data collect --augment` replaces with their variants (``pinned``:
+    task id -> the serial of the phone a variant must run on)."""
+
+    tasks: list[EvalTask]
+    pinned: dict[str, str] = field(default_factory=dict)
+
+
+# a command `eval families` runs its instances with: `mobile_eval_command`, or data collect's
+RunCommand = Callable[[argparse.Namespace, TaskSelection], int]
 
 
 def add_run_options(run: argparse.ArgumentParser) -> None:
