@@ -43,6 +43,7 @@ from server.scheduler import Scheduler
 from server.shutdown import shutdown_step
 from server.state import Dispatcher, EventHub, Phones, ServiceState
 from server.store import TaskStore, check_database_url
+from server.webhooks import WebhookSender
 
 __all__ = ["app_from_env", "check_exposure", "create_app"]
 
@@ -238,8 +239,8 @@ def create_app(
         for task_id in interrupted:
             log.warning("task %s was running when the server stopped: now interrupted", task_id)
         # no run will tell their end: their callback_url hears it here, once
-        await asyncio.to_thread(_tell_interrupted, settings, state.store, interrupted)
-        await asyncio.to_thread(_refuse_revoked_queued, settings, state.store)
+        await asyncio.to_thread(_tell_interrupted, settings, state.store, interrupted, state.webhooks)
+        await asyncio.to_thread(_refuse_revoked_queued, settings, state.store, state.webhooks)
         await asyncio.to_thread(state.pool.refresh)
         _warn_about_setup(settings, state)
         if settings.server.preload_perception and not settings.farm.enabled:
@@ -342,8 +343,6 @@ def _build_state(
     runs_dir = Path(settings.agent.output_dir).resolve()
     pool: Phones
     scheduler: Dispatcher
-    from server.webhooks import WebhookSender
-
     webhooks = WebhookSender(settings, report=store.add_event)  # the ends this process tells
     if settings.farm.enabled:  # the phones are the worker hosts' (server/farm, docs/farm.md)
         from server.farm.service import build_farm
@@ -405,15 +404,16 @@ def _waiting_webhooks(state: ServiceState) -> Callable[[], object]:
     return (lambda: webhooks.wait(STOP_WAIT_S)) if webhooks is not None else (lambda: None)
 
 
-def _tell_interrupted(settings: Settings, store: TaskStore, task_ids: list[int]) -> None:
+def _tell_interrupted(settings: Settings, store: TaskStore, task_ids: list[int],
+                      webhooks: WebhookSender | None = None) -> None:
+    """``webhooks``: the service's (``ServiceState.webhooks``), which its stop waits for."""
     from server.runner import tell_ends
-    from server.webhooks import WebhookSender
 
     if task_ids:
-        tell_ends(WebhookSender(settings, report=store.add_event), store, task_ids)
+        tell_ends(webhooks or WebhookSender(settings, report=store.add_event), store, task_ids)
 
 
-def _refuse_revoked_queued(settings: Settings, store: TaskStore) -> None:
+def _refuse_revoked_queued(settings: Settings, store: TaskStore, webhooks: WebhookSender | None = None) -> None:
     """A queued task whose token was taken out of ``server.tokens`` (or made a viewer) ends
     ``error`` without running, before any phone takes it: it would run with the server's planner
     key for an owner who may no longer submit (``server.auth.submit_refusal``, as a schedule's
@@ -421,9 +421,8 @@ def _refuse_revoked_queued(settings: Settings, store: TaskStore) -> None:
     scheduler, and on a farm's API server too: its workers hold no tokens and run what is queued."""
     from server.auth import submit_refusal
     from server.runner import tell_unrun_end
-    from server.webhooks import WebhookSender
 
-    webhooks = WebhookSender(settings, report=store.add_event)
+    webhooks = webhooks or WebhookSender(settings, report=store.add_event)
     for task in store.queued_tasks():
         refusal = submit_refusal(settings.server, task.owner)
         if refusal is None:

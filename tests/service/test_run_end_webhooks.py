@@ -9,6 +9,7 @@ webhook receiver on loopback that checks the signature."""
 from __future__ import annotations
 
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -117,16 +118,8 @@ def test_a_stopping_service_delivers_the_webhooks_of_the_runs_it_interrupts(tmp_
     the second comes a backoff later (before, the process exited meanwhile and the end was lost)."""
     hook = WebhookReceiver(SECRET, fail_first=1)
     (phone,) = sim_phones(1)
-    config = farm_config(tmp_path / "service.toml", {
-        "adb": {"server_port": adb_server.port},
-        "server": {"database_url": f"sqlite:///{tmp_path / 'service.sqlite3'}", "devices": [phone.serial],
-                   "webhook_secret": SECRET, "webhook_allow": ["127.0.0.1"], "webhook_backoff_s": 1.0,
-                   "api_token": "run-end-admin"},
-        "agent": {"output_dir": str(tmp_path / "runs"), "settle_timeout_s": 0.6, "settle_interval_s": 0.1},
-        "planner": {"base_url": llm_server.base_url, "api_key": "test-key"},
-    })
     port = free_port()
-    process = serve_process(config, port, tmp_path / "serve.log")
+    process = _serve(tmp_path, port, adb_server.port, phone.serial, llm_server.base_url)
     try:
         client = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": "Bearer run-end-admin"},
                               timeout=30)
@@ -138,8 +131,7 @@ def test_a_stopping_service_delivers_the_webhooks_of_the_runs_it_interrupts(tmp_
             assert time.monotonic() < deadline, "the task never made a step"
             time.sleep(0.05)
         client.close()
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(60) in (0, -signal.SIGTERM)  # uvicorn raises the signal again once it has shut down
+        _stop(process)
     finally:
         if process.poll() is None:
             process.kill()
@@ -149,3 +141,48 @@ def test_a_stopping_service_delivers_the_webhooks_of_the_runs_it_interrupts(tmp_
             hook.failed, hook.bodies, (tmp_path / "serve.log").read_text()[-3000:])
     finally:
         hook.close()
+
+
+def test_a_service_stopped_as_it_starts_delivers_the_ends_its_start_told(tmp_path: Path, adb_server, sim_phones,
+                                                                         llm_server) -> None:
+    """The task a dead service left running is stored ``interrupted`` at the next start and told
+    (e101558); that service is stopped at once: the stop waits for the delivery (its first
+    attempt fails, the second comes a backoff later) instead of ending its thread."""
+    hook = WebhookReceiver(SECRET, fail_first=1)
+    store = TaskStore(f"sqlite:///{tmp_path / 'service.sqlite3'}", instance="run-end-service")
+    try:
+        task = store.create_task("Home", "any", {"owner": "admin", "script": "Home", "callback_url": hook.url})
+        assert store.claim(task.id, "emulator-5554", tmp_path / "runs" / "dead")
+    finally:
+        store.close()
+    (phone,) = sim_phones(1)
+    process = _serve(tmp_path, free_port(), adb_server.port, phone.serial, llm_server.base_url)
+    try:
+        _stop(process)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+    try:
+        assert hook.failed == 1 and [b["status"] for b in hook.finished(task.id)] == ["interrupted"], (
+            hook.failed, hook.bodies, (tmp_path / "serve.log").read_text()[-3000:])
+    finally:
+        hook.close()
+
+
+def _serve(tmp_path: Path, port: int, adb_port: int, serial: str, planner_url: str) -> subprocess.Popen[bytes]:
+    """``mobile-agent serve`` (instance ``run-end-service``) with a webhook retried 1 s after a failure."""
+    config = farm_config(tmp_path / "service.toml", {
+        "adb": {"server_port": adb_port},
+        "server": {"database_url": f"sqlite:///{tmp_path / 'service.sqlite3'}", "devices": [serial],
+                   "webhook_secret": SECRET, "webhook_allow": ["127.0.0.1"], "webhook_backoff_s": 1.0,
+                   "api_token": "run-end-admin", "instance_id": "run-end-service"},
+        "agent": {"output_dir": str(tmp_path / "runs"), "settle_timeout_s": 0.6, "settle_interval_s": 0.1},
+        "planner": {"base_url": planner_url, "api_key": "test-key"},
+    })
+    return serve_process(config, port, tmp_path / "serve.log")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(60) in (0, -signal.SIGTERM)  # uvicorn raises the signal again once it has shut down
