@@ -32,6 +32,7 @@ from eval.mobile_eval.matching import POINT_STANDS_FOR, ActionRef
 from perception.types import LocateStatus, Location
 
 if TYPE_CHECKING:
+    from mobile_agent.agent import StepRecord
     from mobile_agent.operations import Locator
 
 __all__ = ["StepEffects", "effect_ref", "stroke_operation"]
@@ -48,10 +49,6 @@ def stroke_operation(x1: float, y1: float, x2: float, y2: float) -> str:
     if abs(dy) >= abs(dx):
         return "page_down" if dy < 0 else "page_up"
     return "swipe_left" if dx < 0 else "swipe_right"
-
-
-def _field(step: Any, name: str) -> Any:
-    return step.get(name) if isinstance(step, Mapping) else getattr(step, name, None)
 
 
 def effect_ref(name: str, params: Mapping[str, Any], text: str, *, point: tuple[int, int] | None = None,
@@ -84,16 +81,15 @@ class StepEffects:
         self.trajectory_dir = trajectory_dir
         self._locator = locator
 
-    def action_ref(self, step: Any) -> ActionRef | None:
+    def action_ref(self, step: StepRecord) -> ActionRef | None:
         """The step's action as the reference's operations see it; None when its reply did not parse."""
-        operation = _field(step, "operation")
+        operation = step.operation
         if not operation:
             return None
-        point = _field(step, "tap_point")
-        shot = self.trajectory_dir / str(_field(step, "screenshot"))
-        return effect_ref(str(operation["name"]), dict(operation.get("params") or {}),
-                          str(_field(step, "action_text") or ""),
-                          point=(int(point[0]), int(point[1])) if point else None, swipe=_field(step, "swipe"),
+        point = step.tap_point
+        shot = self.trajectory_dir / step.screenshot
+        return effect_ref(str(operation["name"]), dict(operation.get("params") or {}), step.action_text,
+                          point=(int(point[0]), int(point[1])) if point else None, swipe=step.swipe,
                           frame=_FileFrame(shot), locator=self._locator)
 
 

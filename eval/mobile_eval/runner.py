@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from mobile_agent.operations import AgentDevice, Locator
 from mobile_agent.settings import Settings
 
-__all__ = ["EvalConfig", "SuiteRunner", "parse_action_ref", "step_action_ref"]
+__all__ = ["EvalConfig", "SuiteRunner", "parse_action_ref"]
 
 log = logging.getLogger(__name__)
 
@@ -66,16 +66,6 @@ def parse_action_ref(text: str) -> ActionRef:
 
     parsed = parse_action(f"Action: {text}")
     return ActionRef(parsed.name, parsed.params.model_dump(), parsed.text)
-
-
-def step_action_ref(step: Any) -> ActionRef | None:
-    """The action of a ``StepRecord`` (or its dict) as recorded, ``None`` when the reply did
-    not parse (``effects.StepEffects`` reads a grounded step by what it did)."""
-    operation = step.get("operation") if isinstance(step, dict) else step.operation
-    text = step.get("action_text", "") if isinstance(step, dict) else step.action_text
-    if not operation:
-        return None
-    return ActionRef(operation["name"], dict(operation.get("params") or {}), text)
 
 
 @dataclass
