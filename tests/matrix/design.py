@@ -288,6 +288,7 @@ FEATURES: dict[str, str] = {
     "schedule": "a recurring schedule (POST /v1/schedules)",
     "queued": "a task still queued when the service restarts",
     "webhook": "a callback_url hearing task_finished",
+    "farm": "the farm: the API server and a `mobile-agent worker` on PostgreSQL",
 }
 
 
@@ -305,6 +306,8 @@ MEETINGS: tuple[Meeting, ...] = (
             frozenset({"cancel", "hung_adb", "secret", "person"}), "e0a33d5 0d7cc71"),
     Meeting("held-phone-two-tokens-any", "rest_task", "paper",
             frozenset({"held_phone", "tenancy", "any_phone", "person"}), "8a49add bdd3bbf 109afa4 aa82c96"),
+    Meeting("farm-held-phone-two-tokens-any", "rest_task", "paper",
+            frozenset({"farm", "held_phone", "tenancy", "any_phone"}), "30558f5 d6afbb9 aa82c96"),
     Meeting("mcp-cache-teams-grounded", "mcp", "ui_tars",
             frozenset({"cache", "teams", "tenancy", "grounded"}), "3e2532e ad04deb"),
     Meeting("revoked-token-schedule-queued-webhook", "rest_task", "paper",

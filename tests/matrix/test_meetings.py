@@ -150,6 +150,55 @@ def _held_phone_two_tokens_any(request: pytest.FixtureRequest) -> None:
     assert live.client.get(f"/v1/devices/{held}", headers=ALICE).json()["busy"] is False  # released
 
 
+def _farm_held_phone_two_tokens_any(request: pytest.FixtureRequest) -> None:
+    """The same meeting on a farm (PostgreSQL, a real ``mobile-agent worker`` with both phones, the
+    API server on uvicorn): the worker serves no ``"any"`` task on the held phone (30558f5), so
+    alice's task queued behind bob's waits for bob's phone; the API's listing says busy from the
+    worker's row (d6afbb9) and names no task of another principal (aa82c96); screens as above."""
+    from tests.farm_fixtures import phones, start_farm_api, start_worker, until, wait_done, wait_free
+
+    tmp_path: Path = request.getfixturevalue("tmp_path")
+    adb_server = request.getfixturevalue("adb_server")
+    held, free = sorted(p.serial for p in request.getfixturevalue("sim_phones")(2, width=540, height=1200))
+    database = request.getfixturevalue("pg_database")
+    worker = start_worker(tmp_path, "meet", database=database, adb_port=adb_server.port, serials=[held, free])
+    # another adb port for the API server, as on a host of its own: it learns the lease from the worker's row
+    api = start_farm_api(tmp_path, database, **{"adb.server_port": adb_server.port + 1, **HELD_TOKENS})
+
+    def submit(headers: dict[str, str], script: str) -> int:
+        answer = api.client.post("/v1/tasks", headers=headers, json={"script": script, "device": "any"})
+        assert answer.status_code == 202, answer.text
+        return int(answer.json()["id"])
+
+    def shot(headers: dict[str, str], serial: str) -> int:
+        return api.client.get(f"/v1/devices/{serial}/screenshot", headers=headers).status_code
+
+    try:
+        wait_free(api, [held, free], workers=[worker])
+        with PhoneLease(AdbSettings(server_port=adb_server.port), held, "mobile-agent mcp (pid 1)"):
+            until(lambda: f"phone {held} is held by mobile-agent mcp (pid 1)" in worker.text(), 60,
+                  "the worker never noticed the held phone")
+            bobs = submit(BOB, "Wait (4)")
+            running = until(lambda: (t := api.client.get(f"/v1/tasks/{bobs}").json())["status"] == "running" and t,
+                            60, "bob's task never started")
+            assert running["device"] == free, f"bob's task took {running['device']}, which another interface holds"
+            alices = submit(ALICE, "Home")  # only the held phone is idle: it waits for bob's
+            seen = {d["serial"]: (d["busy"], d["current_task"])
+                    for d in api.client.get("/v1/devices", headers=ALICE).json()["data"]}
+            assert seen == {held: (True, None), free: (True, None)}, seen
+            assert api.client.get(f"/v1/devices/{free}", headers=BOB).json()["current_task"] == bobs
+            assert (shot(ALICE, held), shot(ALICE, free), shot(BOB, held)) == (409, 409, 409)
+            done = wait_done(api.client, alices, timeout=120)
+            assert (done["status"], done["device"]) == ("completed", free), done
+            assert wait_done(api.client, bobs, timeout=120)["status"] == "completed"
+        assert "waiting_for_phone" not in [e.kind for e in api.state.store.events_after(alices)]
+        assert phones(api)[held]["busy"] is False or until(lambda: phones(api)[held]["busy"] is False, 60,
+                                                           "the held phone never listed free again")
+    finally:
+        worker.stop()
+        api.stop()
+
+
 # --- MCP + plan cache + teams + a grounded dialect ---------------------------------------------
 
 MCP_TOKENS = {"alice": "meet-mcp-alice-1", "carol": "meet-mcp-carol-1", "bob": "meet-mcp-bob-1"}
@@ -272,12 +321,14 @@ def _revoked_token_schedule_queued_webhook(request: pytest.FixtureRequest) -> No
 DRIVERS: dict[str, Callable[[pytest.FixtureRequest], None]] = {
     "cancel-hung-adb-secret-person": _cancel_hung_adb_secret_person,
     "held-phone-two-tokens-any": _held_phone_two_tokens_any,
+    "farm-held-phone-two-tokens-any": _farm_held_phone_two_tokens_any,
     "mcp-cache-teams-grounded": _mcp_cache_teams_grounded,
     "revoked-token-schedule-queued-webhook": _revoked_token_schedule_queued_webhook,
 }
 
 
-@pytest.mark.parametrize("meeting", [pytest.param(m, id=m.name) for m in MEETINGS])
+@pytest.mark.parametrize("meeting", [pytest.param(m, id=m.name, marks=[pytest.mark.postgres] * ("farm" in m.features))
+                                     for m in MEETINGS])
 def test_meeting(meeting: Meeting, request: pytest.FixtureRequest) -> None:
     assert meeting.name in DRIVERS, f"no driver for the meeting {meeting.name!r}: add one to tests/matrix/test_meetings.py"
     DRIVERS[meeting.name](request)
