@@ -31,6 +31,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mobile_agent.errors import ConfigError
@@ -167,14 +168,12 @@ class SafeJSONResponse(JSONResponse):
         return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
 
 
-async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> Response:
     """Starlette's own handler, with the safe encoding (a 404 may echo a path or serial)."""
     assert isinstance(exc, StarletteHTTPException)
-    headers = getattr(exc, "headers", None)
+    headers = exc.headers
     if exc.status_code in (204, 304):
-        from starlette.responses import Response
-
-        return Response(status_code=exc.status_code, headers=headers)  # type: ignore[return-value]
+        return Response(status_code=exc.status_code, headers=headers)
     return SafeJSONResponse({"detail": _json_safe(jsonable_encoder(exc.detail))}, status_code=exc.status_code,
                             headers=headers)
 
