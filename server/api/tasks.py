@@ -348,8 +348,9 @@ def cancel_task(task_id: TaskId, task: ActedTask, service: Service, principal: C
     service.store.audit(principal.name, principal.role, "task.cancel", f"task {task_id}", {"owner": task.owner})
     after = _get_task(service, task_id)
     if after.status == "cancelled" and after.started_at is None:  # never ran: no runner tells its end
-        tell_unrun_end(WebhookSender(service.settings, report=service.store.add_event), after, "cancelled",
-                       result={"reason": "cancelled while queued"})
+        # the service's sender, which its stop waits for (ServiceState.webhooks)
+        webhooks = service.webhooks or WebhookSender(service.settings, report=service.store.add_event)
+        tell_unrun_end(webhooks, after, "cancelled", result={"reason": "cancelled while queued"})
     return task_public(after, principal)
 
 

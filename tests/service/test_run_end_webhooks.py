@@ -170,6 +170,35 @@ def test_a_service_stopped_as_it_starts_delivers_the_ends_its_start_told(tmp_pat
         hook.close()
 
 
+def test_a_service_stopped_after_a_cancel_delivers_that_end(tmp_path: Path, adb_server, sim_phones,
+                                                            llm_server) -> None:
+    """A task cancelled while queued is told by the cancel route; the service stopped right after
+    waits for that delivery (its first attempt fails, the second comes a backoff later)."""
+    hook = WebhookReceiver(SECRET, fail_first=1)
+    (phone,) = sim_phones(1)
+    port = free_port()
+    process = _serve(tmp_path, port, adb_server.port, phone.serial, llm_server.base_url)
+    try:
+        client = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": "Bearer run-end-admin"},
+                              timeout=30)
+        ids = [client.post("/v1/tasks", json={"script": "Wait (10)\n" * 12, "device": phone.serial,
+                                              **({"callback_url": hook.url} if n else {})}).json()["id"]
+               for n in range(2)]  # the first keeps the phone: the second stays queued
+        answer = client.post(f"/v1/tasks/{ids[1]}/cancel")
+        assert answer.status_code == 202 and answer.json()["status"] == "cancelled", answer.text
+        client.close()
+        _stop(process)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+    try:
+        assert hook.failed == 1 and [b["status"] for b in hook.finished(ids[1])] == ["cancelled"], (
+            hook.failed, hook.bodies, (tmp_path / "serve.log").read_text()[-3000:])
+    finally:
+        hook.close()
+
+
 def _serve(tmp_path: Path, port: int, adb_port: int, serial: str, planner_url: str) -> subprocess.Popen[bytes]:
     """``mobile-agent serve`` (instance ``run-end-service``) with a webhook retried 1 s after a failure."""
     config = farm_config(tmp_path / "service.toml", {
