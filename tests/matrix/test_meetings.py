@@ -178,7 +178,7 @@ def _farm_held_phone_two_tokens_any(request: pytest.FixtureRequest) -> None:
         with PhoneLease(AdbSettings(server_port=adb_server.port), held, "mobile-agent mcp (pid 1)"):
             until(lambda: f"phone {held} is held by mobile-agent mcp (pid 1)" in worker.text(), 60,
                   "the worker never noticed the held phone")
-            bobs = submit(BOB, "Wait (4)")
+            bobs = submit(BOB, "Wait (10)\n" * 12)  # runs until it is cancelled below
             running = until(lambda: (t := api.client.get(f"/v1/tasks/{bobs}").json())["status"] == "running" and t,
                             60, "bob's task never started")
             assert running["device"] == free, f"bob's task took {running['device']}, which another interface holds"
@@ -188,9 +188,11 @@ def _farm_held_phone_two_tokens_any(request: pytest.FixtureRequest) -> None:
             assert seen == {held: (True, None), free: (True, None)}, seen
             assert api.client.get(f"/v1/devices/{free}", headers=BOB).json()["current_task"] == bobs
             assert (shot(ALICE, held), shot(ALICE, free), shot(BOB, held)) == (409, 409, 409)
+            assert api.client.get(f"/v1/tasks/{alices}").json()["status"] == "queued"  # not on the held phone
+            assert api.client.post(f"/v1/tasks/{bobs}/cancel", headers=BOB).status_code == 202
+            assert wait_done(api.client, bobs, timeout=120)["status"] == "cancelled"
             done = wait_done(api.client, alices, timeout=120)
             assert (done["status"], done["device"]) == ("completed", free), done
-            assert wait_done(api.client, bobs, timeout=120)["status"] == "completed"
         assert "waiting_for_phone" not in [e.kind for e in api.state.store.events_after(alices)]
         assert phones(api)[held]["busy"] is False or until(lambda: phones(api)[held]["busy"] is False, 60,
                                                            "the held phone never listed free again")
