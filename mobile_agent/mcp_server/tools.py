@@ -110,7 +110,7 @@ class ElicitChannel:
             return None
         if result.action != "accept":
             return UserReply("deny", text=f"the MCP client answered {result.action}", by="mcp")
-        data = getattr(result, "data", None)
+        data = result.data
         if isinstance(data, Confirmation):
             return UserReply("approve" if data.approve else "deny", text=data.note, by="mcp")
         if isinstance(data, Answer):
