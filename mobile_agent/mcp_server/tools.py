@@ -207,7 +207,7 @@ def _outward(ctx: Context[Any, Any], settings: Settings, data: Any) -> Any:
 
 def _channel(ctx: Context[Any, Any]) -> UserChannel:
     caps = ctx.client_capabilities
-    if caps is not None and getattr(caps, "elicitation", None) is not None:
+    if caps is not None and caps.elicitation is not None:
         return ElicitChannel(ctx)
     return NoPersonChannel(NO_ELICITATION)
 
