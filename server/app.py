@@ -32,6 +32,7 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mobile_agent.errors import ConfigError
@@ -125,7 +126,7 @@ class MetricsMiddleware:
 
         def observe(status_code: int) -> None:
             route = scope.get("route")
-            path = getattr(route, "path", None) or "unmatched"
+            path = (route.path if isinstance(route, (Route, Mount, WebSocketRoute)) else "") or "unmatched"
             if route is not None and not scope["path"].startswith(path.split("{")[0]):
                 path = f"/{API_VERSION}{path}"
             self.metrics.observe_request(scope["method"], path, status_code, time.perf_counter() - started)
