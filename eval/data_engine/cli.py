@@ -68,7 +68,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     verify.add_argument("--device", "-s", action="append", metavar="SERIAL",
                         help="a phone whose installed apps the query judge is told (default: none, it reads the screen)")
     _add_judge_flags(verify)
-    verify.set_defaults(func=verify_command)
+    verify.set_defaults(func=verify_command, model=None, base_url=None, api_key=None)  # collect's run endpoint flags
 
     score = commands.add_parser("score", help="GPT4Tools' step rates of a planner on a dataset (gold history, no phone)")
     score.add_argument("dataset", type=Path, metavar="DATASET", help="an exported dataset (its runs.jsonl)")
@@ -164,10 +164,10 @@ def _judges(args: argparse.Namespace) -> Any:
     # the judges' own flags, else the run's planner flags (data collect --model/--base-url/--api-key),
     # else the settings; a key given for the run's endpoint never goes to another judge endpoint
     run_endpoint = args.judge_base_url is None
-    settings = load_settings(getattr(args, "config", None), {
-        "planner.model": args.judge_model or getattr(args, "model", None),
-        "planner.base_url": args.judge_base_url or getattr(args, "base_url", None),
-        "planner.api_key": args.judge_api_key or (getattr(args, "api_key", None) if run_endpoint else None)})
+    settings = load_settings(args.config, {
+        "planner.model": args.judge_model or args.model,
+        "planner.base_url": args.judge_base_url or args.base_url,
+        "planner.api_key": args.judge_api_key or (args.api_key if run_endpoint else None)})
     if not settings.planner.configured:
         print("mobile-agent data: --judges needs a model endpoint: --judge-base-url URL (and --judge-api-key, or "
               "MOBILE_AGENT_PLANNER__API_KEY), or the planner settings", file=sys.stderr)
@@ -185,7 +185,7 @@ def _installed_apps(settings: Any, args: argparse.Namespace) -> list[str] | None
     if args.data_command == "verify" and not args.device:
         return None
     try:
-        device = open_device(settings.adb, (getattr(args, "device", None) or [None])[0])
+        device = open_device(settings.adb, (args.device or [None])[0])
         return sorted({app.label for app in device.launcher_apps() if app.label})
     except MobileAgentError:
         return None
