@@ -1,6 +1,7 @@
 """``"device": "any"`` on a service with an Android phone and an iPhone (docs/ios.md): a script or
 a flow's ``do:`` step that opens an app by one platform's id (``Open App (com.android.settings)``,
-``Open App (com.apple.Preferences)``) runs on a phone of that platform. The task's platform is set
+``Open App (com.apple.Preferences)``: an iPhone opens a listed bundle id as such) runs on a phone
+of that platform. The task's platform is set
 from its script; a platform or phone that cannot run it, or a script naming both platforms' ids,
 is a 422. An app name (``Open App (Settings)``) pins nothing: any phone, as before. The real app
 on a real uvicorn, the simulated Android phone over the real adb server beside the simulated
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from mobile_agent.device.ios import WdaClient
 from simphone.ios import WdaFrontEnd
 from tests.server_fixtures import PhoneSerial
 
@@ -48,10 +50,12 @@ def test_a_script_naming_an_android_package_runs_on_the_android_phone(service, s
 
     # an app policy in Android ids beside an Android script: the script says its platform
     assert post(script=ANDROID_SCRIPT, deny_apps=["com.android.chrome"]).json()["options"]["platform"] == "android"
-    # a flow's do: step naming an iPhone's bundle id: the iPhone
+    # a flow's do: step naming an iPhone's bundle id: the iPhone, which opens it by that id
     flow = post(flow=IOS_FLOW)
     assert flow.status_code == 202 and flow.json()["options"]["platform"] == "ios", flow.text
-    assert live.client.post(f"/v1/tasks/{flow.json()['id']}/cancel").status_code == 202
+    done = live.wait_task(flow.json()["id"], timeout=180)
+    assert done["device"] == "ios:sim-1" and done["status"] == "completed", done
+    assert WdaClient(front.url, timeout_s=20).active_app() == "com.apple.Preferences"
     # an app name pins nothing
     named = post(script="Open App (Settings)\nStop")
     assert named.status_code == 202 and named.json()["options"].get("platform") is None, named.text

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from mobile_agent.agent import parse_script, script_app_platforms
 from mobile_agent.apps.platforms import app_id_platform
+from mobile_agent.device.ios.apps import bundle_for_label
 
 
 def test_ids_of_one_platform_are_told_apart_and_names_pin_nothing() -> None:
@@ -24,3 +25,11 @@ def test_a_scripts_open_app_lines_name_its_platform() -> None:
               "Click text (com.apple.Preferences)\nType (com.apple.Preferences)\nOpen App (com.example.x)")
     assert script_app_platforms(parse_script(script)) == {"com.android.settings": "android"}
     assert script_app_platforms(parse_script("Open App (com.apple.mobilenotes)\nStop")) == {"com.apple.mobilenotes": "ios"}
+
+
+def test_an_iphone_opens_a_listed_bundle_id_as_itself() -> None:
+    """A script pinned to an iPhone by ``Open App (com.apple.Preferences)`` can run there."""
+    assert bundle_for_label("com.apple.Preferences") == "com.apple.Preferences"
+    assert bundle_for_label(" com.google.Gmail ") == "com.google.Gmail"
+    assert bundle_for_label("Settings") == "com.apple.Preferences"
+    assert bundle_for_label("com.android.settings") is None and bundle_for_label("com.example.x") is None

@@ -119,6 +119,13 @@ IOS_APPS: dict[str, str] = {
 }
 
 
+_BUNDLE_IDS = frozenset(IOS_APPS.values())
+
+
 def bundle_for_label(label: str) -> str | None:
-    """The bundle id of the app named ``label`` (any listed name, any listed language), or None."""
+    """The bundle id of the app named ``label`` (any listed name, any listed language), or
+    ``label`` itself when it is a listed bundle id (``Open App (com.apple.Preferences)``); None
+    otherwise."""
+    if label.strip() in _BUNDLE_IDS:
+        return label.strip()
     return IOS_APPS.get(_key(label))
