@@ -29,7 +29,7 @@ from perception.icon_vocabulary import read_icon_words
 from perception.types import Box
 
 __all__ = [
-    "COLOUR_WORDS", "SHAPE_UNSEEN", "SHAPE_WORDS", "HeuristicRanker", "ShapeFeatures", "names_a_shape", "shape_features", "flat_surface",
+    "COLOUR_WORDS", "HUE_UNSEEN", "SHAPE_UNSEEN", "SHAPE_WORDS", "HeuristicRanker", "ShapeFeatures", "glyph_unknown", "names_a_shape", "shape_features", "flat_surface",
 ]  # fmt: skip
 
 # OpenCV HSV: H 0..179, S and V 0..255.  (hue ranges, min S, max S, min V, max V)
@@ -321,6 +321,42 @@ def _glyph_mask(region: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
     return glyph.astype(np.uint8) if glyph.mean() > 0.02 else None
 
 
+# a container's plate may be a pale tint of its surface (Material 3's tonal buttons: a light
+# blue square on a white page is 33 levels off): seen from this many levels off
+_PLATE_LEVELS = 16
+
+
+def _plate(patch: np.ndarray, inner: tuple[int, int, int, int]) -> np.ndarray | None:
+    """The container the box shows: its largest outline unlike the surface around it, filled,
+    when that covers most of it (a round button, a rounded square, a ring), as
+    ``_glyph_mask`` tells a plate; None when it shows none."""
+    left, top, right, bottom = inner
+    region = patch[top:bottom, left:right].astype(np.int16)
+    mask = (np.abs(region - _surface(patch, inner)).max(axis=2) > _PLATE_LEVELS).astype(np.uint8)
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    if not contours:
+        return None
+    plate = np.zeros_like(mask)
+    cv2.drawContours(plate, [max(contours, key=cv2.contourArea)], -1, 1, thickness=cv2.FILLED)
+    return plate if plate.mean() >= 0.55 else None
+
+
+def _inside_ring(mask: np.ndarray) -> np.ndarray | None:
+    """For a glyph drawn inside an outlined container of its own colour (a plus in a ring):
+    the pieces inside, the ring taken away; None when nothing lies inside the largest piece."""
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    if count < 3:
+        return None
+    ring = 1 + int(np.argmax(stats[1:count, cv2.CC_STAT_AREA]))
+    x, y, w, h = (int(v) for v in stats[ring, :4])
+    inner = (labels != ring) & (labels > 0)
+    inner[:y] = False
+    inner[y + h:] = False
+    inner[:, :x] = False
+    inner[:, x + w:] = False
+    return inner.astype(np.uint8) if inner.sum() >= 12 else None
+
+
 def shape_features(mask: np.ndarray) -> ShapeFeatures | None:
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     if not contours:
@@ -373,8 +409,69 @@ def _mirror(mask: np.ndarray) -> float:
     return float((shown & flipped).sum()) / max(1.0, float((shown | flipped).sum()))
 
 
+# shapes that hold a glyph ("a crop icon in a green circle", "a white circle with a dark down
+# arrow"): the plate is not the glyph, and look-alike plates hold different glyphs
+_CONTAINERS = ("circle", "square", "rectangle")
+_CONTAINER = r"(?:circle|square|rectangle|box|disc|disk)"
+# "<glyph> in / inside / on a <colour, rounded ...> <container>" and "<container> with a <glyph>"
+_GLYPH_IN = re.compile(r"^(?P<glyph>.+?)\s+(?:in|inside|within|on)\s+(?:a|an|the)\s+(?:[a-z-]+\s+){0,3}?" + _CONTAINER + r"s?\b")
+_GLYPH_WITH = re.compile(r"\b" + _CONTAINER + r"\s+with\s+(?:a|an|the\s+)?\s*(?P<glyph>.+)$")
+# words about a glyph that say nothing of its shape
+_PLAIN = {"a", "an", "the", "icon", "button", "symbol", "sign", "glyph", "logo", "small", "large", "big", "little",
+          "light", "dark", "thin", "thick", "bold", "bright", "pale", "filled", "outlined", "solid", "tiny", "of",
+          "and", "with"}  # fmt: skip
+
+
+def _glyph_of(description: str) -> str | None:
+    """The words about the glyph of a description that puts it in a container ("crop icon"
+    of "crop icon in a light green circle", "dark down arrow" of "white circle with a dark
+    down arrow"); None when it names no container."""
+    return _glyph_and_container(description)[0]
+
+
+def _glyph_and_container(description: str) -> tuple[str | None, list[str]]:
+    """The glyph's words and the container's shapes (circle, square, rectangle)."""
+    text = " ".join(re.findall(r"[a-z]+(?:-[a-z]+)*", description.lower()))
+    found = _GLYPH_IN.search(text) or _GLYPH_WITH.search(text)
+    if not found:
+        return None, []
+    rest = text[found.end("glyph"):] if found.re is _GLYPH_IN else text[: found.start("glyph")]
+    return found.group("glyph"), [c for c in _all_words(rest)[1] if c in _CONTAINERS]
+
+
 def _words(description: str) -> tuple[list[str], list[str], str | None]:
-    """(colours, shapes, direction) named by the description."""
+    """(colours, shapes, direction) named by the description. Of a glyph in a container, the
+    shapes are the glyph's when it names one ("plus in a circle": plus); when it names none
+    the container's ("crop icon in a circle": circle, ``glyph_unknown``)."""
+    colours, shapes, direction = _all_words(description)
+    glyph = _glyph_of(description)
+    if glyph is not None:
+        _, inside, way = _all_words(glyph)
+        if inside:
+            return colours, inside, way
+    return colours, shapes, direction
+
+
+def glyph_unknown(description: str) -> bool:
+    """The description puts a glyph in a container ("crop icon in a light green circle") and
+    names no shape of the glyph the ranker can test: only the container's look is judged,
+    and look-alike containers may hold other glyphs."""
+    glyph = _glyph_of(description)
+    if glyph is None or _all_words(glyph)[1]:
+        return False
+    colours = set(_COLOURS) | set(_COLOUR_SYNONYMS)
+    return any(w not in _PLAIN and w not in colours for w in glyph.split())
+
+
+# a shape's adjective before another shape's noun says how that one is drawn
+_SHAPE_ADJECTIVES = {"circular", "round", "oval", "rectangular", "triangular"}
+
+
+def _names_shape(word: str) -> bool:
+    return word in VOCABULARY_WORDS or word.rstrip("s") in _SHAPE_SYNONYMS or word in _SHAPE_SYNONYMS
+
+
+def _all_words(description: str) -> tuple[list[str], list[str], str | None]:
     colours: list[str] = []
     for word in re.findall(r"[a-z]+", description.lower()):
         colour = _COLOUR_SYNONYMS.get(word, word)
@@ -382,9 +479,12 @@ def _words(description: str) -> tuple[list[str], list[str], str | None]:
             colours.append(colour)
     vocabulary = read_icon_words(description)
     shapes = list(vocabulary.shapes)
-    for word in vocabulary.rest.split():
+    words = vocabulary.rest.split()
+    for at, word in enumerate(words):
         if word in VOCABULARY_WORDS:  # "dots" is three dots, not a circle
             continue
+        if word in _SHAPE_ADJECTIVES and at + 1 < len(words) and _names_shape(words[at + 1]):
+            continue  # "circular arrows" are arrows drawn round, not a circle
         shape = _SHAPE_SYNONYMS.get(word.rstrip("s"), _SHAPE_SYNONYMS.get(word))
         for named in (shape, *_SHAPE_ALSO.get(word, ())):
             if named and named not in shapes:
@@ -422,12 +522,18 @@ def _colour_share(pixels_hsv: np.ndarray, colour: str, surface_v: float | None =
 
 def names_a_shape(description: str) -> bool:
     """Does the description name a shape the ranker can test? ("grey folder": no, only its
-    colour can be judged, and every box of that colour is as likely.)"""
-    return bool(_words(description)[1])
+    colour can be judged, and every box of that colour is as likely; "crop icon in a green
+    circle": no, only the circle can be, and every green circle is as likely.)"""
+    return bool(_words(description)[1]) and not glyph_unknown(description)
 
 
 # a box whose shape score is below this does not show the shape named
 SHAPE_UNSEEN = 0.15
+# ... and one whose hue score is below this shows none of the hue named (white, grey and black
+# are left out: a glyph drawn at reduced opacity or thin anti-aliased strokes measures as
+# little of them, where a hue is a hue)
+HUE_UNSEEN = 0.1
+_ACHROMATIC = ("white", "grey", "black")
 
 
 class HeuristicRanker:
@@ -439,6 +545,15 @@ class HeuristicRanker:
         # each box's shape score of the last ``score`` call (empty when no shape was named):
         # a best box that does not show the named shape won by its colour alone
         self.shape_scores: list[float] = []
+        # each box's share of the least-shown hue the description names ("purple", "green"; 0..1,
+        # 1 = half its foreground or more), empty when it names none: a best box showing none
+        # of it won by its shape alone (a grey lens for "a plus in a purple circle")
+        self.hue_scores: list[float] = []
+        # of a description that puts its glyph in a container ("a white circle with a dark
+        # arrow"), how well the container each box shows fits the one named (0..1; 1 when it
+        # names none of circle / square / rectangle, 0 when the box shows no container);
+        # empty otherwise: a lone glyph, or a glyph in another container, is not it
+        self.plates: list[float] = []
 
     def understands(self, description: str) -> bool:
         colours, shapes, _ = _words(description)
@@ -447,10 +562,20 @@ class HeuristicRanker:
     def score(self, image: np.ndarray, boxes: list[Box], description: str, prior: list[float]) -> list[float]:
         colours, shapes, direction = _words(description)
         self.shape_scores = []
+        self.hue_scores = []
+        self.plates = []
+        held, containers = _glyph_and_container(description)
+        contained = held is not None
+        hues = [c for c in colours if c not in _ACHROMATIC]
         scores = []
         for box, base in zip(boxes, prior, strict=True):
             patch, inner = _patch_around(image, box)
             mask = _background_and_mask(patch, inner)
+            if contained:
+                plate = _plate(patch, inner)
+                features = shape_features(plate) if plate is not None and containers else None
+                fits = max((_shape_score(c, features) for c in containers), default=0.0) if features else 1.0
+                self.plates.append(fits if plate is not None else 0.0)
             parts: list[float] = []
             if colours:
                 region = patch[inner[1]: inner[3], inner[0]: inner[2]]
@@ -459,13 +584,19 @@ class HeuristicRanker:
                 pixels = hsv[fg] if fg.sum() >= 8 else hsv
                 # "white plus on a blue circle": every named colour should be present
                 surface = float(_surface(patch, inner).max())  # HSV's V: the largest channel
-                parts.append(float(np.mean([min(1.0, _colour_share(pixels, c, surface) / 0.5) for c in colours])))
+                shares = {c: min(1.0, _colour_share(pixels, c, surface) / 0.5) for c in colours}
+                parts.append(float(np.mean(list(shares.values()))))
+                if hues:
+                    self.hue_scores.append(min(shares[c] for c in hues))
             if shapes:
                 region = patch[inner[1]: inner[3], inner[0]: inner[2]]
                 masks = [mask]
                 glyph = _glyph_mask(region, mask)
                 if glyph is not None:
                     masks.append(glyph)
+                inside = _inside_ring(mask) if contained else None
+                if inside is not None:
+                    masks.append(inside)
                 piece_named = [s for s in shapes if s in PIECE_SHAPES]
                 piece_masks = [*masks, _background_and_mask(patch, inner, strict=True)] if piece_named else []
                 best = 0.0
@@ -473,7 +604,8 @@ class HeuristicRanker:
                     best = max(best, max(piece_shape_score(s, candidate, direction) for s in piece_named))
                 for candidate in masks:
                     features = shape_features(candidate)
-                    outline_named = [s for s in shapes if s not in PIECE_SHAPES]
+                    # a filter is a funnel (an outline) or a filter list (pieces): both tried
+                    outline_named = [s for s in shapes if s not in PIECE_SHAPES or s == "filter"]
                     if features is not None and outline_named:
                         best = max(best, max(_shape_score(s, features) for s in outline_named))
                 parts.append(best)

@@ -1,6 +1,7 @@
 """Shape tests for icons drawn in several pieces or pointing one way, on real rendering
 (anti-aliased, thin strokes): the three-line menu, three dots (vertical or horizontal),
-stacked bars, signal-strength bars, and arrows / chevrons with their direction.
+stacked bars, bars getting shorter (a filter list), signal-strength bars, and arrows /
+chevrons with their direction.
 
 A glyph's pieces are the connected blobs of its foreground mask that are at least a
 fifth of the largest one (anti-aliasing specks and a plate's rim fall below that). Each
@@ -84,6 +85,17 @@ def _bars(pieces: list[Piece]) -> float:
     return _row_of(pieces, "y") * flat * alike * count
 
 
+def _narrowing(pieces: list[Piece]) -> float:
+    """Stacked horizontal bars centred on one line, each shorter than the one above: the
+    filter-list glyph (Material's filter_list; a funnel drawn as lines)."""
+    if not 3 <= len(pieces) <= 4:
+        return 0.0
+    pieces = sorted(pieces, key=lambda p: p.y)
+    flat = float(np.mean([min(1.0, max(0.0, (p.width / max(1.0, p.height) - 1.0) / 1.5)) for p in pieces[:-1]]))
+    shorter = float(np.mean([1.0 if b.width <= 0.85 * a.width else 0.0 for a, b in zip(pieces, pieces[1:], strict=False)]))
+    return _row_of(pieces, "y") * flat * shorter
+
+
 def _signal(pieces: list[Piece]) -> float:
     """A signal-strength glyph: three to five upright bars standing on one line, each taller
     than the one before, left to right (a phone's cellular bars)."""
@@ -155,7 +167,7 @@ def _arrow(mask: np.ndarray, pieces: list[Piece], direction: str | None) -> floa
 
 
 # concept -> test on (mask, pieces, direction word or None)
-PIECE_SHAPES = ("menu", "kebab", "meatballs", "chevron", "arrow", "signal")
+PIECE_SHAPES = ("menu", "kebab", "meatballs", "chevron", "arrow", "signal", "filter")
 
 
 def piece_shape_score(shape: str, mask: np.ndarray, direction: str | None = None) -> float:
@@ -168,6 +180,8 @@ def piece_shape_score(shape: str, mask: np.ndarray, direction: str | None = None
         return _dots(pieces, "x")
     if shape == "signal":
         return max(_signal(pieces), _wedge(mask) if len(pieces) == 1 else 0.0)
+    if shape == "filter":  # the funnel is an outline prototype (perception.heuristic_ranker)
+        return _narrowing(pieces)
     if shape in ("chevron", "arrow"):
         return _arrow(mask, pieces, direction)
     raise ValueError(f"not a piece shape: {shape}")

@@ -29,6 +29,12 @@ _PHRASES: dict[str, tuple[str, str | None]] = {
     "more options": ("kebab", None),
     "more vert": ("kebab", None),
     "more horiz": ("meatballs", None),
+    # Material's filter list: bars each shorter than the one above (read before "horizontal lines")
+    "lines getting shorter": ("filter", None),
+    "bars getting shorter": ("filter", None),
+    "shortening lines": ("filter", None),
+    "decreasing lines": ("filter", None),
+    "filter list": ("filter", None),
     "three lines": ("menu", None),
     "three bars": ("menu", None),
     "horizontal lines": ("menu", None),

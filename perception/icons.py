@@ -20,7 +20,12 @@ same size, in the same third of the screen, not on two different flat surfaces (
 toolbar and the page below it), stay candidates at 70% of the best score (30% when judged
 by colour alone); when the description let a system bar in ("back"),
 so does the same glyph across the bar's edge; and a box scoring 80% of the best is a tie
-whatever the margin. Two overlapping halves of one glyph that tie (a refresh sign's arcs,
+whatever the margin. The best box is offered, not tapped, when it shows none of a hue named
+("purple": a grey lens for "a plus in a purple circle"), none of the container its glyph is
+said to be in ("a white circle with a dark arrow": a lone glyph), or is smaller than any
+control's glyph (a lock's keyhole); a glyph the ranker has no shape for in a named container
+("crop icon in a green circle") is judged by colour and container alone, as colour alone
+is. Two overlapping halves of one glyph that tie (a refresh sign's arcs,
 proposed apart) are one place: the tap goes to the whole glyph. A description that says
 which of several look-alikes it means, by count ("the second play button") or by a quoted
 text beside it ("the play button in the 'News' row"; ``perception.icon_which``), taps that
@@ -43,7 +48,7 @@ from perception.accessibility import AccessibilityNode
 from perception.cache import FrameCache
 from perception.config import PerceptionConfig
 from perception.crops import numbered_candidates
-from perception.heuristic_ranker import SHAPE_UNSEEN, HeuristicRanker, flat_surface, names_a_shape
+from perception.heuristic_ranker import HUE_UNSEEN, SHAPE_UNSEEN, HeuristicRanker, flat_surface, names_a_shape
 from perception.icon_tree import tree_icon_boxes, tree_votes
 from perception.icon_which import Which, WhichError, in_relation, read_which, reading_order
 from perception.position import UnknownPositionError, parse_position
@@ -90,6 +95,10 @@ _PICK_DOUBT = 0.5
 _PICK_NEAR = 1.5
 _RELATION_SAID = {"row": "in the row of", "next": "next to", "above": "above", "below": "below",
                   "left": "left of", "right": "right of"}  # fmt: skip
+# a best box whose longer side is under this share of the screen's short side is a detail of
+# a glyph (a keyhole, a dot), not a control: a 24 dp glyph is ~6% of a phone's width, the
+# smallest drawn (a status bar's, 12 dp) ~3%
+_DETAIL_SIDE = 0.02
 # proposals kept per frame before the place filters (a photo gives hundreds of blobs)
 _PROPOSAL_LIMIT = 400
 
@@ -110,6 +119,14 @@ def _one_per_place(indices: list[int], boxes: list[Box]) -> list[int]:
     # its glyph is what it was judged by) is that glyph's place: the glyph stays
     chosen = [j for j in chosen if not any(i != j and _holds_small(boxes[j], boxes[i]) for i in chosen)]
     return chosen or indices[:1]
+
+
+def _holds_glyph(plate: Box, glyph: Box) -> bool:
+    """``glyph`` lies on ``plate`` (a floating button's plus on its rounded square): inside
+    it and not lost in a panel (the plate at most 20x its area)."""
+    ix = max(0.0, min(glyph.right, plate.right) - max(glyph.left, plate.left))
+    iy = max(0.0, min(glyph.bottom, plate.bottom) - max(glyph.top, plate.top))
+    return glyph.area > 0 and ix * iy >= 0.9 * glyph.area and glyph.area < plate.area <= 20 * glyph.area
 
 
 def _pieces_of_one(a: Box, b: Box) -> bool:
@@ -579,6 +596,20 @@ class IconLocator:
                 # holding more of that colour (a toolbar chevron beside a row's folder) is not
                 # the glyph: candidates
                 understood = understood and ranker.shape_scores[best] >= SHAPE_UNSEEN
+            if isinstance(ranker, HeuristicRanker) and ranker.hue_scores and best not in tree_backed:
+                # ... nor the hue named: its shape alone won it (a grey lens in the bottom bar
+                # for "a plus in a purple circle")
+                understood = understood and ranker.hue_scores[best] >= HUE_UNSEEN
+            if isinstance(ranker, HeuristicRanker) and ranker.plates and best not in tree_backed:
+                # ... nor the container it is said to be in: a lone glyph elsewhere that half
+                # looks like the one in the circle (a lens for "a circle with a down arrow")
+                plates = ranker.plates
+                fits = max([plates[best]] + [plates[j] for j in range(len(boxes)) if _holds_glyph(boxes[j], boxes[best])])
+                understood = understood and fits >= SHAPE_UNSEEN
+            if max(boxes[best].width, boxes[best].height) < _DETAIL_SIDE * min(width, height) and best not in tree_backed:
+                # smaller than any control's glyph: a detail of one (a lock's keyhole for "two
+                # circular arrows"), never tapped on its own
+                understood = False
             # boxes the heuristic cannot tell apart from the best go to the planner to choose
             floor = min(scores[best] - _HEURISTIC_MARGIN, _TIE_SHARE * scores[best])
             if best not in tree_backed and not names_a_shape(look):

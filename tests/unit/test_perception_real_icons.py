@@ -22,7 +22,7 @@ from PIL import Image, ImageDraw
 from perception import Box, LocateStatus, Perception, PerceptionConfig, TextLine
 from perception.accessibility import AccessibilityNode
 from perception.cache import FrameCache, frame_key
-from perception.heuristic_ranker import _colour_share, _words, shape_features
+from perception.heuristic_ranker import _colour_share, _words, glyph_unknown, names_a_shape, shape_features
 from perception.icon_vocabulary import read_icon_words
 from perception.icons import IconLocator, _look_alikes, _pieces_of_one, _whole_glyph
 from perception.position import parse_position
@@ -624,3 +624,90 @@ def test_a_person_is_not_a_magnifier() -> None:
     s.d.ellipse(((cx - 12) * K, (cy - 26) * K, (cx + 12) * K, (cy - 2) * K), fill=(117, 117, 117))
     s.d.pieslice(((cx - 26) * K, (cy + 3) * K, (cx + 26) * K, (cy + 49) * K), 180, 360, fill=(117, 117, 117))
     assert_tapped(find(s.array(), "grey person", "top right"), Box(cx - 30, cy - 30, cx + 30, cy + 30))
+
+
+# --- kinds of wrong taps on apps never seen (issue 30, the second fresh set) ----------------
+
+
+def _circle(s: Screen, cx: float, cy: float, r: float, fill) -> Box:
+    s.d.ellipse(((cx - r) * K, (cy - r) * K, (cx + r) * K, (cy + r) * K), fill=fill)
+    return Box(cx - r, cy - r, cx + r, cy + r)
+
+
+def test_an_unknown_glyph_in_look_alike_containers_is_not_tapped() -> None:
+    """"crop icon in a light green circle": the ranker has no crop shape, so it judges a
+    green circle; two green circles of one size hold a crop and a lightning bolt. Judging
+    the container alone, it taps neither: both are offered."""
+    s = Screen()
+    crop = _circle(s, 900, 1300, 40, (190, 214, 110))
+    # a crop glyph's two Ls, their ends out over the circle's edge: a worse circle than the bolt's
+    for a, b in (((880, 1250), (880, 1320)), ((850, 1320), (920, 1320)), ((920, 1350), (920, 1280))):
+        s.d.line([(a[0] * K, a[1] * K), (b[0] * K, b[1] * K)], fill=(190, 214, 110), width=6 * K)
+    bolt = _circle(s, 900, 1500, 40, (190, 214, 110))
+    s.d.polygon([(905 * K, 1475 * K), (888 * K, 1505 * K), (902 * K, 1505 * K), (895 * K, 1527 * K),
+                 (914 * K, 1494 * K), (900 * K, 1494 * K)], fill=(255, 255, 255))  # fmt: skip
+    where = find(s.array(), "crop icon in a light green circle", "bottom right")
+    assert where.status is LocateStatus.CANDIDATES, (where.status, where.point)
+    assert any(crop.contains(*c.box.center) for c in where.candidates)
+    assert any(bolt.contains(*c.box.center) for c in where.candidates)
+
+
+def test_a_glyph_showing_none_of_the_hue_named_is_not_tapped() -> None:
+    """"plus in a purple circle" where the only plus is grey: its shape alone would win it."""
+    s = Screen()
+    s.cross(540, 1500, (117, 117, 117))
+    where = find(s.array(), "white plus in a purple circle", None)
+    assert where.status is not LocateStatus.FOUND, where.point
+    assert_tapped(find(s.array(), "grey plus", "bottom"), Box(510, 1470, 570, 1530))  # the hue not named: a tap
+
+
+def test_a_container_named_is_not_a_lone_glyph_elsewhere() -> None:
+    """"white circle with a dark down arrow": a lone white down arrow on the dark page is no
+    circle; the one inside a white circle (its plate a pale tint, as Material 3 draws) is."""
+    s = Screen(background=(14, 16, 20))
+    s.back_arrow(300, 900, (255, 255, 255))  # rotated below: a lone arrow pointing down
+    lone = Image.new("RGB", (80 * K, 80 * K), (14, 16, 20))
+    ImageDraw.Draw(lone).line([(40 * K, 8 * K), (40 * K, 72 * K)], fill=(255, 255, 255), width=5 * K)
+    for end in (16, 64):
+        ImageDraw.Draw(lone).line([(40 * K, 72 * K), (end * K, 48 * K)], fill=(255, 255, 255), width=5 * K)
+    s.image.paste(lone, (260 * K, 860 * K))
+    where = find(s.array(), "white circle with a dark down arrow", "center left")
+    assert where.status is not LocateStatus.FOUND, where.point
+    plate = _circle(s, 900, 500, 50, (197, 203, 220))
+    disc = _circle(s, 900, 500, 32, (52, 60, 80))
+    s.d.line([(900 * K, 482 * K), (900 * K, 516 * K)], fill=(197, 203, 220), width=6 * K)
+    s.d.polygon([(888 * K, 506 * K), (912 * K, 506 * K), (900 * K, 520 * K)], fill=(197, 203, 220))
+    where = find(s.array(), "white circle with a dark down arrow", "top right")
+    assert where.status is not LocateStatus.FOUND or plate.contains(*where.point), (where.point, disc)
+
+
+def test_a_detail_smaller_than_any_glyph_is_not_tapped() -> None:
+    """A lock's round keyhole is a "circle" no control is drawn that small (under 2% of the
+    screen's width): offered, never tapped on its own."""
+    s = Screen()
+    s.rect((500, 880, 580, 960), (66, 66, 66))  # the lock's body
+    _circle(s, 540, 920, 8, (250, 250, 250))  # its keyhole
+    where = find(s.array(), "white circle", "center")
+    assert where.status is not LocateStatus.FOUND or max(where.box.width, where.box.height) >= 0.02 * W, where.box
+
+
+def test_circular_arrows_are_arrows_not_a_circle() -> None:
+    assert "circle" not in _words("two circular arrows (sync)")[1]
+    assert "circle" not in _words("circular refresh arrow")[1]
+    assert "circle" in _words("round button")[1]
+    # a glyph in a container: the glyph's shapes are judged; a glyph with none, the container's
+    assert _words("white plus in a purple circle")[1] == ["plus"]
+    assert _words("white circle with a dark down arrow")[1:] == (["arrow"], "down")
+    assert glyph_unknown("crop icon in a light green circle") and not names_a_shape("crop icon in a green circle")
+    assert not glyph_unknown("gear in a pink rounded square") and not glyph_unknown("yellow play circle")
+
+
+def test_lines_getting_shorter_are_a_filter_not_a_menu() -> None:
+    """Material's filter list (three centred bars, each shorter) beside a three-line menu."""
+    s = Screen()
+    for i, half in enumerate((27, 17, 7)):
+        y = STATUS + 59 + 15 * i
+        s.rect((800 - half, y - 2.5, 800 + half, y + 2.5), (255, 255, 255))
+    s.hamburger(950, STATUS + 74, (255, 255, 255))
+    assert_tapped(find(s.array(), "three horizontal lines getting shorter (filter)", "top right"),
+                  Box(766, STATUS + 40, 834, STATUS + 108))  # fmt: skip
