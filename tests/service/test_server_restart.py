@@ -155,7 +155,9 @@ def test_a_stop_starts_no_new_task_and_does_not_wait_for_streams(tmp_path, adb_s
             while client.get(f"/v1/tasks/{a['id']}").json()["steps"] < 1:
                 assert time.monotonic() < deadline, "task a never made a step"
                 time.sleep(0.05)
-            assert any(line.startswith("event: status") for line in lines)  # the stream is open
+            while not any(line.startswith("event: status") for line in lines):  # the stream is open
+                assert time.monotonic() < deadline, f"the event stream never opened: {lines}"
+                time.sleep(0.05)
         process.send_signal(signal.SIGTERM)
         process.wait(30)
         reader.join(10)
