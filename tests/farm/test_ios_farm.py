@@ -89,6 +89,14 @@ def test_a_worker_registers_its_iphone_and_runs_its_tasks(pg_database: str, tmp_
         done = wait_done(api.client, android_task["id"], timeout=120)
         assert (done["status"], done["device"]) == ("completed", android.serial), done
 
+        # "any" with a script that opens the iPhone's app by its bundle id: the script sets the platform
+        wda.press_button("home")
+        pinned = _submit(api, script="Open App (com.apple.Preferences)\nStop")
+        assert pinned["options"]["platform"] == "ios", pinned
+        done = wait_done(api.client, pinned["id"], timeout=120)
+        assert (done["status"], done["device"]) == ("completed", "ios:sim-1"), done
+        assert wda.active_app() == "com.apple.Preferences"
+
         # the iPhone's run is watched live through its worker (the farm's relay)
         running = _submit(api, script=LONG, device="ios:sim-1")
 
