@@ -84,6 +84,18 @@ def test_each_end_of_a_run_tells_what_the_task_says_once(service, sim_phones, ho
     assert hook.unsigned == 0
 
 
+def test_a_run_s_end_reaches_its_callback_url_without_the_secrets_it_met(service, sim_phones, hook) -> None:
+    """The stored row the webhook is made from carries the run's reason, which names what the
+    script asked for: a secret of ``agent.secrets`` there is ``[REDACTED]`` in the signed body."""
+    (phone,) = sim_phones(1)
+    live = service([phone], **HOOKS, **{"agent.secrets": ["hooks6-masked-secret"]})
+    task = _submit(live, "Open App (hooks6-masked-secret)", hook.url)
+    assert live.wait_task(task, timeout=120)["status"] == "not_completed"
+    told = hook.wait_finished(task)
+    assert "[REDACTED]" in told["result"]["reason"] and "hooks6-masked-secret" not in str(hook.bodies), told
+    assert hook.unsigned == 0
+
+
 def test_a_task_whose_worker_cannot_start_tells_its_callback_url_once(service, sim_phones, hook,
                                                                       monkeypatch) -> None:
     """The scheduler claimed the task and its worker thread could not start (Python's
