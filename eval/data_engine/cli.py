@@ -232,8 +232,8 @@ def export_command(args: argparse.Namespace) -> int:
     records = load_results(results)
     tasks = {r.task_id: t for r in records if (t := task_for_id(r.task_id)) is not None}
     out = args.output or args.run_dir / "dataset"
-    dialects = _names(getattr(args, "dialect", None)) or list(DEFAULT_DIALECTS)
-    formats = _names(getattr(args, "format", None)) or list(FORMATS)
+    dialects = _names(args.dialect) or list(DEFAULT_DIALECTS)
+    formats = _names(args.format) or list(FORMATS)
     try:
         summary = export_runs(records, tasks, out, dialects=dialects, formats=formats)
     except ValueError as exc:  # an unknown dialect or format: nothing was written

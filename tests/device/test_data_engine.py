@@ -5,6 +5,7 @@ are kept once, and train and validation never share a family."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 from pathlib import Path
@@ -49,7 +50,7 @@ def test_only_verified_runs_are_exported(sim_phone, adb_server, tmp_path):
                                            "judged_by": "harness"}))
     results.append(base.model_copy(update={"task_id": "notes-create-s8-1", "judged_by": "pending", "success": False}))
 
-    code = export_command(type("A", (), {"run_dir": tmp_path, "output": tmp_path / "ds"})())
+    code = export_command(argparse.Namespace(run_dir=tmp_path, output=tmp_path / "ds", dialect=None, format=None))
     assert code == 0
     runs = _lines(tmp_path / "ds" / "runs.jsonl")
     assert sorted(r["id"] for r in runs) == sorted(t.id for t in good)
