@@ -338,12 +338,12 @@ def _build_state(
 ) -> ServiceState:
     instance = settings.server.instance_id or socket.gethostname()
     store = TaskStore(settings.server.database_url, instance=instance)
-    runner = runner or AgentTaskRunner(settings, store=store)
+    webhooks = WebhookSender(settings, report=store.add_event)  # the ends this process tells
+    runner = runner or AgentTaskRunner(settings, store=store, webhooks=webhooks)
     hub = EventHub(settings.server.event_streams_per_token)
     runs_dir = Path(settings.agent.output_dir).resolve()
     pool: Phones
     scheduler: Dispatcher
-    webhooks = WebhookSender(settings, report=store.add_event)  # the ends this process tells
     if settings.farm.enabled:  # the phones are the worker hosts' (server/farm, docs/farm.md)
         from server.farm.service import build_farm
 

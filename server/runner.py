@@ -170,11 +170,12 @@ class AgentTaskRunner:
     app's lifespan via ``prepare()`` or when a step first needs it, and shared by every
     run (it is thread-safe)."""
 
-    def __init__(self, settings: Settings, *, store: Any = None) -> None:
+    def __init__(self, settings: Settings, *, store: Any = None, webhooks: WebhookSender | None = None) -> None:
         self.settings = settings
         # with the task store, a run can ask its person (server/people.py) and tell its callback_url
+        # (waiting_for_user) through ``webhooks``: the process's sender, which its stop waits for
         self.store = store
-        self.webhooks = WebhookSender(settings, report=store.add_event if store is not None else None)
+        self.webhooks = webhooks or WebhookSender(settings, report=store.add_event if store is not None else None)
         self._locator: PerceptionLocator | None = None
         self._locator_lock = threading.Lock()
 

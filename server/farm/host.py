@@ -112,9 +112,9 @@ class FarmHost:
         install_schema(url)
         self.notifier = PgNotifier(conninfo(url))
         self.pool = DevicePool(self.device_source or AdbDeviceSource(settings), allow=settings.server.devices)
-        self.task_runner: TaskRunner = self.runner or AgentTaskRunner(settings, store=self.store)
         # the end of each task: its run's, and those no run tells (left running by a worker that died, its host lost)
         self.webhooks = WebhookSender(settings, report=self.store.add_event)
+        self.task_runner: TaskRunner = self.runner or AgentTaskRunner(settings, store=self.store, webhooks=self.webhooks)
         self.scheduler = HostScheduler(
             self.store, self.pool, self.task_runner, runs_dir=Path(settings.agent.output_dir).resolve(),
             refresh_interval_s=settings.server.device_refresh_s, notify=self.notifier.notify,

@@ -19,7 +19,7 @@ import pytest
 
 from server.store import TaskStore
 from tests.farm_fixtures import farm_config
-from tests.server_fixtures import free_port, serve_process
+from tests.server_fixtures import TaggedPlanner, free_port, serve_process
 from tests.webhook_receiver import WebhookReceiver
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
@@ -206,6 +206,40 @@ def test_a_service_stopped_after_a_cancel_delivers_that_end(tmp_path: Path, adb_
             process.wait(10)
     try:
         assert hook.failed == 1 and [b["status"] for b in hook.finished(ids[1])] == ["cancelled"], (
+            hook.failed, hook.bodies, (tmp_path / "serve.log").read_text()[-3000:])
+    finally:
+        hook.close()
+
+
+def test_a_service_stopped_while_a_run_asks_its_person_delivers_both_webhooks(tmp_path: Path, adb_server,
+                                                                              sim_phones, llm_server) -> None:
+    """A run waits for its person (``waiting_for_user``, told by the run through the service's
+    sender) when the service is stopped: that webhook's retry (its first attempt fails) and the
+    ``interrupted`` end both arrive before the process exits."""
+    hook = WebhookReceiver(SECRET, fail_first=1)
+    llm_server.script([], default=TaggedPlanner(plans={"t-ask": ["Ask user (Please open the Notes app)"]}))
+    (phone,) = sim_phones(1)
+    port = free_port()
+    process = _serve(tmp_path, port, adb_server.port, phone.serial, llm_server.base_url)
+    try:
+        client = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": "Bearer run-end-admin"},
+                              timeout=30)
+        answer = client.post("/v1/tasks", json={"instruction": "[t-ask] open my notes", "callback_url": hook.url})
+        assert answer.status_code == 202, answer.text
+        task = int(answer.json()["id"])
+        deadline = time.monotonic() + 120  # a guard for a broken build only
+        while client.get(f"/v1/tasks/{task}").json()["status"] != "waiting_for_user":
+            assert time.monotonic() < deadline, "the task never asked"
+            time.sleep(0.05)
+        client.close()
+        _stop(process)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+    try:
+        events = [(b["event"], b.get("status")) for b in hook.bodies if b["task_id"] == task]
+        assert hook.failed == 1 and sorted(events) == [("task_finished", "interrupted"), ("waiting_for_user", "waiting_for_user")], (
             hook.failed, hook.bodies, (tmp_path / "serve.log").read_text()[-3000:])
     finally:
         hook.close()
