@@ -414,7 +414,8 @@ def _mirror(mask: np.ndarray) -> float:
 _CONTAINERS = ("circle", "square", "rectangle")
 _CONTAINER = r"(?:circle|square|rectangle|box|disc|disk)"
 # "<glyph> in / inside / on a <colour, rounded ...> <container>" and "<container> with a <glyph>"
-_GLYPH_IN = re.compile(r"^(?P<glyph>.+?)\s+(?:in|inside|within|on)\s+(?:a|an|the)\s+(?:[a-z-]+\s+){0,3}?" + _CONTAINER + r"s?\b")
+_GLYPH_IN = re.compile(r"^(?P<glyph>.+?)\s+(?:in|inside|within|on)\s+(?:(?:a|an|the)\s+)?(?:[a-z-]+\s+){0,3}?" + _CONTAINER
+                       + r"s?\b")  # fmt: skip
 _GLYPH_WITH = re.compile(r"\b" + _CONTAINER + r"\s+with\s+(?:a|an|the\s+)?\s*(?P<glyph>.+)$")
 # words about a glyph that say nothing of its shape
 _PLAIN = {"a", "an", "the", "icon", "button", "symbol", "sign", "glyph", "logo", "small", "large", "big", "little",

@@ -45,6 +45,25 @@ _RELATION_PATTERNS: list[tuple[str, str]] = [
     ("above", r"\b(?:above|over)\s+(?:the\s+text\s+)?" + _QUOTED),
     ("below", r"\b(?:below|under|underneath|beneath)\s+(?:the\s+text\s+)?" + _QUOTED),
 ]
+# the same relations to a text written without quotes ("in the NetHack server row", "right of
+# 97 - A Simple Plan", "next to Pause Folder"): the text runs to the end (or to a comma or a
+# bracket), a row's up to its row word; it is looked for on the screen, and when it is not
+# there the description is read as plain words
+_UNQUOTED_PATTERNS: list[tuple[str, str]] = [
+    ("row", r"\b(?:in|on)\s+the\s+(?P<x>[^,;()]+?)\s+(?:row|line|entry)\b"),
+    ("row", r"\b(?:in|on)\s+the\s+(?:row|line|entry)\s+(?:of|with|for|named|labell?ed|that\s+says)\s+(?P<x>[^,;()]+)"),
+    ("left", r"\b(?:to\s+the\s+)?left\s+of\s+(?P<x>[^,;()]+)"),
+    ("right", r"\b(?:to\s+the\s+)?right\s+of\s+(?P<x>[^,;()]+)"),
+    ("next", r"\b(?:next\s+to|beside|nearest\s+to|close\s+to)\s+(?P<x>[^,;()]+)"),
+    ("above", r"\babove\s+(?P<x>[^,;()]+)"),
+    ("below", r"\b(?:below|under|underneath|beneath)\s+(?P<x>[^,;()]+)"),
+]
+# words around an unquoted text that are not part of it ("the Today button": Today)
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_KIND_OF_TEXT = re.compile(r"\s+(?:row|button|text|label|item|entry|line|post|tab|field|title|heading|option)$",
+                           re.IGNORECASE)  # fmt: skip
+# "in the second row" counts, "in the top row" is a position: neither names a text
+_NOT_A_TEXT = {"top", "bottom", "middle", "center", "centre", "same", "next", "this", "that", "other", "left", "right"}
 RELATIONS = ("row", "next", "above", "below", "left", "right")
 _RELATION_WORDS = re.compile(r"\b(?:next\s+to|beside|to\s+the\s+(?:left|right)\s+of|above|below|underneath|beneath)\b")
 # "from the bottom" counts up, "from the right" counts leftwards
@@ -67,6 +86,7 @@ class Which:
     origin: str = "reading"  # where counting starts: reading order, or top / bottom / left / right
     relation: str | None = None  # one of RELATIONS when an anchor text is given
     anchor: str | None = None  # the quoted text
+    quoted: bool = True  # False: the anchor was written without quotes, a plain look when not on the screen
 
     @property
     def picks(self) -> bool:
@@ -99,6 +119,19 @@ def read_which(description: str) -> Which:
         # a quoted text with no relation is part of the look ("the '+' button"), as it was
         # before which-words: the quotes go, the words stay
         text = re.sub(_QUOTED, lambda m: next(g for g in m.group("q1", "q2", "q3", "q4") if g is not None), text)
+    quoted = True
+    if anchor is None and not re.search(_QUOTED, description):
+        for name, pattern in _UNQUOTED_PATTERNS:
+            found = re.search(pattern, text, flags=re.IGNORECASE)
+            said = _unquoted_text(found.group("x")) if found else ""
+            if found and said:
+                before = text[: found.start()].strip()
+                if not [w for w in re.findall(r"[\w'-]+", before.lower()) if w not in _FILLER and _ordinal(w) is None]:
+                    raise WhichError(f"{description!r} says where the icon is from a text without quoting that "
+                                     f"text, and not what it looks like: {HOW}")  # fmt: skip
+                relation, anchor, quoted = name, said, False
+                text = before
+                break
     loose = _RELATION_WORDS.search(text.lower()) if anchor is None else None
     if loose is not None:
         # where it is from something unquoted ("the send button next to the text box"): not a
@@ -136,6 +169,11 @@ def read_which(description: str) -> Which:
         kept.append(word)
     if came_from and ordinal is None:
         raise WhichError(f"{description!r} says where to count from but not which one: {HOW}")
+    if ordinal is not None and anchor is not None and not quoted:
+        # a count and an unquoted text ("the second play button next to Settings"): the count
+        # is what was said of which one, the rest is where, as before texts were read unquoted
+        anchor = relation = None
+        quoted = True
     if ordinal is not None and anchor is not None:
         raise WhichError(f"{description!r} both counts and names a text: say one of them ({HOW})")
     look_words = [w for w in kept if w not in _FILLER or ordinal is None and anchor is None]
@@ -144,7 +182,17 @@ def read_which(description: str) -> Which:
     if ordinal is None and anchor is None:
         return Which(description if text == " ".join(description.split()) else text)
     # the look keeps the description's own casing for the ranker's words
-    return Which(" ".join(look_words), ordinal, origin, relation, anchor)
+    return Which(" ".join(look_words), ordinal, origin, relation, anchor, quoted)
+
+
+def _unquoted_text(said: str) -> str:
+    """The text an unquoted relation names, without its article and the kind of thing it is
+    ("the Today button": Today); "" when it names no text (an ordinal, a position word)."""
+    said = _KIND_OF_TEXT.sub("", _ARTICLE.sub("", said.strip().rstrip(".!?:"))).strip()
+    words = said.lower().split()
+    if not words or (len(words) == 1 and (_ordinal(words[0]) is not None or words[0] in _NOT_A_TEXT)):
+        return ""
+    return said
 
 
 def reading_order(boxes: list[Box], origin: str = "reading") -> list[int]:
@@ -184,10 +232,12 @@ def in_relation(icon: Box, anchor: Box, relation: str) -> float | None:
         return gap_x if same_row else None
     if relation == "next":
         return float((gap_x**2 + gap_y**2) ** 0.5) if gap_x <= 4 * size and gap_y <= 2 * size else None
+    # left / right of a text: on that side in its row, however far (a toolbar's edit pencil at
+    # the row's end, "right of Pinned"); the nearest wins among icons that look alike
     if relation == "left":
-        return anchor.left - icon.right if same_row and ix < anchor.left and gap_x <= 4 * size else None
+        return anchor.left - icon.right if same_row and ix < anchor.left else None
     if relation == "right":
-        return icon.left - anchor.right if same_row and ix > anchor.right and gap_x <= 4 * size else None
+        return icon.left - anchor.right if same_row and ix > anchor.right else None
     # above / below / beside: within a few icons of the text, not anywhere on that side
     if relation == "above":
         return anchor.top - icon.bottom if overlaps_columns and iy < anchor.top and gap_y <= 3 * size else None

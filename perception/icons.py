@@ -55,7 +55,7 @@ from perception.position import UnknownPositionError, parse_position
 from perception.proposals import filter_icon_boxes, nms, propose_ui_elements
 from perception.registry import shared
 from perception.system_bars import AppArea, app_area
-from perception.text_match import TIER_FUZZY, match_text
+from perception.text_match import TIER_FUZZY, TextMatch, match_text
 from perception.types import Box, IconRegion, LocateStatus, Location, TextLine
 
 __all__ = ["IconLocator"]
@@ -415,10 +415,17 @@ class IconLocator:
         candidates = numbered_candidates(image, [(boxes[j], None, scores[j]) for j in top], self.config.crop_margin)
         return Location(LocateStatus.CANDIDATES, description, candidates=candidates, feedback=feedback, backend=backend)
 
+    def _anchor_matches(self, image: np.ndarray, key: str, anchor: str) -> list[TextMatch]:
+        """Where the anchor text is on the screen, found by OCR as Click text finds it (tiers
+        up to fuzzy)."""
+        height, width = image.shape[:2]
+        return [m for m in match_text(self._ocr(image, key), anchor, (width, height), self.config.max_box_fraction)
+                if m.tier <= TIER_FUZZY]  # fmt: skip
+
     def _pick(
         self, image: np.ndarray, key: str, which: Which, description: str, boxes: list[Box], scores: list[float],
         best: int, understood: bool, place: str, backend: str, unsure: list[int], plain: list[int],
-    ) -> Location:
+    ) -> Location | None:
         """One of several look-alikes, by the planner's count or anchor text
         (``perception.icon_which``). A count needs every look-alike: the best's group (boxes
         of its size, in a row or column with one of the group, scoring ``_SIBLING_SHARE`` of
@@ -426,7 +433,8 @@ class IconLocator:
         candidates, never a tap that the count might have shifted. An anchor text is found by
         OCR as Click text finds it; among the icons in its relation to that text (its row,
         next to it, above ...), the one that looks most like the description, and when
-        several tie on look, the nearest, unless another is about as near."""
+        several tie on look, the nearest, unless another is about as near. None when a text
+        written without quotes has no icon in that relation: the caller reads plain words."""
         def offer(chosen: list[int], feedback: str) -> Location:
             # what the which-words could not decide: their own choice first, then the boxes
             # the plain description would have offered
@@ -466,9 +474,7 @@ class IconLocator:
             picked = boxes[counted[n - 1] if n > 0 else counted[-1]]
             return Location(LocateStatus.FOUND, description, point=picked.center, box=picked, backend=backend)
         anchor, relation = which.anchor or "", which.relation or "next"
-        height, width = image.shape[:2]
-        matches = [m for m in match_text(self._ocr(image, key), anchor, (width, height), self.config.max_box_fraction)
-                   if m.tier <= TIER_FUZZY]  # fmt: skip
+        matches = self._anchor_matches(image, key, anchor)
         if not matches:
             return Location(LocateStatus.NOT_FOUND, description, backend=backend,
                             feedback=f'The text "{anchor}" is not on the screen, so it cannot tell which icon '
@@ -499,6 +505,8 @@ class IconLocator:
             return offer(chosen,
                          f'Several icons like {look} are {_RELATION_SAID[relation]} "{anchor}"; '
                          "choose one by number.")  # fmt: skip
+        if not which.quoted:
+            return None  # an unquoted text said loosely where ("under the X post"): plain words
         return offer([],
                      f'No icon like {look} is {_RELATION_SAID[relation]} "{anchor}"; '
                      "choose one by number.")  # fmt: skip
@@ -559,6 +567,10 @@ class IconLocator:
             which = read_which(description)
         except (UnknownPositionError, WhichError) as exc:
             return Location(LocateStatus.NOT_FOUND, description, feedback=str(exc), backend=backend)
+        if which.anchor is not None and not which.quoted and not self._anchor_matches(image, key, which.anchor):
+            # a text written without quotes that is not on the screen ("next to the text box"):
+            # not a text, so the description is its look alone, as plain words
+            which = Which(which.look)
         look = which.look  # what the ranker judges: the which-words are not colour or shape words
         regions = self.regions(image, key)
         height, width = image.shape[:2]
@@ -625,13 +637,23 @@ class IconLocator:
         if which.picks:
             plain = _one_per_place(close, boxes)
             unsure = [i for i in plain if i != best]
-            chosen = self._pick(image, key, which, description, boxes, scores, best, understood, place, backend, unsure,
+            picked = self._pick(image, key, which, description, boxes, scores, best, understood, place, backend, unsure,
                                 plain)
+            chosen = picked if picked is not None else self._plain(image, description, close, boxes, scores, understood,
+                                                                   place, backend)
             if chosen.box is not None and where is not None and not where.accepts(chosen.box, width, height, span):
                 return self._offer(image, description, [boxes.index(chosen.box)], boxes, scores,
                                    f'The icon "{description}" names is not in the {where.text} part of the screen; '
                                    "choose 1 if its crop shows what you meant.", backend)  # fmt: skip
             return chosen
+        return self._plain(image, description, close, boxes, scores, understood, place, backend)
+
+    def _plain(
+        self, image: np.ndarray, description: str, close: list[int], boxes: list[Box], scores: list[float],
+        understood: bool, place: str, backend: str,
+    ) -> Location:
+        """The tap or the candidates of the description's look alone: the best, or the boxes
+        that come ``close`` to it."""
         close = _one_per_place(close, boxes)
         close, whole = _whole_glyph(close, boxes, scores)
         if len(close) == 1 and understood:

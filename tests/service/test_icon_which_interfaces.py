@@ -2,7 +2,8 @@
 interface: `mobile-agent run --script`, a REST task and the MCP ``find_icon`` tool. Amazon
 Music's recently played list on the simulated phone has one grey play triangle per song
 row, identical; "the second grey play triangle" or "grey play triangle in the '<song>'
-row" must play that song (checked in the phone's state, not only the exit code). The
+row" must play that song (checked in the phone's state, not only the exit code), and so
+must the title written without quotes ("in the Mojito row"), as planners often write it. The
 plain description is candidates, never a tap.
 """
 
@@ -64,6 +65,13 @@ def test_cli_script_clicks_the_counted_and_the_anchored_play_button(adb_server, 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert _playing(sim_phone) == rows[2][0]
 
+    # the song's title without quotes, as planners often write it: it is on the screen, so it anchors
+    script.write_text(f"Click icon (grey play triangle in the {rows[0][0]} row)\n", encoding="utf-8")
+    proc = run_cli("--serial", sim_phone.serial, "--script", str(script), "-o", str(tmp_path / "runs"),
+                   env=_env(adb_server.port))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _playing(sim_phone) == rows[0][0]
+
 
 def test_rest_task_clicks_the_anchored_play_button(sim_phone, service):
     rows = _open_music(sim_phone)
@@ -72,6 +80,10 @@ def test_rest_task_clicks_the_anchored_play_button(sim_phone, service):
     done = live.wait_task(task["id"], timeout=180)
     assert done["status"] == "completed", done
     assert _playing(sim_phone) == rows[1][0]
+    task = live.submit("[ops] play another song", script=f"Click icon (grey play triangle in the {rows[2][0]} row)\n")
+    done = live.wait_task(task["id"], timeout=180)
+    assert done["status"] == "completed", done
+    assert _playing(sim_phone) == rows[2][0]  # unquoted: the title on the screen anchors the row
 
 
 def test_mcp_find_icon_tells_look_alikes_apart(adb_server, sim_phone, tmp_path):
@@ -90,6 +102,10 @@ def test_mcp_find_icon_tells_look_alikes_apart(adb_server, sim_phone, tmp_path):
             assert last["status"] == "found" and inside(last["point"], rows[-1][1]), (last, rows)
             anchored = tool_json(await session.call_tool("find_icon", {"icon": f"grey play triangle in the '{rows[0][0]}' row"}))
             assert anchored["status"] == "found" and inside(anchored["point"], rows[0][1]), (anchored, rows)
+            unquoted = tool_json(await session.call_tool("find_icon", {"icon": f"grey play triangle in the {rows[1][0]} row"}))
+            assert unquoted["status"] == "found" and inside(unquoted["point"], rows[1][1]), (unquoted, rows)
+            absent = tool_json(await session.call_tool("find_icon", {"icon": "grey play triangle next to Premier League"}))
+            assert absent["status"] != "found", absent  # not on the screen: plain words, six alike
             half_said = tool_json(await session.call_tool("find_icon", {"icon": "the second grey play triangle next to 'Home'"}))
             assert half_said["status"] == "not_found" and "quot" in json.dumps(half_said), half_said
 

@@ -2,8 +2,9 @@
 round 4). NBC Sports' live list (a Rico development screen, tests/data/rico-dev) has six
 identical yellow play buttons, one per row: colour and shape cannot pick one, and the
 plain description is rightly answered with candidates; the planner's count ("the second")
-or the row's text ("in the 'CSN Philly Live' row") can. The boxes are the items of
-benchmarks/data/rico_icon_anchored.json (from the screen's view hierarchy)."""
+or the row's text ("in the 'CSN Philly Live' row", or unquoted when it is on the screen) can.
+The boxes are the items of benchmarks/data/rico_icon_anchored.json (from the screen's view
+hierarchy)."""
 
 from __future__ import annotations
 
@@ -40,14 +41,36 @@ def test_which_words_are_read_and_taken_out_of_the_look() -> None:
 
 
 def test_what_planners_often_write_is_read_as_a_plain_description() -> None:
-    # a relation to something unquoted: the look is what comes before it, its words are not the look's
-    assert read_which("the send button next to the text box") == Which("the send button")
-    assert read_which("heart below the photo") == Which("heart")  # "photo" would name a picture
-    assert read_which("the play button next to Settings") == Which("the play button")  # look-alikes: candidates
-    assert read_which("the second play button next to Settings") == Which("play button", 2)
+    # a relation to a text written without quotes: the text is tried on the screen (below), the
+    # look is what comes before it, and the relation's words are never the look's
+    assert read_which("the send button next to the text box") == Which("send button", None, "reading", "next",
+                                                                       "text box", quoted=False)  # fmt: skip
+    assert read_which("heart below the photo").look == "heart"  # "photo" would name a picture
+    assert read_which("the second play button next to Settings") == Which("play button", 2)  # the count says which
     # a quoted text with no relation is part of the look, without its quotes
     assert read_which("the '+' button") == Which("the + button")
     assert read_which("play button 'News'") == Which("play button News")
+
+
+@pytest.mark.parametrize(
+    ("description", "which"),
+    [
+        ("three vertical dots in the NetHack server row", Which("three vertical dots", None, "reading", "row",
+                                                                "NetHack server", quoted=False)),
+        ("down arrow in a circle, right of 97 - A Simple Plan", Which("down arrow in circle", None, "reading",
+                                                                      "right", "97 - A Simple Plan", quoted=False)),
+        ("grey magnifying glass right of the Today button", Which("grey magnifying glass", None, "reading", "right",
+                                                                  "Today", quoted=False)),
+        ("dark folder next to Pause Folder", Which("dark folder", None, "reading", "next", "Pause Folder",
+                                                   quoted=False)),
+        ("grey heart under the Gigi post", Which("grey heart", None, "reading", "below", "Gigi", quoted=False)),
+        # a count or a position is no text: "in the second row" counts, "in the top row" is where
+        ("the play button in the second row", Which("play button", 2, "top")),
+        ("play button in the top row", Which("play button in the top row")),
+    ],
+)  # fmt: skip
+def test_a_text_written_without_quotes_is_an_anchor_to_look_for(description: str, which: Which) -> None:
+    assert read_which(description) == which
 
 
 @pytest.mark.parametrize(
@@ -122,8 +145,17 @@ def test_a_count_or_text_that_does_not_fit_is_no_tap() -> None:
     assert _tapped("the first yellow play button", "bottom right") is None  # the first is not there: no tap
     missing = perception.find_icon(pixels, "yellow play button in the 'Premier League' row", None)
     assert missing.status is LocateStatus.NOT_FOUND and "Premier League" in missing.feedback
-    unclear = perception.find_icon(pixels, "yellow play button next to Golf", None)  # unquoted: a plain look
-    assert unclear.status is LocateStatus.CANDIDATES and len(unclear.candidates) >= 2, unclear  # six alike: no tap
+    # a text written without quotes that is not on the screen: plain words, six alike, no tap
+    unclear = perception.find_icon(pixels, "yellow play button next to Premier League", None)
+    assert unclear.status is LocateStatus.CANDIDATES and len(unclear.candidates) >= 2, unclear
+
+
+@pytest.mark.parametrize("row", range(6))
+def test_the_row_text_without_quotes_picks_the_play_button(row: int) -> None:
+    """Planners often leave the quotes out ("in the CSN Chicago Live row"): the text is on the
+    screen, so it anchors the row as the quoted one does."""
+    assert _tapped(f"yellow play button in the {ROWS[row]} row") == row
+    assert _tapped(f"yellow play button left of {ROWS[row]}") == row  # the button starts the row
 
 
 def test_the_click_icon_card_tells_the_model_it_may_say_which_one() -> None:
