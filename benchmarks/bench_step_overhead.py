@@ -67,11 +67,13 @@ class _CpuTimed:
     def find_text_in_region(self, image: object, text: str, region: object, label: str = "region") -> object:
         return self._locator.find_text_in_region(image, text, region, label)
 
-    def snap_targets(self, image: object) -> object:
-        return self._locator.snap_targets(image)
+    def snap_targets(self, image: object, hierarchy: object = None) -> object:
+        return self._locator.snap_targets(image, hierarchy)
 
-    def snap(self, point: object, image: object, *, max_distance: float, drift_tolerance: float) -> object:
-        return self._locator.snap(point, image, max_distance=max_distance, drift_tolerance=drift_tolerance)
+    def snap(self, point: object, image: object, *, max_distance: float, drift_tolerance: float,
+             hierarchy: object = None) -> object:
+        return self._locator.snap(point, image, max_distance=max_distance, drift_tolerance=drift_tolerance,
+                                  hierarchy=hierarchy)
 
 
 def _script(rounds: int) -> str:

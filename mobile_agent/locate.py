@@ -77,16 +77,23 @@ class PerceptionLocator:
         """``text`` among the lines of ``region`` alone, by ``find_text``'s rules and settings."""
         return call_perception(lambda: self.perception.find_text_in_region(image, text, region, label))
 
-    def snap_targets(self, image: np.ndarray) -> list[SnapTarget]:
-        """OCR lines and UI-element proposals, for snapping a grounded model's taps."""
-        return call_perception(lambda: self.perception.snap_targets(image))
+    def snap_targets(self, image: np.ndarray, hierarchy: str | None = None) -> list[SnapTarget]:
+        """OCR lines and UI-element proposals, for snapping a grounded model's taps; with
+        ``hierarchy`` (the ``perception.accessibility`` setting on), the tree's controls too."""
+        return call_perception(lambda: self.perception.snap_targets(image, hierarchy))
 
     def snap(
-        self, point: tuple[int, int], image: np.ndarray, *, max_distance: float, drift_tolerance: float
+        self,
+        point: tuple[int, int],
+        image: np.ndarray,
+        *,
+        max_distance: float,
+        drift_tolerance: float,
+        hierarchy: str | None = None,
     ) -> Snap:
         """``point`` snapped to what is on ``image`` (no drift learned here: the run's
         ``TimedLocator`` learns it)."""
-        return snap_point(point, self.snap_targets(image), max_distance=max_distance)
+        return snap_point(point, self.snap_targets(image, hierarchy), max_distance=max_distance)
 
     def describe_backends(self) -> dict[str, str]:
         return call_perception(self.perception.describe_backends)
@@ -136,10 +143,18 @@ class LazyLocator:
     def find_text_in_region(self, image: np.ndarray, text: str, region: Box, label: str = "region") -> Location:
         return self.get().find_text_in_region(image, text, region, label)
 
-    def snap_targets(self, image: np.ndarray) -> list[SnapTarget]:
-        return self.get().snap_targets(image)
+    def snap_targets(self, image: np.ndarray, hierarchy: str | None = None) -> list[SnapTarget]:
+        return self.get().snap_targets(image, hierarchy)
 
     def snap(
-        self, point: tuple[int, int], image: np.ndarray, *, max_distance: float, drift_tolerance: float
+        self,
+        point: tuple[int, int],
+        image: np.ndarray,
+        *,
+        max_distance: float,
+        drift_tolerance: float,
+        hierarchy: str | None = None,
     ) -> Snap:
-        return self.get().snap(point, image, max_distance=max_distance, drift_tolerance=drift_tolerance)
+        return self.get().snap(
+            point, image, max_distance=max_distance, drift_tolerance=drift_tolerance, hierarchy=hierarchy
+        )

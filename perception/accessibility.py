@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from perception.errors import InvalidInputError
 from perception.types import Box, TextLine
 
-__all__ = ["AccessibilityNode", "parse_uiautomator_dump", "text_lines", "tree_fits_image"]
+__all__ = ["AccessibilityNode", "nodes_from", "parse_uiautomator_dump", "tap_targets", "text_lines", "tree_fits_image"]
 
 _BOUNDS = re.compile(r"^\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]$")
 
@@ -139,3 +139,39 @@ def tree_fits_image(nodes: list[AccessibilityNode], image_size: tuple[int, int])
     right = max(n.bounds.right for n in nodes)
     bottom = max(n.bounds.bottom for n in nodes)
     return right <= width * 1.01 and bottom <= height * 1.01 and right >= width * 0.5
+
+
+def nodes_from(hierarchy: object) -> list[AccessibilityNode] | None:
+    """The nodes of ``hierarchy`` (a dump's XML, or nodes already parsed); None when the
+    phone answered an error instead of a tree. Raises ``InvalidInputError`` for anything else."""
+    if isinstance(hierarchy, (str, bytes)):
+        try:
+            return parse_uiautomator_dump(hierarchy)
+        except InvalidInputError:
+            return None
+    if isinstance(hierarchy, list) and all(isinstance(n, AccessibilityNode) for n in hierarchy):
+        return hierarchy
+    raise InvalidInputError(
+        f"hierarchy must be uiautomator dump XML or a list of AccessibilityNode, got {type(hierarchy).__name__}",
+        backend="accessibility",
+    )
+
+
+def tap_targets(
+    nodes: list[AccessibilityNode], image_size: tuple[int, int], *, max_area_fraction: float = 0.15
+) -> list[tuple[Box, str]]:
+    """The tree's controls a tap may land on, as (bounds clipped to the image, label): enabled
+    nodes that are clickable or say what they are (a text, a content-desc), no larger than
+    ``max_area_fraction`` of the screen (a button, a row, a field; not a page or a panel).
+    A password field keeps no label."""
+    width, height = image_size
+    limit = max_area_fraction * width * height
+    out = []
+    for node in nodes:
+        if not node.enabled or not (node.clickable or node.label):
+            continue
+        b = node.bounds
+        box = Box(max(0.0, b.left), max(0.0, b.top), min(float(width), b.right), min(float(height), b.bottom))
+        if 0 < box.area <= limit:
+            out.append((box, "" if node.password else node.label))
+    return out

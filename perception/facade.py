@@ -17,6 +17,7 @@ import time
 
 import numpy as np
 
+from perception.accessibility import nodes_from, tap_targets, tree_fits_image
 from perception.blank_screen import blank_app_area
 from perception.cache import FrameCache, frame_key
 from perception.config import PerceptionConfig
@@ -204,9 +205,15 @@ class Perception:
         image = check_image(image)
         return self._cache.get_or_compute(frame_key(image), "blank", lambda: blank_app_area(image))
 
-    def snap_targets(self, image: np.ndarray) -> list[SnapTarget]:
+    def snap_targets(self, image: np.ndarray, hierarchy: object = None) -> list[SnapTarget]:
         """What a grounded model's tap may be snapped to (``perception.snapping``): the OCR
-        lines and the weight-free UI-element proposals of the frame, both cached per frame."""
+        lines and the weight-free UI-element proposals of the frame, both cached per frame.
+
+        ``hierarchy`` (as for ``find_text``; used when ``config.accessibility`` is on, or the
+        frame's app area is blank): the tree's controls join them (``tap_targets``: a button,
+        a row, a field), each only where something is drawn inside it (a text line or a
+        proposal), so a stale or partial tree cannot move a tap to where nothing is; on a
+        blank frame, where nothing is drawn, the tree alone answers."""
         image = check_image(image)
         key = frame_key(image)
         lines = self._ocr_cached(image, key)
@@ -217,7 +224,21 @@ class Perception:
                                        max_area_fraction=c.icon_max_area_fraction, nms_iou=c.nms_iou, limit=200)  # fmt: skip
 
         regions = self._cache.get_or_compute(key, "snap_proposals", propose)
-        return targets_from(lines, regions)
+        targets = targets_from(lines, regions)
+        if hierarchy is None:
+            return targets
+        blank = self.blank(image)
+        if not (c.accessibility or blank):
+            return targets
+        size = (image.shape[1], image.shape[0])
+        nodes = nodes_from(hierarchy)
+        if not nodes or not tree_fits_image(nodes, size):
+            return targets
+        controls = tap_targets(nodes, size)
+        if not blank:
+            drawn = [t.box for t in targets]
+            controls = [(box, label) for box, label in controls if any(_mostly_within(d, box) for d in drawn)]
+        return targets + targets_from(nodes=controls)
 
     def describe_backends(self) -> dict[str, str]:
         """Which backends are (or will be) active, for ``doctor`` and logs."""
@@ -245,3 +266,10 @@ class Perception:
 
     def __repr__(self) -> str:
         return f"Perception({self.config.ocr_backend}, detector={self.config.detector}, ranker={self.config.ranker})"
+
+
+def _mostly_within(inner: Box, outer: Box) -> bool:
+    """At least 80 % of ``inner`` lies in ``outer`` (something drawn inside a tree node)."""
+    ix = max(0.0, min(inner.right, outer.right) - max(inner.left, outer.left))
+    iy = max(0.0, min(inner.bottom, outer.bottom) - max(inner.top, outer.top))
+    return inner.area > 0 and ix * iy >= 0.8 * inner.area

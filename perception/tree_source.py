@@ -16,9 +16,8 @@ from collections.abc import Callable
 import numpy as np
 from rapidfuzz import fuzz
 
-from perception.accessibility import AccessibilityNode, parse_uiautomator_dump, text_lines, tree_fits_image
+from perception.accessibility import nodes_from, text_lines, tree_fits_image
 from perception.crops import numbered_candidates
-from perception.errors import InvalidInputError
 from perception.text_match import TIER_EXACT, TIER_PARTIAL, fold, match_text
 from perception.types import Box, LocateStatus, Location, TextLine
 
@@ -45,20 +44,6 @@ def node_shows_text(read: Callable[[np.ndarray], list[TextLine]], image: np.ndar
     return fuzz.partial_ratio(wanted[: max(len(seen), 3)], seen) >= _AGREE
 
 
-def _nodes(hierarchy: object) -> list[AccessibilityNode] | None:
-    if isinstance(hierarchy, (str, bytes)):
-        try:
-            return parse_uiautomator_dump(hierarchy)
-        except InvalidInputError:
-            return None  # the phone answered an error instead of a tree
-    if isinstance(hierarchy, list) and all(isinstance(n, AccessibilityNode) for n in hierarchy):
-        return hierarchy
-    raise InvalidInputError(
-        f"hierarchy must be uiautomator dump XML or a list of AccessibilityNode, got {type(hierarchy).__name__}",
-        backend="accessibility",
-    )
-
-
 def tree_only_location(
     image: np.ndarray,
     target: str,
@@ -70,7 +55,7 @@ def tree_only_location(
     check it against (a FLAG_SECURE window captures black: ``perception.blank_screen``).
     ``None`` when there is no usable tree."""
     height, width = image.shape[:2]
-    nodes = _nodes(hierarchy)
+    nodes = nodes_from(hierarchy)
     if nodes is None or not tree_fits_image(nodes, (width, height)):
         return None
     lines = text_lines(nodes, (width, height))
@@ -103,7 +88,7 @@ def tree_location(
 ) -> Location | None:
     """The target's place from the tree, or ``None`` when vision must decide."""
     height, width = image.shape[:2]
-    nodes = _nodes(hierarchy)
+    nodes = nodes_from(hierarchy)
     if nodes is None or not tree_fits_image(nodes, (width, height)):
         return None
     lines = text_lines(nodes, (width, height))

@@ -113,18 +113,24 @@ class TimedLocator:
     def find_text_in_region(self, image: np.ndarray, text: str, region: Box, label: str = "region") -> Location:
         return self._timed(lambda: self.locator.find_text_in_region(image, text, region, label))
 
-    def snap_targets(self, image: np.ndarray) -> list[SnapTarget]:
+    def snap_targets(self, image: np.ndarray, hierarchy: str | None = None) -> list[SnapTarget]:
         """What a grounded model's tap may snap to (``perception.snapping``)."""
-        return self._timed(lambda: self.locator.snap_targets(image))
+        return self._timed(lambda: self.locator.snap_targets(image, hierarchy))
 
     def snap(
-        self, point: tuple[int, int], image: np.ndarray, *, max_distance: float, drift_tolerance: float
+        self,
+        point: tuple[int, int],
+        image: np.ndarray,
+        *,
+        max_distance: float,
+        drift_tolerance: float,
+        hierarchy: str | None = None,
     ) -> Snap:
         """``point`` snapped to what is on ``image``, after taking off the model's drift
         learned over this agent's taps (one model, one server: one habit)."""
         if self._drift is None:
             self._drift = DriftTracker(tolerance=drift_tolerance)
-        return self._drift.snap(point, self.snap_targets(image), max_distance=max_distance)
+        return self._drift.snap(point, self.snap_targets(image, hierarchy), max_distance=max_distance)
 
     def prefetch(self, image: np.ndarray, delay_s: float = 0.0, *, min_idle: float = 0.0) -> threading.Timer | None:
         """Start OCR of ``image`` on a background thread after ``delay_s``, so that a

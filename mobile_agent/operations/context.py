@@ -69,12 +69,19 @@ class Locator(Protocol):
         """``text`` among the lines of ``region`` alone, by ``find_text``'s rules."""
         ...
 
-    def snap_targets(self, image: np.ndarray) -> list[SnapTarget]:
-        """What a grounded model's tap may snap to (``perception.snapping``)."""
+    def snap_targets(self, image: np.ndarray, hierarchy: str | None = None) -> list[SnapTarget]:
+        """What a grounded model's tap may snap to (``perception.snapping``); with
+        ``hierarchy`` (as for ``find_text``), the tree's controls where something is drawn."""
         ...
 
     def snap(
-        self, point: tuple[int, int], image: np.ndarray, *, max_distance: float, drift_tolerance: float
+        self,
+        point: tuple[int, int],
+        image: np.ndarray,
+        *,
+        max_distance: float,
+        drift_tolerance: float,
+        hierarchy: str | None = None,
     ) -> Snap:
         """``point`` snapped to what is on ``image``; a locator that learns the model's
         drift over a run's taps (the run's) takes it off first."""

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mobile_agent.operations.catalog import open_app, type_text, wait
 from mobile_agent.operations.context import OperationContext, Outcome
+from mobile_agent.operations.lookup import snap_on
 from mobile_agent.operations.parser import split_top_level, strip_quotes
 from mobile_agent.operations.registry import OperationRegistry, card_of, operation
 from perception.snapping import Snap
@@ -134,8 +135,8 @@ def snap_tap(ctx: OperationContext, x: int, y: int) -> Snap | None:
     _width, height = ctx.size
     max_distance = planner.snap_max_distance * height
     # the run's locator learns the model's drift over the taps
-    return ctx.locator.snap((x, y), ctx.screenshot.pixels, max_distance=max_distance,
-                            drift_tolerance=DRIFT_TOLERANCE * height)
+    return snap_on(ctx.device, ctx.locator, ctx.screenshot.pixels, (x, y), ctx.settings,
+                   max_distance=max_distance, drift_tolerance=DRIFT_TOLERANCE * height)
 
 
 def _clamped(ctx: OperationContext, x: int, y: int) -> tuple[int, int]:

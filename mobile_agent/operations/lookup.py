@@ -1,12 +1,13 @@
 """The one text and icon lookup of every operation and interface: ``find_text_on`` and
-``find_icon_on`` give the locator the phone's accessibility tree when the
-``perception.accessibility`` setting is on, or when the frame's app area is blank (a
-FLAG_SECURE window captures black on a real phone: then only the tree can place a tap).
+``find_icon_on`` (and ``snap_on``, a grounded model's tap) give the locator the phone's
+accessibility tree when the ``perception.accessibility`` setting is on, or when the frame's
+app area is blank (a FLAG_SECURE window captures black on a real phone: then only the tree
+can place a tap).
 
 Its own module (not ``catalog``'s) so that an operation module the catalog registers
 (``open_app``'s home-screen search) can look up through it too without an import circle.
 
-May import: numpy, ``perception`` (blank_screen, types), ``mobile_agent.operations.context``,
+May import: numpy, ``perception`` (blank_screen, snapping, types), ``mobile_agent.operations.context``,
 ``mobile_agent.settings``.
 """
 
@@ -17,9 +18,10 @@ import numpy as np
 from mobile_agent.operations.context import DeviceLike, Locator
 from mobile_agent.settings import Settings
 from perception.blank_screen import blank_app_area
+from perception.snapping import Snap
 from perception.types import Location
 
-__all__ = ["find_icon_on", "find_text_on"]
+__all__ = ["find_icon_on", "find_text_on", "snap_on"]
 
 
 def _tree_for(device: DeviceLike, pixels: np.ndarray, settings: Settings) -> str | None:
@@ -45,3 +47,20 @@ def find_icon_on(
 ) -> Location:
     """Where the icon ``icon`` is, as ``find_text_on`` (a node whose content-desc agrees wins)."""
     return locator.find_icon(pixels, icon, position, _tree_for(device, pixels, settings))
+
+
+def snap_on(
+    device: DeviceLike,
+    locator: Locator,
+    pixels: np.ndarray,
+    point: tuple[int, int],
+    settings: Settings,
+    *,
+    max_distance: float,
+    drift_tolerance: float,
+) -> Snap:
+    """A grounded model's tap ``point`` snapped to what is on ``pixels`` (``perception.snapping``),
+    with the accessibility tree's controls when that setting is on or the frame is blank, as
+    every text and icon lookup has them."""
+    return locator.snap(point, pixels, max_distance=max_distance, drift_tolerance=drift_tolerance,
+                        hierarchy=_tree_for(device, pixels, settings))  # fmt: skip

@@ -172,11 +172,12 @@ def _count_full_reads(settings) -> tuple[object, list[str]]:
         def find_text_in_region(self, image, text, region, label="region"):
             return inner.find_text_in_region(image, text, region, label)
 
-        def snap_targets(self, image):
-            return inner.snap_targets(image)
+        def snap_targets(self, image, hierarchy=None):
+            return inner.snap_targets(image, hierarchy)
 
-        def snap(self, point, image, *, max_distance, drift_tolerance):
-            return inner.snap(point, image, max_distance=max_distance, drift_tolerance=drift_tolerance)
+        def snap(self, point, image, *, max_distance, drift_tolerance, hierarchy=None):
+            return inner.snap(point, image, max_distance=max_distance, drift_tolerance=drift_tolerance,
+                              hierarchy=hierarchy)
 
     return Counting(), asked
 

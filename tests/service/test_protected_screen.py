@@ -147,6 +147,72 @@ def test_mcp_tools_find_and_click_on_a_protected_screen(adb_server, sim_phone, t
     anyio.run(main)
 
 
+# A grounded model's tap (a point: UI-TARS, Qwen, AutoGLM; a script's "Tap (x, y)") just off a
+# control of a protected screen: the pixels show nothing to snap to, the tree holds the control.
+# Below "Copy password" (simphone.apps.vault: its button is 120 px tall, nothing under it).
+_OFF_BELOW = 40
+
+
+def _off_the_copy_button(sim_phone: Any) -> tuple[int, int]:
+    box = sim_phone.element("Copy password")["box"]
+    return (box[0] + box[2]) // 2, box[3] + _OFF_BELOW
+
+
+def test_a_grounded_tap_on_a_protected_screen_snaps_to_the_tree(adb_server, sim_phone, tmp_path) -> None:
+    """`run --script` with the accessibility setting off: the blank frame brings the tree, and
+    the tap moves onto the control it was meant for (before: "nothing seen", a tap on nothing)."""
+    _open_vault(sim_phone)
+    sim_phone.device.shell(["input", "tap", *map(str, _centre(sim_phone.element("Netflix")["box"]))])
+    x, y = _off_the_copy_button(sim_phone)
+    script = tmp_path / "tap.txt"
+    script.write_text(f"Tap ({x}, {y})\n", encoding="utf-8")
+    proc = run_cli("--serial", sim_phone.serial, "--script", str(script), "-o", str(tmp_path / "runs"),
+                env=_env(adb_server.port))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sim_phone.phone.state()["apps"][VAULT]["copied"] == "Netflix"
+    (step,) = [s for s in _steps(proc.stdout) if s.get("snap")]
+    assert step["snap"]["moved"] and step["snap"]["target"]["source"] == "node", step["snap"]
+    assert step["snap"]["target"]["label"] == "Copy password"
+
+
+def test_rest_grounded_tap_on_a_protected_screen_snaps_to_the_tree(sim_phone, service) -> None:
+    _open_vault(sim_phone)
+    sim_phone.device.shell(["input", "tap", *map(str, _centre(sim_phone.element("Netflix")["box"]))])
+    x, y = _off_the_copy_button(sim_phone)
+    live = service([sim_phone], **{"perception.accessibility": False, "perception.detector": "proposals",
+                                   "perception.ranker": "heuristic"})
+    task = live.submit("[ops] copy a password by a point", script=f"Tap ({x}, {y})\n")
+    done = live.wait_task(task["id"], timeout=180)
+    assert done["status"] == "completed", done
+    assert sim_phone.phone.state()["apps"][VAULT]["copied"] == "Netflix"
+
+
+def _centre(box: list[int]) -> tuple[int, int]:
+    return (box[0] + box[2]) // 2, (box[1] + box[3]) // 2
+
+
+def test_the_trees_controls_join_the_snap_targets_only_where_something_is_drawn() -> None:
+    """On a drawn frame with ``accessibility`` on, a control of the tree is a snap target only
+    where the pixels show something inside it (a stale tree cannot move a tap to nothing);
+    with the setting off, or no tree, the targets are the pixels' alone."""
+    frame = np.full((2400, 1080, 3), 250, np.uint8)
+    frame[1000:1090, 100:190] = 30  # a glyph
+    frame[300:360, 100:900] = 120  # a banner: the frame is not blank (perception.blank_screen)
+    dump = ('<hierarchy rotation="0"><node text="" class="android.widget.FrameLayout" clickable="false" '
+            'enabled="true" bounds="[0,0][1080,2400]">'
+            '<node text="" content-desc="drawn button" class="android.widget.ImageButton" clickable="true" '
+            'enabled="true" bounds="[80,980][210,1110]" />'
+            '<node text="" content-desc="stale button" class="android.widget.ImageButton" clickable="true" '
+            'enabled="true" bounds="[700,1600][830,1730]" /></node></hierarchy>')
+    on = Perception(PerceptionConfig(detector="proposals", ranker="heuristic", compute_device="cpu",
+                                     accessibility=True))
+    nodes = [t for t in on.snap_targets(frame, dump) if t.source == "node"]
+    assert [t.label for t in nodes] == ["drawn button"]
+    assert not [t for t in on.snap_targets(frame) if t.source == "node"]
+    off = Perception(PerceptionConfig(detector="proposals", ranker="heuristic", compute_device="cpu"))
+    assert not [t for t in off.snap_targets(frame, dump) if t.source == "node"]
+
+
 @dataclass
 class _Shot:
     pixels: np.ndarray
