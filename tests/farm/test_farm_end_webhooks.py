@@ -13,10 +13,12 @@ import asyncio
 import functools
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from procrastinate import jobs as pjobs
 
 from server.farm.maintenance import FarmMaintenance
 from server.farm.queue import build_jobs_app, defer_task, install_schema
@@ -154,22 +156,48 @@ def test_a_lost_host_s_task_is_told_by_another_worker_s_maintenance(pg_database:
         hook.close()
 
 
-class _RunEndsWhileRead(TaskStore):
-    """The maintenance's store: the first time it reads ``task_id``, that task's run ends on its
-    host right after the read, as a host taken for lost but only slow may end it (its scheduler
-    stores the end, then tells it: ``Scheduler(told=)``)."""
+class _EndsOnRead(TaskStore):
+    """The maintenance's store: right after its ``nth`` read of one of ``watched`` tasks' rows,
+    ``ends(task_id)`` ends that task elsewhere (once), between the pass's read and its finish."""
 
-    def __init__(self, url: str, task_id: int, run_ends: Any) -> None:
+    def __init__(self, url: str, watched: set[int], nth: int, ends: Callable[[int], None]) -> None:
         super().__init__(url, instance="api")
-        self.task_id = task_id
-        self.run_ends = run_ends
+        self.watched, self.nth, self.reads = watched, nth, 0
+        self.ends: Callable[[int], None] | None = ends
 
     def get_task(self, task_id: int) -> TaskRow | None:
         row = super().get_task(task_id)
-        if task_id == self.task_id and self.run_ends is not None:
-            run_ends, self.run_ends = self.run_ends, None
-            run_ends()
+        if task_id in self.watched and self.ends is not None:
+            self.reads += 1
+            if self.reads == self.nth:
+                ends, self.ends = self.ends, None
+                ends(task_id)
         return row
+
+
+async def _stalled(jobs: Any, registry: FarmRegistry, host: TaskStore, tasks: list[TaskRow],
+                   tmp_path: Path) -> dict[int, Any]:
+    """Each task's job taken by the worker of ``host``'s instance and the task claimed, then
+    silence: both heartbeats older than the 0.5 s timeout. The jobs by task id."""
+    for task in tasks:
+        await defer_task(jobs, registry, task)
+    worker_id = await jobs.job_manager.register_worker()
+    taken = {}
+    for _ in tasks:
+        job = await jobs.job_manager.fetch_job(queues=None, worker_id=worker_id)
+        assert job is not None
+        taken[int(job.task_kwargs["task_id"])] = job
+    for task in tasks:
+        assert host.claim(task.id, f"phone-{task.id}", tmp_path / f"task-{task.id}")
+    registry.heartbeat(host.instance, {}, None, starting=True)
+    await asyncio.sleep(1.0)
+    return taken
+
+
+def _maintenance(jobs: Any, store: TaskStore, registry: FarmRegistry, webhooks: WebhookSender) -> FarmMaintenance:
+    return FarmMaintenance(jobs, store, registry, host_timeout_s=0.5, default_retries=0,
+                           notify=lambda task_id: None, defer=lambda task: None,
+                           told=functools.partial(tell_ends, webhooks, store))
 
 
 def test_a_maintenance_pass_tells_only_the_ends_it_made(pg_database: str, tmp_path: Path) -> None:
@@ -179,8 +207,7 @@ def test_a_maintenance_pass_tells_only_the_ends_it_made(pg_database: str, tmp_pa
     first is told once, by its run (before: the pass said 'interrupted' whatever its finish
     answered, and told the first's end a second time)."""
     hook = WebhookReceiver(SECRET)
-    settings = farm_settings(tmp_path, pg_database, **API)
-    webhooks = WebhookSender(settings)
+    webhooks = WebhookSender(farm_settings(tmp_path, pg_database, **API))
     install_schema(pg_database)
     host = TaskStore(pg_database, instance="lost-host")
     registry = FarmRegistry(host.engine, host_timeout_s=0.5)
@@ -188,27 +215,18 @@ def test_a_maintenance_pass_tells_only_the_ends_it_made(pg_database: str, tmp_pa
     options = {"owner": "admin", "script": "Home", "callback_url": hook.url}
     slow, gone = (host.create_task("Home", "any", options) for _ in range(2))
 
-    def slow_run_ends() -> None:
-        assert host.finish(slow.id, "completed", result={"reason": "the run ended on its host"})
-        tell_ends(webhooks, host, [slow.id])
+    def slow_run_ends(task_id: int) -> None:  # as the host's scheduler: its finish, then its tell
+        assert host.finish(task_id, "completed", result={"reason": "the run ended on its host"})
+        tell_ends(webhooks, host, [task_id])
 
-    store = _RunEndsWhileRead(pg_database, slow.id, slow_run_ends)
+    store = _EndsOnRead(pg_database, {slow.id}, 1, slow_run_ends)
 
     async def scenario() -> list[tuple[int, str]]:
         jobs = build_jobs_app(pg_database)
         await jobs.open_async()
         try:
-            for task in (slow, gone):
-                await defer_task(jobs, registry, task)
-            worker_id = await jobs.job_manager.register_worker()
-            for task in (slow, gone):  # the host's worker takes both jobs, claims both tasks
-                assert await jobs.job_manager.fetch_job(queues=None, worker_id=worker_id) is not None
-                assert host.claim(task.id, f"phone-{task.id}", tmp_path / f"task-{task.id}")
-            registry.heartbeat("lost-host", {}, None, starting=True)
-            await asyncio.sleep(1.0)  # then silence: both heartbeats older than the 0.5 s timeout
-            maintenance = FarmMaintenance(jobs, store, registry, host_timeout_s=0.5, default_retries=0,
-                                          notify=lambda task_id: None, defer=lambda task: None,
-                                          told=functools.partial(tell_ends, webhooks, store))
+            await _stalled(jobs, registry, host, [slow, gone], tmp_path)
+            maintenance = _maintenance(jobs, store, registry, webhooks)
             await maintenance()
             return maintenance.log
         finally:
@@ -226,5 +244,62 @@ def test_a_maintenance_pass_tells_only_the_ends_it_made(pg_database: str, tmp_pa
         assert hook.unsigned == 0
     finally:
         store.close()
+        host.close()
+        hook.close()
+
+
+def test_a_job_another_pass_ended_keeps_none_of_this_pass_s_ends_untold(pg_database: str, tmp_path: Path) -> None:
+    """Two overlapping maintenance passes over one lost host's two tasks (a pass that outlasts its
+    period overlaps the next one's, in another process). The other pass ends the second task this
+    one reads, job included, between this one's read and its finish; procrastinate then refuses
+    this pass's end of that job. Each task is told once: this pass still tells the first, which it
+    ended (before: the refused job ended the whole pass, its report of the first went with it, and
+    the first task was never told)."""
+    hook = WebhookReceiver(SECRET)
+    webhooks = WebhookSender(farm_settings(tmp_path, pg_database, **API))
+    install_schema(pg_database)
+    host = TaskStore(pg_database, instance="lost-host")
+    registry = FarmRegistry(host.engine, host_timeout_s=0.5)
+    registry.create_tables()
+    options = {"owner": "admin", "script": "Home", "callback_url": hook.url}
+    tasks = [host.create_task("Home", "any", options) for _ in range(2)]
+    other = TaskStore(pg_database, instance="other-api")
+
+    async def scenario() -> tuple[list[tuple[int, str]], list[int]]:
+        jobs = build_jobs_app(pg_database)
+        await jobs.open_async()
+        loop = asyncio.get_running_loop()
+        ended_there: list[int] = []
+        try:
+            taken = await _stalled(jobs, registry, host, tasks, tmp_path)
+
+            def other_pass_ends(task_id: int) -> None:  # its finish, its job's end, its tell
+                assert other.finish(task_id, "interrupted", error={"type": "HostLost", "message": "lost"})
+                asyncio.run_coroutine_threadsafe(
+                    jobs.job_manager.finish_job(taken[task_id], pjobs.Status.FAILED, delete_job=False), loop).result(30)
+                tell_ends(webhooks, other, [task_id])
+                ended_there.append(task_id)
+
+            maintenance = _maintenance(jobs, _EndsOnRead(pg_database, {t.id for t in tasks}, 2, other_pass_ends),
+                                       registry, webhooks)
+            try:
+                await maintenance()
+            finally:
+                maintenance.store.close()
+            return maintenance.log, ended_there
+        finally:
+            await jobs.close_async()
+
+    try:
+        done, ended_there = asyncio.run(scenario())
+        (first,) = [t.id for t in tasks if t.id not in ended_there]
+        assert done == [(first, "interrupted")], done
+        for delivery in webhooks.deliveries:
+            delivery.join(30)
+        for task in tasks:
+            assert [b["status"] for b in hook.finished(task.id)] == ["interrupted"], hook.bodies
+        assert hook.unsigned == 0
+    finally:
+        other.close()
         host.close()
         hook.close()
