@@ -200,8 +200,10 @@ def callback_refusal(url: str, allow: Iterable[str] = ()) -> str | None:
 
 
 # how long a stopping process (the service, a farm worker) waits for the webhooks under way, its
-# interrupted runs' among them: their daemon threads end with it
-STOP_WAIT_S = 10.0
+# interrupted runs' among them: their daemon threads end with it. A first retry (after the default
+# 1 s backoff) fits; a receiver that is down does not hold a container's stop past docker's 10 s
+# grace (the runs' own stop comes first)
+STOP_WAIT_S = 5.0
 
 
 class _Refused(Exception):
