@@ -22,6 +22,8 @@ heldout5): 64 icons on published phone screenshots of 9 open-source apps the pro
 seen, in ``benchmarks/data/fresh2/`` (sources and licences there). Its items' source is
 ``fresh2``; they are grouped by app, placement (toolbar, row, fab, bottom-nav, panel) and
 whether the position words agree with the box; they carry no hierarchy (``--tree`` skips them).
+The third (``--targets benchmarks/data/fresh3_icon_targets.json``, heldout6) has the same shape and
+groups, source ``fresh3``: 59 icons on screenshots of 8 other such apps, in ``benchmarks/data/fresh3/``.
 
 Run: ``python benchmarks/bench_fresh_icons.py [--backend cpu] [--tree] [--verbose]``;
 ``--targets FILE --limit N`` runs it on another set of the same shape (to try the script
@@ -53,7 +55,7 @@ from perception.accessibility import AccessibilityNode  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 TARGETS = REPO / "benchmarks" / "data" / "fresh_icon_targets.json"
-SOURCES = ("mobile-agent-v1-runs", "rico-dev", "fresh2")
+SOURCES = ("mobile-agent-v1-runs", "rico-dev", "fresh2", "fresh3")
 
 
 def load_targets(path: Path) -> tuple[Path, list[dict]]:
@@ -70,7 +72,7 @@ def groups_of(item: dict) -> list[str]:
     source = source_of(item)
     image = item["image"].removeprefix(f"{source}/")
     groups = [source, f"kind {item.get('kind', 'control')}"]
-    if source == "fresh2":
+    if source in ("fresh2", "fresh3"):
         agrees = set(item["position"].split()) <= set(item["grid_position"].split())
         return groups + [
             f"app {item['app']}",
