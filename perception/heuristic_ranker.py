@@ -341,6 +341,36 @@ def _plate(patch: np.ndarray, inner: tuple[int, int, int, int]) -> np.ndarray | 
     return plate if plate.mean() >= 0.55 else None
 
 
+_PLATE_FLAT = 6
+
+
+def _plate_around(image: np.ndarray, box: Box) -> np.ndarray | None:
+    """The container a glyph's box sits on when the proposals did not give it (a grey circle
+    behind a back arrow): the region of the glyph's surface colour around it, enclosed within
+    three box sizes and 1.5 to 12 times the box's area; None when the glyph sits on the page."""
+    surface = flat_surface(image, box)
+    if surface is None:
+        return None
+    height, width = image.shape[:2]
+    reach = 3 * max(box.width, box.height)
+    window = box.expand(reach, reach, width, height)
+    left, top = int(window.left), int(window.top)
+    patch = image[top: int(np.ceil(window.bottom)), left: int(np.ceil(window.right))].astype(np.int16)
+    # a plate drawn flat: its own colour within a few levels (a pale one is 12 off the page)
+    same = (np.abs(patch - surface).max(axis=2) <= _PLATE_FLAT).astype(np.uint8)
+    # the glyph's own box belongs to the plate (its strokes are another colour)
+    gl, gt = int(box.left) - left, int(box.top) - top
+    same[gt: gt + int(box.height) + 1, gl: gl + int(box.width) + 1] = 1
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(same, connectivity=4)
+    label = labels[min(labels.shape[0] - 1, gt + int(box.height) // 2), min(labels.shape[1] - 1, gl + int(box.width) // 2)]
+    x, y, w, h, area = (int(v) for v in stats[label])
+    touches = x == 0 or y == 0 or x + w >= same.shape[1] or y + h >= same.shape[0]
+    if label == 0 or touches or not 1.5 * box.area <= area <= 12 * box.area:
+        return None
+    plate: np.ndarray = (labels[y: y + h, x: x + w] == label).astype(np.uint8)
+    return plate
+
+
 def _inside_ring(mask: np.ndarray) -> np.ndarray | None:
     """For a glyph drawn inside an outlined container of its own colour (a plus in a ring):
     the pieces inside, the ring taken away; None when nothing lies inside the largest piece."""
@@ -574,6 +604,8 @@ class HeuristicRanker:
             mask = _background_and_mask(patch, inner)
             if contained:
                 plate = _plate(patch, inner)
+                if plate is None:
+                    plate = _plate_around(image, box)
                 features = shape_features(plate) if plate is not None and containers else None
                 fits = max((_shape_score(c, features) for c in containers), default=0.0) if features else 1.0
                 self.plates.append(fits if plate is not None else 0.0)

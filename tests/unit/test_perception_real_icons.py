@@ -22,7 +22,15 @@ from PIL import Image, ImageDraw
 from perception import Box, LocateStatus, Perception, PerceptionConfig, TextLine
 from perception.accessibility import AccessibilityNode
 from perception.cache import FrameCache, frame_key
-from perception.heuristic_ranker import _colour_share, _words, glyph_unknown, names_a_shape, shape_features
+from perception.heuristic_ranker import (
+    SHAPE_UNSEEN,
+    HeuristicRanker,
+    _colour_share,
+    _words,
+    glyph_unknown,
+    names_a_shape,
+    shape_features,
+)
 from perception.icon_vocabulary import read_icon_words
 from perception.icons import IconLocator, _look_alikes, _pieces_of_one, _whole_glyph
 from perception.position import parse_position
@@ -711,3 +719,20 @@ def test_lines_getting_shorter_are_a_filter_not_a_menu() -> None:
     s.hamburger(950, STATUS + 74, (255, 255, 255))
     assert_tapped(find(s.array(), "three horizontal lines getting shorter (filter)", "top right"),
                   Box(766, STATUS + 40, 834, STATUS + 108))  # fmt: skip
+
+
+def test_a_glyph_on_a_pale_plate_the_proposals_missed_is_in_its_container() -> None:
+    """"left arrow in a grey circle": the circle is 12 levels off the page, so only the arrow is
+    proposed; the plate around the glyph's box is found all the same (and fits a circle, not a
+    square), while the same arrow on the bare page has none."""
+    s = Screen()
+    _circle(s, 300, 700, 70, (238, 237, 244))  # the page is (250, 250, 250)
+    s.back_arrow(300, 700, (60, 60, 60))
+    s.back_arrow(700, 700, (60, 60, 60))
+    image = s.array()
+    ranker = HeuristicRanker()
+    glyphs = [Box(274, 674, 326, 726), Box(674, 674, 726, 726)]
+    ranker.score(image, glyphs, "left arrow in a grey circle", [0.0, 0.0])
+    assert ranker.plates[0] >= SHAPE_UNSEEN > ranker.plates[1], ranker.plates
+    ranker.score(image, glyphs, "left arrow in a grey rounded square", [0.0, 0.0])
+    assert ranker.plates[0] < SHAPE_UNSEEN, ranker.plates
