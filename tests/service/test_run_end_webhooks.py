@@ -12,6 +12,8 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -128,31 +130,18 @@ def test_a_stopping_service_delivers_the_webhooks_of_the_runs_it_interrupts(tmp_
     """``mobile-agent serve`` stopped with SIGTERM mid-run: the run is interrupted and told so, and
     the process waits for that delivery before it exits; the receiver fails the first attempt, so
     the second comes a backoff later (before, the process exited meanwhile and the end was lost)."""
-    hook = WebhookReceiver(SECRET, fail_first=1)
     (phone,) = sim_phones(1)
-    port = free_port()
-    process = _serve(tmp_path, port, adb_server.port, phone.serial, llm_server.base_url)
-    try:
-        client = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": "Bearer run-end-admin"},
-                              timeout=30)
-        answer = client.post("/v1/tasks", json={"script": "Wait (10)\n" * 12, "callback_url": hook.url})
-        assert answer.status_code == 202, answer.text
-        running = int(answer.json()["id"])
-        deadline = time.monotonic() + 120  # a guard for a broken build only
-        while client.get(f"/v1/tasks/{running}").json()["steps"] < 1:
-            assert time.monotonic() < deadline, "the task never made a step"
-            time.sleep(0.05)
-        client.close()
-        _stop(process)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(10)
-    try:
+    with _receiver() as hook:
+        with _stopped_service(tmp_path, adb_server.port, phone.serial, llm_server.base_url) as client:
+            answer = client.post("/v1/tasks", json={"script": "Wait (10)\n" * 12, "callback_url": hook.url})
+            assert answer.status_code == 202, answer.text
+            running = int(answer.json()["id"])
+            deadline = time.monotonic() + 120  # a guard for a broken build only
+            while client.get(f"/v1/tasks/{running}").json()["steps"] < 1:
+                assert time.monotonic() < deadline, "the task never made a step"
+                time.sleep(0.05)
         assert hook.failed == 1 and [b["status"] for b in hook.finished(running)] == ["interrupted"], (
-            hook.failed, hook.bodies, (tmp_path / "serve.log").read_text()[-3000:])
-    finally:
-        hook.close()
+            hook.failed, hook.bodies, _log(tmp_path))
 
 
 def test_a_service_stopped_as_it_starts_delivers_the_ends_its_start_told(tmp_path: Path, adb_server, sim_phones,
@@ -160,55 +149,34 @@ def test_a_service_stopped_as_it_starts_delivers_the_ends_its_start_told(tmp_pat
     """The task a dead service left running is stored ``interrupted`` at the next start and told
     (e101558); that service is stopped at once: the stop waits for the delivery (its first
     attempt fails, the second comes a backoff later) instead of ending its thread."""
-    hook = WebhookReceiver(SECRET, fail_first=1)
-    store = TaskStore(f"sqlite:///{tmp_path / 'service.sqlite3'}", instance="run-end-service")
-    try:
-        task = store.create_task("Home", "any", {"owner": "admin", "script": "Home", "callback_url": hook.url})
-        assert store.claim(task.id, "emulator-5554", tmp_path / "runs" / "dead")
-    finally:
-        store.close()
     (phone,) = sim_phones(1)
-    process = _serve(tmp_path, free_port(), adb_server.port, phone.serial, llm_server.base_url)
-    try:
-        _stop(process)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(10)
-    try:
+    with _receiver() as hook:
+        store = TaskStore(f"sqlite:///{tmp_path / 'service.sqlite3'}", instance="run-end-service")
+        try:
+            task = store.create_task("Home", "any", {"owner": "admin", "script": "Home", "callback_url": hook.url})
+            assert store.claim(task.id, "emulator-5554", tmp_path / "runs" / "dead")
+        finally:
+            store.close()
+        with _stopped_service(tmp_path, adb_server.port, phone.serial, llm_server.base_url):
+            pass
         assert hook.failed == 1 and [b["status"] for b in hook.finished(task.id)] == ["interrupted"], (
-            hook.failed, hook.bodies, (tmp_path / "serve.log").read_text()[-3000:])
-    finally:
-        hook.close()
+            hook.failed, hook.bodies, _log(tmp_path))
 
 
 def test_a_service_stopped_after_a_cancel_delivers_that_end(tmp_path: Path, adb_server, sim_phones,
                                                             llm_server) -> None:
     """A task cancelled while queued is told by the cancel route; the service stopped right after
     waits for that delivery (its first attempt fails, the second comes a backoff later)."""
-    hook = WebhookReceiver(SECRET, fail_first=1)
     (phone,) = sim_phones(1)
-    port = free_port()
-    process = _serve(tmp_path, port, adb_server.port, phone.serial, llm_server.base_url)
-    try:
-        client = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": "Bearer run-end-admin"},
-                              timeout=30)
-        ids = [client.post("/v1/tasks", json={"script": "Wait (10)\n" * 12, "device": phone.serial,
-                                              **({"callback_url": hook.url} if n else {})}).json()["id"]
-               for n in range(2)]  # the first keeps the phone: the second stays queued
-        answer = client.post(f"/v1/tasks/{ids[1]}/cancel")
-        assert answer.status_code == 202 and answer.json()["status"] == "cancelled", answer.text
-        client.close()
-        _stop(process)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(10)
-    try:
+    with _receiver() as hook:
+        with _stopped_service(tmp_path, adb_server.port, phone.serial, llm_server.base_url) as client:
+            ids = [client.post("/v1/tasks", json={"script": "Wait (10)\n" * 12, "device": phone.serial,
+                                                  **({"callback_url": hook.url} if n else {})}).json()["id"]
+                   for n in range(2)]  # the first keeps the phone: the second stays queued
+            answer = client.post(f"/v1/tasks/{ids[1]}/cancel")
+            assert answer.status_code == 202 and answer.json()["status"] == "cancelled", answer.text
         assert hook.failed == 1 and [b["status"] for b in hook.finished(ids[1])] == ["cancelled"], (
-            hook.failed, hook.bodies, (tmp_path / "serve.log").read_text()[-3000:])
-    finally:
-        hook.close()
+            hook.failed, hook.bodies, _log(tmp_path))
 
 
 def test_a_service_stopped_while_a_run_asks_its_person_delivers_both_webhooks(tmp_path: Path, adb_server,
@@ -216,33 +184,54 @@ def test_a_service_stopped_while_a_run_asks_its_person_delivers_both_webhooks(tm
     """A run waits for its person (``waiting_for_user``, told by the run through the service's
     sender) when the service is stopped: that webhook's retry (its first attempt fails) and the
     ``interrupted`` end both arrive before the process exits."""
-    hook = WebhookReceiver(SECRET, fail_first=1)
     llm_server.script([], default=TaggedPlanner(plans={"t-ask": ["Ask user (Please open the Notes app)"]}))
     (phone,) = sim_phones(1)
-    port = free_port()
-    process = _serve(tmp_path, port, adb_server.port, phone.serial, llm_server.base_url)
+    with _receiver() as hook:
+        with _stopped_service(tmp_path, adb_server.port, phone.serial, llm_server.base_url) as client:
+            answer = client.post("/v1/tasks", json={"instruction": "[t-ask] open my notes", "callback_url": hook.url})
+            assert answer.status_code == 202, answer.text
+            task = int(answer.json()["id"])
+            deadline = time.monotonic() + 120  # a guard for a broken build only
+            while client.get(f"/v1/tasks/{task}").json()["status"] != "waiting_for_user":
+                assert time.monotonic() < deadline, "the task never asked"
+                time.sleep(0.05)
+        events = [(b["event"], b.get("status")) for b in hook.bodies if b["task_id"] == task]
+        assert hook.failed == 1 and sorted(events) == [("task_finished", "interrupted"),
+                                                       ("waiting_for_user", "waiting_for_user")], (
+            hook.failed, hook.bodies, _log(tmp_path))
+
+
+@contextmanager
+def _receiver() -> Iterator[WebhookReceiver]:
+    """A signed receiver that fails each first attempt (the retry comes a backoff later)."""
+    hook = WebhookReceiver(SECRET, fail_first=1)
     try:
-        client = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": "Bearer run-end-admin"},
-                              timeout=30)
-        answer = client.post("/v1/tasks", json={"instruction": "[t-ask] open my notes", "callback_url": hook.url})
-        assert answer.status_code == 202, answer.text
-        task = int(answer.json()["id"])
-        deadline = time.monotonic() + 120  # a guard for a broken build only
-        while client.get(f"/v1/tasks/{task}").json()["status"] != "waiting_for_user":
-            assert time.monotonic() < deadline, "the task never asked"
-            time.sleep(0.05)
+        yield hook
+    finally:
+        hook.close()
+
+
+@contextmanager
+def _stopped_service(tmp_path: Path, adb_port: int, serial: str, planner_url: str) -> Iterator[httpx.Client]:
+    """``_serve`` and an admin client; when the block ends, the service is stopped with SIGTERM
+    (``_stop``: it must exit cleanly), or killed if the block failed."""
+    port = free_port()
+    process = _serve(tmp_path, port, adb_port, serial, planner_url)
+    client = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": "Bearer run-end-admin"},
+                          timeout=30)
+    try:
+        yield client
         client.close()
         _stop(process)
     finally:
+        client.close()
         if process.poll() is None:
             process.kill()
             process.wait(10)
-    try:
-        events = [(b["event"], b.get("status")) for b in hook.bodies if b["task_id"] == task]
-        assert hook.failed == 1 and sorted(events) == [("task_finished", "interrupted"), ("waiting_for_user", "waiting_for_user")], (
-            hook.failed, hook.bodies, (tmp_path / "serve.log").read_text()[-3000:])
-    finally:
-        hook.close()
+
+
+def _log(tmp_path: Path) -> str:
+    return (tmp_path / "serve.log").read_text()[-3000:]
 
 
 def _serve(tmp_path: Path, port: int, adb_port: int, serial: str, planner_url: str) -> subprocess.Popen[bytes]:
