@@ -24,6 +24,8 @@ seen, in ``benchmarks/data/fresh2/`` (sources and licences there). Its items' so
 whether the position words agree with the box; they carry no hierarchy (``--tree`` skips them).
 The third (``--targets benchmarks/data/fresh3_icon_targets.json``, heldout6) has the same shape and
 groups, source ``fresh3``: 59 icons on screenshots of 8 other such apps, in ``benchmarks/data/fresh3/``.
+The fourth (``--targets benchmarks/data/fresh4_icon_targets.json``, heldout7) likewise, source ``fresh4``:
+46 icons on screenshots of 8 further apps, in ``benchmarks/data/fresh4/``.
 
 Run: ``python benchmarks/bench_fresh_icons.py [--backend cpu] [--tree] [--verbose]``;
 ``--targets FILE --limit N`` runs it on another set of the same shape (to try the script
@@ -55,7 +57,7 @@ from perception.accessibility import AccessibilityNode  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 TARGETS = REPO / "benchmarks" / "data" / "fresh_icon_targets.json"
-SOURCES = ("mobile-agent-v1-runs", "rico-dev", "fresh2", "fresh3")
+SOURCES = ("mobile-agent-v1-runs", "rico-dev", "fresh2", "fresh3", "fresh4")
 
 
 def load_targets(path: Path) -> tuple[Path, list[dict]]:
@@ -72,7 +74,7 @@ def groups_of(item: dict) -> list[str]:
     source = source_of(item)
     image = item["image"].removeprefix(f"{source}/")
     groups = [source, f"kind {item.get('kind', 'control')}"]
-    if source in ("fresh2", "fresh3"):
+    if source in ("fresh2", "fresh3", "fresh4"):
         agrees = set(item["position"].split()) <= set(item["grid_position"].split())
         return groups + [
             f"app {item['app']}",
