@@ -25,7 +25,7 @@ whether the position words agree with the box; they carry no hierarchy (``--tree
 The third (``--targets benchmarks/data/fresh3_icon_targets.json``, heldout6) has the same shape and
 groups, source ``fresh3``: 59 icons on screenshots of 8 other such apps, in ``benchmarks/data/fresh3/``.
 The fourth (``--targets benchmarks/data/fresh4_icon_targets.json``, heldout7) likewise, source ``fresh4``:
-46 icons on screenshots of 8 further apps, in ``benchmarks/data/fresh4/``.
+52 icons on screenshots of 8 further apps, in ``benchmarks/data/fresh4/``.
 
 Run: ``python benchmarks/bench_fresh_icons.py [--backend cpu] [--tree] [--verbose]``;
 ``--targets FILE --limit N`` runs it on another set of the same shape (to try the script
