@@ -35,7 +35,8 @@ __all__ = [
 # OpenCV HSV: H 0..179, S and V 0..255.  (hue ranges, min S, max S, min V, max V)
 _COLOURS: dict[str, list[tuple[tuple[int, int], int, int, int, int]]] = {
     "red": [((0, 8), 90, 255, 70, 255), ((175, 179), 90, 255, 70, 255)],
-    "orange": [((9, 20), 90, 255, 120, 255)],
+    # from 6 (12 degrees): Material's Deep Orange 500 #FF5722 is H 7, called orange; its Red 500 is H 2
+    "orange": [((6, 20), 90, 255, 120, 255)],
     "yellow": [((21, 34), 80, 255, 120, 255)],
     "green": [((35, 85), 60, 255, 50, 255)],
     "cyan": [((86, 100), 60, 255, 60, 255)],
@@ -342,12 +343,15 @@ def _plate(patch: np.ndarray, inner: tuple[int, int, int, int]) -> np.ndarray | 
 
 
 _PLATE_FLAT = 6
+# the largest plate around a glyph, in glyph boxes: a narrow glyph on a floating button (Material's
+# play triangle, ~11 x 14 of its 24 dp, on a 56 dp disc) is ~16 of them
+_PLATE_AREA = 20
 
 
 def _plate_around(image: np.ndarray, box: Box) -> np.ndarray | None:
     """The container a glyph's box sits on when the proposals did not give it (a grey circle
     behind a back arrow): the region of the glyph's surface colour around it, enclosed within
-    three box sizes and 1.5 to 12 times the box's area; None when the glyph sits on the page."""
+    three box sizes and 1.5 to ``_PLATE_AREA`` times the box's area; None when the glyph sits on the page."""
     surface = flat_surface(image, box)
     if surface is None:
         return None
@@ -365,7 +369,7 @@ def _plate_around(image: np.ndarray, box: Box) -> np.ndarray | None:
     label = labels[min(labels.shape[0] - 1, gt + int(box.height) // 2), min(labels.shape[1] - 1, gl + int(box.width) // 2)]
     x, y, w, h, area = (int(v) for v in stats[label])
     touches = x == 0 or y == 0 or x + w >= same.shape[1] or y + h >= same.shape[0]
-    if label == 0 or touches or not 1.5 * box.area <= area <= 12 * box.area:
+    if label == 0 or touches or not 1.5 * box.area <= area <= _PLATE_AREA * box.area:
         return None
     plate: np.ndarray = (labels[y: y + h, x: x + w] == label).astype(np.uint8)
     return plate
@@ -602,13 +606,20 @@ class HeuristicRanker:
         for box, base in zip(boxes, prior, strict=True):
             patch, inner = _patch_around(image, box)
             mask = _background_and_mask(patch, inner)
+            around: np.ndarray | None = None
             if contained:
-                plate = _plate(patch, inner)
-                if plate is None:
-                    plate = _plate_around(image, box)
-                features = shape_features(plate) if plate is not None and containers else None
-                fits = max((_shape_score(c, features) for c in containers), default=0.0) if features else 1.0
-                self.plates.append(fits if plate is not None else 0.0)
+                # the box's own outline, else the region around it; a filled glyph (a play
+                # triangle on an orange disc) is an outline of its own that fits no container,
+                # so the region around it is tried too
+                fits = -1.0
+                for plate in (_plate(patch, inner), None):
+                    if plate is None:
+                        around = plate = _plate_around(image, box)
+                    if plate is None:
+                        continue
+                    features = shape_features(plate) if containers else None
+                    fits = max(fits, max((_shape_score(c, features) for c in containers), default=0.0) if features else 1.0)
+                self.plates.append(max(fits, 0.0))
             parts: list[float] = []
             if colours:
                 region = patch[inner[1]: inner[3], inner[0]: inner[2]]
@@ -618,6 +629,12 @@ class HeuristicRanker:
                 # "white plus on a blue circle": every named colour should be present
                 surface = float(_surface(patch, inner).max())  # HSV's V: the largest channel
                 shares = {c: min(1.0, _colour_share(pixels, c, surface) / 0.5) for c in colours}
+                if around is not None:
+                    # a glyph in a container: the container's colour is the surface it sits on
+                    # ("an orange circle with a white play triangle": the triangle's box is white)
+                    shown = _surface(patch, inner).astype(np.uint8).reshape(1, 1, 3)
+                    plate_hsv = cv2.cvtColor(shown, cv2.COLOR_RGB2HSV).reshape(-1, 3)
+                    shares = {c: max(v, _colour_share(plate_hsv, c)) for c, v in shares.items()}
                 parts.append(float(np.mean(list(shares.values()))))
                 if hues:
                     self.hue_scores.append(min(shares[c] for c in hues))

@@ -18,7 +18,8 @@ does a lone box it did not recognise. Where its evidence is thin it widens the f
 ("grey folder") keeps every box of that colour; a list's or a row's other icons of the
 same size, in the same third of the screen, not on two different flat surfaces (a
 toolbar and the page below it), stay candidates at 70% of the best score (30% when judged
-by colour alone); when the description let a system bar in ("back"),
+by colour alone), unless the best clearly shows the shape named and they show none of it (a
+lens beside a gamepad cross); when the description let a system bar in ("back"),
 so does the same glyph across the bar's edge; and a box scoring 80% of the best is a tie
 whatever the margin. The best box is offered, not tapped, when it shows none of a hue named
 ("purple": a grey lens for "a plus in a purple circle"), none of the container its glyph is
@@ -99,6 +100,9 @@ _RELATION_SAID = {"row": "in the row of", "next": "next to", "above": "above", "
 # a glyph (a keyhole, a dot), not a control: a 24 dp glyph is ~6% of a phone's width, the
 # smallest drawn (a status bar's, 12 dp) ~3%
 _DETAIL_SIDE = 0.02
+# a best box whose score for the shape named is at least this shows it clearly (a lens's 0.4
+# against its toolbar neighbours' ~0)
+_SHAPE_SHOWN = 0.3
 # proposals kept per frame before the place filters (a photo gives hundreds of blobs)
 _PROPOSAL_LIMIT = 400
 
@@ -195,6 +199,7 @@ def _look_alikes(
     size: tuple[int, int] | None,
     colour_only: bool = False,
     image: np.ndarray | None = None,
+    shapes: list[float] | None = None,
 ) -> list[int]:
     """Boxes the heuristic's win over the best is too thin against, beyond the margin:
     - a row's or a list's other icons (same size, same row or column): colour and size are
@@ -209,8 +214,12 @@ def _look_alikes(
       one on another flat surface than the best's (a list's rows share their background);
     - when the description let a system bar in ("back", "bluetooth"), the same glyph on
       the other side of the bar's edge (the app's own back arrow and the navigation bar's,
-      a settings row's Bluetooth glyph and the status bar's): ``_COLOUR_ONLY_SHARE``."""
+      a settings row's Bluetooth glyph and the status bar's): ``_COLOUR_ONLY_SHARE``.
+    ``shapes``: each box's score for the shape named, when one was: a sibling showing none of
+    it (under ``SHAPE_UNSEEN``) beside a best that clearly shows it (``_SHAPE_SHOWN``) is
+    another glyph drawn in the same colour (a gamepad cross beside a lens), not a look-alike."""
     top = scores[best]
+    clear = shapes is not None and shapes[best] >= _SHAPE_SHOWN
 
     def on(j: int) -> np.ndarray | None:
         return flat_surface(image, boxes[j]) if image is not None else None
@@ -222,6 +231,7 @@ def _look_alikes(
         and not _two_surfaces(on(j), on(best))
         and not _nested(box, boxes[best]) and not _nested(boxes[best], box)
         and (size is None or _cell(box, *size) == _cell(boxes[best], *size))
+        and not (clear and shapes is not None and shapes[j] < SHAPE_UNSEEN)
     ]  # fmt: skip
     if app is not None:
         inside = app.holds(boxes[best])
@@ -631,7 +641,11 @@ class IconLocator:
                 bars = app if area != app else None  # the description let a system bar in
                 size = (width, height) if where is not None else None
                 colour_only = not names_a_shape(look)
-                close += [i for i in _look_alikes(best, boxes, scores, bars, size, colour_only, image) if i not in close]
+                # the shape named (the glyph's, or when it has none the container's: a look-alike
+                # container shows the container's shape)
+                shapes = ranker.shape_scores if isinstance(ranker, HeuristicRanker) and ranker.shape_scores else None
+                close += [i for i in _look_alikes(best, boxes, scores, bars, size, colour_only, image, shapes)
+                          if i not in close]  # fmt: skip
         else:
             close = [best]
         if which.picks:

@@ -736,3 +736,42 @@ def test_a_glyph_on_a_pale_plate_the_proposals_missed_is_in_its_container() -> N
     assert ranker.plates[0] >= SHAPE_UNSEEN > ranker.plates[1], ranker.plates
     ranker.score(image, glyphs, "left arrow in a grey rounded square", [0.0, 0.0])
     assert ranker.plates[0] < SHAPE_UNSEEN, ranker.plates
+
+
+# --- kinds of look-alikes offered on apps never seen (issue 30, the third fresh set) --------
+
+FRESH3 = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "fresh3"
+
+
+def test_a_play_triangle_on_a_deep_orange_disc_is_in_its_container() -> None:
+    """"orange circle with a white play triangle": the proposals give only the triangle (the
+    disc is ~16 of its boxes), its own outline is a triangle, and its box shows white, not
+    orange. The disc around it is the container, and its colour the one named (Material's
+    Deep Orange #FF5722, OpenCV hue 7, is orange); a white triangle on the bare page is not."""
+    s = Screen(background=(30, 30, 30))
+    fab = _circle(s, 880, 1500, 74, (255, 87, 34))  # 56 dp at 2.625 px/dp; the triangle 11 x 14 dp
+    s.d.polygon([(868 * K, 1481 * K), (868 * K, 1519 * K), (898 * K, 1500 * K)], fill=(255, 255, 255))
+    s.d.polygon([(300 * K, 881 * K), (300 * K, 919 * K), (330 * K, 900 * K)], fill=(255, 255, 255))
+    assert_tapped(find(s.array(), "orange circle with a white play triangle", "bottom right"), fab)
+    deep_orange = cv2.cvtColor(np.array([[[255, 87, 34]]], np.uint8), cv2.COLOR_RGB2HSV).reshape(-1, 3)
+    material_red = cv2.cvtColor(np.array([[[244, 67, 54]]], np.uint8), cv2.COLOR_RGB2HSV).reshape(-1, 3)
+    assert _colour_share(deep_orange, "orange") == 1.0 and _colour_share(material_red, "orange") == 0.0
+
+
+def test_a_sibling_showing_none_of_the_shape_named_is_not_a_look_alike() -> None:
+    """A toolbar's white lens beside a white gamepad cross: the cross scores 70% of the lens on
+    colour alone; when the lens clearly shows the shape named and the cross none of it, the
+    cross is another glyph, not a look-alike. When the best's shape is unsure, it still is."""
+    boxes = [Box(399, 65, 425, 92), Box(469, 64, 500, 95)]
+    scores = [0.764, 0.55]
+    assert _look_alikes(0, boxes, scores, None, None) == [1]
+    assert _look_alikes(0, boxes, scores, None, None, shapes=[0.43, 0.0002]) == []
+    assert _look_alikes(0, boxes, scores, None, None, shapes=[0.2, 0.0002]) == [1]
+    assert _look_alikes(0, boxes, scores, None, None, shapes=[0.43, SHAPE_UNSEEN]) == [1]
+
+
+def test_a_lens_beside_a_gamepad_cross_on_a_real_toolbar_is_tapped() -> None:
+    """The third fresh set's Kore remote toolbar (development data now): a white lens and a
+    white gamepad cross side by side; the lens is tapped, the cross is not offered for it."""
+    image = np.asarray(Image.open(FRESH3 / "kore" / "2.png").convert("RGB"))
+    assert_tapped(find(image, "white magnifying glass", "top right"), Box(381, 49, 441, 109))
