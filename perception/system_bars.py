@@ -6,8 +6,8 @@ navigation bar's back triangle, must not win "a white X, top right" or "back arr
 bottom left". Both bars are found from the pixels, starting from their sizes in the
 Android platform (status bar 24 dp, up to ~52 dp with a display cutout; navigation bar
 48 dp: AOSP ``frameworks/base/core/res/res/values/dimens.xml``, ``status_bar_height`` and
-``navigation_bar_height``), with dp estimated from the screen width (phones are 360-411 dp
-wide):
+``navigation_bar_height``), with dp estimated from the screen's short side (phones are 360-411 dp
+wide held upright; a landscape screen's width is not its dp):
 
 - status bar: the strongest change of the per-row median colour (icons and the clock
   leave the median alone) between 20 and 52 dp; weak or absent (a black status bar over a
@@ -35,7 +35,7 @@ from perception.types import Box
 
 __all__ = ["AppArea", "app_area", "names_system_control"]
 
-_DP_PER_WIDTH = 1 / 400  # dp per pixel of width, for a phone ~400 dp wide
+_DP_PER_WIDTH = 1 / 400  # dp per pixel of the short side (width held upright), for a phone ~400 dp wide
 # words that name what each bar draws: a description with one keeps that bar
 _NAVIGATION_WORDS = {"back", "home", "recents", "recent", "overview", "navigation", "nav", "triangle"}
 # a triangle qualified by these is a player's glyph, not the navigation bar's Back
@@ -83,7 +83,8 @@ def _row_medians(image: np.ndarray, start: int, stop: int) -> np.ndarray:
 
 def app_area(image: np.ndarray, text_boxes: Sequence[Box] = ()) -> AppArea:
     height, width = image.shape[:2]
-    dp = width * _DP_PER_WIDTH
+    # a landscape screen (a video player) is as many dp across its short side as upright
+    dp = min(width, height) * _DP_PER_WIDTH
     # --- status bar
     low, high = int(20 * dp), min(height // 4, int(45 * dp))
     medians = _row_medians(image, 0, high + 2)

@@ -775,3 +775,18 @@ def test_a_lens_beside_a_gamepad_cross_on_a_real_toolbar_is_tapped() -> None:
     white gamepad cross side by side; the lens is tapped, the cross is not offered for it."""
     image = np.asarray(Image.open(FRESH3 / "kore" / "2.png").convert("RGB"))
     assert_tapped(find(image, "white magnifying glass", "top right"), Box(381, 49, 441, 109))
+
+
+def test_a_landscape_screens_status_bar_is_measured_on_its_short_side() -> None:
+    """A video player held sideways (2400 x 1080): its toolbar (white glyphs on the status
+    bar's own purple, 24 dp status bar + 48 dp toolbar) is app area. Sized from the width,
+    a dp was 6 px and the toolbar's lower edge (at 72 dp) passed for the status bar's."""
+    image = Image.new("RGB", (2400 * K, 1080 * K), (48, 48, 48))
+    d = ImageDraw.Draw(image)
+    d.rectangle((0, 0, 2400 * K, 199 * K), fill=(116, 42, 116))
+    d.rectangle((2200 * K, 110 * K, 2240 * K, 160 * K), fill=(255, 255, 255))  # an SD card's body
+    array = np.asarray(image.resize((2400, 1080), Image.LANCZOS))
+    area = app_area(array)
+    assert area.top < 110 and area.holds(Box(2188, 110, 2232, 164)), area
+    upright = np.asarray(Screen().image.resize((W, H), Image.LANCZOS))
+    assert abs(app_area(upright).top - STATUS) <= 3, app_area(upright)
