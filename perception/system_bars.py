@@ -93,6 +93,12 @@ def app_area(image: np.ndarray, text_boxes: Sequence[Box] = ()) -> AppArea:
     strong = np.nonzero(change[low:high] >= 30)[0]
     if len(strong):  # the first strong edge: a toolbar below has edges of its own
         top = max(top, low + int(strong[0]) + 1)
+    else:
+        # no edge: the bar has the toolbar's colour, and may be taller than 24 dp (a display
+        # cutout's, up to 52): its clock, a text line starting in the first 24 dp, is in it,
+        # and so is the row of glyphs beside it
+        clock = [t.bottom for t in text_boxes if t.top < top and t.bottom <= 52 * dp and t.height <= 20 * dp]
+        top = max([top, *clock])
     # --- navigation bar
     bottom = float(height)
     start = max(0, height - int(60 * dp) - 2)

@@ -790,3 +790,19 @@ def test_a_landscape_screens_status_bar_is_measured_on_its_short_side() -> None:
     assert area.top < 110 and area.holds(Box(2188, 110, 2232, 164)), area
     upright = np.asarray(Screen().image.resize((W, H), Image.LANCZOS))
     assert abs(app_area(upright).top - STATUS) <= 3, app_area(upright)
+
+
+def test_a_tall_status_bar_of_the_toolbars_colour_ends_below_its_clock() -> None:
+    """A status bar beside a display cutout (44 dp, 116 px) drawn in the toolbar's colour: no
+    edge ends it, so it was taken as 24 dp (63 px) and its glyphs (a VPN key, Wi-Fi, centred at
+    68 px) passed for the app's toolbar icons. Its clock, a text line starting in the first
+    24 dp, is in it, and so is the row of glyphs beside it; a toolbar title below is not."""
+    s = Screen(toolbar=(34, 38, 42))
+    s.rect((0, 0, W, STATUS + 147), (34, 38, 42))  # the bar and the toolbar, one colour
+    s.rect((740, 52, 770, 84), (255, 255, 255))  # a status glyph at the clock's height
+    image = s.array()
+    clock, title = Box(56, 50, 132, 86), Box(70, 190, 276, 250)
+    assert app_area(image).top < 68  # without the clock: 24 dp, the glyph row is app area
+    area = app_area(image, [clock, title])
+    assert not area.holds(Box(740, 52, 770, 84)) and area.holds(Box(956, 204, 1004, 238)), area
+    assert app_area(image, [title]).top < 68  # a title starts below 24 dp: not the bar's
