@@ -11,7 +11,8 @@ wide held upright; a landscape screen's width is not its dp):
 
 - status bar: the strongest change of the per-row median colour (icons and the clock
   leave the median alone) between 20 and 52 dp; weak or absent (a black status bar over a
-  black toolbar) -> 24 dp;
+  black toolbar) -> 24 dp, or below the clock when a text line starts in those 24 dp (a taller
+  bar beside a display cutout);
 - navigation bar: a uniform band of 40-60 dp at the bottom whose colour differs from the
   content above it (by 15 levels, or 8 where both sides are dark: a dark theme's bar over
   black content), with no text line in it (an app's bottom tabs have labels); absent ->
