@@ -450,7 +450,7 @@ _CONTAINER = r"(?:circle|square|rectangle|box|disc|disk)"
 # "<glyph> in / inside / on a <colour, rounded ...> <container>" and "<container> with a <glyph>"
 _GLYPH_IN = re.compile(r"^(?P<glyph>.+?)\s+(?:in|inside|within|on)\s+(?:(?:a|an|the)\s+)?(?:[a-z-]+\s+){0,3}?" + _CONTAINER
                        + r"s?\b")  # fmt: skip
-_GLYPH_WITH = re.compile(r"\b" + _CONTAINER + r"\s+with\s+(?:a|an|the\s+)?\s*(?P<glyph>.+)$")
+_GLYPH_WITH = re.compile(r"\b" + _CONTAINER + r"\s+with\s+(?:(?:a|an|the)\s+)?(?P<glyph>.+)$")
 # words about a glyph that say nothing of its shape
 _PLAIN = {"a", "an", "the", "icon", "button", "symbol", "sign", "glyph", "logo", "small", "large", "big", "little",
           "light", "dark", "thin", "thick", "bold", "bright", "pale", "filled", "outlined", "solid", "tiny", "of",
@@ -612,9 +612,8 @@ class HeuristicRanker:
                 # triangle on an orange disc) is an outline of its own that fits no container,
                 # so the region around it is tried too
                 fits = -1.0
-                for plate in (_plate(patch, inner), None):
-                    if plate is None:
-                        around = plate = _plate_around(image, box)
+                around = _plate_around(image, box)
+                for plate in (_plate(patch, inner), around):
                     if plate is None:
                         continue
                     features = shape_features(plate) if containers else None

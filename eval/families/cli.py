@@ -64,7 +64,6 @@ def families_command(args: argparse.Namespace, command: RunCommand) -> int:
     if args.count is not None:
         tasks = random.Random(args.sample_seed).sample(tasks, min(args.count, len(tasks)))
     selection = TaskSelection(tasks)
-    args.app, args.level = None, None
     code = int(command(args, selection))
     results = args.output / "results.jsonl"
     # GPT4Tools' step rates per level and family, beside Table 2 (also when a task hit a bug: exit 3)

@@ -150,8 +150,7 @@ def script_app_platforms(lines: list[ScriptLine]) -> dict[str, Platform]:
     found: dict[str, Platform] = {}
     for line in lines:
         app = line.action.opened_app
-        platform = app_id_platform(app) if app is not None else None
-        if app is not None and platform is not None:
+        if app and (platform := app_id_platform(app)):
             found[app.strip()] = platform
     return found
 

@@ -13,21 +13,15 @@ May import: the standard library, ``mobile_agent.device`` and this package's mod
 
 from __future__ import annotations
 
-import functools
 import re
 
 from mobile_agent.apps.names import known_packages
 from mobile_agent.device import Platform
-from mobile_agent.device.ios.apps import IOS_APPS
+from mobile_agent.device.ios.apps import BUNDLE_IDS
 
 __all__ = ["app_id_platform"]
 
 _DOTTED_ID = re.compile(r"^[A-Za-z][\w-]*(?:\.[A-Za-z0-9_-]+)+$")
-
-
-@functools.lru_cache(maxsize=1)
-def _ios_ids() -> frozenset[str]:
-    return frozenset(IOS_APPS.values())
 
 
 def app_id_platform(app: str) -> Platform | None:
@@ -35,7 +29,7 @@ def app_id_platform(app: str) -> Platform | None:
     app = app.strip()
     if not _DOTTED_ID.match(app):
         return None  # a name, not an id
-    if app in _ios_ids():
+    if app in BUNDLE_IDS:
         return "ios"
     if app in known_packages() or "android" in app.split("."):
         return "android"

@@ -132,18 +132,25 @@ def ensure_server(settings: AdbSettings) -> AdbHost:
     return host
 
 
-def _start_server(settings: AdbSettings, host: AdbHost) -> None:
-    adb = find_adb(settings)
+def _run_start_server(
+    adb: str | Path, port: int, *, timeout: float, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """``adb -P PORT start-server``, its output kept; ``AdbServerError`` when it does not run."""
     try:
-        proc = subprocess.run(
-            [str(adb), "-P", str(settings.server_port), "start-server"],
+        return subprocess.run(
+            [str(adb), "-P", str(port), "start-server"],
+            env=env,
             capture_output=True,
-            timeout=30,
+            timeout=timeout,
             check=False,
             stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise AdbServerError(f"`{adb} start-server` failed: {exc}", port=settings.server_port) from exc
+        raise AdbServerError(f"`{adb} -P {port} start-server` failed: {exc}", port=port) from exc
+
+
+def _start_server(settings: AdbSettings, host: AdbHost) -> None:
+    proc = _run_start_server(find_adb(settings), settings.server_port, timeout=30)
     if not host.reachable():
         detail = _startup_failure((proc.stderr or b"") + (proc.stdout or b""))
         raise AdbServerError(
@@ -172,20 +179,15 @@ def start_private_server(
     for _ in range(max(1, attempts)):
         port = quiet_port(avoid=(*avoid, *tried))
         tried.append(port)
-        try:
-            proc = subprocess.run(
-                [str(adb), "-P", str(port), "start-server"],
-                env=env,
-                capture_output=True,
-                timeout=60,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise AdbServerError(f"`{adb} -P {port} start-server` failed: {exc}", port=port) from exc
+        proc = _run_start_server(adb, port, timeout=60, env=env)
         output = (proc.stderr or b"") + (proc.stdout or b"")
-        if proc.returncode == 0 and AdbHost("127.0.0.1", port, 5.0).reachable():
-            return port
+        if proc.returncode == 0:
+            if AdbHost("127.0.0.1", port, 5.0).reachable():
+                return port
+            # it said it started: whatever runs there is not an answering server; stop it
+            subprocess.run([str(adb), "-P", str(port), "kill-server"], env=env, capture_output=True, timeout=30,
+                           check=False, stdin=subprocess.DEVNULL)  # fmt: skip
+            raise AdbServerError(f"adb start-server exited 0 but nothing answers on port {port}", port=port)
         detail = _startup_failure(output) or f"exit code {proc.returncode}, no output"
         if _PORT_TAKEN not in output.decode("utf-8", "replace").lower():
             raise AdbServerError(f"adb server would not start on port {port}: {detail}", port=port)

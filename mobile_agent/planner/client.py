@@ -51,8 +51,6 @@ from perception.types import Box, Candidate, Location
 
 __all__ = ["Planner", "Picture", "cap_reply", "load_prompt"]
 
-# what the planner shows the model: a captured frame (``.pixels``) or an RGB array
-
 log = logging.getLogger(__name__)
 
 _CROP_LONG_SIDE = 512

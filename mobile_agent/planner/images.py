@@ -51,8 +51,6 @@ def frame_pixels(image: Picture) -> np.ndarray:
 
 def pixels_of(image: Picture) -> np.ndarray:
     """RGB uint8 HxWx3 from a ``Screenshot`` (``.pixels``), a PIL image or an array."""
-    if isinstance(image, Image.Image):
-        return np.asarray(image.convert("RGB"))
     pixels = frame_pixels(image)
     if pixels.ndim == 2:
         pixels = np.stack([pixels] * 3, axis=-1)

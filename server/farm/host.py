@@ -236,7 +236,7 @@ class FarmHost:
         the embedded ``DevicePool(held=)`` passes it over: another free phone runs the task at
         once, or it waits queued instead of on the held phone. Its registry row says so (before
         the log line), so the API's device list shows it busy, as the embedded service's does."""
-        holder = lease_holder(self.settings.adb, serial)
+        holder = await asyncio.to_thread(lease_holder, self.settings.adb, serial)  # a file read: off the loop
         if holder is not None and serial not in self.held:
             await asyncio.to_thread(self.registry.set_phone_held, self.name, serial, True)
             self.held.add(serial)

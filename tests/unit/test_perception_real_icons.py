@@ -26,6 +26,7 @@ from perception.heuristic_ranker import (
     SHAPE_UNSEEN,
     HeuristicRanker,
     _colour_share,
+    _glyph_of,
     _words,
     glyph_unknown,
     names_a_shape,
@@ -708,6 +709,9 @@ def test_circular_arrows_are_arrows_not_a_circle() -> None:
     assert _words("white circle with a dark down arrow")[1:] == (["arrow"], "down")
     assert glyph_unknown("crop icon in a light green circle") and not names_a_shape("crop icon in a green circle")
     assert not glyph_unknown("gear in a pink rounded square") and not glyph_unknown("yellow play circle")
+    # "an"/"another" after "with" are an article and a word, not "a" and a glyph called "n ..."
+    assert _glyph_of("white circle with an up arrow") == "up arrow"
+    assert _glyph_of("grey square with another plus") == "another plus"
 
 
 def test_lines_getting_shorter_are_a_filter_not_a_menu() -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["APPLE_APPS", "APPLE_APP_NAMES", "IOS_APPS", "SOURCES", "THIRD_PARTY_APP_NAMES", "bundle_for_label"]
+__all__ = ["APPLE_APPS", "APPLE_APP_NAMES", "BUNDLE_IDS", "IOS_APPS", "SOURCES", "THIRD_PARTY_APP_NAMES", "bundle_for_label"]
 
 # where each id was read (the key closes each row of the tables below)
 SOURCES: dict[str, str] = {
@@ -119,13 +119,13 @@ IOS_APPS: dict[str, str] = {
 }
 
 
-_BUNDLE_IDS = frozenset(IOS_APPS.values())
+BUNDLE_IDS = frozenset(IOS_APPS.values())  # every listed id: Open App by id, and a script's platform (apps.platforms)
 
 
 def bundle_for_label(label: str) -> str | None:
     """The bundle id of the app named ``label`` (any listed name, any listed language), or
     ``label`` itself when it is a listed bundle id (``Open App (com.apple.Preferences)``); None
     otherwise."""
-    if label.strip() in _BUNDLE_IDS:
+    if label.strip() in BUNDLE_IDS:
         return label.strip()
     return IOS_APPS.get(_key(label))
