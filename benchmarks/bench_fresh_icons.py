@@ -25,7 +25,8 @@ whether the position words agree with the box; they carry no hierarchy (``--tree
 The third (``--targets benchmarks/data/fresh3_icon_targets.json``, heldout6) has the same shape and
 groups, source ``fresh3``: 59 icons on screenshots of 8 other such apps, in ``benchmarks/data/fresh3/``.
 The fourth (``--targets benchmarks/data/fresh4_icon_targets.json``, heldout7) likewise, source ``fresh4``:
-52 icons on screenshots of 8 further apps, in ``benchmarks/data/fresh4/``.
+52 icons on screenshots of 8 further apps, in ``benchmarks/data/fresh4/``. The fifth and sixth
+(``fresh5``, ``fresh6``; session 6) are read the same way.
 
 Run: ``python benchmarks/bench_fresh_icons.py [--backend cpu] [--tree] [--verbose]``;
 ``--targets FILE --limit N`` runs it on another set of the same shape (to try the script
@@ -57,7 +58,9 @@ from perception.accessibility import AccessibilityNode  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 TARGETS = REPO / "benchmarks" / "data" / "fresh_icon_targets.json"
-SOURCES = ("mobile-agent-v1-runs", "rico-dev", "fresh2", "fresh3", "fresh4")
+# The held-back sets built by a data-only engineer each: published screenshots of open-source apps.
+BUILT_SETS = ("fresh2", "fresh3", "fresh4", "fresh5", "fresh6")
+SOURCES = ("mobile-agent-v1-runs", "rico-dev", *BUILT_SETS)
 
 
 def load_targets(path: Path) -> tuple[Path, list[dict]]:
@@ -74,7 +77,7 @@ def groups_of(item: dict) -> list[str]:
     source = source_of(item)
     image = item["image"].removeprefix(f"{source}/")
     groups = [source, f"kind {item.get('kind', 'control')}"]
-    if source in ("fresh2", "fresh3", "fresh4"):
+    if source in BUILT_SETS:
         agrees = set(item["position"].split()) <= set(item["grid_position"].split())
         return groups + [
             f"app {item['app']}",
