@@ -1,4 +1,4 @@
-"""The held-back icon sets of issue 30 (``benchmarks/data/freshN_icon_targets.json``, N = 2, 3, 4)
+"""The held-back icon sets of issue 30 (``benchmarks/data/freshN_icon_targets.json``, N = 2, 3, 4, 5)
 are sound, each checked the same way (tests/held_back_icons.py).
 
 Their screenshots are committed beside them (``benchmarks/data/freshN/``), so every check runs
@@ -29,6 +29,7 @@ SETS = {
     "fresh2": {"MIT", "Apache-2.0", "BSD-3-Clause", "MPL-2.0"},
     "fresh3": {"MIT", "Apache-2.0", "Unlicense", "EPL-1.0", "EPL-2.0"},
     "fresh4": {"MIT", "Apache-2.0", "MPL-2.0"},
+    "fresh5": {"MIT", "Apache-2.0", "MPL-2.0", "BSD-3-Clause"},
 }
 each_set = pytest.mark.parametrize("name", list(SETS))
 
