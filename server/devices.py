@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mobile_agent.device import platform_of
+from mobile_agent.device import PLATFORM_PHONES, device_refusal, platform_of
 from mobile_agent.errors import DeviceError
 from mobile_agent.settings import Settings
 
@@ -427,7 +427,6 @@ class _Listed(Protocol):
     def slots(self) -> list[DeviceSlot]: ...
 
 
-_PLATFORM_NAMES = {"android": "an Android phone", "ios": "an iPhone"}
 _PLATFORM_HINTS = {"ios": " (iPhones are configured in ios.devices, and named in server.devices when that lists "
                           "phones: docs/ios.md)"}
 
@@ -438,9 +437,9 @@ def platform_refusal(phones: _Listed, device: str, platform: str | None) -> str 
     is known (iPhones: ``ios.devices``; on a farm, a worker's)."""
     if platform is None:
         return None
-    wanted = _PLATFORM_NAMES.get(platform, platform)
+    wanted = PLATFORM_PHONES.get(platform, platform)
     if device != "any":
-        return None if platform_of(device) == platform else f"device {device!r} is not {wanted}"
+        return device_refusal(device, platform)
     if not any(s.platform == platform for s in phones.slots()):
         phones.refresh()
         if not any(s.platform == platform for s in phones.slots()):

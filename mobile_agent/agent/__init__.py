@@ -32,6 +32,7 @@ from mobile_agent.agent.script import ScriptedRun, parse_script, run_script, scr
 from mobile_agent.agent.session import EventCallback, RunSession, carry_out
 from mobile_agent.agent.step import RunBody, StepDraft, StepEnd
 from mobile_agent.agent.trajectory import load_trajectory, write_report
+from mobile_agent.apps.platforms import PinnedApps, PlatformPinError
 
 __all__ = [
     "NO_EFFECT_NOTE",
@@ -42,7 +43,9 @@ __all__ = [
     "EventCallback",
     "EventKind",
     "LocationSummary",
+    "PinnedApps",
     "PlannedRun",
+    "PlatformPinError",
     "Redactor",
     "ReplyKind",
     "RunBody",

@@ -5,7 +5,8 @@ Exit codes (also in ``--help``):
     0    completed
     1    not completed, or a budget ran out
     2    usage error (bad flags, no planner configured and no --script, bad script,
-         a serial that is not attached, several phones and no --serial)
+         a script opening apps by the other platform's ids than the phone's, a
+         serial that is not attached, several phones and no --serial)
     3    error (device lost, planner unreachable, …)
     130  cancelled (Ctrl-C)
 
@@ -227,12 +228,23 @@ def run_command(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"mobile-agent run: {exc.message}", file=err)
         return EXIT_USAGE
+    from mobile_agent.apps.platforms import PinnedApps, PlatformPinError
+
     script_text = None
+    pins = PinnedApps("instruction")  # an instruction in words pins no platform
     if args.script:
+        from mobile_agent.agent import parse_script, script_app_platforms
+
         try:
             script_text = args.script.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             print(f"mobile-agent run: cannot read the script {args.script}: {exc}", file=err)
+            return EXIT_USAGE
+        try:  # parsed before the phone is touched: its app ids say which phone it is written for
+            pins = PinnedApps("script", script_app_platforms(parse_script(script_text)))
+            pins.platform()
+        except (OperationError, PlatformPinError) as exc:
+            print(f"mobile-agent run: {exc.message}", file=err)
             return EXIT_USAGE
     elif not settings.planner.configured:
         print(CONFIGURE_HINT, file=err)
@@ -243,6 +255,10 @@ def run_command(args: argparse.Namespace) -> int:
     from mobile_agent.device.phones import close_phone, open_phone
     from mobile_agent.errors import DeviceError, DeviceNotFoundError, MultipleDevicesError
 
+    refused = pins.on_device(settings.adb.serial) if settings.adb.serial else None
+    if refused is not None:  # Open App (com.android.settings) on an iPhone: as REST refuses it
+        print(f"mobile-agent run: {refused.message}", file=err)
+        return EXIT_USAGE
     try:
         device = open_phone(settings)  # an `ios:NAME` serial is an iPhone (docs/ios.md)
     except (DeviceNotFoundError, MultipleDevicesError) as exc:
@@ -251,6 +267,11 @@ def run_command(args: argparse.Namespace) -> int:
     except DeviceError as exc:
         print(f"mobile-agent run: {exc.message}", file=err)
         return EXIT_CODES["error"]
+    refused = pins.on_device(device.serial)  # the only attached phone, when no serial was given
+    if refused is not None:
+        close_phone(device)
+        print(f"mobile-agent run: {refused.message}", file=err)
+        return EXIT_USAGE
     # one phone, one run: a phone a REST task or an MCP session is driving is refused, not shared
     from mobile_agent.device import PhoneLease
     from mobile_agent.errors import PhoneBusyError

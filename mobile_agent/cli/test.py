@@ -21,9 +21,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mobile_agent.apps.platforms import PlatformPinError
 from mobile_agent.errors import ConfigError
 
 if TYPE_CHECKING:
+    from mobile_agent.device import Platform
     from mobile_agent.operations.context import AgentDevice
     from mobile_agent.settings import Settings
     from mobile_agent.testing.flows import Flow
@@ -94,24 +96,30 @@ def test_command(args: argparse.Namespace) -> int:
         if not files:
             raise ConfigError("no flow files found in " + ", ".join(str(p) for p in args.flows))
         flows: list[Flow] = [load_flow(path) for path in files]
-    except ConfigError as exc:
+        from mobile_agent.testing import flow_pins
+
+        pins = flow_pins(flows)  # the app ids of one platform their do: steps open
+        platform = pins.platform()  # PlatformPinError: both kinds' ids, a usage error
+    except (ConfigError, PlatformPinError) as exc:
         print(f"mobile-agent test: {exc.message}", file=err)
         return EXIT_USAGE
 
-    from mobile_agent.device import close_phone, lease_holder, list_devices, open_phone
+    from mobile_agent.device import close_phone, open_phone
     from mobile_agent.errors import DeviceError, DeviceNotFoundError, MultipleDevicesError
 
     try:
         serial = settings.adb.serial
         if args.device == "any":
-            ready = [d.serial for d in list_devices(settings.adb) if d.state == "device"]
-            if not ready:
-                print("mobile-agent test: no phone is attached and ready", file=err)
+            chosen = _any_phone(settings, platform)
+            if chosen is None:
+                refusal = "no phone is attached and ready"
+                print(f"mobile-agent test: {refusal if platform is None else pins.unroutable(refusal).message}", file=err)
                 return EXIT_USAGE
-            # a phone another run holds (a REST task, MCP, `mobile-agent run`) is not a free one: the
-            # first free ready phone, else the first ready one (its lease then says who holds it)
-            free = [s for s in ready if lease_holder(settings.adb, s) is None]
-            serial = (free or ready)[0]
+            serial = chosen
+        refused = pins.on_device(serial) if serial else None
+        if refused is not None:  # Open App (com.android.settings) on an iPhone: as REST refuses it
+            print(f"mobile-agent test: {refused.message}", file=err)
+            return EXIT_USAGE
         device = open_phone(settings, serial)  # ios:NAME: an iPhone of ios.devices (docs/ios.md)
     except (DeviceNotFoundError, MultipleDevicesError) as exc:
         print(f"mobile-agent test: {exc.message}", file=err)
@@ -119,6 +127,11 @@ def test_command(args: argparse.Namespace) -> int:
     except DeviceError as exc:
         print(f"mobile-agent test: {exc.message}", file=err)
         return EXIT_DEVICE
+    refused = pins.on_device(device.serial)  # the only attached phone, when none was named
+    if refused is not None:
+        close_phone(device)
+        print(f"mobile-agent test: {refused.message}", file=err)
+        return EXIT_USAGE
 
     # one phone, one run: a phone a REST task, an MCP session or `mobile-agent run` holds is refused
     from mobile_agent.device import PhoneLease
@@ -136,6 +149,26 @@ def test_command(args: argparse.Namespace) -> int:
     finally:
         lease.release()
         close_phone(device)  # the phone it opened (an iPhone's WDA connections, a USB iPhone's forward)
+
+
+def _any_phone(settings: Settings, platform: Platform | None) -> str | None:
+    """``--device any``: the first ready phone that no other run holds (a REST task, MCP,
+    `mobile-agent run`: their leases), else the first ready one (its lease then says who holds
+    it), else None. Android phones first, then the iPhones (``ios.devices`` and USB), asked only
+    when the flows open an iPhone's app by its id or no Android phone is free; ``platform`` (the
+    flows' app ids, ``flow_pins``) keeps to phones of that platform."""
+    from mobile_agent.device import lease_holder, list_devices, list_iphones
+
+    ready: list[str] = []
+    if platform != "ios":
+        ready = [d.serial for d in list_devices(settings.adb) if d.state == "device"]
+    free = [s for s in ready if lease_holder(settings.adb, s) is None]
+    if not free and platform != "android":
+        iphones = [p.serial for p in list_iphones(settings.ios) if p.ready]
+        ready += iphones
+        free = [s for s in iphones if lease_holder(settings.adb, s) is None]
+    chosen = free or ready
+    return chosen[0] if chosen else None
 
 
 def _run_flows(args: argparse.Namespace, settings: Settings, device: AgentDevice, flows: list[Flow],

@@ -16,10 +16,12 @@ from mobile_agent.device.device import Device, ScreenInfo, ScreenState, frame_di
 from mobile_agent.device.lease import PhoneLease, lease_holder
 from mobile_agent.device.parsing import LauncherApp
 from mobile_agent.device.phones import (
+    PLATFORM_PHONES,
     IphoneListing,
     Phone,
     Platform,
     close_phone,
+    device_refusal,
     iphone_names,
     list_iphones,
     open_phone,
@@ -34,6 +36,7 @@ from mobile_agent.device.validation import KEYCODES, validate_address, validate_
 
 __all__ = [
     "KEYCODES",
+    "PLATFORM_PHONES",
     "Device",
     "DeviceInfo",
     "IphoneListing",
@@ -47,6 +50,7 @@ __all__ = [
     "adb_version",
     "close_phone",
     "connect",
+    "device_refusal",
     "ensure_server",
     "find_adb",
     "frame_difference",

@@ -45,9 +45,11 @@ from mobile_agent.settings import IosSettings, Settings
 
 __all__ = [
     "IPHONE_PROBE_S",
+    "PLATFORM_PHONES",
     "IphoneListing",
     "Phone",
     "close_phone",
+    "device_refusal",
     "Platform",
     "iphone_names",
     "list_iphones",
@@ -75,6 +77,17 @@ _ANDROID_PROPS = {
 def platform_of(serial: str) -> Platform:
     """``ios`` for an ``ios:NAME`` serial, else ``android``."""
     return "ios" if serial.startswith(IOS_PREFIX) else "android"
+
+
+PLATFORM_PHONES: dict[str, str] = {"android": "an Android phone", "ios": "an iPhone"}
+
+
+def device_refusal(serial: str, platform: str) -> str | None:
+    """Why phone ``serial`` cannot run what ``platform``'s phones run (it is of the other), or None:
+    the words every interface gives (``mobile_agent.apps.platforms``, the service's routing)."""
+    if platform_of(serial) == platform:
+        return None
+    return f"device {serial!r} is not {PLATFORM_PHONES.get(platform, platform)}"
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ import numpy as np
 from PIL import Image as PILImage
 
 from mobile_agent.agent.mask import SecretMask, black_out, mask_live_frame, secret_values
+from mobile_agent.apps.platforms import PinnedApps, app_id_platform
 from mobile_agent.errors import MobileAgentError, PhoneBusyError
 from mobile_agent.operations.context import AgentDevice
 from mobile_agent.operations.coordinates import COORDINATE_REGISTRY
@@ -260,6 +261,12 @@ class PhoneService:
         text = card.render(model)
         action = ParsedAction(card.name, model, raw=text, text=text)
         device = self.device(serial)
+        opened = action.opened_app
+        platform = app_id_platform(opened) if opened else None
+        if opened and platform is not None:  # Open App (com.android.settings) on an iPhone: as REST refuses it
+            refused = PinnedApps("operation", {opened.strip(): platform}).on_device(device.serial)
+            if refused is not None:
+                raise refused
         with PhoneLease(self.settings.adb, device.serial, f"MCP session of {owner}", wait_s=self.operation_wait_s):
             return session.trajectory(device, self._remembered_for(owner)).operate(action, candidate, channel)
 

@@ -23,7 +23,7 @@ from mobile_agent.testing.judge import (
     answer_mode,
 )
 from mobile_agent.testing.phone import Phone, ScreenAssertionError, ScreenEvidence
-from mobile_agent.testing.runner import FlowResult, FlowRunner, SuiteResult
+from mobile_agent.testing.runner import FlowResult, FlowRunner, SuiteResult, flow_pins
 
 __all__ = [
     "Agent",
@@ -42,6 +42,7 @@ __all__ = [
     "SuiteResult",
     "Verdict",
     "answer_mode",
+    "flow_pins",
     "load_flow",
     "parse_flow",
 ]

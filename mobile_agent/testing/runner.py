@@ -25,19 +25,22 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from mobile_agent.agent import RunStatus, UserChannel, run_script
+from mobile_agent.agent import RunStatus, UserChannel, parse_script, run_script, script_app_platforms
 from mobile_agent.agent.mask import SecretMask, secret_values
 from mobile_agent.agent.parts import run_locator
 from mobile_agent.agent.records import AgentEvent, EventKind, RunResult
 from mobile_agent.agent.report import VIDEO_NAME
 from mobile_agent.agent.session import EventCallback, RunSession
-from mobile_agent.errors import MobileAgentError, RunCancelled
+from mobile_agent.apps.platforms import PinnedApps
+from mobile_agent.device import Platform
+from mobile_agent.errors import MobileAgentError, OperationError, RunCancelled
 from mobile_agent.operations.context import AgentDevice
 from mobile_agent.replay import PlanStore, default_cache_url
 from mobile_agent.settings import Settings
@@ -63,7 +66,7 @@ from mobile_agent.testing.judge import AnswerSchema, ExtractionError
 from mobile_agent.testing.phone import Phone, ScreenAssertionError
 from mobile_agent.testing.video import ScreenRecorder
 
-__all__ = ["FlowResult", "FlowRunner", "StepOutcome", "SuiteResult"]
+__all__ = ["FlowResult", "FlowRunner", "StepOutcome", "SuiteResult", "flow_pins"]
 
 log = logging.getLogger(__name__)
 
@@ -409,6 +412,21 @@ class FlowRunner:
                     store.delete(plan.id)
         except Exception:  # the cache is an optimisation: a failure to prune it is logged, not raised
             log.exception("could not forget the plans of a failed flow")
+
+
+def flow_pins(flows: Sequence[Flow]) -> PinnedApps:
+    """The app ids of one platform that the flows' ``do:`` steps open (``PinnedApps``: the
+    phone they are written for). A step that does not parse as written, or a variable in it,
+    is left out: it fails its run as before."""
+    found: dict[str, Platform] = {}
+    for flow in flows:
+        for step in flow.steps:
+            if isinstance(step, DoStep):
+                try:
+                    found.update(script_app_platforms(parse_script(step.do)))
+                except OperationError:
+                    continue
+    return PinnedApps("flow" if len(flows) == 1 else "flows", found)
 
 
 def _wait(spec: Any, default_timeout: float) -> tuple[str, float]:

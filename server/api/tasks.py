@@ -27,8 +27,7 @@ from fastapi.responses import FileResponse, StreamingResponse
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
-from mobile_agent.agent import inside_paths, relative_inside, server_path
-from mobile_agent.device import Platform
+from mobile_agent.agent import PinnedApps, PlatformPinError, inside_paths, relative_inside, server_path
 from server.auth import Principal, options_shown_to
 from server.deps import ActedTask, Actor, Authorized, CurrentPrincipal, OwnedTask, Service
 from server.devices import platform_refusal
@@ -148,11 +147,13 @@ def checked_task(body: TaskCreate, service: ServiceState) -> CheckedTask:
     limits = service.settings.server
     script_lines = 0
     flow_name = None
+    pins = PinnedApps("instruction")  # an instruction in words pins no platform
     if body.flow is not None:  # it parsed (TaskCreate); a flow of model steps needs a planner
-        from mobile_agent.testing import parse_flow
+        from mobile_agent.testing import flow_pins, parse_flow
 
         flow = parse_flow(body.flow)
         flow_name = flow.name
+        pins = flow_pins([flow])
         steps = flow.model_dump(by_alias=True, exclude_none=True)["steps"]
         for number, step in enumerate(steps, 1):  # a flow sent here has no folder: it names no server file
             if isinstance(step.get("extract"), dict) and step["extract"].get("schema") is not None:
@@ -169,13 +170,15 @@ def checked_task(body: TaskCreate, service: ServiceState) -> CheckedTask:
         if len(flow.steps) > limits.max_steps_limit:
             raise _unprocessable("flow", f"the flow has over {limits.max_steps_limit} steps", "too_long")
     elif body.script is not None:
-        from mobile_agent.agent import parse_script
+        from mobile_agent.agent import parse_script, script_app_platforms
         from mobile_agent.errors import OperationError
 
         try:
-            script_lines = len(parse_script(body.script))  # a bad line is a 422 now, not a failed run
+            lines = parse_script(body.script)  # a bad line is a 422 now, not a failed run
         except OperationError as exc:
             raise _unprocessable("script", exc.message, "script_invalid") from exc
+        script_lines = len(lines)
+        pins = PinnedApps("script", script_app_platforms(lines))
         if script_lines > limits.max_steps_limit:
             raise _unprocessable("script", f"the script has over {limits.max_steps_limit} operations", "too_long")
     elif not (service.settings.planner.configured or limits.planner_base_urls or body.base_url):
@@ -222,7 +225,7 @@ def checked_task(body: TaskCreate, service: ServiceState) -> CheckedTask:
     refusal = platform_refusal(service.pool, body.device, body.platform)
     if refusal is not None:
         raise _unprocessable("platform", refusal, "unroutable")
-    body = _pinned_by_script(body, service)
+    body = _pinned_by_script(body, pins, service)
     if body.device == "any" and (body.deny_apps or body.allow_apps) and not _platform_pinned(body):
         platforms = {slot.platform for slot in service.pool.slots()}
         if len(platforms) > 1:  # an app policy is written in one platform's app ids: void on the other
@@ -252,55 +255,28 @@ def checked_task(body: TaskCreate, service: ServiceState) -> CheckedTask:
     return CheckedTask(instruction, body)
 
 
-def _script_apps(body: TaskCreate) -> tuple[str, dict[str, Platform]]:
-    """Where the task's operations are (``script`` or ``flow``) and the app ids of one platform
-    they open (``mobile_agent.agent.script_app_platforms``): the script's lines, a flow's ``do:``
-    steps (one that does not parse as written, a variable in it, fails its run as before)."""
-    from mobile_agent.agent import parse_script, script_app_platforms
-    from mobile_agent.errors import OperationError
-
-    if body.script is not None:  # it parsed (checked_task)
-        return "script", script_app_platforms(parse_script(body.script))
-    if body.flow is None:
-        return "instruction", {}
-    from mobile_agent.testing import parse_flow
-
-    found: dict[str, Platform] = {}
-    for step in parse_flow(body.flow).model_dump(by_alias=True, exclude_none=True)["steps"]:
-        if isinstance(step.get("do"), str):
-            try:
-                found.update(script_app_platforms(parse_script(step["do"])))
-            except OperationError:
-                continue
-    return "flow", found
-
-
-def _pinned_by_script(body: TaskCreate, service: ServiceState) -> TaskCreate:
-    """``body`` whose script or flow opens apps by one platform's ids (``Open App
-    (com.android.settings)``) runs on a phone of that platform: under ``"any"`` with no
-    ``platform``, its platform is set; a platform or phone that cannot run them is a 422."""
-    where, apps = _script_apps(body)
-    platforms = sorted(set(apps.values()))
-    if not platforms:
-        return body
-    named = ", ".join(f"{app} ({_PLATFORM_APPS[p]})" for app, p in sorted(apps.items()))
-    if len(platforms) > 1:
-        raise _unprocessable(where, f"the {where} opens apps of several platforms: {named}; a task runs on one phone",
-                             "platforms_mixed")
-    (platform,) = platforms
-    if body.platform is not None and body.platform != platform:
-        raise _unprocessable("platform", f"the {where} opens {named}, which a phone of platform {body.platform!r} "
-                             "does not have", "platform_conflict")
-    refusal = platform_refusal(service.pool, body.device, platform)
-    if refusal is not None:
-        raise _unprocessable("device" if body.device != "any" else "platform",
-                             f"the {where} opens {named}: {refusal}", "unroutable")
+def _pinned_by_script(body: TaskCreate, pins: PinnedApps, service: ServiceState) -> TaskCreate:
+    """``body`` whose script or flow opens apps by one platform's ids (``pins``, read from the
+    script or flow ``checked_task`` parsed once) runs on a phone of that platform: under ``"any"``
+    with no ``platform``, its platform is set; a platform or phone that cannot run them is a
+    422, worded by ``PinnedApps`` as every other interface words it."""
+    try:
+        platform = pins.platform()
+        if platform is None:
+            return body
+        refused = pins.conflict(body.platform)
+        if refused is None:
+            refusal = platform_refusal(service.pool, body.device, platform)
+            refused = None if refusal is None else pins.unroutable(refusal)
+    except PlatformPinError as exc:
+        refused = exc
+    if refused is not None:
+        loc = {"platforms_mixed": pins.where, "platform_conflict": "platform"}.get(
+            refused.code, "device" if body.device != "any" else "platform")
+        raise _unprocessable(loc, refused.message, refused.code)
     if body.device != "any" or body.platform is not None:
         return body
     return body.model_copy(update={"platform": platform})
-
-
-_PLATFORM_APPS = {"android": "an Android app", "ios": "an iPhone app"}
 
 
 def _platform_pinned(body: TaskCreate) -> bool:

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from mobile_agent.agent import parse_script, script_app_platforms
 from mobile_agent.apps.platforms import app_id_platform
 from mobile_agent.device.ios.apps import bundle_for_label
@@ -33,3 +35,24 @@ def test_an_iphone_opens_a_listed_bundle_id_as_itself() -> None:
     assert bundle_for_label(" com.google.Gmail ") == "com.google.Gmail"
     assert bundle_for_label("Settings") == "com.apple.Preferences"
     assert bundle_for_label("com.android.settings") is None and bundle_for_label("com.example.x") is None
+
+
+def test_flow_pins_read_do_steps_and_word_every_refusal_alike() -> None:
+    from mobile_agent.apps.platforms import PinnedApps, PlatformPinError
+    from mobile_agent.testing import flow_pins, parse_flow
+
+    flow = parse_flow("name: f\nvars: {pkg: com.android.chrome}\nsteps:\n  - do: Open App (com.android.settings)\n"
+                      "  - do: Open App ({{pkg}})\n  - run: open com.apple.Preferences\n")
+    pins = flow_pins([flow])  # a variable and a run: step pin nothing
+    assert (pins.where, dict(pins.apps), pins.platform()) == ("flow", {"com.android.settings": "android"}, "android")
+    assert pins.on_device("127.0.0.1:6100") is None and pins.conflict("android") is None
+    refused = pins.on_device("ios:sim-1")
+    assert refused is not None and refused.code == "unroutable"
+    assert refused.message == "the flow opens com.android.settings (an Android app): device 'ios:sim-1' is not an Android phone"
+    conflict = pins.conflict("ios")
+    assert conflict is not None and conflict.code == "platform_conflict"
+    ios = parse_flow("name: g\nsteps:\n  - do: Open App (com.apple.Preferences)\n")
+    with pytest.raises(PlatformPinError) as mixed:
+        flow_pins([flow, ios]).platform()
+    assert mixed.value.code == "platforms_mixed" and mixed.value.message.startswith("the flows open apps of several")
+    assert PinnedApps("instruction").platform() is None
