@@ -29,7 +29,7 @@ from perception.icon_vocabulary import read_icon_words
 from perception.types import Box
 
 __all__ = [
-    "COLOUR_WORDS", "HUE_UNSEEN", "SHAPE_UNSEEN", "SHAPE_WORDS", "HeuristicRanker", "ShapeFeatures", "glyph_unknown", "names_a_shape", "shape_features", "flat_surface",
+    "COLOUR_WORDS", "HUE_UNSEEN", "SHAPE_UNSEEN", "SHAPE_WORDS", "HeuristicRanker", "ShapeFeatures", "box_masks", "glyph_unknown", "names_a_shape", "shape_features", "flat_surface",
 ]  # fmt: skip
 
 # OpenCV HSV: H 0..179, S and V 0..255.  (hue ranges, min S, max S, min V, max V)
@@ -325,6 +325,16 @@ def _glyph_mask(region: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
 # a container's plate may be a pale tint of its surface (Material 3's tonal buttons: a light
 # blue square on a white page is 33 levels off): seen from this many levels off
 _PLATE_LEVELS = 16
+
+
+def box_masks(image: np.ndarray, box: Box) -> list[np.ndarray]:
+    """The glyph masks the ranker judges a box's shape by (uint8, 1 = glyph, the box's own
+    size): its foreground (pixels unlike the colour around it), then, when the box is a filled
+    plate (a round button), the glyph unlike the plate."""
+    patch, inner = _patch_around(image, box)
+    mask = _background_and_mask(patch, inner)
+    glyph = _glyph_mask(patch[inner[1]: inner[3], inner[0]: inner[2]], mask)
+    return [mask] if glyph is None else [mask, glyph]
 
 
 def _plate(patch: np.ndarray, inner: tuple[int, int, int, int]) -> np.ndarray | None:

@@ -85,15 +85,47 @@ def _bars(pieces: list[Piece]) -> float:
     return _row_of(pieces, "y") * flat * alike * count
 
 
-def _narrowing(pieces: list[Piece]) -> float:
-    """Stacked horizontal bars centred on one line, each shorter than the one above: the
-    filter-list glyph (Material's filter_list; a funnel drawn as lines)."""
+def _shorter_stack(pieces: list[Piece]) -> tuple[float, float, float]:
+    """Three or four stacked horizontal bars, each shorter than the one above (0..1), and how
+    they line up: (stack, centred, to one edge). Centred bars narrowing to a point are the
+    filter list (Material's filter_list); bars sharing their left (or right) end are the sort
+    glyph (Material's sort). Alignment is measured against how much the widths differ: centred
+    bars' centres agree and their ends do not, edge-aligned bars' ends agree and their centres
+    do not, so neither is taken for the other whatever the glyph's size."""
     if not 3 <= len(pieces) <= 4:
-        return 0.0
+        return 0.0, 0.0, 0.0
     pieces = sorted(pieces, key=lambda p: p.y)
     flat = float(np.mean([min(1.0, max(0.0, (p.width / max(1.0, p.height) - 1.0) / 1.5)) for p in pieces[:-1]]))
     shorter = float(np.mean([1.0 if b.width <= 0.85 * a.width else 0.0 for a, b in zip(pieces, pieces[1:], strict=False)]))
-    return _row_of(pieces, "y") * flat * shorter
+    gaps = np.diff([p.y for p in pieces])
+    even = _near(float(gaps.std() / max(1.0, gaps.mean())), 0.0, 0.35)
+    # stacked: every bar lies within the widest one's span
+    widest = pieces[0]
+    stacked = float(all(p.x - p.width / 2 >= widest.x - widest.width / 2 - 0.1 * widest.width
+                        and p.x + p.width / 2 <= widest.x + widest.width / 2 + 0.1 * widest.width for p in pieces))
+    half = max(1.0, (max(p.width for p in pieces) - min(p.width for p in pieces)) / 2)
+
+    def spread(values: list[float]) -> float:
+        return (max(values) - min(values)) / half
+
+    centred = _near(spread([p.x for p in pieces]), 0.0, 0.4)
+    edge = max(_near(spread([p.x - p.width / 2 for p in pieces]), 0.0, 0.4),
+               _near(spread([p.x + p.width / 2 for p in pieces]), 0.0, 0.4))
+    return flat * shorter * even * stacked, centred, edge
+
+
+def _narrowing(pieces: list[Piece]) -> float:
+    """The filter-list glyph (Material's filter_list; a funnel drawn as lines): stacked bars
+    centred on one line, each shorter than the one above; not bars sharing one end (sort)."""
+    stack, centred, edge = _shorter_stack(pieces)
+    return stack * centred * (1.0 - edge)
+
+
+def _sorting(pieces: list[Piece]) -> float:
+    """The sort glyph (Material's sort): stacked bars sharing their left (or, right to left,
+    their right) end, each shorter than the one above; not centred ones (a filter list)."""
+    stack, centred, edge = _shorter_stack(pieces)
+    return stack * edge * (1.0 - centred)
 
 
 def _signal(pieces: list[Piece]) -> float:
@@ -126,10 +158,12 @@ def _wedge(mask: np.ndarray) -> float:
     return _near(extent, 0.5, 0.12) * _near(lower_right, 1.0, 0.2) * _near(upper_left, 0.0, 0.15) * _near(w / h, 1.0, 0.3)
 
 
-def pointing(mask: np.ndarray) -> dict[str, float]:
+def pointing(mask: np.ndarray, head: bool = False) -> dict[str, float]:
     """How much the glyph points left / right / up / down (0..1 each). A chevron's tip is
     its narrow end (the arms spread toward the open end); an arrow with a shaft points
-    toward its head, the wide end (the shaft's end is narrow)."""
+    toward its head, the wide end (the shaft's end is narrow). ``head``: the glyph is known
+    to be an arrow with a head and no shaft along its middle (a curved undo / redo arrow):
+    it points toward its wide end, the head (the tail is a stroke's end)."""
     ys, xs = np.nonzero(mask)
     if len(xs) < 6:
         return {"left": 0.0, "right": 0.0, "up": 0.0, "down": 0.0}
@@ -148,26 +182,45 @@ def pointing(mask: np.ndarray) -> dict[str, float]:
         middle = (across.min() + across.max()) / 2
         on_axis = along[np.abs(across - middle) <= max(1.0, 0.08 * cross_span)]
         shaft = len(np.unique(on_axis)) / (span + 1) >= 0.7
-        toward_low = (low_extent - high_extent) if shaft else (high_extent - low_extent)
+        toward_low = (low_extent - high_extent) if shaft or head else (high_extent - low_extent)
         out[low_name] = float(max(0.0, min(1.0, toward_low * 1.6)))
         out[high_name] = float(max(0.0, min(1.0, -toward_low * 1.6)))
     return out
 
 
-def _arrow(mask: np.ndarray, pieces: list[Piece], direction: str | None) -> float:
+def _diagonal(mask: np.ndarray) -> float:
+    """0..1: the glyph's main axis runs corner to corner (a resize or open-in-full arrow), not
+    along an edge (a digit 1, a back arrow): its pixels' principal axis within ~15 degrees of 45."""
+    ys, xs = np.nonzero(mask)
+    if len(xs) < 6:
+        return 0.0
+    cov = np.cov(np.stack([xs, ys]).astype(float))
+    values, vectors = np.linalg.eigh(cov)
+    if values[1] <= 1.5 * max(values[0], 1e-6):
+        return 0.0  # no main axis (a blob, a square)
+    vx, vy = vectors[:, 1]
+    angle = math.degrees(math.atan2(abs(vy), abs(vx)))
+    return _near(angle, 45.0, 15.0)
+
+
+def _arrow(mask: np.ndarray, pieces: list[Piece], direction: str | None, head: bool = False) -> float:
     if len(pieces) != 1:
         return 0.0
     area = float(mask.sum())
     ys, xs = np.nonzero(mask)
     box = max(1, (xs.max() - xs.min() + 1) * (ys.max() - ys.min() + 1))
     thin = _near(area / box, 0.3, 0.2)  # strokes, not a filled blob
+    if direction == "diagonal":
+        return thin * _diagonal(mask)
     if direction is None:
-        return thin * max(pointing(mask).values())
-    return thin * pointing(mask)[direction]
+        return thin * max(pointing(mask, head).values())
+    return thin * pointing(mask, head)[direction]
 
 
-# concept -> test on (mask, pieces, direction word or None)
-PIECE_SHAPES = ("menu", "kebab", "meatballs", "chevron", "arrow", "signal", "filter")
+# concept -> test on (mask, pieces, direction word or None); "curved" is an arrow bent round
+# (undo, redo, reply) whose head is its wide end; "shorter" is bars getting shorter, said
+# without saying sort or filter: either alignment
+PIECE_SHAPES = ("menu", "kebab", "meatballs", "chevron", "arrow", "curved", "signal", "filter", "sort", "shorter")
 
 
 def piece_shape_score(shape: str, mask: np.ndarray, direction: str | None = None) -> float:
@@ -182,6 +235,12 @@ def piece_shape_score(shape: str, mask: np.ndarray, direction: str | None = None
         return max(_signal(pieces), _wedge(mask) if len(pieces) == 1 else 0.0)
     if shape == "filter":  # the funnel is an outline prototype (perception.heuristic_ranker)
         return _narrowing(pieces)
+    if shape == "sort":
+        return _sorting(pieces)
+    if shape == "shorter":
+        return max(_narrowing(pieces), _sorting(pieces))
     if shape in ("chevron", "arrow"):
         return _arrow(mask, pieces, direction)
+    if shape == "curved":
+        return _arrow(mask, pieces, direction, head=True)
     raise ValueError(f"not a piece shape: {shape}")

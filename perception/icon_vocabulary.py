@@ -29,12 +29,16 @@ _PHRASES: dict[str, tuple[str, str | None]] = {
     "more options": ("kebab", None),
     "more vert": ("kebab", None),
     "more horiz": ("meatballs", None),
-    # Material's filter list: bars each shorter than the one above (read before "horizontal lines")
-    "lines getting shorter": ("filter", None),
-    "bars getting shorter": ("filter", None),
-    "shortening lines": ("filter", None),
-    "decreasing lines": ("filter", None),
+    # bars each shorter than the one above (read before "horizontal lines"): a filter list when
+    # centred, a sort glyph when they share one end; said without "sort" or "filter", either
+    "lines getting shorter": ("shorter", None),
+    "bars getting shorter": ("shorter", None),
+    "shortening lines": ("shorter", None),
+    "decreasing lines": ("shorter", None),
+    "lines of decreasing length": ("shorter", None),
+    "lines of decreasing width": ("shorter", None),
     "filter list": ("filter", None),
+    "curved arrow": ("curved", None),
     "three lines": ("menu", None),
     "three bars": ("menu", None),
     "horizontal lines": ("menu", None),
@@ -76,7 +80,8 @@ WORDS: dict[str, str] = {
     "camera": "camera",
     "download": "download",
     "signal": "signal", "cellular": "signal", "reception": "signal",
-    "filter": "filter", "funnel": "filter",
+    "filter": "filter", "funnel": "filter", "sort": "sort", "sorting": "sort",
+    "undo": "curved", "redo": "curved", "curved": "curved",
     "refresh": "refresh", "reload": "refresh", "sync": "refresh", "rescan": "refresh",
 }  # fmt: skip
 # words that give the direction of an arrow / chevron
@@ -84,6 +89,10 @@ _DIRECTIONS = {
     "left": "left", "back": "left", "previous": "left", "prev": "left", "backward": "left",
     "right": "right", "forward": "right", "next": "right",
     "up": "up", "upward": "up", "down": "down", "downward": "down",
+    # Material's undo arrow bends round to point left, its redo to the right
+    "undo": "left", "redo": "right",
+    # corner to corner (a resize or open-in-full arrow): its axis, either way
+    "diagonal": "diagonal", "diagonally": "diagonal",
 }  # fmt: skip
 _VERTICAL = {"vertical", "vertically"}
 _HORIZONTAL = {"horizontal", "horizontally"}
@@ -119,6 +128,12 @@ def read_icon_words(description: str) -> IconWords:
         shapes[shapes.index("kebab")] = "meatballs"
     if "meatballs" in shapes and set(words) & _VERTICAL:
         shapes[shapes.index("meatballs")] = "kebab"
+    # bars getting shorter that the description calls a sort or a filter are that one (a sort
+    # glyph beside a filter list is its look-alike); a curved arrow is not tested as a straight one
+    if "shorter" in shapes and ("sort" in shapes or "filter" in shapes):
+        shapes.remove("shorter")
+    if "curved" in shapes and "arrow" in shapes:
+        shapes.remove("arrow")
     # "back" or "next" alone name an arrow
     if not shapes and direction and set(words) & {"back", "forward", "next", "previous"}:
         shapes.append("arrow")

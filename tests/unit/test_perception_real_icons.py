@@ -810,3 +810,48 @@ def test_a_tall_status_bar_of_the_toolbars_colour_ends_below_its_clock() -> None
     area = app_area(image, [clock, title])
     assert not area.holds(Box(740, 52, 770, 84)) and area.holds(Box(956, 204, 1004, 238)), area
     assert app_area(image, [title]).top < 68  # a title starts below 24 dp: not the bar's
+
+
+# --- glyph families with a direction or a line profile (issue 30, session 6) ---------------
+
+FRESH4 = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "fresh4"
+
+
+def test_a_sort_glyph_and_a_filter_list_are_told_apart_by_how_their_lines_align() -> None:
+    """The fourth fresh set's GPSTest toolbar (development data now): a sort glyph (bars
+    getting shorter, sharing their left end) beside a filter list (bars getting shorter,
+    centred). Each is tapped for its own name, never the other; bars getting shorter said
+    without either name are both."""
+    image = np.asarray(Image.open(FRESH4 / "gpstest" / "1.png").convert("RGB"))
+    sort, filter_ = Box(545, 90, 655, 210), Box(665, 90, 775, 210)
+    assert_tapped(find(image, "white sort icon (three lines getting shorter)", "top center"), sort)
+    assert_tapped(find(image, "white filter icon (lines narrowing down)", "top right"), filter_)
+    assert read_icon_words("three lines getting shorter").shapes == ("shorter",)
+    assert read_icon_words("sort icon (three lines of decreasing length)").shapes == ("sort",)
+    assert read_icon_words("three horizontal lines getting shorter (filter)").shapes == ("filter",)
+
+
+def test_a_curved_undo_arrow_is_not_its_redo_mirror_image() -> None:
+    """The fourth fresh set's puzzle keyboard (development data now): an undo arrow (its head,
+    the wide end, on the left; the tail a thin stroke's end) beside the redo arrow, its mirror
+    image. Read as a chevron (narrow end = tip), each pointed the other way and undo tapped
+    redo; a curved arrow points toward its head."""
+    image = np.asarray(Image.open(FRESH4 / "sgtpuzzles" / "02_solo_1653039452769.png").convert("RGB"))
+    assert_tapped(find(image, "curved undo arrow pointing left at the bottom", "bottom right"),
+                  Box(680, 2110, 795, 2210))  # fmt: skip
+    undo, redo = Box(680, 2110, 795, 2210), Box(820, 2110, 930, 2210)
+    where = find(image, "curved redo arrow pointing right", "bottom right")  # greyed out: offered or tapped
+    assert where.status is not LocateStatus.FOUND or redo.contains(*where.point), where.point
+    assert not any(undo.contains(*c.box.center) for c in where.candidates), [c.box for c in where.candidates]
+    assert read_icon_words("curved undo arrow").shapes == ("curved",)
+
+
+def test_a_diagonal_arrow_is_not_a_digit_one() -> None:
+    """"diagonal arrow in a dotted square (resize)" at the top right of a puzzle: a digit 1 in
+    the grid below (a stem with a flag) passed for an arrow pointing somewhere and was tapped.
+    A diagonal arrow's main axis runs corner to corner; the 1's is upright: not tapped."""
+    image = np.asarray(Image.open(FRESH4 / "sgtpuzzles" / "02_solo_1653039452769.png").convert("RGB"))
+    where = find(image, "diagonal arrow in a dotted square (resize)", "top right")
+    truth = Box(822, 100, 942, 220)
+    assert where.status is not LocateStatus.FOUND or truth.contains(*where.point), (where.point, where.feedback)
+    assert read_icon_words("diagonal arrow").direction == "diagonal"
