@@ -30,6 +30,7 @@ SETS = {
     "fresh3": {"MIT", "Apache-2.0", "Unlicense", "EPL-1.0", "EPL-2.0"},
     "fresh4": {"MIT", "Apache-2.0", "MPL-2.0"},
     "fresh5": {"MIT", "Apache-2.0", "MPL-2.0", "BSD-3-Clause"},
+    "fresh6": {"MIT", "Apache-2.0"},
 }
 each_set = pytest.mark.parametrize("name", list(SETS))
 
