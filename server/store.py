@@ -47,6 +47,7 @@ from server.tables import (
 
 __all__ = [
     "ACTIVE_STATUSES",
+    "CANCELLED_WHILE_QUEUED",
     "MAX_EVENT_TEXT",
     "RUNNING_STATUSES",
     "TERMINAL_STATUSES",
@@ -59,6 +60,9 @@ __all__ = [
     "events_table",
     "tasks_table",
 ]
+
+# the result of a task cancelled before any run took it: stored, shown by GET, told by its webhook
+CANCELLED_WHILE_QUEUED: dict[str, Any] = {"reason": "cancelled while queued"}
 
 
 class TaskStore:
@@ -233,8 +237,9 @@ class TaskStore:
         return True
 
     def cancel_queued(self, task_id: int) -> bool:
-        """queued -> cancelled; False when the task is no longer queued."""
-        return self._finish_if(task_id, {"queued"}, "cancelled", None)
+        """queued -> cancelled, its result ``CANCELLED_WHILE_QUEUED`` (what its ``task_finished``
+        webhook says, ``server.runner.tell_unrun_end``); False when the task is no longer queued."""
+        return self._finish_if(task_id, {"queued"}, "cancelled", None, result=dict(CANCELLED_WHILE_QUEUED))
 
     def refuse_queued(self, task_id: int, error: dict[str, Any]) -> bool:
         """queued -> error, never run (its owner may no longer submit: ``server.auth.submit_refusal``);

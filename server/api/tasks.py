@@ -326,7 +326,7 @@ def cancel_task(task_id: TaskId, task: ActedTask, service: Service, principal: C
     if after.status == "cancelled" and after.started_at is None:  # never ran: no runner tells its end
         # the service's sender, which its stop waits for (ServiceState.webhooks)
         webhooks = service.webhooks or WebhookSender(service.settings, report=service.store.add_event)
-        tell_unrun_end(webhooks, after, "cancelled", result={"reason": "cancelled while queued"})
+        tell_unrun_end(webhooks, after, "cancelled", result=after.result)  # as stored (TaskStore.cancel_queued)
     return task_public(after, principal)
 
 

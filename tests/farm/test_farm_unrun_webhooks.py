@@ -38,7 +38,10 @@ def test_farm_tasks_ended_unrun_tell_their_callback_url_once(pg_database: str, t
         answer = api.client.post(f"/v1/tasks/{cancelled}/cancel")
         assert answer.status_code == 202 and answer.json()["status"] == "cancelled", answer.text
         told = hook.wait_finished(cancelled)
-        assert told["status"] == "cancelled", told
+        assert told["status"] == "cancelled" and told["result"] == {"reason": "cancelled while queued"}, told
+        stored = api.client.get(f"/v1/tasks/{cancelled}").json()  # what was told is what PostgreSQL holds
+        assert (stored["status"], stored["result"]) == ("cancelled", told["result"]), stored
+        assert answer.json()["result"] == told["result"], answer.json()
         api.stop()
         api = start_farm_api(tmp_path, pg_database, **{**SETTINGS, "server.tokens": {}})  # alice's token taken away
         told = hook.wait_finished(refused)

@@ -67,9 +67,13 @@ def test_a_task_cancelled_while_queued_tells_its_callback_url_once(service, sim_
     holding = _submit(live, ADMIN, "Wait (10)\n" * 12, None)
     _wait_running(live, holding)
     queued = _submit(live, ADMIN, "Home", hook.url)
-    assert live.client.post(f"/v1/tasks/{queued}/cancel", headers=ADMIN).status_code == 202
+    answer = live.client.post(f"/v1/tasks/{queued}/cancel", headers=ADMIN)
+    assert answer.status_code == 202, answer.text
     told = hook.wait_finished(queued)
-    assert told["status"] == "cancelled", told
+    assert told["status"] == "cancelled" and told["result"] == {"reason": "cancelled while queued"}, told
+    stored = live.client.get(f"/v1/tasks/{queued}", headers=ADMIN).json()  # what was told is what is stored
+    assert (stored["status"], stored["result"]) == ("cancelled", told["result"]), stored
+    assert answer.json()["result"] == told["result"], answer.json()
     assert live.client.post(f"/v1/tasks/{queued}/cancel", headers=ADMIN).status_code == 409
     later = _submit(live, ADMIN, "Home", hook.url)  # runs once the holding task is cancelled
     assert live.client.post(f"/v1/tasks/{holding}/cancel", headers=ADMIN).status_code == 202
