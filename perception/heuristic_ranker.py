@@ -456,11 +456,32 @@ def _mirror(mask: np.ndarray) -> float:
 # shapes that hold a glyph ("a crop icon in a green circle", "a white circle with a dark down
 # arrow"): the plate is not the glyph, and look-alike plates hold different glyphs
 _CONTAINERS = ("circle", "square", "rectangle")
-_CONTAINER = r"(?:circle|square|rectangle|box|disc|disk)"
+# a button said to have a shape ("a blue round button with a red dot", a map's floating buttons)
+# is a container as a circle is; a button said without one may be a labelled button, no plate
+_CONTAINER = r"(?:circle|square|rectangle|box|disc|disk|(?:round|circular|rounded|square|pill|oval)\s+button)"
 # "<glyph> in / inside / on a <colour, rounded ...> <container>" and "<container> with a <glyph>"
 _GLYPH_IN = re.compile(r"^(?P<glyph>.+?)\s+(?:in|inside|within|on)\s+(?:(?:a|an|the)\s+)?(?:[a-z-]+\s+){0,3}?" + _CONTAINER
                        + r"s?\b")  # fmt: skip
 _GLYPH_WITH = re.compile(r"\b" + _CONTAINER + r"\s+with\s+(?:(?:a|an|the)\s+)?(?P<glyph>.+)$")
+# "... in the green bar", "... on a dark toolbar": a colour said of the place an icon sits in is
+# its surface's, not its glyph's (a white back arrow on a green bar shows no green)
+_ON_SURFACE = re.compile(r"\b(?:in|on|inside|within|over|at)\s+(?:(?:a|an|the)\s+)?(?P<colours>(?:[a-z-]+\s+){1,3}?)"
+                         r"(?:top\s+|bottom\s+|app\s+|action\s+|title\s+|status\s+)?"
+                         r"(?:bar|toolbar|header|banner|strip|panel|row|card|tab|tabs|navigation)\b")
+
+
+def _surface_colours(description: str) -> list[str]:
+    """The colours a description says of the surface its icon sits on ("in the green bar")."""
+    text = " ".join(re.findall(r"[a-z]+(?:-[a-z]+)*", description.lower()))
+    found: list[str] = []
+    for match in _ON_SURFACE.finditer(text):
+        for word in match.group("colours").split():
+            colour = _COLOUR_SYNONYMS.get(word, word)
+            if colour in _COLOURS and colour not in found:
+                found.append(colour)
+    return found
+
+
 # words about a glyph that say nothing of its shape
 _PLAIN = {"a", "an", "the", "icon", "button", "symbol", "sign", "glyph", "logo", "small", "large", "big", "little",
           "light", "dark", "thin", "thick", "bold", "bright", "pale", "filled", "outlined", "solid", "tiny", "of",
@@ -611,6 +632,7 @@ class HeuristicRanker:
         self.plates = []
         held, containers = _glyph_and_container(description)
         contained = held is not None
+        on_surface = _surface_colours(description)
         hues = [c for c in colours if c not in _ACHROMATIC]
         scores = []
         for box, base in zip(boxes, prior, strict=True):
@@ -644,6 +666,12 @@ class HeuristicRanker:
                     shown = _surface(patch, inner).astype(np.uint8).reshape(1, 1, 3)
                     plate_hsv = cv2.cvtColor(shown, cv2.COLOR_RGB2HSV).reshape(-1, 3)
                     shares = {c: max(v, _colour_share(plate_hsv, c)) for c, v in shares.items()}
+                if on_surface:
+                    # the colour said of the bar the icon is on is the colour around the box
+                    shown = _surface(patch, inner).astype(np.uint8).reshape(1, 1, 3)
+                    surface_hsv = cv2.cvtColor(shown, cv2.COLOR_RGB2HSV).reshape(-1, 3)
+                    shares = {c: max(v, _colour_share(surface_hsv, c)) if c in on_surface else v
+                              for c, v in shares.items()}  # fmt: skip
                 parts.append(float(np.mean(list(shares.values()))))
                 if hues:
                     self.hue_scores.append(min(shares[c] for c in hues))

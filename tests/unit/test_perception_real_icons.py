@@ -27,6 +27,7 @@ from perception.heuristic_ranker import (
     HeuristicRanker,
     _colour_share,
     _glyph_of,
+    _surface_colours,
     _words,
     glyph_unknown,
     names_a_shape,
@@ -855,3 +856,24 @@ def test_a_diagonal_arrow_is_not_a_digit_one() -> None:
     truth = Box(822, 100, 942, 220)
     assert where.status is not LocateStatus.FOUND or truth.contains(*where.point), (where.point, where.feedback)
     assert read_icon_words("diagonal arrow").direction == "diagonal"
+
+
+def test_a_round_buttons_plate_is_the_container_of_its_glyph() -> None:
+    """"<colour> round button with a <glyph>" (the fourth set's map and list screens, development
+    data now): the button is the glyph's container, as "a circle with a ..." is; its colour is
+    the plate's, the glyph's colour the glyph's. Read as a lone glyph, the white X showed no
+    blue and the plus no yellow, and both were only offered."""
+    trackbook = np.asarray(Image.open(FRESH4 / "trackbook" / "02-map-context-menu.png").convert("RGB"))
+    assert_tapped(find(trackbook, "blue round button with a white X", "center right"), Box(1216, 1510, 1356, 1650))
+    andotp = np.asarray(Image.open(FRESH4 / "andotp" / "main_activity.png").convert("RGB"))
+    assert_tapped(find(andotp, "yellow round button with a white plus", "bottom right"), Box(929, 1669, 1045, 1785))
+    assert _glyph_of("blue round button with a red dot") == "red dot" and _glyph_of("yellow play button") is None
+
+
+def test_a_colour_said_of_the_bar_an_icon_is_in_is_the_bars() -> None:
+    """"white back arrow in the green bar": the green is the bar's, around the arrow, not the
+    arrow's; judged as the glyph's hue the arrow showed none of it and was only offered."""
+    image = np.asarray(Image.open(FRESH4 / "andotp" / "settings_activity.png").convert("RGB"))
+    assert_tapped(find(image, "white back arrow in the green bar", "top left"), Box(0, 45, 120, 175))
+    assert _surface_colours("white share icon in the blue bar of the Sky screen") == ["blue"]
+    assert _surface_colours("white plus in a purple circle") == []
