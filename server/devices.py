@@ -314,6 +314,10 @@ class DevicePool:
         self._leases = 0
         self._lock = threading.Lock()
 
+    def held_unlisted(self, slot: DeviceSlot) -> bool:
+        """A slot here does not know its phone's lock: the lock is asked (``held``)."""
+        return self.held(slot.serial)
+
     def refresh(self) -> None:
         """Re-read the adb device list; probe phones that are new or were lost."""
         try:

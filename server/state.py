@@ -66,6 +66,12 @@ class Phones(Protocol):
         saw on its host."""
         ...
 
+    def held_unlisted(self, slot: DeviceSlot) -> bool:
+        """Whether another interface's run holds ``slot``'s phone where ``slot.public()`` does not
+        already count it busy: the embedded pool asks the lock (``held``); a farm slot carries what
+        the phone's worker saw (``FarmSlot.held``, read with the slot), so the farm asks nothing more."""
+        ...
+
     def close(self) -> None:
         """The service stops: close the phones opened here (after the scheduler has stopped)."""
         ...

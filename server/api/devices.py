@@ -27,7 +27,7 @@ router = APIRouter(prefix="/devices", tags=["devices"], dependencies=[Authorized
 
 def device_public(slot: DeviceSlot, principal: Principal, service: ServiceState) -> DevicePublic:
     public = DevicePublic(**slot.public(), screenshot_url=f"/v1/devices/{slot.serial}/screenshot")
-    if not public.busy and service.pool.held(slot.serial):
+    if not public.busy and service.pool.held_unlisted(slot):
         public.busy = True  # another interface's run holds it (mobile-agent run, MCP): busy, with no task here
     if principal.admin:
         return public

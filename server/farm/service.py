@@ -114,6 +114,11 @@ class FarmPhones:
         row = self.registry.phone(serial)
         return row is not None and row.held
 
+    def held_unlisted(self, slot: DeviceSlot) -> bool:
+        """Never: a farm slot's ``public()`` counts a held phone busy already (``FarmSlot.held``, read
+        with it), so a device listing reads no phone a second time."""
+        return False
+
     def any_free(self) -> bool:
         return any(r.public_state == "free" for r in self.registry.phones())
 
