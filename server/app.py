@@ -239,7 +239,7 @@ def create_app(
         for task_id in interrupted:
             log.warning("task %s was running when the server stopped: now interrupted", task_id)
         # no run will tell their end: their callback_url hears it here, once
-        await asyncio.to_thread(_tell_interrupted, settings, state.store, interrupted, state.webhooks)
+        await asyncio.to_thread(_tell_interrupted, state.store, interrupted, state.webhooks)
         await asyncio.to_thread(_refuse_revoked_queued, settings, state.store, state.webhooks)
         await asyncio.to_thread(state.pool.refresh)
         _warn_about_setup(settings, state)
@@ -401,19 +401,18 @@ def _waiting_webhooks(state: ServiceState) -> Callable[[], object]:
     from server.webhooks import STOP_WAIT_S
 
     webhooks = state.webhooks
-    return (lambda: webhooks.wait(STOP_WAIT_S)) if webhooks is not None else (lambda: None)
+    return lambda: webhooks.wait(STOP_WAIT_S)
 
 
-def _tell_interrupted(settings: Settings, store: TaskStore, task_ids: list[int],
-                      webhooks: WebhookSender | None = None) -> None:
+def _tell_interrupted(store: TaskStore, task_ids: list[int], webhooks: WebhookSender) -> None:
     """``webhooks``: the service's (``ServiceState.webhooks``), which its stop waits for."""
     from server.runner import tell_ends
 
     if task_ids:
-        tell_ends(webhooks or WebhookSender(settings, report=store.add_event), store, task_ids)
+        tell_ends(webhooks, store, task_ids)
 
 
-def _refuse_revoked_queued(settings: Settings, store: TaskStore, webhooks: WebhookSender | None = None) -> None:
+def _refuse_revoked_queued(settings: Settings, store: TaskStore, webhooks: WebhookSender) -> None:
     """A queued task whose token was taken out of ``server.tokens`` (or made a viewer) ends
     ``error`` without running, before any phone takes it: it would run with the server's planner
     key for an owner who may no longer submit (``server.auth.submit_refusal``, as a schedule's
@@ -422,7 +421,6 @@ def _refuse_revoked_queued(settings: Settings, store: TaskStore, webhooks: Webho
     from server.auth import submit_refusal
     from server.runner import tell_unrun_end
 
-    webhooks = webhooks or WebhookSender(settings, report=store.add_event)
     for task in store.queued_tasks():
         refusal = submit_refusal(settings.server, task.owner)
         if refusal is None:

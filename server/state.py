@@ -184,10 +184,10 @@ class ServiceState:
     runs_dir: Path
     api_token: str | None
     schedules: Schedules  # recurring tasks
+    webhooks: WebhookSender  # the ends this process tells (server.runner.tell_ends); a stop waits for them
     ready: threading.Event = field(default_factory=threading.Event)
     closing: threading.Event = field(default_factory=threading.Event)
     started_at: float = field(default_factory=time.time)
-    webhooks: WebhookSender | None = None  # the ends this process tells (server.runner.tell_ends); a stop waits for them
     live: LiveHub = field(init=False)  # the live views' capture loops, one per phone
     retention: Retention = field(init=False)  # what is deleted, and the disk's free space
 

@@ -44,7 +44,7 @@ from server.schemas import (
 )
 from server.state import ServiceState
 from server.store import EventRow, TaskRow
-from server.webhooks import WebhookSender, callback_refusal
+from server.webhooks import callback_refusal
 
 __all__ = ["CheckedTask", "TaskId", "checked_task", "router", "task_public"]
 
@@ -325,8 +325,7 @@ def cancel_task(task_id: TaskId, task: ActedTask, service: Service, principal: C
     after = _get_task(service, task_id)
     if after.status == "cancelled" and after.started_at is None:  # never ran: no runner tells its end
         # the service's sender, which its stop waits for (ServiceState.webhooks)
-        webhooks = service.webhooks or WebhookSender(service.settings, report=service.store.add_event)
-        tell_unrun_end(webhooks, after, "cancelled", result=after.result)  # as stored (TaskStore.cancel_queued)
+        tell_unrun_end(service.webhooks, after, "cancelled", result=after.result)  # as stored (TaskStore.cancel_queued)
     return task_public(after, principal)
 
 
