@@ -37,6 +37,7 @@ from server.farm.registry import FarmRegistry, PhoneRow
 from server.farm.routing import Route, RouteError
 from server.metrics import Metrics
 from server.runner import tell_ends
+from server.shutdown import shutdown_step
 from server.store import TaskRow, TaskStore
 from server.webhooks import WebhookSender
 
@@ -200,12 +201,17 @@ class FarmDispatcher:
             await self.maintenance_app.close_async()
 
     def stop(self, timeout_s: float = 10.0) -> None:
-        self.listener.stop()
+        """Each step through ``server.shutdown.shutdown_step``: one that raises is logged and the
+        later ones still run (the queue's loop and its connections, the notifier's connection)."""
+        shutdown_step(log, "the farm's notification listener", self.listener.stop)
+        shutdown_step(log, "the farm's queue loop", lambda: self._stop_loop(timeout_s))
+        shutdown_step(log, "the farm's notifier", self.notifier.close)
+
+    def _stop_loop(self, timeout_s: float) -> None:
         if self._loop is not None and self._stop is not None:
             self._loop.call_soon_threadsafe(self._stop.set)
         if self._thread is not None:
             self._thread.join(timeout_s)
-        self.notifier.close()
 
     def hold(self) -> None:
         self._held.set()
