@@ -278,8 +278,11 @@ def _card_tool(service: PhoneService, card: OperationCard) -> Callable[..., Awai
     return tool
 
 
-def build_server(settings: Settings, service: PhoneService | None = None) -> MCPServer[Any]:
-    service = service or PhoneService(settings)
+def build_server(settings: Settings, service: PhoneService) -> MCPServer[Any]:
+    """The MCP server whose tools drive ``service``'s phones. The caller built ``service`` and
+    closes it when the server has stopped (``PhoneService.close``: the phones its tools opened,
+    an iPhone's WDA connections, a USB iPhone's forward), as ``mobile-agent mcp`` does: a service
+    made here would have had no owner to close it."""
     server: MCPServer[Any] = MCPServer(
         "mobile-agent",
         instructions="Drive an Android phone or an iPhone: look (screenshot, find_text, find_icon), act (one tool per "
