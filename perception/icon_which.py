@@ -37,7 +37,7 @@ _NUMBERED = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b")
 _QUOTED = r"(?:'(?P<q1>[^']+)'|\"(?P<q2>[^\"]+)\"|‘(?P<q3>[^’]+)’|“(?P<q4>[^”]+)”)"
 # relation -> phrases before the quoted text (and, for rows, the word after it)
 _RELATION_PATTERNS: list[tuple[str, str]] = [
-    ("row", r"\b(?:in|on|of)\s+the\s+" + _QUOTED + r"\s+(?:row|line|item|entry)\b"),
+    ("row", r"\b(?:in|on|of)\s+the\s+" + _QUOTED + r"\s+(?:row|line|item|entry|card)\b"),
     ("row", r"\b(?:in|on)\s+the\s+(?:row|line|item|entry)\s+(?:of|with|for|named|labell?ed|that\s+says)\s+" + _QUOTED),
     ("left", r"\b(?:to\s+the\s+)?left\s+of\s+(?:the\s+text\s+)?" + _QUOTED),
     ("right", r"\b(?:to\s+the\s+)?right\s+of\s+(?:the\s+text\s+)?" + _QUOTED),
@@ -50,7 +50,11 @@ _RELATION_PATTERNS: list[tuple[str, str]] = [
 # bracket), a row's up to its row word; it is looked for on the screen, and when it is not
 # there the description is read as plain words
 _UNQUOTED_PATTERNS: list[tuple[str, str]] = [
-    ("row", r"\b(?:in|on)\s+the\s+(?P<x>[^,;()]+?)\s+(?:row|line|entry)\b"),
+    # a row's text ends at its row word, so it may hold a comma or a bracket ("in the February
+    # 15, 2020 row", "in the Wi-Fi (IPv4 LAN) row"); a card is a row of its own ("the copy icon
+    # of the Facebook card")
+    ("row", r"\b(?:in|on)\s+the\s+(?P<x>[^;]+?)\s+(?:row|line|entry|card)\b"),
+    ("row", r"\bof\s+the\s+(?P<x>[^,;()]+?)\s+card\b"),
     ("row", r"\b(?:in|on)\s+the\s+(?:row|line|entry)\s+(?:of|with|for|named|labell?ed|that\s+says)\s+(?P<x>[^,;()]+)"),
     ("left", r"\b(?:to\s+the\s+)?left\s+of\s+(?P<x>[^,;()]+)"),
     ("right", r"\b(?:to\s+the\s+)?right\s+of\s+(?P<x>[^,;()]+)"),
@@ -60,7 +64,7 @@ _UNQUOTED_PATTERNS: list[tuple[str, str]] = [
 ]
 # words around an unquoted text that are not part of it ("the Today button": Today)
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
-_KIND_OF_TEXT = re.compile(r"\s+(?:row|button|text|label|item|entry|line|post|tab|field|title|heading|option)$",
+_KIND_OF_TEXT = re.compile(r"\s+(?:row|button|text|label|item|entry|line|post|tab|field|title|heading|option|card)$",
                            re.IGNORECASE)  # fmt: skip
 # "in the second row" counts, "in the top row" is a position: neither names a text
 _NOT_A_TEXT = {"top", "bottom", "middle", "center", "centre", "same", "next", "this", "that", "other", "left", "right"}
@@ -229,7 +233,9 @@ def in_relation(icon: Box, anchor: Box, relation: str) -> float | None:
     size = max(icon.width, icon.height)
     overlaps_columns = icon.left < anchor.right + size and icon.right > anchor.left - size
     if relation == "row":
-        return gap_x if same_row else None
+        # "in the X row" says the row, not which end of it: every icon in it is as near (the
+        # look decides; icons that tie on it are all offered, never the one nearest the text)
+        return 0.0 if same_row else None
     if relation == "next":
         return float((gap_x**2 + gap_y**2) ** 0.5) if gap_x <= 4 * size and gap_y <= 2 * size else None
     # left / right of a text: on that side in its row, however far (a toolbar's edit pencil at

@@ -94,7 +94,7 @@ def test_counting_order_and_relations() -> None:
     assert reading_order(grid) == [1, 0, 2, 3]  # rows top to bottom, each left to right
     assert reading_order(grid, "right")[:2] == [0, 3]
     text = Box(200, 310, 500, 340)
-    assert in_relation(grid[2], text, "row") == 50 and in_relation(grid[1], text, "row") is None
+    assert in_relation(grid[2], text, "row") == 0 and in_relation(grid[1], text, "row") is None  # any end of it
     assert in_relation(grid[2], text, "left") == 50 and in_relation(grid[2], text, "right") is None
     assert in_relation(Box(220, 200, 270, 250), text, "above") == 60
     assert in_relation(Box(220, 0, 270, 20), text, "above") is None  # far above: not "above" it

@@ -34,6 +34,7 @@ from perception.heuristic_ranker import (
     shape_features,
 )
 from perception.icon_vocabulary import read_icon_words
+from perception.icon_which import in_relation, read_which
 from perception.icons import IconLocator, _look_alikes, _pieces_of_one, _whole_glyph
 from perception.position import parse_position
 from perception.proposals import _is_text_line, propose_ui_elements
@@ -877,3 +878,37 @@ def test_a_colour_said_of_the_bar_an_icon_is_in_is_the_bars() -> None:
     assert_tapped(find(image, "white back arrow in the green bar", "top left"), Box(0, 45, 120, 175))
     assert _surface_colours("white share icon in the blue bar of the Sky screen") == ["blue"]
     assert _surface_colours("white plus in a purple circle") == []
+
+
+def _relation_and_anchor(description: str) -> tuple[str | None, str | None]:
+    which = read_which(description)
+    return which.relation, which.anchor
+
+
+def test_a_rows_text_may_hold_a_comma_or_brackets_and_a_card_is_a_row() -> None:
+    """Unquoted row texts end at their row word: "in the February 15, 2020 row" (a track list's
+    date) and "in the Wi-Fi (IPv4 LAN) row" were cut at the comma or bracket and read as plain
+    words; "in the 'GitHub' card" and "of the Facebook card" name a row too."""
+    assert _relation_and_anchor("outlined grey star in the February 15, 2020 row") == ("row", "February 15, 2020")
+    assert _relation_and_anchor("white QR code icon in the Wi-Fi (IPv4 LAN) row") == ("row", "Wi-Fi (IPv4 LAN)")
+    assert _relation_and_anchor("three vertical grey dots in the 'GitHub' card") == ("row", "GitHub")
+    assert _relation_and_anchor("copy icon of the Facebook card") == ("row", "Facebook")
+    image = np.asarray(Image.open(FRESH4 / "trackbook" / "03-track-list.png").convert("RGB"))
+    dates = [TextLine(f"February {day}, 2020", Box(54, top, 663, top + 85), 0.99)
+             for day, top in ((18, 141), (16, 391), (15, 634), (14, 875), (13, 1115))]  # fmt: skip
+    assert_tapped(find(image, "outlined grey star in the February 15, 2020 row", "top right", dates),
+                  Box(1253, 630, 1403, 780))  # fmt: skip
+
+
+def test_in_a_row_every_icon_is_as_near_as_the_one_beside_the_text() -> None:
+    """"white QR code icon in the Wi-Fi (IPv4 LAN) row": the ranker has no QR shape, and the
+    row's four white glyphs tie on colour; the one nearest the row's text (an open-in-new
+    arrow) was tapped. A row says which row, not which end of it: the tied ones are offered."""
+    image = np.asarray(Image.open(FRESH4 / "screenstream" / "mjpeg-1.png").convert("RGB"))
+    lines = [TextLine("Wi-Fi (IPv4 LAN)", Box(70, 1309, 346, 1362), 0.99),
+             TextLine("Loopback (IPv4)", Box(67, 951, 346, 1011), 0.99)]  # fmt: skip
+    where = find(image, "white QR code icon in the Wi-Fi (IPv4 LAN) row", "center right", lines)
+    truth = Box(908, 1254, 1028, 1374)
+    assert where.status is not LocateStatus.FOUND or truth.contains(*where.point), where.point
+    assert in_relation(Box(500, 1280, 560, 1340), Box(70, 1309, 346, 1362), "row") == in_relation(
+        Box(920, 1280, 980, 1340), Box(70, 1309, 346, 1362), "row")
