@@ -98,7 +98,7 @@ def test_command(args: argparse.Namespace) -> int:
         flows: list[Flow] = [load_flow(path) for path in files]
         from mobile_agent.testing import flow_pins
 
-        pins = flow_pins(flows)  # the app ids of one platform their do: steps open
+        pins = flow_pins(flows, variables)  # the app ids of one platform their do: steps open
         platform = pins.platform()  # PlatformPinError: both kinds' ids, a usage error
     except (ConfigError, PlatformPinError) as exc:
         print(f"mobile-agent test: {exc.message}", file=err)

@@ -25,7 +25,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -414,17 +414,20 @@ class FlowRunner:
             log.exception("could not forget the plans of a failed flow")
 
 
-def flow_pins(flows: Sequence[Flow]) -> PinnedApps:
+def flow_pins(flows: Sequence[Flow], variables: Mapping[str, str] | None = None) -> PinnedApps:
     """The app ids of one platform that the flows' ``do:`` steps open (``PinnedApps``: the
-    phone they are written for). A step that does not parse as written, or a variable in it,
-    is left out: it fails its run as before."""
+    phone they are written for), their variables filled in as the run fills them (a flow's
+    ``vars:``, then ``variables``: ``mobile-agent test --var``). A step whose variable has no
+    value before the run (an earlier extract's ``save_as``), or that does not parse, is left
+    out: it fails its run as before."""
     found: dict[str, Platform] = {}
     for flow in flows:
+        values: dict[str, Any] = {**flow.vars, **(variables or {})}
         for step in flow.steps:
             if isinstance(step, DoStep):
                 try:
-                    found.update(script_app_platforms(parse_script(step.do)))
-                except OperationError:
+                    found.update(script_app_platforms(parse_script(substitute(step.do, values))))
+                except (FlowError, OperationError):
                     continue
     return PinnedApps("flow" if len(flows) == 1 else "flows", found)
 

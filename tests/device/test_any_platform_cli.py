@@ -60,18 +60,25 @@ def test_a_phone_of_the_other_platform_is_refused_in_rests_words(adb_server, sim
     assert tested.stderr.strip() == ("mobile-agent test: the flow opens com.android.settings (an Android app): "
                                      "device 'ios:sim-c' is not an Android phone"), tested.stderr
     assert not (tmp_path / "test").exists()
+    varied = tmp_path / "varied.yaml"  # the id in a variable: the flow's vars:, then --var, as the run fills them
+    varied.write_text("name: by variable\nvars: {pkg: Settings}\nsteps:\n  - do: Open App ({{pkg}})\n", encoding="utf-8")
+    by_var = cli("test", str(varied), "--serial", "ios:sim-c", "--var", "pkg=com.android.settings",
+                 "--output", str(tmp_path / "by-var"), env=env)
+    assert by_var.returncode == 2, by_var.stdout[-2000:] + by_var.stderr[-2000:]
+    assert "the flow opens com.android.settings (an Android app): device 'ios:sim-c'" in by_var.stderr
     assert WdaClient(front.url, timeout_s=20).active_app() == before  # nothing was opened on the iPhone
 
     ios_script = tmp_path / "iphone.txt"
     ios_script.write_text("Open App (com.apple.Preferences)\n", encoding="utf-8")
-    on_android = cli("run", "--script", str(ios_script), "--serial", sim_phone.serial, env=env)
+    on_android = cli("run", "--script", str(ios_script), "--serial", sim_phone.serial, "--output", str(tmp_path / "a"),
+                     env=env)
     assert on_android.returncode == 2, on_android.stderr[-2000:]
     assert (f"the script opens com.apple.Preferences (an iPhone app): device '{sim_phone.serial}' "
             "is not an iPhone") in on_android.stderr
 
     ios_flow = tmp_path / "iphone.yaml"
     ios_flow.write_text(IOS_FLOW, encoding="utf-8")
-    mixed = cli("test", str(flow), str(ios_flow), "--device", "any", env=env)
+    mixed = cli("test", str(flow), str(ios_flow), "--device", "any", "--output", str(tmp_path / "mixed"), env=env)
     assert mixed.returncode == 2, mixed.stderr[-2000:]
     assert mixed.stderr.strip() == (
         "mobile-agent test: the flows open apps of several platforms: com.android.settings (an Android app), "

@@ -64,6 +64,9 @@ def test_a_script_naming_an_android_package_runs_on_the_android_phone(service, s
     conflict = _detail(post(script=ANDROID_SCRIPT, platform="ios"))
     assert conflict["loc"] == ["body", "platform"] and conflict["type"] == "platform_conflict", conflict
     assert "com.android.settings" in conflict["msg"]
+    by_var = _detail(post(flow="name: v\nvars: {pkg: com.apple.Preferences}\nsteps:\n  - do: Open App ({{pkg}})\n",
+                          platform="android"))  # the id in the flow's vars:, filled in as its run fills it
+    assert by_var["type"] == "platform_conflict" and "com.apple.Preferences" in by_var["msg"], by_var
     on_iphone = _detail(post(script=ANDROID_SCRIPT, device="ios:sim-1"))
     assert on_iphone["loc"] == ["body", "device"] and on_iphone["type"] == "unroutable", on_iphone
     assert "com.android.settings" in on_iphone["msg"]

@@ -42,13 +42,19 @@ def test_flow_pins_read_do_steps_and_word_every_refusal_alike() -> None:
     from mobile_agent.testing import flow_pins, parse_flow
 
     flow = parse_flow("name: f\nvars: {pkg: com.android.chrome}\nsteps:\n  - do: Open App (com.android.settings)\n"
-                      "  - do: Open App ({{pkg}})\n  - run: open com.apple.Preferences\n")
-    pins = flow_pins([flow])  # a variable and a run: step pin nothing
-    assert (pins.where, dict(pins.apps), pins.platform()) == ("flow", {"com.android.settings": "android"}, "android")
+                      "  - do: Open App ({{pkg}})\n  - run: open com.apple.Preferences\n"
+                      "  - extract: {instruction: the app, fields: {id: str}, save_as: found}\n"
+                      "  - do: Open App ({{found.id}})\n")
+    pins = flow_pins([flow])  # a run: step, and a variable known only once the flow runs, pin nothing
+    assert (pins.where, pins.platform()) == ("flow", "android")
+    assert dict(pins.apps) == {"com.android.settings": "android", "com.android.chrome": "android"}  # vars: filled in
+    given = flow_pins([flow], {"pkg": "com.apple.mobilesafari"})  # --var over vars:
+    assert given.apps["com.apple.mobilesafari"] == "ios" and "com.android.chrome" not in given.apps
     assert pins.on_device("127.0.0.1:6100") is None and pins.conflict("android") is None
     refused = pins.on_device("ios:sim-1")
     assert refused is not None and refused.code == "unroutable"
-    assert refused.message == "the flow opens com.android.settings (an Android app): device 'ios:sim-1' is not an Android phone"
+    assert refused.message == ("the flow opens com.android.chrome (an Android app), com.android.settings (an Android "
+                               "app): device 'ios:sim-1' is not an Android phone")
     conflict = pins.conflict("ios")
     assert conflict is not None and conflict.code == "platform_conflict"
     ios = parse_flow("name: g\nsteps:\n  - do: Open App (com.apple.Preferences)\n")
