@@ -128,10 +128,11 @@ class EventHub:
             self._streams[stream_id] = (token, now)
             return stream_id
 
-    def stream_alive(self, stream_id: int) -> None:
+    def stream_alive(self, stream_id: int, token: str) -> None:
+        """Stream ``stream_id`` of ``token`` is still being served: counted from now on, also one
+        dropped as stale meanwhile (a stream held up past ``STREAM_STALE_S`` that goes on)."""
         with self._lock:
-            if stream_id in self._streams:
-                self._streams[stream_id] = (self._streams[stream_id][0], time.monotonic())
+            self._streams[stream_id] = (token, time.monotonic())
 
     def close_stream(self, stream_id: int) -> None:
         with self._lock:

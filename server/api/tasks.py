@@ -401,7 +401,7 @@ async def task_events(
             yield "retry: 2000\n\n"
             while True:
                 wake.clear()
-                service.hub.stream_alive(stream_id)
+                service.hub.stream_alive(stream_id, principal.name)
                 ended, frames, last = await run_in_threadpool(_sse_batch, service, task_id, last)
                 for frame in frames:
                     yield frame
