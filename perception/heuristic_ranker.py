@@ -401,6 +401,19 @@ def _inside_ring(mask: np.ndarray) -> np.ndarray | None:
     return inner.astype(np.uint8) if inner.sum() >= 12 else None
 
 
+def _ring_outline(mask: np.ndarray) -> np.ndarray | None:
+    """A container drawn as a line of the glyph's own colour, broken or dotted (a resize arrow
+    in a dotted square): when pieces lie inside the largest one's span (``_inside_ring``), the
+    filled hull of all of them is the container; None otherwise (a lone glyph, a lens whose
+    ring holds nothing)."""
+    if _inside_ring(mask) is None:
+        return None
+    points = cv2.findNonZero(mask.astype(np.uint8))
+    outline = np.zeros_like(mask, dtype=np.uint8)
+    cv2.fillConvexPoly(outline, cv2.convexHull(points), 1)
+    return outline
+
+
 def shape_features(mask: np.ndarray) -> ShapeFeatures | None:
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     if not contours:
@@ -645,7 +658,7 @@ class HeuristicRanker:
                 # so the region around it is tried too
                 fits = -1.0
                 around = _plate_around(image, box)
-                for plate in (_plate(patch, inner), around):
+                for plate in (_plate(patch, inner), around, _ring_outline(mask)):
                     if plate is None:
                         continue
                     features = shape_features(plate) if containers else None

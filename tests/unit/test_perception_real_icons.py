@@ -27,6 +27,7 @@ from perception.heuristic_ranker import (
     HeuristicRanker,
     _colour_share,
     _glyph_of,
+    _ring_outline,
     _surface_colours,
     _words,
     glyph_unknown,
@@ -912,3 +913,18 @@ def test_in_a_row_every_icon_is_as_near_as_the_one_beside_the_text() -> None:
     assert where.status is not LocateStatus.FOUND or truth.contains(*where.point), where.point
     assert in_relation(Box(500, 1280, 560, 1340), Box(70, 1309, 346, 1362), "row") == in_relation(
         Box(920, 1280, 980, 1340), Box(70, 1309, 346, 1362), "row")
+
+
+def test_a_container_drawn_as_a_dotted_line_holds_its_glyph() -> None:
+    """"diagonal arrow in a dotted square (resize)": the square is drawn as a broken line of
+    the arrow's own colour, so no filled outline covers the box and it showed no container;
+    the arrow inside it was only offered. The hull of a ring holding pieces is the container
+    (a lone glyph, whose ring holds nothing, still shows none)."""
+    image = np.asarray(Image.open(FRESH4 / "sgtpuzzles" / "02_solo_1653039452769.png").convert("RGB"))
+    assert_tapped(find(image, "diagonal arrow in a dotted square (resize)", "top right"), Box(822, 100, 942, 220))
+    ring = np.zeros((40, 40), np.uint8)
+    cv2.circle(ring, (20, 20), 15, 1, 2)
+    assert _ring_outline(ring) is None  # an empty ring: nothing inside it
+    cv2.line(ring, (14, 26), (26, 14), 1, 2)
+    outline = _ring_outline(ring)
+    assert outline is not None and outline.sum() > 0.6 * 31 * 31
