@@ -31,6 +31,11 @@ proposed apart) are one place: the tap goes to the whole glyph. A description th
 which of several look-alikes it means, by count ("the second play button") or by a quoted
 text beside it ("the play button in the 'News' row"; ``perception.icon_which``), taps that
 one when the count or the text leaves no doubt, and offers candidates when it does.
+The glyph matcher (``perception.glyph_match``: which Material icon a box shows) checks the
+heuristic's answer where the description names a glyph of its vocabulary: a tap is vetoed
+(both offered) when the box shows another glyph and a sibling clearly shows the one named
+(redo's box for "undo"); among look-alikes offered, the one that alone clearly shows the
+glyph named is tapped.
 
 May import: numpy, the standard library, ``perception.*``.
 """
@@ -49,6 +54,7 @@ from perception.accessibility import AccessibilityNode
 from perception.cache import FrameCache
 from perception.config import PerceptionConfig
 from perception.crops import numbered_candidates
+from perception.glyph_match import Verdict, verdict
 from perception.heuristic_ranker import HUE_UNSEEN, SHAPE_UNSEEN, HeuristicRanker, flat_surface, names_a_shape
 from perception.icon_tree import tree_icon_boxes, tree_votes
 from perception.icon_which import Which, WhichError, in_relation, read_which, reading_order
@@ -105,6 +111,13 @@ _DETAIL_SIDE = 0.02
 _SHAPE_SHOWN = 0.3
 # proposals kept per frame before the place filters (a photo gives hundreds of blobs)
 _PROPOSAL_LIMIT = 400
+# the glyph matcher (``perception.glyph_match``): a box shows the glyph named clearly when it
+# correlates this well with it and no worse than with any unrelated glyph; another box shows it
+# clearly better when this much lower
+_GLYPH_CLEAR = 0.9
+_GLYPH_APART = 0.15
+# ... and a sibling that vetoes a tap shows it this well (a veto only offers candidates)
+_GLYPH_RIVAL = 0.8
 
 
 def _nested(inner: Box, outer: Box) -> bool:
@@ -238,6 +251,43 @@ def _look_alikes(
         found += [j for j, box in enumerate(boxes)
                   if j != best and j not in found and app.holds(box) != inside and scores[j] >= _COLOUR_ONLY_SHARE * top]  # fmt: skip
     return sorted(found, key=lambda j: -scores[j])
+
+
+def _shows(v: Verdict | None, floor: float = _GLYPH_CLEAR) -> bool:
+    """The box shows the glyph named clearly (``floor``, and looks no more like an unrelated
+    glyph)."""
+    return v is not None and v.named >= floor and v.named >= v.other
+
+
+def _glyph_rival(best: int, boxes: list[Box], glyph: Callable[[int], Verdict | None]) -> int | None:
+    """The glyph matcher's veto of a tap: a sibling of the box about to be tapped (same size,
+    same row or column) that clearly shows the glyph named, while the box itself shows it
+    ``_GLYPH_APART`` less and looks more like another glyph (undo's box beside redo's, sort's
+    beside filter's). None: no veto (the matcher abstains on custom art and on descriptions
+    that name no glyph of its vocabulary)."""
+    own = glyph(best)
+    if own is None or _shows(own) or own.other < own.named + _GLYPH_APART:
+        return None
+    rivals = []
+    for j, box in enumerate(boxes):
+        if j != best and _siblings(box, boxes[best]):
+            v = glyph(j)
+            if v is not None and _shows(v, _GLYPH_RIVAL) and v.named >= own.named + _GLYPH_APART:
+                rivals.append((v.named, j))
+    return max(rivals)[1] if rivals else None
+
+
+def _glyph_pick(close: list[int], glyph: Callable[[int], Verdict | None]) -> int | None:
+    """The glyph matcher's tie-break among look-alikes: exactly one clearly shows the glyph
+    named and every other shows it ``_GLYPH_APART`` less (or holds no glyph it can read); not
+    when the description means a more particular glyph than the one it names ("rain cloud")."""
+    shown = [j for j in close if _shows(glyph(j))]
+    if len(shown) != 1 or any(v.particular for j in shown if (v := glyph(j)) is not None):
+        return None
+    top = glyph(shown[0])
+    assert top is not None
+    rest = [glyph(j) for j in close if j != shown[0]]
+    return shown[0] if all(v is None or v.named <= top.named - _GLYPH_APART for v in rest) else None
 
 
 class Ranker(Protocol):
@@ -653,25 +703,43 @@ class IconLocator:
             unsure = [i for i in plain if i != best]
             picked = self._pick(image, key, which, description, boxes, scores, best, understood, place, backend, unsure,
                                 plain)
-            chosen = picked if picked is not None else self._plain(image, description, close, boxes, scores, understood,
-                                                                   place, backend)
+            chosen = picked if picked is not None else self._plain(image, description, look, close, boxes, scores,
+                                                                   understood, place, backend)
             if chosen.box is not None and where is not None and not where.accepts(chosen.box, width, height, span):
                 return self._offer(image, description, [boxes.index(chosen.box)], boxes, scores,
                                    f'The icon "{description}" names is not in the {where.text} part of the screen; '
                                    "choose 1 if its crop shows what you meant.", backend)  # fmt: skip
             return chosen
-        return self._plain(image, description, close, boxes, scores, understood, place, backend)
+        return self._plain(image, description, look, close, boxes, scores, understood, place, backend)
 
     def _plain(
-        self, image: np.ndarray, description: str, close: list[int], boxes: list[Box], scores: list[float],
-        understood: bool, place: str, backend: str,
+        self, image: np.ndarray, description: str, look: str, close: list[int], boxes: list[Box],
+        scores: list[float], understood: bool, place: str, backend: str,
     ) -> Location:
         """The tap or the candidates of the description's look alone: the best, or the boxes
-        that come ``close`` to it."""
+        that come ``close`` to it; the glyph matcher vetoes the tap or picks one of them."""
         close = _one_per_place(close, boxes)
         close, whole = _whole_glyph(close, boxes, scores)
+        glyphs: dict[int, Verdict | None] = {}
+
+        def glyph(j: int) -> Verdict | None:
+            if j not in glyphs:
+                glyphs[j] = verdict(image, boxes[j], look)
+            return glyphs[j]
+
         if len(close) == 1 and understood:
-            return Location(LocateStatus.FOUND, description, point=whole.center, box=whole, backend=backend)
+            rival = _glyph_rival(close[0], boxes, glyph)
+            if rival is None:
+                return Location(LocateStatus.FOUND, description, point=whole.center, box=whole, backend=backend)
+            shown, wanted = glyph(close[0]), glyph(rival)
+            assert shown is not None and wanted is not None
+            return self._offer(image, description, [rival, close[0]], boxes, scores,
+                               f'The icon that best fits "{description}" by colour and shape looks like '
+                               f'"{shown.other_name}", and the one beside it like "{wanted.named_name}"; choose one by '
+                               "number.", backend)  # fmt: skip
+        if len(close) > 1 and (sure := _glyph_pick(close, glyph)) is not None:
+            box = boxes[sure]
+            return Location(LocateStatus.FOUND, description, point=box.center, box=box, backend=backend)
         top = close[: self.config.max_text_candidates]
         candidates = numbered_candidates(image, [(boxes[j], None, scores[j]) for j in top], self.config.crop_margin)
         if len(candidates) == 1:
