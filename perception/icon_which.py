@@ -237,7 +237,10 @@ def in_relation(icon: Box, anchor: Box, relation: str) -> float | None:
         # look decides; icons that tie on it are all offered, never the one nearest the text)
         return 0.0 if same_row else None
     if relation == "next":
-        return float((gap_x**2 + gap_y**2) ** 0.5) if gap_x <= 4 * size and gap_y <= 2 * size else None
+        # within a few icons of the text, or in its row however far (a list row's star at the
+        # row's far end, "next to 'February 13, 2020'"): the nearest such wins among look-alikes
+        near = gap_x <= 4 * size and gap_y <= 2 * size
+        return float((gap_x**2 + gap_y**2) ** 0.5) if near or same_row else None
     # left / right of a text: on that side in its row, however far (a toolbar's edit pencil at
     # the row's end, "right of Pinned"); the nearest wins among icons that look alike
     if relation == "left":

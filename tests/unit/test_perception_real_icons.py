@@ -928,3 +928,18 @@ def test_a_container_drawn_as_a_dotted_line_holds_its_glyph() -> None:
     cv2.line(ring, (14, 26), (26, 14), 1, 2)
     outline = _ring_outline(ring)
     assert outline is not None and outline.sum() > 0.6 * 31 * 31
+
+
+def test_next_to_a_rows_text_reaches_the_rows_far_end() -> None:
+    """"empty star next to 'February 13, 2020'": a track list's star sits at the row's far end,
+    ~9 of its own widths from the date, so nothing was "next to" the text and every star was
+    offered. An icon in the text's row is next to it at any distance; the nearest of those
+    that look alike wins, and one within a few icons of the text is nearer still."""
+    image = np.asarray(Image.open(FRESH4 / "trackbook" / "03-track-list.png").convert("RGB"))
+    dates = [TextLine(f"February {day}, 2020", Box(54, top, 663, top + 85), 0.99)
+             for day, top in ((18, 141), (16, 391), (15, 634), (14, 875), (13, 1115))]  # fmt: skip
+    assert_tapped(find(image, "empty star next to 'February 13, 2020'", "center right", dates),
+                  Box(1253, 1115, 1403, 1265))  # fmt: skip
+    text = Box(54, 1115, 663, 1200)
+    assert in_relation(Box(1300, 1140, 1360, 1200), text, "next") is not None
+    assert in_relation(Box(1300, 1400, 1360, 1460), text, "next") is None  # another row, far: not next to it
