@@ -205,11 +205,14 @@ class FarmRegistry:
             conn.execute(phones_table.update().where(phones_table.c.serial == serial, phones_table.c.host == host)
                          .values(held=held, updated_at=time.time()))
 
-    def phones(self) -> list[PhoneRow]:
+    def phones(self, serial: str | None = None) -> list[PhoneRow]:
+        """Every phone, by host and serial; with ``serial``, that phone's row alone (or none)."""
         now = time.time()
         query = sa.select(phones_table, hosts_table.c.last_seen, hosts_table.c.stopped).join(
             hosts_table, hosts_table.c.name == phones_table.c.host, isouter=True
         ).order_by(phones_table.c.host, phones_table.c.serial)
+        if serial is not None:
+            query = query.where(phones_table.c.serial == serial)
         with self.engine.connect() as conn:
             rows = conn.execute(query).all()
         out = []
@@ -221,7 +224,8 @@ class FarmRegistry:
         return out
 
     def phone(self, serial: str) -> PhoneRow | None:
-        return next((p for p in self.phones() if p.serial == serial), None)
+        """The phone's row (one row read, not the whole table), or None."""
+        return next(iter(self.phones(serial)), None)
 
     # --- routes -------------------------------------------------------------------
 

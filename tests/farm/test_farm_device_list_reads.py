@@ -1,6 +1,7 @@
 """``GET /v1/devices`` on a farm reads the phones once per listing: a held phone is busy from its
 own row (``FarmSlot.held``, what its worker wrote), not from one more read of the phones per free
-phone (before: ``FarmPhones.held`` read every phone again for each phone not busy). Real
+phone (before: ``FarmPhones.held`` read every phone again for each phone not busy); one phone's
+route reads that phone's row alone (``FarmRegistry.phone``; before: every phone's). Real
 PostgreSQL, the farm's API server on real uvicorn; the phones registered as a worker registers
 them (``FarmRegistry.heartbeat`` / ``claim_phones`` / ``set_phone_held``)."""
 
@@ -22,12 +23,15 @@ class _CountingRegistry(FarmRegistry):
     """The API's phone registry, counting the reads of the phones a device route makes."""
 
     reads = 0
+    rows = 0
 
-    def phones(self) -> list[PhoneRow]:
+    def phones(self, serial: str | None = None) -> list[PhoneRow]:
+        found = super().phones() if serial is None else super().phones(serial)
         if any(frame.filename.endswith(os.path.join("server", "api", "devices.py"))
                for frame in traceback.extract_stack()):
             self.reads += 1
-        return super().phones()
+            self.rows += len(found)
+        return found
 
 
 def test_the_farm_device_list_reads_the_phones_once_and_shows_a_held_phone_busy(pg_database: str,
@@ -48,8 +52,9 @@ def test_the_farm_device_list_reads_the_phones_once_and_shows_a_held_phone_busy(
         assert [listed[s]["busy"] for s in serials] == [False, True, False, False], listed
         assert counting.reads == 1, counting.reads  # before: 1 + one per phone not busy (4)
 
-        counting.reads = 0
+        counting.reads = counting.rows = 0
         one = api.client.get(f"/v1/devices/{serials[1]}").json()
-        assert one["busy"] is True and counting.reads == 1, (one, counting.reads)
+        assert one["busy"] is True and one["serial"] == serials[1], one
+        assert (counting.reads, counting.rows) == (1, 1)  # that phone's row alone (before: every phone's, 4)
     finally:
         api.stop()
