@@ -112,8 +112,11 @@ def test_command(args: argparse.Namespace) -> int:
         if args.device == "any":
             chosen = _any_phone(settings, platform)
             if chosen is None:
-                refusal = "no phone is attached and ready"
-                print(f"mobile-agent test: {refusal if platform is None else pins.unroutable(refusal).message}", file=err)
+                if platform is None:
+                    print("mobile-agent test: no phone is attached and ready", file=err)
+                else:
+                    none = pins.unroutable(f"no phone of platform {platform!r} is attached and ready")
+                    print(f"mobile-agent test: {none.message}", file=err)
                 return EXIT_USAGE
             serial = chosen
         refused = pins.on_device(serial) if serial else None

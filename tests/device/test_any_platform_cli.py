@@ -78,6 +78,11 @@ def test_a_phone_of_the_other_platform_is_refused_in_rests_words(adb_server, sim
 
     ios_flow = tmp_path / "iphone.yaml"
     ios_flow.write_text(IOS_FLOW, encoding="utf-8")
+    no_iphone = cli("test", str(ios_flow), "--device", "any", "--output", str(tmp_path / "none"),
+                    env=cli_env(adb_server.port, MOBILE_AGENT_IOS__USB="false"))  # only the Android phones
+    assert no_iphone.returncode == 2, no_iphone.stdout[-2000:] + no_iphone.stderr[-2000:]
+    assert no_iphone.stderr.strip() == ("mobile-agent test: the flow opens com.apple.Preferences (an iPhone app): "
+                                        "no phone of platform 'ios' is attached and ready"), no_iphone.stderr
     mixed = cli("test", str(flow), str(ios_flow), "--device", "any", "--output", str(tmp_path / "mixed"), env=env)
     assert mixed.returncode == 2, mixed.stderr[-2000:]
     assert mixed.stderr.strip() == (
