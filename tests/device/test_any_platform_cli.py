@@ -49,7 +49,7 @@ def test_a_phone_of_the_other_platform_is_refused_in_rests_words(adb_server, sim
     script.write_text("Open App (com.android.settings)\nStop\n", encoding="utf-8")
     ran = cli("run", "--script", str(script), "--serial", "ios:sim-c", "--output", str(tmp_path / "run"), env=env)
     assert ran.returncode == 2, ran.stdout[-2000:] + ran.stderr[-2000:]
-    assert ran.stderr.strip() == ("mobile-agent run: the script opens com.android.settings (an Android app): "
+    assert ran.stderr.strip().splitlines()[-1] == ("mobile-agent run: the script opens com.android.settings (an Android app): "
                                   "device 'ios:sim-c' is not an Android phone"), ran.stderr
     assert not (tmp_path / "run").exists()
 
@@ -57,7 +57,7 @@ def test_a_phone_of_the_other_platform_is_refused_in_rests_words(adb_server, sim
     flow.write_text(ANDROID_FLOW, encoding="utf-8")
     tested = cli("test", str(flow), "--serial", "ios:sim-c", "--output", str(tmp_path / "test"), env=env)
     assert tested.returncode == 2, tested.stdout[-2000:] + tested.stderr[-2000:]
-    assert tested.stderr.strip() == ("mobile-agent test: the flow opens com.android.settings (an Android app): "
+    assert tested.stderr.strip().splitlines()[-1] == ("mobile-agent test: the flow opens com.android.settings (an Android app): "
                                      "device 'ios:sim-c' is not an Android phone"), tested.stderr
     assert not (tmp_path / "test").exists()
     varied = tmp_path / "varied.yaml"  # the id in a variable: the flow's vars:, then --var, as the run fills them
@@ -81,10 +81,10 @@ def test_a_phone_of_the_other_platform_is_refused_in_rests_words(adb_server, sim
     no_iphone = cli("test", str(ios_flow), "--device", "any", "--output", str(tmp_path / "none"),
                     env=cli_env(adb_server.port, MOBILE_AGENT_IOS__USB="false"))  # only the Android phones
     assert no_iphone.returncode == 2, no_iphone.stdout[-2000:] + no_iphone.stderr[-2000:]
-    assert no_iphone.stderr.strip() == ("mobile-agent test: the flow opens com.apple.Preferences (an iPhone app): "
+    assert no_iphone.stderr.strip().splitlines()[-1] == ("mobile-agent test: the flow opens com.apple.Preferences (an iPhone app): "
                                         "no phone of platform 'ios' is attached and ready"), no_iphone.stderr
     mixed = cli("test", str(flow), str(ios_flow), "--device", "any", "--output", str(tmp_path / "mixed"), env=env)
     assert mixed.returncode == 2, mixed.stderr[-2000:]
-    assert mixed.stderr.strip() == (
+    assert mixed.stderr.strip().splitlines()[-1] == (
         "mobile-agent test: the flows open apps of several platforms: com.android.settings (an Android app), "
         "com.apple.Preferences (an iPhone app); a task runs on one phone"), mixed.stderr
