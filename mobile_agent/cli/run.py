@@ -252,15 +252,21 @@ def run_command(args: argparse.Namespace) -> int:
 
     # The phone first: a wrong serial or an ambiguous choice is a usage error (2), and a run
     # that cannot open its phone leaves no trajectory folder behind.
+    from mobile_agent.cli.pinned import pinned_serial
     from mobile_agent.device.phones import close_phone, open_phone
     from mobile_agent.errors import DeviceError, DeviceNotFoundError, MultipleDevicesError
 
-    refused = pins.on_device(settings.adb.serial) if settings.adb.serial else None
+    try:
+        serial = pinned_serial(settings, pins)  # no --serial and an iPhone's app ids: the one ready iPhone
+    except (PlatformPinError, MultipleDevicesError) as exc:
+        print(f"mobile-agent run: {exc.message}", file=err)
+        return EXIT_USAGE
+    refused = pins.on_device(serial) if serial else None
     if refused is not None:  # Open App (com.android.settings) on an iPhone: as REST refuses it
         print(f"mobile-agent run: {refused.message}", file=err)
         return EXIT_USAGE
     try:
-        device = open_phone(settings)  # an `ios:NAME` serial is an iPhone (docs/ios.md)
+        device = open_phone(settings, serial)  # an `ios:NAME` serial is an iPhone (docs/ios.md)
     except (DeviceNotFoundError, MultipleDevicesError) as exc:
         print(f"mobile-agent run: {exc.message}", file=err)
         return EXIT_USAGE

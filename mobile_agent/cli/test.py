@@ -104,11 +104,12 @@ def test_command(args: argparse.Namespace) -> int:
         print(f"mobile-agent test: {exc.message}", file=err)
         return EXIT_USAGE
 
+    from mobile_agent.cli.pinned import pinned_serial
     from mobile_agent.device import close_phone, open_phone
     from mobile_agent.errors import DeviceError, DeviceNotFoundError, MultipleDevicesError
 
     try:
-        serial = settings.adb.serial
+        serial = None if args.device == "any" else pinned_serial(settings, pins)
         if args.device == "any":
             chosen = _any_phone(settings, platform)
             if chosen is None:
@@ -124,7 +125,7 @@ def test_command(args: argparse.Namespace) -> int:
             print(f"mobile-agent test: {refused.message}", file=err)
             return EXIT_USAGE
         device = open_phone(settings, serial)  # ios:NAME: an iPhone of ios.devices (docs/ios.md)
-    except (DeviceNotFoundError, MultipleDevicesError) as exc:
+    except (DeviceNotFoundError, MultipleDevicesError, PlatformPinError) as exc:
         print(f"mobile-agent test: {exc.message}", file=err)
         return EXIT_USAGE
     except DeviceError as exc:

@@ -88,3 +88,23 @@ def test_a_phone_of_the_other_platform_is_refused_in_rests_words(adb_server, sim
     assert mixed.stderr.strip().splitlines()[-1] == (
         "mobile-agent test: the flows open apps of several platforms: com.android.settings (an Android app), "
         "com.apple.Preferences (an iPhone app); a task runs on one phone"), mixed.stderr
+
+
+def test_no_serial_and_an_iphone_script_takes_the_one_ready_iphone(adb_server, sim_phone, front: WdaFrontEnd,
+                                                                   tmp_path: Path) -> None:
+    """With no --serial, a run takes the only attached Android phone; a script that opens an
+    iPhone's app by its id takes the one ready iPhone instead (before: the Android phone, refused
+    or, with several attached, 'several devices')."""
+    env = _env(adb_server, front)
+    script = tmp_path / "iphone.txt"
+    script.write_text("Open App (com.apple.Preferences)\nStop\n", encoding="utf-8")
+    ran = cli("run", "--script", str(script), "--output", str(tmp_path / "run"), env=env, timeout=240)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert WdaClient(front.url, timeout_s=20).active_app() == "com.apple.Preferences"
+    header = json.loads(next((tmp_path / "run").glob("*/trajectory.jsonl")).read_text(encoding="utf-8").splitlines()[0])
+    assert "ios:sim-c" in json.dumps(header), header
+
+    two = cli_env(adb_server.port, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-c": front.url, "sim-d": front.url}))
+    several = cli("run", "--script", str(script), "--output", str(tmp_path / "two"), env=two)
+    assert several.returncode == 2, several.stdout[-2000:] + several.stderr[-2000:]
+    assert "several iPhones are ready (ios:sim-c, ios:sim-d): choose one with --serial" in several.stderr
