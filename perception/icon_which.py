@@ -64,7 +64,9 @@ _UNQUOTED_PATTERNS: list[tuple[str, str]] = [
 ]
 # words around an unquoted text that are not part of it ("the Today button": Today)
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
-_KIND_OF_TEXT = re.compile(r"\s+(?:row|button|text|label|item|entry|line|post|tab|field|title|heading|option|card)$",
+# (and a control the text labels: "next to the CDR switch" is next to the text CDR)
+_KIND_OF_TEXT = re.compile(r"\s+(?:row|button|text|label|item|entry|line|post|tab|field|title|heading|option|card"
+                           r"|switch|toggle|checkbox|check\s+box|slider|setting)$",
                            re.IGNORECASE)  # fmt: skip
 # "in the second row" counts, "in the top row" is a position: neither names a text
 _NOT_A_TEXT = {"top", "bottom", "middle", "center", "centre", "same", "next", "this", "that", "other", "left", "right"}

@@ -943,3 +943,11 @@ def test_next_to_a_rows_text_reaches_the_rows_far_end() -> None:
     text = Box(54, 1115, 663, 1200)
     assert in_relation(Box(1300, 1140, 1360, 1200), text, "next") is not None
     assert in_relation(Box(1300, 1400, 1360, 1460), text, "next") is None  # another row, far: not next to it
+
+
+def test_a_control_a_text_labels_is_that_text() -> None:
+    """"grey question mark in a circle next to the CDR switch": the text is CDR (a switch's
+    label), as "the Today button" is Today; "CDR switch" is on no screen and the words were read
+    as plain words."""
+    assert _relation_and_anchor("grey question mark in a circle next to the CDR switch") == ("next", "CDR")
+    assert _relation_and_anchor("gear next to the Dark mode toggle") == ("next", "Dark mode")
