@@ -16,6 +16,7 @@ import pytest
 from mobile_agent.device.ios import WdaClient
 from simphone.ios import WdaFrontEnd
 from tests.agent_helpers import cli, cli_env
+from tests.usbmux_fake import USB_SERIAL, FakeUsbmuxd
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -39,6 +40,19 @@ def test_device_any_takes_the_iphone_for_a_flow_opening_an_iphone_app(adb_server
     assert "running 1 flow on ios:sim-c" in said
     assert WdaClient(front.url, timeout_s=20).active_app() == "com.apple.Preferences"
     assert sim_phone.phone.state()["foreground"] != "com.android.settings"
+
+
+def test_device_any_takes_a_usb_iphone_for_a_flow_opening_an_iphone_app(adb_server, sim_phone, usb_iphone: FakeUsbmuxd,
+                                                                         front: WdaFrontEnd, tmp_path: Path) -> None:
+    """The same with the iPhone on a USB cable (usbmuxd: ``tests/usbmux_fake.py``), no ios.devices."""
+    env = cli_env(adb_server.port, MOBILE_AGENT_IOS__USBMUXD=str(usb_iphone.path))
+    flow = tmp_path / "iphone.yaml"
+    flow.write_text(IOS_FLOW, encoding="utf-8")
+    proc = cli("test", str(flow), "--device", "any", "--output", str(tmp_path / "runs"), env=env, timeout=240)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 0, said[-3000:]
+    assert f"running 1 flow on {USB_SERIAL}" in said
+    assert WdaClient(front.url, timeout_s=20).active_app() == "com.apple.Preferences"
 
 
 def test_a_phone_of_the_other_platform_is_refused_in_rests_words(adb_server, sim_phone, front: WdaFrontEnd,
