@@ -66,7 +66,10 @@ def filter_icon_boxes(
         # a column of three dots is half as wide as other icons: the short side may be half
         if max(b.width, b.height) < min_side or min(b.width, b.height) < min_side / 2 or b.area > max_area:
             continue
-        if max(b.width, b.height) > 4 * min(b.width, b.height):  # bars and dividers
+        # bars and dividers; a glyph-sized column of three dots may be 4.5:1 (Material's more_vert
+        # is 4 x 16 dp, and its edges' box loses a pixel or two across)
+        slim = 5 if max(b.width, b.height) <= 0.06 * short else 4
+        if max(b.width, b.height) > slim * min(b.width, b.height):
             continue
         out.append(r)
     return out

@@ -38,8 +38,9 @@ from perception.icon_vocabulary import read_icon_words
 from perception.icon_which import in_relation, read_which
 from perception.icons import IconLocator, _look_alikes, _pieces_of_one, _whole_glyph
 from perception.position import parse_position
-from perception.proposals import _is_text_line, propose_ui_elements
+from perception.proposals import _is_text_line, filter_icon_boxes, propose_ui_elements
 from perception.system_bars import AppArea, app_area
+from perception.types import IconRegion
 
 W, H = 1080, 1920
 K = 4  # drawing scale before the anti-aliasing shrink
@@ -951,3 +952,18 @@ def test_a_control_a_text_labels_is_that_text() -> None:
     as plain words."""
     assert _relation_and_anchor("grey question mark in a circle next to the CDR switch") == ("next", "CDR")
     assert _relation_and_anchor("gear next to the Dark mode toggle") == ("next", "Dark mode")
+
+
+def test_a_small_column_of_three_dots_is_proposed() -> None:
+    """A card's grey overflow dots drawn small (9 px dots, a 9 x 36 px column on a 1080 px wide
+    screen): the column is 4.5:1, beyond the 4:1 that drops bars and dividers, so it was never a
+    candidate and "three vertical grey dots in the 'GitHub' card" offered the copy icons. A
+    glyph-sized column may be 5:1; a longer bar is still dropped."""
+    image = np.asarray(Image.open(FRESH4 / "andotp" / "main_activity.png").convert("RGB"))
+    lines = [TextLine("GitHub", Box(192, 1297, 322, 1348), 0.99)]
+    assert_tapped(find(image, "three vertical grey dots in the 'GitHub' card", "bottom right", lines),
+                  Box(960, 1240, 1036, 1365))  # fmt: skip
+    column, divider = (IconRegion(Box(994, 1284, 1002, 1320), 1.0, "proposals"),
+                       IconRegion(Box(100, 500, 108, 600), 1.0, "proposals"))
+    kept = filter_icon_boxes([column, divider], 1080, 1920, min_side_fraction=0.012, max_area_fraction=0.05)
+    assert kept == [column]
