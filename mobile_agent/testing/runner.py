@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -38,7 +39,7 @@ from mobile_agent.agent.parts import run_locator
 from mobile_agent.agent.records import AgentEvent, EventKind, RunResult
 from mobile_agent.agent.report import VIDEO_NAME
 from mobile_agent.agent.session import EventCallback, RunSession
-from mobile_agent.apps.platforms import PinnedApps
+from mobile_agent.apps.platforms import PinnedApps, app_id_platform
 from mobile_agent.device import Platform
 from mobile_agent.errors import MobileAgentError, OperationError, RunCancelled
 from mobile_agent.operations.context import AgentDevice
@@ -416,20 +417,41 @@ class FlowRunner:
 
 def flow_pins(flows: Sequence[Flow], variables: Mapping[str, str] | None = None) -> PinnedApps:
     """The app ids of one platform that the flows' ``do:`` steps open (``PinnedApps``: the
-    phone they are written for), their variables filled in as the run fills them (a flow's
-    ``vars:``, then ``variables``: ``mobile-agent test --var``). A step whose variable has no
-    value before the run (an earlier extract's ``save_as``), or that does not parse, is left
-    out: it fails its run as before."""
+    phone they are written for). Each step is parsed as written: its literal ids count, and an
+    ``Open App ({{name}})`` whose whole argument is one variable counts with the value the run
+    will give it (a flow's ``vars:``, then ``variables``: ``mobile-agent test --var``) when that
+    value is a short string. Nothing else is filled in, so checking a request costs one parse of
+    its text whatever its variables hold. A variable known only once the flow runs (an earlier
+    extract's ``save_as``) pins nothing; a step that does not parse is left out: it fails its run
+    as before."""
     found: dict[str, Platform] = {}
     for flow in flows:
         values: dict[str, Any] = {**flow.vars, **(variables or {})}
         for step in flow.steps:
-            if isinstance(step, DoStep):
-                try:
-                    found.update(script_app_platforms(parse_script(substitute(step.do, values))))
-                except (FlowError, OperationError):
-                    continue
+            if not isinstance(step, DoStep):
+                continue
+            try:
+                lines = parse_script(step.do)
+            except OperationError:
+                continue
+            found.update(script_app_platforms(lines))
+            for line in lines:
+                name = _whole_variable(line.action.opened_app or "")
+                value = values.get(name) if name else None
+                if isinstance(value, str) and len(value) <= _PINNED_VALUE_CHARS and (platform := app_id_platform(value)):
+                    found[value.strip()] = platform
     return PinnedApps("flow" if len(flows) == 1 else "flows", found)
+
+
+# An app id is short; a longer value is not one (and is never parsed to find out).
+_PINNED_VALUE_CHARS = 256
+_WHOLE_VARIABLE = re.compile(r"^\{\{\s*([A-Za-z_][\w-]*)\s*\}\}$")
+
+
+def _whole_variable(argument: str) -> str | None:
+    """``pkg`` for an argument that is exactly ``{{pkg}}`` (no field path, not a secret)."""
+    match = _WHOLE_VARIABLE.match(argument.strip())
+    return match.group(1) if match else None
 
 
 def _wait(spec: Any, default_timeout: float) -> tuple[str, float]:

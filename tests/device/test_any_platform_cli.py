@@ -25,7 +25,8 @@ ANDROID_FLOW = "name: Android settings\nsteps:\n  - do: Open App (com.android.se
 
 
 def _env(adb_server, front: WdaFrontEnd) -> dict[str, str]:
-    return cli_env(adb_server.port, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-c": front.url}))
+    # USB discovery off: a real iPhone plugged into the machine must not join the listed one
+    return cli_env(adb_server.port, MOBILE_AGENT_IOS__DEVICES=json.dumps({"sim-c": front.url}), MOBILE_AGENT_IOS__USB="false")
 
 
 def test_device_any_takes_the_iphone_for_a_flow_opening_an_iphone_app(adb_server, sim_phone, front: WdaFrontEnd,

@@ -62,3 +62,31 @@ def test_flow_pins_read_do_steps_and_word_every_refusal_alike() -> None:
         flow_pins([flow, ios]).platform()
     assert mixed.value.code == "platforms_mixed" and mixed.value.message.startswith("the flows open apps of several")
     assert PinnedApps("instruction").platform() is None
+
+
+def test_flow_pins_read_a_step_as_written_and_never_expand_its_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of 3365799: filling every variable into every step before parsing let a 64 KiB
+    request expand into millions of lines while the server checked it, and a step holding a
+    run-time variable (an extract's ``save_as``) lost its literal app id too."""
+    from mobile_agent.testing import flow_pins, parse_flow, runner
+
+    otp = parse_flow("name: f\nsteps:\n  - extract: {instruction: the code, fields: {code: str}, save_as: otp}\n"
+                     "  - do: \"Open App (com.apple.Preferences)\\nType ({{otp.code}})\"\n")
+    assert dict(flow_pins([otp]).apps) == {"com.apple.Preferences": "ios"}  # the literal id still pins
+
+    big = "x" * 20_000
+    body = "name: g\nvars: {blob: " + big + ", pkg: com.android.chrome}\nsteps:\n" + "".join(
+        f"  - do: \"Type ({{{{blob}}}}) {i}\\nOpen App ({{{{pkg}}}})\"\n" for i in range(200))
+    parsed: list[int] = []
+    real_parse = runner.parse_script
+
+    def parse_and_count(text: str) -> object:
+        parsed.append(len(text))
+        return real_parse(text)
+
+    monkeypatch.setattr(runner, "parse_script", parse_and_count)
+    pins = flow_pins([parse_flow(body)])
+    assert dict(pins.apps) == {"com.android.chrome": "android"}  # a whole-argument variable is filled in
+    assert max(parsed) < 100 and sum(parsed) < len(body)  # each step parsed as written, the 20 KB value never
+    assert dict(flow_pins([parse_flow("name: h\nvars: {pkg: " + "com.android.chrome" * 20 + "}\nsteps:\n"
+                                      "  - do: Open App ({{pkg}})\n")]).apps) == {}  # no app id is that long
