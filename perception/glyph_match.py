@@ -302,14 +302,7 @@ def glyph_masks(image: np.ndarray, box: Box) -> list[np.ndarray]:
     if not masks:
         return []
     glyph = normalise(masks[-1])
-    if glyph is None:
-        return []
-    # an outlined glyph (Material's outlined style: a folder's or a heart's outline) is read
-    # filled too, as the table's filled style draws it
-    contours, _ = cv2.findContours(glyph, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    filled = np.zeros_like(glyph)
-    cv2.drawContours(filled, contours, -1, 1, thickness=cv2.FILLED)
-    return [glyph, filled] if int(filled.sum()) > 1.2 * int(glyph.sum()) else [glyph]
+    return [glyph] if glyph is not None else []
 
 
 def verdict(image: np.ndarray, box: Box, description: str, glyphs: GlyphTable | None = None) -> Verdict | None:
