@@ -188,6 +188,26 @@ def pointing(mask: np.ndarray, head: bool = False) -> dict[str, float]:
     return out
 
 
+def _notches(mask: np.ndarray) -> int:
+    """Deep concavities of the glyph's outline (deeper than 8% of its size): an arrow's head
+    makes two, a chevron's bend one, a star's points five."""
+    contours, _ = cv2.findContours(mask.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    if not contours:
+        return 0
+    contour = max(contours, key=cv2.contourArea)
+    hull = cv2.convexHull(contour, returnPoints=False)
+    if hull is None or len(hull) <= 3 or len(contour) <= 3:
+        return 0
+    try:
+        found = cv2.convexityDefects(contour, np.sort(hull, axis=0))
+    except cv2.error:  # self-intersecting contours on tiny blobs
+        return 0
+    if found is None:
+        return 0
+    _, _, w, h = cv2.boundingRect(contour)
+    return int((found.reshape(-1, 4)[:, 3] / 256.0 > 0.08 * max(w, h)).sum())
+
+
 def _diagonal(mask: np.ndarray) -> float:
     """0..1: the glyph's main axis runs corner to corner (a resize or open-in-full arrow), not
     along an edge (a digit 1, a back arrow): its pixels' principal axis within ~15 degrees of 45."""
@@ -210,6 +230,8 @@ def _arrow(mask: np.ndarray, pieces: list[Piece], direction: str | None, head: b
     ys, xs = np.nonzero(mask)
     box = max(1, (xs.max() - xs.min() + 1) * (ys.max() - ys.min() + 1))
     thin = _near(area / box, 0.3, 0.2)  # strokes, not a filled blob
+    if _notches(mask) > 3:
+        return 0.0  # a star's five points or a plus's four arms, not a head's two notches
     if direction == "diagonal":
         return thin * _diagonal(mask)
     if direction is None:

@@ -168,8 +168,14 @@ def _is_text(box: Box, lines: list[TextLine], edges: np.ndarray | None = None, s
 _SURE_DIGIT = 0.95
 
 
+# characters that are one upright stroke: a pause glyph's two bars read as "II", "ll", "||"
+_STROKES = frozenset("Il|!ǀ")
+
+
 def _is_text_line(line: TextLine) -> bool:
     text = line.text.strip()
+    if len(text) <= 3 and all(c in _STROKES or c.isspace() for c in text):
+        return False  # bars OCR spelled as strokes (a pause button), not a word
     if len(text) >= 2:
         return line.score >= 0.7
     return text.isdigit() and line.score >= _SURE_DIGIT

@@ -34,6 +34,7 @@ from perception.heuristic_ranker import (
     names_a_shape,
     shape_features,
 )
+from perception.icon_shapes import piece_shape_score
 from perception.icon_vocabulary import read_icon_words
 from perception.icon_which import in_relation, read_which
 from perception.icons import IconLocator, _look_alikes, _pieces_of_one, _whole_glyph
@@ -967,3 +968,35 @@ def test_a_small_column_of_three_dots_is_proposed() -> None:
                        IconRegion(Box(100, 500, 108, 600), 1.0, "proposals"))
     kept = filter_icon_boxes([column, divider], 1080, 1920, min_side_fraction=0.012, max_area_fraction=0.05)
     assert kept == [column]
+
+
+# --- the fifth fresh set's kinds (development data since the lead's 23:45 measurement) -----
+
+FRESH5 = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "fresh5"
+
+
+def test_a_pause_glyph_ocr_spells_as_strokes_is_not_text() -> None:
+    """A music player's round pause button: OCR reads its two bars as "II" (0.84), and the
+    button and the bars were dropped as text; "blue round pause button" found nothing there.
+    Upright strokes alone (I, l, |) are not a word; a word or a sure digit still is text."""
+    assert not _is_text_line(TextLine("II", Box(488, 1851, 593, 1963), 0.84))
+    assert not _is_text_line(TextLine("| |", Box(488, 1851, 593, 1963), 0.9))
+    assert _is_text_line(TextLine("Hi", Box(0, 0, 50, 30), 0.9)) and _is_text_line(TextLine("1", Box(0, 0, 9, 30), 0.99))
+    image = np.asarray(Image.open(FRESH5 / "finamp" / "3.png").convert("RGB"))
+    lines = [TextLine("II", Box(488, 1851, 593, 1963), 0.84)]
+    assert_tapped(find(image, "blue round pause button", "bottom center", lines), Box(456, 1824, 624, 1992))
+
+
+def test_a_star_is_not_an_arrow() -> None:
+    """"white shuffle icon (crossed arrows) in the player controls": an outlined star below
+    the controls passed for an arrow (a pointed tip, a wide end) and was tapped. An arrow's
+    outline has a head's two notches (a chevron's one); a star has five."""
+    image = np.asarray(Image.open(FRESH5 / "finamp" / "3.png").convert("RGB"))
+    where = find(image, "white shuffle icon (crossed arrows) in the player controls", "bottom left")
+    truth = Box(54, 1842, 186, 1974)
+    assert where.status is not LocateStatus.FOUND or truth.contains(*where.point), where.point
+    star = np.zeros((60, 60), np.uint8)
+    points = [(30 + 28 * np.sin(a) * (1 if k % 2 == 0 else 0.45), 32 - 28 * np.cos(a) * (1 if k % 2 == 0 else 0.45))
+              for k, a in enumerate(np.linspace(0, 2 * np.pi, 11)[:-1])]  # fmt: skip
+    cv2.polylines(star, [np.array(points, np.int32)], True, 1, 3)
+    assert piece_shape_score("arrow", star) == 0.0
