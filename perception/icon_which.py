@@ -109,7 +109,10 @@ def _ordinal(word: str) -> int | None:
 def read_which(description: str) -> Which:
     """The look and the which-words of ``description``; ``WhichError`` when the which-words
     are half-said. A description with none is ``Which(description)``."""
-    text = " ".join(description.split())
+    # a chevron written as the character it looks like ("> right of John 3", "the '<' button")
+    # is its words: the look is what the ranker reads, and a bare symbol is no word
+    text = re.sub(r"(?<![\w<>=-])[>\u203a](?![\w<>=-])", "right chevron", " ".join(description.split()))
+    text = re.sub(r"(?<![\w<>=-])[<\u2039](?![\w<>=-])", "left chevron", text)
     relation: str | None = None
     anchor: str | None = None
     for name, pattern in _RELATION_PATTERNS:

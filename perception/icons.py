@@ -120,6 +120,20 @@ _GLYPH_APART = 0.15
 _GLYPH_RIVAL = 0.8
 
 
+# a capture of a phone with rounded display corners shows each corner's mask (a small
+# quarter-disc of another colour) hard in the image's corner: a box touching two edges within
+# this share of the short side, and no larger than a glyph, is that mask, never a control
+_CORNER_REACH = 0.01
+_CORNER_SIDE = 0.04
+
+
+def _screen_corner(box: Box, width: int, height: int) -> bool:
+    reach = _CORNER_REACH * min(width, height)
+    at_side = box.left <= reach or box.right >= width - reach
+    at_end = box.top <= reach or box.bottom >= height - reach
+    return at_side and at_end and max(box.width, box.height) <= _CORNER_SIDE * min(width, height)
+
+
 def _nested(inner: Box, outer: Box) -> bool:
     """``inner`` is a piece of the icon ``outer`` (a glyph on its plate, one of three dots,
     a cell of a grid): inside it, and not so much smaller that ``outer`` is a panel."""
@@ -638,7 +652,7 @@ class IconLocator:
         app = self._app_area(image, key)
         area = app.for_description(look, height)
         span = (area.top, area.bottom)
-        regions = [r for r in regions if area.holds(r.box)]
+        regions = [r for r in regions if area.holds(r.box) and not _screen_corner(r.box, width, height)]
         if where is not None and which.ordinal is None:  # a count is over the whole screen: its pick is checked after
             regions = [r for r in regions if where.accepts(r.box, width, height, span)]
         regions = regions[: self.config.max_icon_candidates]  # after the place filters: they cut most

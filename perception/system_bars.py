@@ -11,8 +11,8 @@ wide held upright; a landscape screen's width is not its dp):
 
 - status bar: the strongest change of the per-row median colour (icons and the clock
   leave the median alone) between 20 and 52 dp; weak or absent (a black status bar over a
-  black toolbar) -> 24 dp, or below the clock when a text line starts in those 24 dp (a taller
-  bar beside a display cutout);
+  black toolbar) -> 24 dp, or (upright only) below the clock when a text line starts in those
+  24 dp (a taller bar beside a display cutout);
 - navigation bar: a uniform band of 40-60 dp at the bottom whose colour differs from the
   content above it (by 15 levels, or 8 where both sides are dark: a dark theme's bar over
   black content), with no text line in it (an app's bottom tabs have labels); absent ->
@@ -94,10 +94,12 @@ def app_area(image: np.ndarray, text_boxes: Sequence[Box] = ()) -> AppArea:
     strong = np.nonzero(change[low:high] >= 30)[0]
     if len(strong):  # the first strong edge: a toolbar below has edges of its own
         top = max(top, low + int(strong[0]) + 1)
-    else:
+    elif height > width:
         # no edge: the bar has the toolbar's colour, and may be taller than 24 dp (a display
         # cutout's, up to 52): its clock, a text line starting in the first 24 dp, is in it,
-        # and so is the row of glyphs beside it
+        # and so is the row of glyphs beside it. Upright only: held sideways the cutout is at
+        # a short edge, beside the bar, which stays 24 dp; a text line there is the toolbar's
+        # title (a capture with no status bar at all: its toolbar starts at the top edge)
         clock = [t.bottom for t in text_boxes if t.top < top and t.bottom <= 52 * dp and t.height <= 20 * dp]
         top = max([top, *clock])
     # --- navigation bar

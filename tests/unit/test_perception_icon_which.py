@@ -173,3 +173,17 @@ def test_the_click_icon_card_tells_the_model_it_may_say_which_one() -> None:
     params = parse_action(f"Action: {example}").params.model_dump()
     assert params == {"icon": "yellow play button in the 'Premier League' row", "position": None}
     assert read_which(params["icon"]).anchor == "Premier League"
+
+
+def test_a_chevron_written_as_its_character_is_its_words() -> None:
+    """OpenBible's chapter bar (the sixth fresh set, development data since 00:20): "> right
+    of John 3" was an error (a text without quotes and no look: '>' is no word), so the
+    chevron was never looked for. A lone '>' or '<' is a chevron; in an arrow ("->") or a
+    comparison (">=") it is not."""
+    assert read_which("> right of John 3") == Which("right chevron", None, "reading", "right", "John 3", False)
+    assert read_which("the '<' button").look == "the left chevron button"
+    assert read_which("arrow -> x").look == "arrow -> x" and read_which(">=").look == ">="
+    image = np.asarray(Image.open(ROOT / "benchmarks" / "data" / "fresh6" / "openbible" / "1.png").convert("RGB"))
+    where = Perception(PerceptionConfig(detector="proposals", ranker="heuristic", compute_device="cpu")).find_icon(
+        image, "> right of John 3", "top right")
+    assert where.status is LocateStatus.FOUND and Box(933, 230, 1059, 356).contains(*where.point), where

@@ -1000,3 +1000,33 @@ def test_a_star_is_not_an_arrow() -> None:
               for k, a in enumerate(np.linspace(0, 2 * np.pi, 11)[:-1])]  # fmt: skip
     cv2.polylines(star, [np.array(points, np.int32)], True, 1, 3)
     assert piece_shape_score("arrow", star) == 0.0
+
+
+# --- the sixth fresh set's kinds (development data since the lead's 00:20 measurement) -----
+
+FRESH6 = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "fresh6"
+
+
+def test_a_landscape_capture_without_a_status_bar_keeps_its_toolbar() -> None:
+    """PSLab's Logic Analyzer held sideways (1920 x 1080), captured with no status bar: its
+    toolbar starts at the top edge. Its title (a text line starting in the first 24 dp) was
+    taken as a cutout status bar's clock, the bar ended below it, and the toolbar's glyphs
+    (back arrow, save) were out of the app's area: the back arrow was not found. Held
+    sideways a cutout sits beside the bar, which stays 24 dp; upright the clock rule holds."""
+    image = np.asarray(Image.open(FRESH6 / "pslab" / "instrument_logical_analyzer_view.png").convert("RGB"))
+    title = TextLine("Logic Analyzer", Box(208, 48, 503, 101), 0.99)
+    assert app_area(image, [title.box]).holds(Box(60, 48, 108, 96))
+    assert_tapped(find(image, "white back arrow left of Logic Analyzer", "top left", [title]), Box(11, 1, 155, 145))
+
+
+def test_a_rounded_screen_corner_is_not_a_control() -> None:
+    """WeeChat's input bar: the capture's rounded bottom corners are small quarter-discs of
+    another colour hard in the image's corners; one was proposed and tapped for "grey upload
+    icon" (bottom right), outside every control. A box of glyph size touching two image edges
+    is a corner's mask: proposed, but never tapped or offered."""
+    image = np.asarray(Image.open(FRESH6 / "weechat" / "screenshot-1.png").convert("RGB"))
+    corner = Box(1054, 2134, 1076, 2156)
+    assert corner in [r.box for r in locator().regions(image, "frame")]  # the mask is proposed
+    where = find(image, "white icon", "bottom right")
+    points = [where.point] if where.status is LocateStatus.FOUND else [c.box.center for c in where.candidates]
+    assert points and not any(corner.contains(*p) for p in points), points
