@@ -91,6 +91,11 @@ class PinnedApps:
         refusal = None if pinned is None else device_refusal(serial, pinned)
         return None if refusal is None else self.unroutable(refusal)
 
+    def no_phone(self) -> PlatformPinError:
+        """``unroutable``: no phone of the ids' platform is attached and ready (the command line's
+        refusal when it looked for one itself)."""
+        return self.unroutable(f"no phone of platform {self.platform()!r} is attached and ready")
+
     def unroutable(self, refusal: str) -> PlatformPinError:
         """``unroutable``: no phone that can run it, for the reason ``refusal`` says."""
         return PlatformPinError(f"{self._opens()}{self._named()}: {refusal}", code="unroutable")

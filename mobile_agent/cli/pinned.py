@@ -21,7 +21,7 @@ def pinned_serial(settings: Settings, pins: PinnedApps) -> str | None:
         return settings.adb.serial
     ready = [p.serial for p in list_iphones(settings.ios) if p.ready]
     if not ready:
-        raise pins.unroutable("no phone of platform 'ios' is attached and ready")
+        raise pins.no_phone()
     if len(ready) > 1:
         raise MultipleDevicesError(f"several iPhones are ready ({', '.join(ready)}): choose one with --serial",
                                    serials=ready)

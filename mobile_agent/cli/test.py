@@ -116,8 +116,7 @@ def test_command(args: argparse.Namespace) -> int:
                 if platform is None:
                     print("mobile-agent test: no phone is attached and ready", file=err)
                 else:
-                    none = pins.unroutable(f"no phone of platform {platform!r} is attached and ready")
-                    print(f"mobile-agent test: {none.message}", file=err)
+                    print(f"mobile-agent test: {pins.no_phone().message}", file=err)
                 return EXIT_USAGE
             serial = chosen
         refused = pins.on_device(serial) if serial else None
