@@ -422,12 +422,15 @@ def flow_pins(flows: Sequence[Flow], variables: Mapping[str, str] | None = None)
     will give it (a flow's ``vars:``, then ``variables``: ``mobile-agent test --var``) when that
     value is a short string. Nothing else is filled in, so checking a request costs one parse of
     its text whatever its variables hold. A variable known only once the flow runs (an earlier
-    extract's ``save_as``) pins nothing; a step that does not parse is left out: it fails its run
-    as before."""
+    extract's ``save_as``) pins nothing, and so does a ``vars:`` name from the first extract that
+    saves over it on (the run gives it that extract's answer); a step that does not parse is left
+    out: it fails its run as before."""
     found: dict[str, Platform] = {}
     for flow in flows:
         values: dict[str, Any] = {**flow.vars, **(variables or {})}
         for step in flow.steps:
+            if isinstance(step, ExtractStep) and step.extract.save_as:
+                values.pop(step.extract.save_as, None)
             if not isinstance(step, DoStep):
                 continue
             try:

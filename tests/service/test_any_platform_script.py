@@ -87,3 +87,21 @@ def test_a_script_for_the_android_phone_on_a_server_of_iphones_only_is_refused(s
     refused = _detail(live.client.post("/v1/tasks", json={"script": ANDROID_SCRIPT}))
     assert refused["loc"] == ["body", "platform"] and refused["type"] == "unroutable", refused
     assert "com.android.settings" in refused["msg"] and "android" in refused["msg"]
+
+
+def test_a_flow_whose_extract_saves_over_a_vars_app_id_is_not_pinned_by_that_id(service, sim_phone) -> None:
+    """``{{pkg}}`` after ``extract: {..., save_as: pkg}`` is the extract's answer when the flow
+    runs: the ``vars:`` value (an iPhone's id here) says nothing of the phone, so an Android-only
+    server takes the flow (before: 422, 'is not an iPhone' for an id the run never opens)."""
+    live = service([sim_phone])
+    flow = ("name: picked\nvars: {pkg: com.apple.Preferences}\nsteps:\n"
+            "  - extract: {instruction: the app to open, fields: {id: str}, save_as: pkg}\n"
+            "  - do: Open App ({{pkg}})\n")
+    taken = live.client.post("/v1/tasks", json={"flow": flow})
+    assert taken.status_code == 202, taken.text
+    assert taken.json()["options"].get("platform") is None, taken.text
+    assert live.client.post(f"/v1/tasks/{taken.json()['id']}/cancel").status_code == 202
+    before = flow.replace("steps:\n", "steps:\n  - do: Open App ({{pkg}})\n")  # opened before the extract: pinned
+    refused = _detail(live.client.post("/v1/tasks", json={"flow": before}))
+    assert refused["loc"] == ["body", "platform"] and refused["type"] == "unroutable", refused
+    assert "com.apple.Preferences" in refused["msg"]

@@ -90,3 +90,17 @@ def test_flow_pins_read_a_step_as_written_and_never_expand_its_variables(monkeyp
     assert max(parsed) < 100 and sum(parsed) < len(body)  # each step parsed as written, the 20 KB value never
     assert dict(flow_pins([parse_flow("name: h\nvars: {pkg: " + "com.android.chrome" * 20 + "}\nsteps:\n"
                                       "  - do: Open App ({{pkg}})\n")]).apps) == {}  # no app id is that long
+
+
+def test_a_vars_name_an_extract_saves_over_pins_nothing_after_that_extract() -> None:
+    """The run gives ``{{pkg}}`` the extract's answer from that step on (runner: ``values[save_as]
+    = data``), so ``vars:``' value is stale there: before it, it pins; after it, nothing does."""
+    from mobile_agent.testing import flow_pins, parse_flow
+
+    over = ("name: f\nvars: {pkg: com.apple.Preferences}\nsteps:\n"
+            "  - extract: {instruction: the app to open, fields: {id: str}, save_as: pkg}\n"
+            "  - do: Open App ({{pkg}})\n")
+    assert dict(flow_pins([parse_flow(over)]).apps) == {}
+    assert dict(flow_pins([parse_flow(over)], {"pkg": "com.android.chrome"}).apps) == {}  # --var too
+    before = over.replace("steps:\n", "steps:\n  - do: Open App ({{pkg}})\n")
+    assert dict(flow_pins([parse_flow(before)]).apps) == {"com.apple.Preferences": "ios"}  # the run opens it first
