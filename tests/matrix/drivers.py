@@ -190,6 +190,26 @@ class ResyncingModel(GroundingModel):
             self._next = max([self._next, *playable[-1:]])
         return super().__call__(request_json)
 
+    def _aim(self, box: list[int]) -> tuple[float, float]:
+        """As a grounding model may aim: at the control a label sits in (a card, a text field),
+        on its part right of the label where nothing else is drawn. Snapping sees that control
+        only in the accessibility tree (a node; the pixels show the label, not the control's
+        bounds), so with the tree on the tap snaps to the control's centre, with it off to the
+        label nearby; both are in the control, so the task is done either way, and the step's
+        ``snap.target`` says which (tests/matrix/test_cells.py). A label in no control, or with
+        too little of the control beside it, is aimed at its centre."""
+        control = self._control_around(box)
+        if control is not None and control[2] - box[2] >= _CONTROL_MARGIN:
+            return super()._aim([box[2], box[1], control[2], box[3]])
+        return super()._aim(box)
+
+    def _control_around(self, box: list[int]) -> list[int] | None:
+        """The smallest clickable widget of the ground truth that holds ``box`` (itself excluded)."""
+        around = [e["box"] for e in self.ground_truth()
+                  if e["kind"] == "widget" and e.get("clickable") and list(e["box"]) != list(box)
+                  and e["box"][0] <= box[0] and e["box"][1] <= box[1] and e["box"][2] >= box[2] and e["box"][3] >= box[3]]  # fmt: skip
+        return min(around, key=lambda b: (b[2] - b[0]) * (b[3] - b[1]), default=None)
+
     def _playable(self, line: str) -> bool:
         name, _, rest = line.partition("(")
         name, arg = name.strip().lower(), rest.rstrip(")").strip()
@@ -202,6 +222,11 @@ class ResyncingModel(GroundingModel):
         if name == "enter":
             return self.focused is not None and self.focused() == "filled"
         return False  # other keys and scrolls: only in their turn
+
+
+# How much of a control beside its label (px) the model aims at instead of the label: more
+# than snapping's reach from the label would leave ambiguous.
+_CONTROL_MARGIN = 40
 
 
 def focused_field(state: dict[str, Any]) -> str | None:

@@ -89,6 +89,13 @@ def _check_cell(cell: Cell, phone: Any, adb_server: Any, llm: Any, service: Any,
         assert located, "no step looked a text up: the accessibility axis went unchecked"
     if located:  # a grounded dialect taps a point; a text is looked up only where it names one
         assert ("accessibility" in backends) == cell.accessibility, (cell.accessibility, backends)
+    if DIALECT_MODELS[cell.dialect][2] != "screen":  # a grounded dialect taps a point: snapping places it
+        snapped = [s["snap"] for s in ran.steps() if isinstance(s.get("snap"), dict)]
+        assert snapped, "no tap was snapped: the accessibility axis went unchecked"
+        # the model aims at a control beside its label (drivers.ResyncingModel._aim): only the
+        # tree knows the control's bounds, so its node is a tap's target with the tree on, never off
+        on_nodes = [s for s in snapped if (s.get("target") or {}).get("source") == "node"]
+        assert bool(on_nodes) == cell.accessibility, (cell.accessibility, [s["reason"] for s in snapped])
     if cell.cache == "warm":
         cold, warm = ran.model_calls[-2], ran.model_calls[-1]
         assert warm < cold, f"the warm run called the model {warm} times, the cold one {cold}"
