@@ -32,6 +32,7 @@ SETS = {
     "fresh5": {"MIT", "Apache-2.0", "MPL-2.0", "BSD-3-Clause"},
     "fresh6": {"MIT", "Apache-2.0"},
     "fresh7": {"MIT", "Apache-2.0"},
+    "fresh8": {"MIT", "Apache-2.0", "MPL-2.0"},
 }
 each_set = pytest.mark.parametrize("name", list(SETS))
 
