@@ -249,12 +249,13 @@ def create_app(
             except Exception as exc:  # runs will retry, and fail with a typed error
                 log.warning("perception models not loaded at startup: %s", exc)
         state.scheduler.start()
-        from server.auth import submit_refusal
+        from server.auth import submit_refusal, team_now
         from server.farm.recurring import ScheduleTicker
 
         ticker = ScheduleTicker(state.schedules, state.store, state.scheduler.submit,
                                 quota=Quota.of(settings.server), refusal=state.retention.disk_refusal,
-                                owner_refusal=lambda owner: submit_refusal(settings.server, owner))
+                                owner_refusal=lambda owner: submit_refusal(settings.server, owner),
+                                owner_team=lambda owner, stored: team_now(settings.server, owner, stored))
         ticker.start()
         from server.retention import RetentionTimer
 

@@ -30,7 +30,7 @@ from fastapi import HTTPException, status
 from mobile_agent.settings import ServerSettings
 
 __all__ = ["ANONYMOUS", "OWNER_ONLY_OPTIONS", "Principal", "Role", "forbidden", "not_found", "options_shown_to",
-           "principal_of_token", "principals", "submit_refusal"]
+           "principal_of_token", "principals", "submit_refusal", "team_now"]
 
 Role = Literal["admin", "user", "viewer"]
 
@@ -107,6 +107,15 @@ def submit_refusal(server: ServerSettings, owner: str | None) -> str | None:
     if not found.may_act:
         return f"the token {owner!r} is a viewer now: it may not submit tasks"
     return None
+
+
+def team_now(server: ServerSettings, owner: str | None, stored: str | None) -> str | None:
+    """The team that a schedule of ``owner`` (made while in ``stored``) belongs to now: the owner's
+    team as ``server.tokens`` says now, so a member moved to another team takes its schedules and
+    their later tasks along; ``stored`` when the owner is not configured (a revoked token's schedule
+    makes no task, ``submit_refusal``, and stays readable by its old team)."""
+    found = next((principal for principal, _ in principals(server) if principal.name == owner), None)
+    return stored if found is None else found.team
 
 
 def principal_of_token(server: ServerSettings, given: str) -> Principal | None:

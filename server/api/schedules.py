@@ -19,7 +19,7 @@ from fastapi import Path as PathParam
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from server.api.tasks import checked_task
-from server.auth import Principal, not_found, options_shown_to
+from server.auth import Principal, not_found, options_shown_to, team_now
 from server.deps import Actor, Authorized, CurrentPrincipal, Service
 from server.farm.recurring import (
     HISTORY_KEPT,
@@ -27,7 +27,6 @@ from server.farm.recurring import (
     ScheduleError,
     ScheduleLimit,
     ScheduleRow,
-    Schedules,
 )
 from server.schemas import MAX_ID, TaskCreate
 from server.state import ServiceState
@@ -92,17 +91,22 @@ class ScheduleListPublic(BaseModel):
     count: int
 
 
-def _sees(principal: Principal, row: ScheduleRow, *, act: bool = False) -> bool:
-    """Whether the schedule is the principal's (its owner's, or its team's: ``server.auth``)."""
+def _team(service: ServiceState, row: ScheduleRow) -> str | None:
+    """The schedule's team: its owner's now (``server.auth.team_now``), as its occurrences' is."""
     options = row.task.get("options") if isinstance(row.task, dict) else None
-    team = options.get("team") if isinstance(options, dict) else None
+    stored = options.get("team") if isinstance(options, dict) else None
+    return team_now(service.settings.server, row.owner, stored if isinstance(stored, str) else None)
+
+
+def _sees(principal: Principal, row: ScheduleRow, service: ServiceState, *, act: bool = False) -> bool:
+    """Whether the schedule is the principal's (its owner's, or its team's: ``server.auth``)."""
     check = principal.acts_on if act else principal.sees
-    return check(row.owner, team if isinstance(team, str) else None)
+    return check(row.owner, _team(service, row))
 
 
 def _visible(service: ServiceState, principal: Principal, schedule_id: int) -> ScheduleRow:
     row = service.schedules.get(schedule_id)
-    if row is None or not _sees(principal, row):
+    if row is None or not _sees(principal, row, service):
         raise not_found(f"schedule {schedule_id}")
     return row
 
@@ -111,13 +115,15 @@ def _occurrence(row: OccurrenceRow) -> OccurrencePublic:
     return OccurrencePublic(due_at=row.due_at, at=row.at, outcome=row.outcome, task_id=row.task_id, reason=row.reason)
 
 
-def _public(row: ScheduleRow, schedules: Schedules, principal: Principal) -> SchedulePublic:
+def _public(row: ScheduleRow, service: ServiceState, principal: Principal) -> SchedulePublic:
     """The schedule as ``principal`` reads it: its task's callback URL is its owner's
-    (``server.auth.options_shown_to``)."""
-    skipped, last_skipped = schedules.skipped(row.id)
+    (``server.auth.options_shown_to``); its team, its owner's now (``_team``)."""
+    skipped, last_skipped = service.schedules.skipped(row.id)
     task = dict(row.task)
     if isinstance(task.get("options"), dict):
-        task["options"] = options_shown_to(principal, row.owner, task["options"])
+        options = {key: value for key, value in task["options"].items() if key != "team"}
+        team = _team(service, row)
+        task["options"] = options_shown_to(principal, row.owner, options if team is None else {**options, "team": team})
     links = {"self": f"/v1/schedules/{row.id}", "history": f"/v1/schedules/{row.id}/history"}
     if row.last_task_id:
         links["last_task"] = f"/v1/tasks/{row.last_task_id}"
@@ -147,19 +153,19 @@ def create_schedule(body: ScheduleCreate, service: Service, principal: Actor, re
         raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, str(exc)) from exc
     service.store.audit(principal.name, principal.role, "schedule.create", f"schedule {row.id}", {"name": body.name})
     response.headers["Location"] = f"/v1/schedules/{row.id}"
-    return _public(row, schedules, principal)
+    return _public(row, service, principal)
 
 
 @router.get("", response_model=ScheduleListPublic)
 def list_schedules(service: Service, principal: CurrentPrincipal) -> ScheduleListPublic:
     schedules = service.schedules
-    rows = [r for r in schedules.all() if _sees(principal, r)]
-    return ScheduleListPublic(data=[_public(r, schedules, principal) for r in rows], count=len(rows))
+    rows = [r for r in schedules.all() if _sees(principal, r, service)]
+    return ScheduleListPublic(data=[_public(r, service, principal) for r in rows], count=len(rows))
 
 
 @router.get("/{schedule_id}", response_model=SchedulePublic)
 def get_schedule(schedule_id: ScheduleId, service: Service, principal: CurrentPrincipal) -> SchedulePublic:
-    return _public(_visible(service, principal, schedule_id), service.schedules, principal)
+    return _public(_visible(service, principal, schedule_id), service, principal)
 
 
 @router.get("/{schedule_id}/history", response_model=OccurrenceListPublic)
@@ -178,7 +184,7 @@ def delete_schedule(schedule_id: ScheduleId, service: Service, principal: Actor)
     found by its owner column alone, so its owner (or an admin) can still delete it."""
     row = service.schedules.get(schedule_id)
     if row is not None:
-        owner, allowed, seen = row.owner, _sees(principal, row, act=True), _sees(principal, row)
+        owner, allowed, seen = row.owner, _sees(principal, row, service, act=True), _sees(principal, row, service)
     else:
         exists, owner = service.schedules.stored_owner(schedule_id)
         seen = exists and principal.sees(owner, None)

@@ -44,6 +44,9 @@ __all__ = ["HISTORY_KEPT", "OccurrenceRow", "ScheduleError", "ScheduleLimit", "S
 
 log = logging.getLogger(__name__)
 
+# (a schedule's owner, the team stored with it) -> the team its occurrences are of now
+OwnerTeam = Callable[[str | None, str | None], str | None]
+
 MIN_INTERVAL_S = 1.0  # the floor of server.schedule_min_interval_s
 MAX_INTERVAL_S = 366 * 86400.0  # a schedule more than a year apart is a mistake (a cron of Feb 29 is 4 years: refused too)
 CRON_GAPS_CHECKED = 8  # a cron's next occurrences whose gaps are held to the minimum interval
@@ -298,19 +301,21 @@ class Schedules:
 
     def due_tasks(self, store: TaskStore, now: float | None = None, quota: Quota = NO_QUOTA,
                   refusal: str | None = None,
-                  owner_refusal: Callable[[str | None], str | None] = lambda owner: None) -> list[TaskRow]:
+                  owner_refusal: Callable[[str | None], str | None] = lambda owner: None,
+                  owner_team: OwnerTeam = lambda owner, stored: stored) -> list[TaskRow]:
         """Create the task of every due schedule (once, whoever else is ticking), each held to its
         token's ``quota`` as a submission is; a skipped occurrence makes no task. ``refusal`` (why
         no task may start now: the runs folder's disk nearly full) skips every due occurrence;
         ``owner_refusal`` (why its owner may not submit now: a revoked token, a viewer) the
-        schedule's."""
+        schedule's. Each task is of its owner's team now (``owner_team``: ``server.auth.team_now``),
+        not the team the schedule was made in."""
         now = time.time() if now is None else now
         with self.engine.connect() as conn:
             due = self._read(conn, schedules_table.c.enabled.is_(True), schedules_table.c.next_at <= now)
         created = []
         for schedule in due:
             try:
-                task = self._occur(store, schedule, now, quota, refusal or owner_refusal(schedule.owner))
+                task = self._occur(store, schedule, now, quota, refusal or owner_refusal(schedule.owner), owner_team)
             except (ValueError, KeyError, TypeError, OverflowError) as exc:  # its time or body: the others go on
                 if schedule.id not in self._unreadable:
                     self._unreadable.add(schedule.id)
@@ -321,12 +326,16 @@ class Schedules:
         return created
 
     def _occur(self, store: TaskStore, schedule: ScheduleRow, now: float, quota: Quota,
-               refusal: str | None = None) -> TaskRow | None:
+               refusal: str | None = None, owner_team: OwnerTeam = lambda owner, stored: stored) -> TaskRow | None:
         """One occurrence, in one transaction of the store's: ``next_at`` moved on (only by the
         instance whose conditional update wins), the quota decided, the task or the skip stored."""
         following = next_time(schedule.cron, schedule.interval_s, max(now, schedule.next_at))
         body = dict(schedule.task)
         options = {**body.get("options", {}), "schedule_id": schedule.id}
+        stored_team = options.pop("team", None)
+        team = owner_team(schedule.owner, stored_team if isinstance(stored_team, str) else None)
+        if team is not None:  # as the options are stored: a task of no team has no key
+            options["team"] = team
         with store.write() as conn:
             won = conn.execute(
                 schedules_table.update()
@@ -371,10 +380,12 @@ class ScheduleTicker:
     def __init__(self, schedules: Schedules, store: TaskStore, submit: Callable[[TaskRow], None],
                  interval_s: float = 1.0, quota: Quota = NO_QUOTA,
                  refusal: Callable[[], str | None] = lambda: None,
-                 owner_refusal: Callable[[str | None], str | None] = lambda owner: None) -> None:
+                 owner_refusal: Callable[[str | None], str | None] = lambda owner: None,
+                 owner_team: OwnerTeam = lambda owner, stored: stored) -> None:
         self.schedules = schedules
         self.refusal = refusal  # why no task may start now (the disk), checked at each tick
         self.owner_refusal = owner_refusal  # why a schedule's owner may not submit now (server.auth)
+        self.owner_team = owner_team  # the owner's team now (server.auth.team_now)
         self.store = store
         self.submit = submit
         self.quota = quota  # the API server's: an occurrence is held to it as a submission is
@@ -393,7 +404,7 @@ class ScheduleTicker:
 
     def tick(self) -> list[TaskRow]:
         tasks = self.schedules.due_tasks(self.store, quota=self.quota, refusal=self.refusal(),
-                                         owner_refusal=self.owner_refusal)
+                                         owner_refusal=self.owner_refusal, owner_team=self.owner_team)
         for task in tasks:
             log.info("schedule %s: task %s", task.options.get("schedule_id"), task.id)
             self.submit(task)
