@@ -77,6 +77,12 @@ class AdbSettings(BaseModel):
     serial: str | None = Field(None, description="device serial; None = the only attached device")
     connect: list[str] = Field(default_factory=list, description="host:port to `adb connect` first")
     command_timeout_s: float = Field(20.0, gt=0)
+    list_timeout_s: float = Field(
+        5.0, gt=0, le=3600,
+        description="how long a look at the phones waits for an adb server that has gone silent: the device "
+        "list (`adb devices`, the server's version), and the service's probes and captures (its device refresh, "
+        "GET /v1/devices/{serial}/screenshot, the live view); a run's own commands wait command_timeout_s",
+    )
     reconnect_s: float = Field(
         30.0, ge=0, le=3600,
         description="how long a run waits for its phone to come back (the adb server restarted, a network phone "

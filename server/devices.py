@@ -118,6 +118,11 @@ class AdbDeviceSource:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        # the phones this source opens only look (a probe, a screenshot, the live view's frames): a
+        # silent adb server holds each of their calls adb.list_timeout_s, not a run's command_timeout_s
+        adb = settings.adb
+        self._looking = settings.model_copy(update={"adb": adb.model_copy(
+            update={"command_timeout_s": min(adb.list_timeout_s, adb.command_timeout_s)})})
         self.allow = frozenset(settings.server.devices)  # a phone this instance may not drive is not reconnected
         self._seen: set[str] = set()  # network phones ever seen ready
         self._phones: dict[str, Phone] = {}  # opened for screenshots; opened again after a probe or an error
@@ -210,7 +215,7 @@ class AdbDeviceSource:
             phone = None if fresh else self._phones.get(serial)
         if phone is not None:
             return phone
-        phone = open_phone(self.settings, serial)
+        phone = open_phone(self._looking, serial)
         with self._lock:
             kept, closed = self._phones.get(serial), self._closed
             if closed:  # closed while this one was opening: nobody would close it

@@ -114,9 +114,11 @@ def adb_version(settings: AdbSettings) -> str:
     return text.splitlines()[0] if text else f"{adb} (unknown version)"
 
 
-def ensure_server(settings: AdbSettings) -> AdbHost:
-    """The adb server of ``settings``, started with the adb binary if it is not running."""
-    host = AdbHost(settings.server_host, settings.server_port, settings.command_timeout_s)
+def ensure_server(settings: AdbSettings, *, timeout_s: float | None = None) -> AdbHost:
+    """The adb server of ``settings``, started with the adb binary if it is not running; its
+    calls (the version check here too) wait ``timeout_s`` for an answer (default
+    ``adb.command_timeout_s``)."""
+    host = AdbHost(settings.server_host, settings.server_port, timeout_s or settings.command_timeout_s)
     if host.reachable():
         _check_speaks_adb(host)
         return host
@@ -218,6 +220,13 @@ def _check_speaks_adb(host: AdbHost) -> None:
     try:
         host.server_version()
     except (DeviceError, ValueError) as exc:
+        if isinstance(exc.__cause__, TimeoutError):  # it took the call and said nothing
+            raise AdbServerError(
+                f"the adb server at {host.host}:{host.port} accepts connections but did not answer within "
+                f"{host.timeout_s:g} s: it is wedged or stopped (restart it: `adb kill-server`)",
+                host=host.host,
+                port=host.port,
+            ) from exc
         raise AdbServerError(
             f"{host.host}:{host.port} accepts connections but is not an adb server "
             f"({exc.message if isinstance(exc, DeviceError) else exc}): pick another adb.server_port",
@@ -263,8 +272,9 @@ def parse_devices_l(text: str) -> list[DeviceInfo]:
 
 
 def list_devices(settings: AdbSettings) -> list[DeviceInfo]:
-    """Attached devices with state and model (``adb devices -l``)."""
-    host = ensure_server(settings)
+    """Attached devices with state and model (``adb devices -l``). A silent adb server (wedged,
+    or stopped) is given up on after ``adb.list_timeout_s``, not ``adb.command_timeout_s``."""
+    host = ensure_server(settings, timeout_s=min(settings.list_timeout_s, settings.command_timeout_s))
     return parse_devices_l(host.query("host:devices-l"))
 
 
