@@ -244,6 +244,11 @@ class TokenSettings(BaseModel):
         "user", description="admin: everything; user: its own (and its team's) tasks; viewer: reads its team's tasks"
     )
     team: str | None = Field(None, min_length=1, max_length=100, description="members of a team share their tasks")
+    secrets: list[str] = Field(
+        default_factory=list, max_length=1000,
+        description="the names of agent.named_secrets this token may have typed ({{secret:NAME}} in its tasks, "
+        "schedules and scripts); an admin may use every one, a user or viewer none but these",
+    )
 
 
 class RetentionSettings(BaseModel):

@@ -137,7 +137,7 @@ def _public(row: ScheduleRow, service: ServiceState, principal: Principal) -> Sc
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=SchedulePublic)
 def create_schedule(body: ScheduleCreate, service: Service, principal: Actor, response: Response) -> SchedulePublic:
-    checked = checked_task(body.task, service)
+    checked = checked_task(body.task, service, principal)
     owner = principal.name
     task = {"instruction": checked.instruction, "device": checked.task.device,
             "options": checked.task.stored_options(owner, principal.team)}

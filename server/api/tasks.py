@@ -107,7 +107,7 @@ def _get_task(service: ServiceState, task_id: int) -> TaskRow:
 
 @router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=TaskPublic)
 def create_task(body: TaskCreate, service: Service, response: Response, principal: Actor) -> TaskPublic:
-    checked = checked_task(body, service)
+    checked = checked_task(body, service, principal)
     instruction, body = checked.instruction, checked.task
     full = service.retention.disk_refusal()
     if full is not None:  # refused now rather than dying mid-run when the disk fills (server.retention)
@@ -141,9 +141,10 @@ class CheckedTask:
     task: TaskCreate
 
 
-def checked_task(body: TaskCreate, service: ServiceState) -> CheckedTask:
+def checked_task(body: TaskCreate, service: ServiceState, principal: Principal) -> CheckedTask:
     """The task once every check a submission gets has passed (422 otherwise): a script that
-    parses, a planner for an instruction, the limits, a phone that can run it."""
+    parses, a planner for an instruction, the limits, a phone that can run it, secrets that
+    ``principal`` may have typed."""
     limits = service.settings.server
     script_lines = 0
     flow_name = None
@@ -240,11 +241,15 @@ def checked_task(body: TaskCreate, service: ServiceState) -> CheckedTask:
     from mobile_agent.operations import referenced_secrets
 
     named = service.settings.agent.named_secrets
-    missing = sorted({n for t in (body.instruction, body.script, body.flow) if t for n in referenced_secrets(t)} - set(named))
-    if missing:  # a run that would type nothing where the person meant a secret
-        raise _unprocessable(
-            "instruction", f"no secret named {', '.join(missing)} on this server (agent.named_secrets)", "unknown_secret"
-        )
+    used = {n for t in (body.instruction, body.script, body.flow) if t for n in referenced_secrets(t)}
+    # a run that would type nothing where the person meant a secret, or another's secret: one answer
+    # for both, so a token learns no name it may not use
+    missing = sorted(n for n in used if n not in named or not principal.may_type(n))
+    if missing:
+        where = "on this server (agent.named_secrets)" if principal.admin else (
+            f"that the token {principal.name!r} may use (agent.named_secrets, given to a token by name in "
+            f"server.tokens.{principal.name}.secrets)")
+        raise _unprocessable("instruction", f"no secret named {', '.join(missing)} {where}", "unknown_secret")
     if body.callback_url is not None and limits.webhook_secret is None:
         raise _unprocessable(
             "callback_url", "this server has no server.webhook_secret to sign webhooks with", "no_webhook_secret"
