@@ -33,6 +33,7 @@ SETS = {
     "fresh6": {"MIT", "Apache-2.0"},
     "fresh7": {"MIT", "Apache-2.0"},
     "fresh8": {"MIT", "Apache-2.0", "MPL-2.0"},
+    "fresh9": {"MIT", "Apache-2.0"},
 }
 each_set = pytest.mark.parametrize("name", list(SETS))
 
