@@ -239,10 +239,23 @@ def _arrow(mask: np.ndarray, pieces: list[Piece], direction: str | None, head: b
     return thin * pointing(mask, head)[direction]
 
 
+def _minus(pieces: list[Piece]) -> float:
+    """A minus sign (Material's remove, a stepper's or a map's zoom-out): one filled bar lying
+    flat, from 3:1 (a bold minus drawn small, its anti-aliased ends and sides counted) on; a
+    hyphen-like stub or a square is not one, nor a menu's stacked bars (several pieces)."""
+    if len(pieces) != 1:
+        return 0.0
+    bar = pieces[0]
+    flat = min(1.0, max(0.0, (bar.width / max(1.0, bar.height) - 1.5) / 2.0))
+    filled = _near(bar.area / max(1.0, bar.width * bar.height), 1.0, 0.3)
+    return flat * filled
+
+
 # concept -> test on (mask, pieces, direction word or None); "curved" is an arrow bent round
 # (undo, redo, reply) whose head is its wide end; "shorter" is bars getting shorter, said
 # without saying sort or filter: either alignment
-PIECE_SHAPES = ("menu", "kebab", "meatballs", "chevron", "arrow", "curved", "signal", "filter", "sort", "shorter")
+PIECE_SHAPES = ("menu", "kebab", "meatballs", "chevron", "arrow", "curved", "signal", "filter", "sort", "shorter",
+                "minus")
 
 
 def piece_shape_score(shape: str, mask: np.ndarray, direction: str | None = None) -> float:
@@ -263,6 +276,8 @@ def piece_shape_score(shape: str, mask: np.ndarray, direction: str | None = None
         return max(_narrowing(pieces), _sorting(pieces))
     if shape in ("chevron", "arrow"):
         return _arrow(mask, pieces, direction)
+    if shape == "minus":
+        return _minus(pieces)
     if shape == "curved":
         return _arrow(mask, pieces, direction, head=True)
     raise ValueError(f"not a piece shape: {shape}")

@@ -64,6 +64,8 @@ _PHRASES: dict[str, tuple[str, str | None]] = {
     "paper plane": ("plane", None),
     "speech bubble": ("bubble", None),
     "thumbs up": ("thumb", None),
+    # a map's or a viewer's zoom-out button draws a minus
+    "zoom out": ("minus", None),
 }
 # single word -> shape (words of the old table in perception.heuristic_ranker keep working)
 WORDS: dict[str, str] = {
@@ -83,6 +85,7 @@ WORDS: dict[str, str] = {
     "filter": "filter", "funnel": "filter", "sort": "sort", "sorting": "sort",
     "undo": "curved", "redo": "curved", "curved": "curved",
     "refresh": "refresh", "reload": "refresh", "sync": "refresh", "rescan": "refresh",
+    "minus": "minus", "subtract": "minus",
 }  # fmt: skip
 # words that give the direction of an arrow / chevron
 _DIRECTIONS = {

@@ -212,6 +212,42 @@ def _isolated(edges: np.ndarray, x: int, y: int, w: int, h: int) -> bool:
     return not around.any()
 
 
+# a minus sign (Material's "remove": a 14 x 2 dp bar in a 24 dp drawable; a stepper's or a map's
+# zoom-out "−") is one thin horizontal bar, far slimmer than any other glyph, so the size and
+# slimness filters drop it: a lone bar this long (share of the short side: ~8 to ~26 dp on a
+# 400 dp phone; a sheet's 32 dp drag handle and a divider are longer) and at least this many
+# times as long as thick is proposed as its square drawable
+_BAR_LENGTH = (0.02, 0.065)
+_BAR_SLIM = 3
+
+
+def _lone_bars(edges: np.ndarray, scale: float, width: int, height: int) -> list[Box]:
+    """Square boxes (image pixels) around each glyph-sized horizontal bar of the edge map that
+    is alone in the square a glyph of its length would fill (nothing else drawn there: a
+    minus, not a letter's stroke, a tab's underline below its icon or a slider's track)."""
+    short = min(width, height) * scale
+    low, high = _BAR_LENGTH[0] * short, _BAR_LENGTH[1] * short
+    # grown by a pixel: a bar's two long edges are one blob
+    grown = cv2.dilate(edges, np.ones((3, 3), np.uint8))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
+    w_all, h_all = stats[:, 2] - 2, stats[:, 3] - 2
+    bars = np.nonzero((w_all >= low) & (w_all <= high) & (h_all > 0) & (w_all >= _BAR_SLIM * h_all))[0]
+    found: list[Box] = []
+    for label in bars[bars > 0]:
+        x, y, w, h, _ = (int(v) for v in stats[label])
+        x, y, w, h = x + 1, y + 1, w - 2, h - 2
+        cx, cy = x + w / 2, y + h / 2
+        x0, y0 = max(0, int(cx - w / 2) - 1), max(0, int(cy - w / 2) - 1)
+        x1, y1 = min(edges.shape[1], int(np.ceil(cx + w / 2)) + 2), min(edges.shape[0], int(np.ceil(cy + w / 2)) + 2)
+        window = labels[y0:y1, x0:x1]
+        if ((window != 0) & (window != label)).any():
+            continue
+        side = w / scale
+        centre_x, centre_y = cx / scale, cy / scale
+        found.append(Box(centre_x - side / 2, centre_y - side / 2, centre_x + side / 2, centre_y + side / 2))
+    return found
+
+
 def propose_ui_elements(
     image: np.ndarray,
     text_lines: list[TextLine],
@@ -268,6 +304,9 @@ def propose_ui_elements(
             squareness = min(w, h) / max(w, h)
             fill = min(1.0, pixels / max(1.0, w * h) * 2)
             regions.append(IconRegion(box=box, score=0.5 * squareness + 0.5 * fill, source="proposals"))
+    for box in _lone_bars(edges, scale, width, height):
+        if not _is_text(box, text, edges, scale):
+            regions.append(IconRegion(box=box, score=0.75, source="proposals"))
     regions = filter_icon_boxes(
         regions, width, height, min_side_fraction=min_side_fraction, max_area_fraction=max_area_fraction
     )

@@ -39,7 +39,7 @@ from perception.icon_vocabulary import read_icon_words
 from perception.icon_which import in_relation, read_which
 from perception.icons import IconLocator, _look_alikes, _pieces_of_one, _whole_glyph
 from perception.position import parse_position
-from perception.proposals import _is_text_line, filter_icon_boxes, propose_ui_elements
+from perception.proposals import _is_text_line, _lone_bars, filter_icon_boxes, propose_ui_elements
 from perception.system_bars import AppArea, app_area
 from perception.types import IconRegion
 
@@ -1030,3 +1030,36 @@ def test_a_rounded_screen_corner_is_not_a_control() -> None:
     where = find(image, "white icon", "bottom right")
     points = [where.point] if where.status is LocateStatus.FOUND else [c.box.center for c in where.candidates]
     assert points and not any(corner.contains(*p) for p in points), points
+
+
+def test_a_minus_sign_a_lone_thin_bar_is_proposed_and_tapped() -> None:
+    """A minus (Material's remove: a 14 x 2 dp bar; a stepper's or a map's zoom-out) is one
+    bar 7 times as long as thick, and the size and slimness filters dropped it: SnapSaver's
+    "dark minus in the second row" offered the row's pencils. A glyph-sized bar alone in the
+    square its glyph would fill is proposed as that square; a bar with another glyph in that
+    square (a tab's underline below its icon) or as long as a divider is not."""
+    s = Screen()
+    minus = Box(540 - 19, 900 - 19, 540 + 19, 900 + 19)
+    s.rect((540 - 18, 900 - 3, 540 + 18, 900 + 3), (60, 60, 60))  # 14 x 2 dp at 2.625 px/dp
+    s.cross(300, 900, (60, 60, 60))  # a close X beside it
+    s.hamburger(60, STATUS + 74, (255, 255, 255))  # three bars in the toolbar
+    s.rect((100, 1500, 980, 1504), (60, 60, 60))  # a divider
+    image = s.array()
+    boxes = [r.box for r in propose_ui_elements(image, [], min_side_fraction=0.012, max_area_fraction=0.05,
+                                                  nms_iou=0.5, limit=400)]  # fmt: skip
+    assert any(minus.contains(*b.center) and 0.8 <= b.width / b.height <= 1.25 for b in boxes), boxes
+    assert_tapped(find(image, "dark grey minus sign", "center"), minus)
+    assert_tapped(find(image, "zoom out button", None), minus)
+    s.rect((770 - 18, 1300 - 3, 770 + 18, 1300 + 3), (60, 60, 60))  # an underline just below a glyph
+    s.d.ellipse(((770 - 16) * K, (1270 - 16) * K, (770 + 16) * K, (1270 + 16) * K), fill=(60, 60, 60))
+    small = cv2.resize(s.array(), None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+    bars = _lone_bars(cv2.Canny(cv2.cvtColor(small, cv2.COLOR_RGB2GRAY), 40, 120), 0.5, W, H)
+    assert len(bars) == 1 and minus.contains(*bars[0].center), bars  # not the underline, the divider, the menu
+    bar = np.zeros((40, 40), np.uint8)
+    bar[18:23, 4:36] = 1
+    assert piece_shape_score("minus", bar) > 0.9
+    assert piece_shape_score("minus", bar.T) == 0.0  # upright: a stroke, an "I"
+    menu = np.zeros((40, 40), np.uint8)
+    menu[8:12, 4:36] = menu[18:22, 4:36] = menu[28:32, 4:36] = 1
+    assert piece_shape_score("minus", menu) == 0.0
+    assert read_icon_words("the zoom out button").shapes == ("minus",)
