@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mobile_agent.agent import Redactor
 from mobile_agent.settings import Settings
 from server.devices import DeviceSlot
 from server.live import LiveHub
@@ -191,12 +192,16 @@ class ServiceState:
     started_at: float = field(default_factory=time.time)
     live: LiveHub = field(init=False)  # the live views' capture loops, one per phone
     retention: Retention = field(init=False)  # what is deleted, and the disk's free space
+    # the server's secrets (agent.secrets, named secrets, the planner key), taken out of what a task row
+    # shows: the row keeps the instruction as sent (its run needs it), the API, dashboard and audit do not
+    redact: Redactor = field(init=False)
 
     def __post_init__(self) -> None:
         server = self.settings.server
         self.live = LiveHub(fps=server.live_fps, per_phone=server.live_viewers_per_phone,
                             per_token=server.live_viewers_per_token, closing=self.closing.is_set)
         self.retention = Retention(self.settings, self.store, self.runs_dir)
+        self.redact = Redactor.from_settings(self.settings)
 
     def drain(self) -> None:
         """The server is stopping: start no more tasks and end the event streams (clients

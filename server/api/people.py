@@ -70,7 +70,7 @@ def reply_to_task(task_id: TaskId, body: ReplyCreate, task: ActedTask, service: 
     service.store.audit(principal.name, principal.role, "task.reply", f"task {task_id}",
                         {"action": body.action, "owner": task.owner})
     service.hub.notify(task_id)
-    return task_public(_get_task(service, task_id), principal)
+    return task_public(_get_task(service, task_id), principal, service.redact)
 
 
 @router.get("/{task_id}/live", response_class=StreamingResponse)

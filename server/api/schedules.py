@@ -119,7 +119,7 @@ def _public(row: ScheduleRow, service: ServiceState, principal: Principal) -> Sc
     """The schedule as ``principal`` reads it: its task's callback URL is its owner's
     (``server.auth.options_shown_to``); its team, its owner's now (``_team``)."""
     skipped, last_skipped = service.schedules.skipped(row.id)
-    task = dict(row.task)
+    task = service.redact(dict(row.task))  # the server's secrets out of its instruction and options (as a task's)
     if isinstance(task.get("options"), dict):
         options = {key: value for key, value in task["options"].items() if key != "team"}
         team = _team(service, row)

@@ -27,7 +27,14 @@ from fastapi.responses import FileResponse, StreamingResponse
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
-from mobile_agent.agent import PinnedApps, PlatformPinError, inside_paths, relative_inside, server_path
+from mobile_agent.agent import (
+    PinnedApps,
+    PlatformPinError,
+    Redactor,
+    inside_paths,
+    relative_inside,
+    server_path,
+)
 from server.auth import Principal, options_shown_to
 from server.deps import ActedTask, Actor, Authorized, CurrentPrincipal, OwnedTask, Service
 from server.devices import platform_refusal
@@ -77,8 +84,10 @@ def _unprocessable(field: str, message: str, kind: str = "value_error") -> HTTPE
     )
 
 
-def task_public(task: TaskRow, principal: Principal) -> TaskPublic:
-    """The task as ``principal`` reads it (``server.auth.options_shown_to``: a callback URL is its owner's)."""
+def task_public(task: TaskRow, principal: Principal, redact: Redactor) -> TaskPublic:
+    """The task as ``principal`` reads it (``server.auth.options_shown_to``: a callback URL is its
+    owner's), the server's secrets taken out of its instruction and options (``redact``:
+    ``ServiceState.redact``; the row keeps them for the run)."""
     base = f"/v1/tasks/{task.id}"
     left_queue = task.started_at or task.finished_at  # a task cancelled while queued never started
     queued_s = left_queue - task.created_at if left_queue else None
@@ -92,8 +101,9 @@ def task_public(task: TaskRow, principal: Principal) -> TaskPublic:
     # TaskPublic ignores fields it does not declare
     base_dir = _trajectory_base(task)
     error, result = inside_paths(task.error, base_dir), inside_paths(task.result, base_dir)
-    options = options_shown_to(principal, task.owner, task.options)
-    return TaskPublic.model_validate({**vars(task), "options": options, "error": error, "result": result,
+    options = redact(options_shown_to(principal, task.owner, task.options))
+    return TaskPublic.model_validate({**vars(task), "instruction": redact.text(task.instruction), "options": options,
+                                      "error": error, "result": result,
                                       "queued_s": queued_s, "run_s": run_s, "links": links})
 
 
@@ -125,10 +135,10 @@ def create_task(body: TaskCreate, service: Service, response: Response, principa
             f"(server.max_active_per_token): submit again when one has ended",
         ) from exc
     service.store.audit(principal.name, principal.role, "task.submit", f"task {task.id}",
-                        {"instruction": instruction[:200], "device": body.device})
+                        {"instruction": service.redact.text(instruction)[:200], "device": body.device})
     service.scheduler.submit(task)
     response.headers["Location"] = f"/v1/tasks/{task.id}"
-    return task_public(task, principal)
+    return task_public(task, principal, service.redact)
 
 
 @dataclass(frozen=True)
@@ -304,12 +314,12 @@ def list_tasks(
     visible_to = None if principal.admin else (principal.name, principal.team)
     rows, total = service.store.list_tasks(status=status_, device=device, offset=offset, limit=limit,
                                            visible_to=visible_to)
-    return TaskListPublic(data=[task_public(r, principal) for r in rows], count=total, offset=offset, limit=limit)
+    return TaskListPublic(data=[task_public(r, principal, service.redact) for r in rows], count=total, offset=offset, limit=limit)
 
 
 @router.get("/{task_id}", response_model=TaskPublic)
 def get_task(task_id: TaskId, row: OwnedTask, service: Service, principal: CurrentPrincipal) -> TaskPublic:
-    task = task_public(row, principal)
+    task = task_public(row, principal, service.redact)
     if task.status == "queued":
         task.waiting_reason = service.store.quota_waiting_reason(row) or service.scheduler.waiting_reason(row)
     if task.status == "waiting_for_user":
@@ -331,7 +341,7 @@ def cancel_task(task_id: TaskId, task: ActedTask, service: Service, principal: C
     if after.status == "cancelled" and after.started_at is None:  # never ran: no runner tells its end
         # the service's sender, which its stop waits for (ServiceState.webhooks)
         tell_unrun_end(service.webhooks, after, "cancelled", result=after.result)  # as stored (TaskStore.cancel_queued)
-    return task_public(after, principal)
+    return task_public(after, principal, service.redact)
 
 
 def event_public(event: EventRow, base: Path | None) -> EventPublic:

@@ -484,6 +484,7 @@ def test_a_path_of_the_server_inside_a_message_stays_inside(tmp_path: Path) -> N
     """The same in a webhook's payload. An error or event message that names a server path within its text (an OSError, a
     crash's str(exc)) shows the trajectory's files by their relative name and any other server
     path as "[a path on the server]"; a phone path, a URL and a slash in prose stay."""
+    from mobile_agent.agent import Redactor
     from server.api.tasks import event_public, task_public
     from server.auth import ANONYMOUS
     from server.store import EventRow, TaskRow
@@ -502,7 +503,7 @@ def test_a_path_of_the_server_inside_a_message_stays_inside(tmp_path: Path) -> N
                   error={"type": "OSError", "message": crash}, result=None, steps=0, prompt_tokens=0,
                   completion_tokens=0, cost_usd=0.0, trajectory_dir=str(base), instance=None,
                   cancel_requested=False, created_at=0.0, started_at=None, finished_at=1.0)
-    shown = task_public(row, ANONYMOUS).model_dump_json()
+    shown = task_public(row, ANONYMOUS, Redactor([])).model_dump_json()
     assert str(tmp_path) not in shown and "step-3.png" in shown, shown
     from server.webhooks import task_finished
 
