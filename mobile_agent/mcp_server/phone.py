@@ -243,10 +243,11 @@ class PhoneService:
     # -- acting -------------------------------------------------------------------
     def operate(self, card: OperationCard, params: dict[str, Any], serial: str | None,
                 channel: UserChannel | None, session: McpSession, candidate: int | None = None,
-                owner: str = "local") -> dict[str, Any]:
+                owner: str = "local", *, cancel: threading.Event | None = None) -> dict[str, Any]:
         """One operation, as the next step of ``session``'s trajectory on the phone, holding the
-        phone's lease (``mobile_agent.device.lease``: never between another run's steps).
-        ``owner`` is the principal the session belongs to (its runs are theirs)."""
+        phone's lease (``mobile_agent.device.lease``: never between another run's steps; the wait
+        for it ends early when ``cancel`` is set: the call was cancelled). ``owner`` is the
+        principal the session belongs to (its runs are theirs)."""
         from mobile_agent.device import PhoneLease
 
         guess = params.get("text") if card.name in LOCATE_BY_TEXT else None
@@ -254,7 +255,8 @@ class PhoneService:
             # a secret's value or a part of it is looked for as a text no screen shows, so that the
             # answer is an absent text's (nothing pressed, no "[REDACTED]"): no client confirms a guess
             stand_in = f"zq{uuid.uuid4().hex[:12]}"
-            answer = self.operate(card, {**params, "text": stand_in}, serial, channel, session, candidate, owner)
+            answer = self.operate(card, {**params, "text": stand_in}, serial, channel, session, candidate, owner,
+                                  cancel=cancel)
             echoed: dict[str, Any] = _replaced(answer, stand_in, guess)
             return echoed
         model = card.params_model.model_validate(params)  # ValidationError: the caller's mistake
@@ -267,7 +269,8 @@ class PhoneService:
             refused = PinnedApps("operation", {opened.strip(): platform}).on_device(device.serial)
             if refused is not None:
                 raise refused
-        with PhoneLease(self.settings.adb, device.serial, f"MCP session of {owner}", wait_s=self.operation_wait_s):
+        with PhoneLease(self.settings.adb, device.serial, f"MCP session of {owner}", wait_s=self.operation_wait_s,
+                        cancel=cancel):
             return session.trajectory(device, self._remembered_for(owner)).operate(action, candidate, channel)
 
     def run_instruction(self, instruction: str, serial: str | None, *, cancel: threading.Event, on_event: Any,

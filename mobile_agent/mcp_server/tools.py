@@ -23,7 +23,12 @@ a tool took of that phone), ``run://{run_id}/report`` (a run's HTML report).
 
 The SDK calls the tools on its event loop; phone and model work runs in worker threads
 (``anyio.to_thread``), and a confirmation the run asks for comes back to the loop with
-``anyio.from_thread`` to ask the client by elicitation, when the client offers it.
+``anyio.from_thread`` to ask the client by elicitation, when the client offers it. Over HTTP
+each principal's calls take at most ``THREADS_PER_PRINCIPAL`` worker threads at once
+(``ThreadShares``): calls that wait for a busy phone (up to ``--phone-wait``; a
+``run_instruction`` up to 600 s) hold their own principal's threads, never the pool every other
+principal's calls use. A cancelled call (the client's ``notifications/cancelled``) stops its
+wait for the phone at once.
 """
 
 from __future__ import annotations
@@ -205,6 +210,29 @@ def _outward(ctx: Context[Any, Any], settings: Settings, data: Any) -> Any:
     return inside_paths(data, Path(settings.agent.output_dir).resolve())
 
 
+THREADS_PER_PRINCIPAL = 4  # over HTTP: one principal's calls in worker threads at once; the rest wait their turn
+
+
+class ThreadShares:
+    """One ``anyio.CapacityLimiter`` per principal over HTTP, so that a principal whose calls
+    wait (a held phone) never holds anyio's one process-wide pool of worker threads, which every
+    other principal's calls (``list_devices`` included) would then queue behind. The principals
+    are the configured tokens: the table is bounded. Over stdio (one client) anyio's own pool."""
+
+    def __init__(self, per_principal: int = THREADS_PER_PRINCIPAL) -> None:
+        self.per_principal = per_principal
+        self._limiters: dict[str, anyio.CapacityLimiter] = {}
+
+    def of(self, ctx: Context[Any, Any]) -> anyio.CapacityLimiter | None:
+        if not isinstance(ctx.request_context.request, Request):
+            return None
+        name = _principal(ctx)[0]
+        limiter = self._limiters.get(name)
+        if limiter is None:  # made on the event loop, in the first call of that principal's
+            limiter = self._limiters[name] = anyio.CapacityLimiter(self.per_principal)
+        return limiter
+
+
 def _channel(ctx: Context[Any, Any]) -> UserChannel:
     caps = ctx.client_capabilities
     if caps is not None and caps.elicitation is not None:
@@ -213,17 +241,19 @@ def _channel(ctx: Context[Any, Any]) -> UserChannel:
 
 
 async def _in_thread(call: Callable[[], Any], *, cancel: threading.Event | None = None,
-                     admin: bool = True, outward: Callable[[str], str] = str) -> Any:
-    """``call()`` in a worker thread; this project's errors become tool errors (the client
-    reads them and the server goes on), their text ``outward`` (``_outward``: over HTTP, no
-    path of the server). With ``cancel``, a cancelled call (the client's
-    ``notifications/cancelled``) sets it and returns at once; the run ends on its own. Who
-    holds a busy phone is said to an admin only (docs/security.md)."""
+                     admin: bool = True, outward: Callable[[str], str] = str,
+                     limiter: anyio.CapacityLimiter | None = None) -> Any:
+    """``call()`` in a worker thread (one of ``limiter``'s: the principal's, ``ThreadShares``);
+    this project's errors become tool errors (the client reads them and the server goes on),
+    their text ``outward`` (``_outward``: over HTTP, no path of the server). With ``cancel``, a
+    cancelled call (the client's ``notifications/cancelled``) sets it and returns at once: a
+    wait for the phone stops, a run or an operation under way ends on its own. Who holds a busy
+    phone is said to an admin only (docs/security.md)."""
     try:
         if cancel is None:
-            return await anyio.to_thread.run_sync(call)
+            return await anyio.to_thread.run_sync(call, limiter=limiter)
         try:
-            return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+            return await anyio.to_thread.run_sync(call, abandon_on_cancel=True, limiter=limiter)
         except anyio.get_cancelled_exc_class():
             cancel.set()
             raise
@@ -244,7 +274,7 @@ def _card_description(card: OperationCard) -> str:
                    "trajectory; answers its feedback, the step and the trajectory's run_id.")
 
 
-def _card_tool(service: PhoneService, card: OperationCard) -> Callable[..., Awaitable[dict[str, Any]]]:
+def _card_tool(service: PhoneService, card: OperationCard, shares: ThreadShares) -> Callable[..., Awaitable[dict[str, Any]]]:
     """An async function whose signature is the card's parameter model plus ``serial``:
     the SDK reads the tool's JSON schema from it."""
 
@@ -253,10 +283,12 @@ def _card_tool(service: PhoneService, card: OperationCard) -> Callable[..., Awai
         candidate = kwargs.pop("candidate", None)
         owner = _actor(ctx)
         channel = _channel(ctx)
+        cancel = threading.Event()  # a cancelled call stops waiting for a held phone
         async with _session_of(ctx, service.settings) as session:
             answer: dict[str, Any] = await _in_thread(
-                lambda: service.operate(card, kwargs, serial, channel, session, candidate, owner),
-                admin=_reader(ctx) is None, outward=lambda text: _outward(ctx, service.settings, text))
+                lambda: service.operate(card, kwargs, serial, channel, session, candidate, owner, cancel=cancel),
+                cancel=cancel, admin=_reader(ctx) is None, outward=lambda text: _outward(ctx, service.settings, text),
+                limiter=shares.of(ctx))
         outward: dict[str, Any] = _outward(ctx, service.settings, answer)
         return outward
 
@@ -283,6 +315,7 @@ def build_server(settings: Settings, service: PhoneService) -> MCPServer[Any]:
     closes it when the server has stopped (``PhoneService.close``: the phones its tools opened,
     an iPhone's WDA connections, a USB iPhone's forward), as ``mobile-agent mcp`` does: a service
     made here would have had no owner to close it."""
+    shares = ThreadShares()
     server: MCPServer[Any] = MCPServer(
         "mobile-agent",
         instructions="Drive an Android phone or an iPhone: look (screenshot, find_text, find_icon), act (one tool per "
@@ -293,8 +326,8 @@ def build_server(settings: Settings, service: PhoneService) -> MCPServer[Any]:
     @server.tool(description="The phones: the Android phones adb sees (serial, state: device, offline, "
                  "unauthorized; model) and the iPhones of ios.devices (serial ios:NAME, state: ready or not "
                  "answering), each with its platform (android, ios).")
-    async def list_devices() -> dict[str, Any]:
-        answer: dict[str, Any] = await _in_thread(service.list_devices)
+    async def list_devices(ctx: Context[Any, Any]) -> dict[str, Any]:
+        answer: dict[str, Any] = await _in_thread(service.list_devices, limiter=shares.of(ctx))
         return answer
 
     @server.tool(description="A screenshot of the phone, downscaled so that its longer side is at most max_side "
@@ -308,7 +341,7 @@ def build_server(settings: Settings, service: PhoneService) -> MCPServer[Any]:
         (name, role), admin = _principal(ctx), _reader(ctx) is None
         shot = await _in_thread(lambda: service.screenshot(serial, max_side, principal=name, admin=admin,
                                                      viewer=role == "viewer"),
-                                admin=admin, outward=lambda text: _outward(ctx, settings, text))
+                                admin=admin, outward=lambda text: _outward(ctx, settings, text), limiter=shares.of(ctx))
         info: dict[str, Any] = {"image": [shot.width, shot.height], "screen": [shot.screen_width, shot.screen_height]}
         if shot.blank:
             info["note"] = PROTECTED_NOTE
@@ -324,7 +357,8 @@ def build_server(settings: Settings, service: PhoneService) -> MCPServer[Any]:
         (name, role), admin = _principal(ctx), _reader(ctx) is None
         found: dict[str, Any] = await _in_thread(lambda: service.find(serial, text=text, principal=name, admin=admin,
                                                                       viewer=role == "viewer"),
-                                                 admin=admin, outward=lambda text: _outward(ctx, settings, text))
+                                                 admin=admin, outward=lambda text: _outward(ctx, settings, text),
+                                                 limiter=shares.of(ctx))
         return found
 
     @server.tool(description="Find an icon on the screen by a description (detector + CLIP when the ml extra is "
@@ -341,11 +375,11 @@ def build_server(settings: Settings, service: PhoneService) -> MCPServer[Any]:
         found: dict[str, Any] = await _in_thread(
             lambda: service.find(serial, icon=icon, position=position, principal=name, admin=admin,
                                  viewer=role == "viewer"), admin=admin,
-            outward=lambda text: _outward(ctx, settings, text))
+            outward=lambda text: _outward(ctx, settings, text), limiter=shares.of(ctx))
         return found
 
     for card in operation_cards():
-        server.add_tool(_card_tool(service, card), name=card.name, title=card.syntax, description=_card_description(card))
+        server.add_tool(_card_tool(service, card, shares), name=card.name, title=card.syntax, description=_card_description(card))
 
     @server.tool(description="Carry out a whole instruction with the agent (planner model, the server's settings). "
                  "Long-running: one progress notification per step; cancelling the call cancels the run. "
@@ -379,6 +413,7 @@ def build_server(settings: Settings, service: PhoneService) -> MCPServer[Any]:
                                                 channel=channel, max_steps=max_steps, session=session,
                                                 owner=owner, team=_team(ctx)),
                 cancel=cancel, admin=_reader(ctx) is None, outward=lambda text: _outward(ctx, settings, text),
+                limiter=shares.of(ctx),
             )
         answer: dict[str, Any] = _outward(ctx, settings, run_answer(settings, result))
         return answer
@@ -393,7 +428,8 @@ def build_server(settings: Settings, service: PhoneService) -> MCPServer[Any]:
     ) -> dict[str, Any]:
         reader = _reader(ctx)
         data: dict[str, Any] = await _in_thread(lambda: service.trajectory(run_id, reader),
-                                                outward=lambda text: _outward(ctx, settings, text))
+                                                outward=lambda text: _outward(ctx, settings, text),
+                                                limiter=shares.of(ctx))
         data["steps"] = data["steps"][-max_steps:]
         outward: dict[str, Any] = _outward(ctx, service.settings, data)
         return outward
@@ -417,14 +453,17 @@ def build_server(settings: Settings, service: PhoneService) -> MCPServer[Any]:
     async def report_resource(run_id: str, ctx: Context[Any, Any]) -> str:
         reader = _reader(ctx)
         report: str = await _resource(lambda: service.report(run_id, reader),
-                                      outward=lambda text: _outward(ctx, settings, text))
+                                      outward=lambda text: _outward(ctx, settings, text), limiter=shares.of(ctx))
         return report
 
     return server
 
 
-async def _resource(call: Callable[[], Any], outward: Callable[[str], str] = str) -> Any:
+async def _resource(call: Callable[[], Any], outward: Callable[[str], str] = str,
+                    limiter: anyio.CapacityLimiter | None = None) -> Any:
+    """A resource's ``call()`` in a worker thread; ``phone://devices`` (the SDK gives a static
+    resource no context, so no principal) takes anyio's pool, which no principal's calls hold."""
     try:
-        return await anyio.to_thread.run_sync(call)
+        return await anyio.to_thread.run_sync(call, limiter=limiter)
     except (MobileAgentError, ToolFailure) as exc:
         raise ResourceError(outward(describe_error(exc))) from exc
