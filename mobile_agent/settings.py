@@ -329,6 +329,10 @@ class ServerSettings(BaseModel):
     event_streams_per_token: int = Field(
         50, ge=0, description="task event streams (GET /v1/tasks/{id}/events) one token may have open (0 = no limit)"
     )
+    mcp_sessions_per_token: int = Field(
+        20, ge=0, description="MCP sessions over HTTP (`mobile-agent mcp --transport http`) one token may hold open "
+        "(0 = no limit)"
+    )
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
 
 
@@ -339,6 +343,16 @@ class ServerSettings(BaseModel):
             return value
         return {name: {"token": one, "role": "admin"} if isinstance(one, str | SecretStr) else one
                 for name, one in value.items()}
+
+    def may_type(self, owner: str | None, secret: str) -> bool:
+        """Whether a task of ``owner`` may type ``{{secret:NAME}}`` (``agent.named_secrets``): an
+        admin's (``api_token``'s "default", "anonymous" with no token, a token of role admin, a row
+        from before owners) every one, another token's only those its ``secrets`` lists; a token no
+        longer configured none (docs/security.md)."""
+        if owner in (None, "default", "anonymous"):
+            return True
+        entry = self.tokens.get(owner)
+        return entry is not None and (entry.role == "admin" or secret in entry.secrets)
 
     @field_validator("tokens")
     @classmethod

@@ -43,7 +43,6 @@ class Principal:
     name: str
     role: Role
     team: str | None = None
-    secrets: frozenset[str] = frozenset()  # the named secrets its tasks may type (an admin: all)
 
     @property
     def admin(self) -> bool:
@@ -53,11 +52,6 @@ class Principal:
     def may_act(self) -> bool:
         """May submit, reply, cancel, delete (a viewer may not)."""
         return self.role != "viewer"
-
-    def may_type(self, secret: str) -> bool:
-        """Whether this principal's tasks may type ``{{secret:NAME}}`` (``server.tokens.NAME.secrets``):
-        a server's secrets are its operator's, handed to a user's token by name."""
-        return self.admin or secret in self.secrets
 
     def sees(self, owner: str | None, team: str | None) -> bool:
         """Whether a resource of ``owner`` (of ``team``) is visible to this principal. A
@@ -95,7 +89,7 @@ def principals(server: ServerSettings) -> list[tuple[Principal, str]]:
     for name, entry in sorted(server.tokens.items()):
         token = entry.token.get_secret_value()
         if token:
-            found.append((Principal(name, entry.role, entry.team, frozenset(entry.secrets)), token))
+            found.append((Principal(name, entry.role, entry.team), token))
     return found
 
 

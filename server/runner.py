@@ -125,7 +125,15 @@ def task_settings(base: Settings, options: StoredOptions, serial: str) -> Settin
     overrides: dict[str, Any] = {OPTION_SETTINGS[name]: value for name, value in given.items()}
     overrides["adb.serial"] = serial
     overrides["cache.namespace"] = cache_namespace(base, options.owner, options.team)
-    return base.with_overrides(overrides)
+    settings = base.with_overrides(overrides)
+    # the run may type only the secrets its owner may (server.tokens.NAME.secrets; an admin's all): no
+    # variable, model reply or cached plan of the run can put in another's. The others' values stay
+    # among those it hides (agent.secrets: masked and redacted, never typed)
+    agent = settings.agent
+    named = {name: value for name, value in agent.named_secrets.items() if base.server.may_type(options.owner, name)}
+    hidden = [value for name, value in agent.named_secrets.items() if name not in named]
+    return settings.model_copy(update={"agent": agent.model_copy(
+        update={"named_secrets": named, "secrets": [*agent.secrets, *hidden]})})
 
 
 def cache_namespace(base: Settings, owner: str | None, team: str | None) -> str:

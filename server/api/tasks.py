@@ -254,7 +254,7 @@ def checked_task(body: TaskCreate, service: ServiceState, principal: Principal) 
     used = {n for t in (body.instruction, body.script, body.flow) if t for n in referenced_secrets(t)}
     # a run that would type nothing where the person meant a secret, or another's secret: one answer
     # for both, so a token learns no name it may not use
-    missing = sorted(n for n in used if n not in named or not principal.may_type(n))
+    missing = sorted(n for n in used if n not in named or not limits.may_type(principal.name, n))
     if missing:
         where = "on this server (agent.named_secrets)" if principal.admin else (
             f"that the token {principal.name!r} may use (agent.named_secrets, given to a token by name in "
