@@ -23,6 +23,7 @@ from mobile_agent.errors import ConfigError
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
+    from mobile_agent.mcp_server.http_sessions import SessionCap
     from mobile_agent.settings import Settings
 
 EXIT_USAGE = 2
@@ -106,8 +107,10 @@ def _serve(args: argparse.Namespace, settings: Settings, server: MCPServer[Any])
     if not args.session_idle_timeout > 0:
         print("mobile-agent mcp: --session-idle-timeout must be a positive number of seconds", file=sys.stderr)
         return EXIT_USAGE
+    from mobile_agent.mcp_server.http_sessions import SessionCap
+
     http = server.streamable_http_app(host=settings.server.host, session_idle_timeout=args.session_idle_timeout)
-    app = bearer_protected(http, principals)
+    app = bearer_protected(http, principals, SessionCap(settings.server.mcp_sessions_per_token, args.session_idle_timeout))
     uvicorn.run(app, host=settings.server.host, port=settings.server.port, log_level="warning")
     return 0
 
@@ -124,12 +127,15 @@ def _principals(settings: Any) -> dict[str, tuple[str, str, str | None]]:
     return found
 
 
-def bearer_protected(app: Any, principals: dict[str, tuple[str, str, str | None]]) -> Any:
+def bearer_protected(app: Any, principals: dict[str, tuple[str, str, str | None]],
+                     sessions: SessionCap | None = None) -> Any:
     """``app`` (ASGI) behind ``Authorization: Bearer <token>``, any one of ``principals``' tokens
     (the service's ``server.api_token`` and its named ``server.tokens``): 401 otherwise, before
     the MCP transport sees the request. The request's scope then names its principal (name,
-    role), which the tools read (a viewer may not act; a phone's lease names its holder).
-    Lifespan events pass (the SDK's session manager starts there)."""
+    role), which the tools read (a viewer may not act; a phone's lease names its holder). With
+    ``sessions``, a principal holding ``server.mcp_sessions_per_token`` sessions is refused another
+    (429, ``http_sessions``). Lifespan events pass (the SDK's session manager starts there)."""
+    from mobile_agent.mcp_server.http_sessions import counted
     from mobile_agent.mcp_server.tools import PRINCIPAL_STATE
 
     expected = [(f"Bearer {token}".encode(), principal) for token, principal in principals.items()]
@@ -141,6 +147,9 @@ def bearer_protected(app: Any, principals: dict[str, tuple[str, str, str | None]
                        if hmac.compare_digest(given, one)]  # every one compared: no timing hint
             if matches:
                 scope.setdefault("state", {})[PRINCIPAL_STATE] = matches[0]
+                if sessions is not None:
+                    await counted(app, sessions, matches[0][0], scope, receive, send)
+                    return
             else:
                 body = b'{"error": "a bearer token is required (Authorization: Bearer <server.api_token>)"}'
                 await send({"type": "http.response.start", "status": 401,
