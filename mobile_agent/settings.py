@@ -359,10 +359,11 @@ class ServerSettings(BaseModel):
     def _token_names(cls, value: dict[str, TokenSettings]) -> dict[str, TokenSettings]:
         for name in value:
             # "anonymous" is the local admin of a service with no token (its tasks and plans are the
-            # local user's: server.runner.cache_namespace); a token of that name would share them
-            if not name or len(name) > 100 or not name.isprintable() or name in ("default", "anonymous"):
-                raise ValueError(f"token name {name!r}: 1-100 printable characters, not 'default' (api_token's) "
-                                 "nor 'anonymous' (the local admin's, with no token)")
+            # local user's: server.runner.cache_namespace), "local" MCP's stdio user (its runs use the
+            # command line's plan cache and every secret); a token of either name would share them
+            if not name or len(name) > 100 or not name.isprintable() or name in ("default", "anonymous", "local"):
+                raise ValueError(f"token name {name!r}: 1-100 printable characters, not 'default' (api_token's), "
+                                 "'anonymous' (the local admin's, with no token) nor 'local' (MCP's stdio user)")
         return value
 
 

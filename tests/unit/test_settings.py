@@ -93,6 +93,7 @@ def test_with_overrides_validates() -> None:
         # the names the service gives principals of its own: api_token's, and the local admin's (no token at all)
         ({"server.tokens": {"default": {"token": "t", "role": "user"}}}, "server.tokens"),
         ({"server.tokens": {"anonymous": {"token": "t", "role": "user"}}}, "server.tokens"),
+        ({"server.tokens": {"local": {"token": "t", "role": "user"}}}, "server.tokens"),  # MCP's stdio user
     ],
 )
 def test_invalid_values_give_config_error(overrides: dict, where: str) -> None:
