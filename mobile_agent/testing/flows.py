@@ -199,10 +199,36 @@ def load_flow(path: Path) -> Flow:
     return parse_flow(raw.decode("utf-8", errors="replace"), source=path)
 
 
+# How deep a flow's YAML may nest (a flow is a few levels deep; an extract's expect: a few more).
+MAX_FLOW_DEPTH = 32
+
+
+def _check_shape(text: str) -> str | None:
+    """What in ``text`` a flow may not use, or None, read from PyYAML's event stream (no tree is
+    built, nothing recursive): anchors and aliases (``&a`` / ``*a``: an alias of an alias of … is a
+    short text whose every reader walks millions of copies), and nesting past ``MAX_FLOW_DEPTH``
+    (a deep ``[[[…]]]`` exhausts the composer's stack)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        line = event.start_mark.line + 1 if event.start_mark is not None else 0
+        if isinstance(event, yaml.NodeEvent) and event.anchor is not None:  # an alias's anchor is the one it names
+            return f"line {line}: a flow may not use YAML anchors or aliases (&name, *name): write each value out"
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_FLOW_DEPTH:
+                return f"line {line}: a flow nests no deeper than {MAX_FLOW_DEPTH} levels"
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    return None
+
+
 def parse_flow(text: str, *, source: Path | None = None) -> Flow:
     """A flow from its YAML text (``FlowError`` naming the step and the problem)."""
     where = str(source) if source is not None else "the flow"
     try:
+        refused = _check_shape(text)
+        if refused is not None:
+            raise FlowError(f"{where}: {refused}", path=str(source) if source else None)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise FlowError(f"{where} is not valid YAML: {exc}", path=str(source) if source else None) from exc
