@@ -41,7 +41,9 @@ if TYPE_CHECKING:
     from mobile_agent.mcp_server.sessions import McpSession, SessionTrajectory
     from perception.types import Location
 
-__all__ = ["NOT_TOOLS", "PhoneService", "operation_cards"]
+__all__ = ["LOCAL", "NOT_TOOLS", "PhoneService", "operation_cards", "owner_settings"]
+
+LOCAL = "local"  # the stdio user's name (the client that started the process): no token may take it
 
 # Cards that end or pause a planned run: they mean nothing as a one-off tool call
 # (the MCP client is the one who decides when it is done, and asks its own user).
@@ -60,6 +62,23 @@ def operation_cards() -> list[OperationCard]:
             names.add(card.name)
             cards.append(card)
     return cards
+
+
+def owner_settings(settings: Settings, owner: str) -> Settings:
+    """``settings`` as ``owner``'s calls and runs use them: they may type only the named secrets
+    ``owner`` may (``ServerSettings.may_type``: an admin's every one, a user's those its
+    ``server.tokens.NAME.secrets`` lists; the stdio user, ``LOCAL``, every one), as a REST task's
+    run (``server.runner.task_settings``). The others' values stay among those hidden
+    (``agent.secrets``: masked and redacted, never typed)."""
+    agent = settings.agent
+    if owner == LOCAL or not agent.named_secrets:
+        return settings
+    named = {name: value for name, value in agent.named_secrets.items() if settings.server.may_type(owner, name)}
+    if len(named) == len(agent.named_secrets):
+        return settings
+    hidden = [value for name, value in agent.named_secrets.items() if name not in named]
+    return settings.model_copy(update={"agent": agent.model_copy(
+        update={"named_secrets": named, "secrets": [*agent.secrets, *hidden]})})
 
 
 class ToolFailure(Exception):
@@ -286,10 +305,10 @@ class PhoneService:
                 "no planner endpoint is configured: set MOBILE_AGENT_PLANNER__BASE_URL and "
                 "MOBILE_AGENT_PLANNER__API_KEY (any OpenAI-compatible endpoint that takes images) for the server"
             )
-        settings = self.settings
+        settings = owner_settings(self.settings, owner)
         if max_steps is not None:
             settings = settings.model_copy(update={"agent": settings.agent.model_copy(update={"max_steps": max_steps})})
-        if owner != "local" and not settings.cache.shared:
+        if owner != LOCAL and not settings.cache.shared:
             # a token's cached plans are its team's, else its own (docs/security.md), as a REST task's
             # (server.runner.cache_namespace); over stdio the local user's (""), as mobile-agent run's
             namespace = f"team:{team}" if team else f"token:{owner}"

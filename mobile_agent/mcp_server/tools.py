@@ -55,10 +55,12 @@ from mobile_agent.agent.paths import inside_paths
 from mobile_agent.agent.people import NoPersonChannel, UserChannel, UserReply, UserRequest
 from mobile_agent.errors import MobileAgentError, PhoneBusyError
 from mobile_agent.mcp_server.phone import (
+    LOCAL,
     PhoneService,
     ToolFailure,
     describe_error,
     operation_cards,
+    owner_settings,
     run_answer,
 )
 from mobile_agent.mcp_server.sessions import McpSession
@@ -136,7 +138,11 @@ async def _session_of(ctx: Context[Any, Any], settings: Settings) -> AsyncIterat
     """The MCP session this call belongs to: made on its first call, kept in the SDK's
     ``Connection.state`` and closed by the connection's ``exit_stack`` (the SDK's teardown
     hook: "push cleanup from handlers"). The 2.x SDK hands a tool its connection only as
-    ``ServerSession._connection``; without it a call is a session of its own."""
+    ``ServerSession._connection``; without it a call is a session of its own. Its steps may type
+    only the named secrets of the call's principal (``phone.owner_settings``): a trajectory of
+    that principal's in the connection."""
+    owner = _principal(ctx)[0]
+    settings = owner_settings(settings, owner)
     params = ctx.session.client_params
     client = params.client_info if params is not None else None
     connection = getattr(ctx.request_context.session, "_connection", None)
@@ -151,9 +157,10 @@ async def _session_of(ctx: Context[Any, Any], settings: Settings) -> AsyncIterat
         finally:
             await anyio.to_thread.run_sync(alone.close, SESSION_ENDED)
         return
-    session = connection.state.get(SESSION_STATE)
+    key = f"{SESSION_STATE}:{owner}"  # one connection, one principal; keyed so that no other's settings are used
+    session = connection.state.get(key)
     if not isinstance(session, McpSession):
-        session = connection.state[SESSION_STATE] = McpSession(settings, title)
+        session = connection.state[key] = McpSession(settings, title)
         connection.exit_stack.push_async_callback(anyio.to_thread.run_sync, session.close, SESSION_ENDED)
     yield session
 
@@ -170,7 +177,7 @@ def _principal(ctx: Context[Any, Any]) -> tuple[str, str]:
         found = request.scope.get("state", {}).get(PRINCIPAL_STATE)
         if isinstance(found, tuple) and len(found) == 3:
             return str(found[0]), str(found[1])
-    return "local", "admin"
+    return LOCAL, "admin"
 
 
 def _team(ctx: Context[Any, Any]) -> str | None:
