@@ -2,14 +2,14 @@
 coarse shape tests cannot tell apart: undo beside redo, sort beside filter).
 
 Vocabulary: Google's Material Icons (Apache-2.0), the glyphs most Android apps draw (or
-redraw: Pictogrammers' MDI follows them). Chosen over the alternatives because Debian ships
-the font with its name -> codepoint map (``fonts-material-design-icons-iconfont``, one
-``apt-get install``, no npm and no Qt wheel at build time), and its names are the words an
-app's icon is called by. The product reads a compact table derived from it,
+redraw: Pictogrammers' MDI follows them), in two styles: filled ("Regular", from Debian's
+``fonts-material-design-icons-iconfont``) and outlined (from the npm package
+``material-icons``), each shipped with its name -> codepoint map; the names are the words an
+app's icon is called by. The product reads a compact table derived from them,
 ``perception/data/material_icons.npz`` (every glyph's mask at ``SIDE`` x ``SIDE``, one bit a
-pixel), rebuilt by ``benchmarks/build_glyph_table.py``; the font's licence is copied beside
-it. The font is the filled ("Regular") style only: outlined glyphs match their filled twins
-less well, and the matcher abstains more on them rather than guessing.
+pixel, with its name and style), rebuilt by ``benchmarks/build_glyph_table.py``; the fonts'
+licence is copied beside it (``perception/data/README.md`` says why these sources). A name's
+drawings in both styles are one glyph: an outlined gear shows "settings" as a filled one does.
 
 Matching: a box's foreground (pixels unlike the colour around it, and, on a filled plate, the
 glyph unlike the plate: both polarities) is cut to its tight box, scaled without changing its
@@ -190,15 +190,24 @@ def _vectors(masks: np.ndarray) -> np.ndarray:
 class GlyphTable:
     """The vocabulary's glyphs as correlation-ready vectors, and their names."""
 
-    def __init__(self, names: list[str], masks: np.ndarray) -> None:
+    def __init__(self, names: list[str], masks: np.ndarray, styles: list[str] | None = None) -> None:
         self.names = names
-        self.index = {name: i for i, name in enumerate(names)}
+        self.styles = styles or ["filled"] * len(names)
+        # a name's first row (its filled glyph where the table has one); ``drawings`` gives all
+        self.index: dict[str, int] = {}
+        for i, name in enumerate(names):
+            self.index.setdefault(name, i)
         self.vectors = _vectors(masks)
         # glyphs drawn the same (launch and open_in_new): one glyph under several names
         groups: dict[bytes, list[int]] = {}
         for i, mask in enumerate(masks):
             groups.setdefault(np.packbits(mask).tobytes(), []).append(i)
         self._twins = {i: group for group in groups.values() for i in group}
+        # one name drawn in several styles (settings filled and outlined): one glyph
+        rows: dict[str, list[int]] = {}
+        for i, name in enumerate(names):
+            rows.setdefault(name, []).append(i)
+        self._drawings = {i: group for group in rows.values() for i in group}
         self._readings: dict[str, tuple[set[int], set[int], bool]] = {}
 
     def reading(self, description: str) -> tuple[set[int], set[int], bool]:
@@ -207,9 +216,10 @@ class GlyphTable:
         particular glyph (``qualified``), remembered for the last ``_READINGS`` descriptions."""
         if (known := self._readings.get(description)) is not None:
             return known
-        named = named_glyphs(description, self.index)
+        named = self.drawings(named_glyphs(description, self.index))
         named |= self.twins(named)
-        reading = (named, named | kin_glyphs(description, self.index) | self.twins(named), qualified(description, self.index))
+        kin = self.drawings(kin_glyphs(description, self.index))
+        reading = (named, named | kin, qualified(description, self.index))
         if len(self._readings) >= _READINGS:
             self._readings.clear()
         self._readings[description] = reading
@@ -219,12 +229,17 @@ class GlyphTable:
         """The glyphs drawn exactly as any of ``glyphs``."""
         return {j for i in glyphs for j in self._twins[i]}
 
+    def drawings(self, glyphs: set[int]) -> set[int]:
+        """Every style's drawing of the names of ``glyphs``."""
+        return {j for i in glyphs for j in self._drawings[i]}
+
     @classmethod
     def load(cls, path: Path = TABLE_PATH) -> GlyphTable:
         with np.load(path) as data:
             side = int(data["side"])
             bits = np.unpackbits(data["bits"], axis=1)[:, : side * side]
-            return cls([str(n) for n in data["names"]], bits.reshape(-1, side, side))
+            styles = [str(s) for s in data["styles"]] if "styles" in data.files else None
+            return cls([str(n) for n in data["names"]], bits.reshape(-1, side, side), styles)
 
     def scores(self, masks: list[np.ndarray]) -> np.ndarray:
         """Each glyph's best correlation with any of the (normalised) masks."""

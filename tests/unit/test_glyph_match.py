@@ -84,6 +84,26 @@ def test_descriptions_name_glyphs_by_their_words() -> None:
     assert qualified("blue rain cloud", index) and not qualified("white stacked layers", index)
 
 
+def test_the_table_holds_the_outlined_style() -> None:
+    """Both styles of Google's Material Icons: a name drawn differently outlined (settings,
+    visibility) has two drawings, one name; a glyph drawn the same in both (add) is stored
+    once."""
+    glyphs = table()
+    assert set(glyphs.styles) == {"filled", "outlined"}
+    gear = glyphs.drawings({glyphs.index["settings"]})
+    assert len(gear) == 2 and {glyphs.styles[i] for i in gear} == {"filled", "outlined"}
+    assert len(glyphs.drawings({glyphs.index["add"]})) == 1
+
+
+def test_an_outlined_glyph_on_a_real_screen_is_read() -> None:
+    """Mihon's compass (fresh2, development data) is drawn outlined: against the filled style
+    alone it scored 0.36; with the outlined style it shows the glyph named."""
+    image = pixels(MIHON)
+    seen = verdict(image, Box(553, 1705, 653, 1805), "compass")
+    assert seen is not None and seen.named_name == "explore"
+    assert seen.named >= 0.9 and seen.named >= seen.other
+
+
 def test_a_mirror_pair_on_a_real_screen_is_told_apart() -> None:
     """The puzzle keyboard's undo and redo arrows (fresh4, development data): the undo box shows
     undo; the redo box, asked for undo, looks like redo instead."""
