@@ -125,6 +125,7 @@ def task_settings(base: Settings, options: StoredOptions, serial: str) -> Settin
     overrides: dict[str, Any] = {OPTION_SETTINGS[name]: value for name, value in given.items()}
     overrides["adb.serial"] = serial
     overrides["cache.namespace"] = cache_namespace(base, options.owner, options.team)
+    overrides.update(narrowed_policy(base, options))
     settings = base.with_overrides(overrides)
     # the run may type only the secrets its owner may (server.tokens.NAME.secrets; an admin's all): no
     # variable, model reply or cached plan of the run can put in another's. The others' values stay
@@ -134,6 +135,22 @@ def task_settings(base: Settings, options: StoredOptions, serial: str) -> Settin
     hidden = [value for name, value in agent.named_secrets.items() if name not in named]
     return settings.model_copy(update={"agent": agent.model_copy(
         update={"named_secrets": named, "secrets": [*agent.secrets, *hidden]})})
+
+
+def narrowed_policy(base: Settings, options: StoredOptions) -> dict[str, Any]:
+    """A task's app policy as its run applies it: the server's (``agent.safety``, the operator's)
+    is a floor that a task narrows and never widens. Its ``deny_apps`` join the server's; its
+    ``allow_apps`` keep only apps the server allows too (the server's list when none is left: a
+    task row from before ``checked_task`` refused that); ``confirmations = "deny"`` on the server
+    is kept whatever the task says (``ask`` and ``approve`` are the person's to choose)."""
+    safety = base.agent.safety
+    deny = [*safety.deny_apps, *(a for a in options.deny_apps or [] if a not in safety.deny_apps)]
+    allow = list(options.allow_apps or safety.allow_apps)
+    if safety.allow_apps and options.allow_apps:
+        allow = [a for a in options.allow_apps if a in safety.allow_apps] or list(safety.allow_apps)
+    confirmations = "deny" if safety.confirmations == "deny" else options.confirmations or safety.confirmations
+    return {"agent.safety.deny_apps": deny, "agent.safety.allow_apps": allow,
+            "agent.safety.confirmations": confirmations}
 
 
 def cache_namespace(base: Settings, owner: str | None, team: str | None) -> str:

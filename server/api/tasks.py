@@ -237,6 +237,11 @@ def checked_task(body: TaskCreate, service: ServiceState, principal: Principal) 
     if refusal is not None:
         raise _unprocessable("platform", refusal, "unroutable")
     body = _pinned_by_script(body, pins, service)
+    server_allows = service.settings.agent.safety.allow_apps
+    if body.allow_apps and server_allows and not set(body.allow_apps) & set(server_allows):
+        raise _unprocessable(  # a task narrows the server's app policy (server.runner.narrowed_policy)
+            "allow_apps", "allow_apps names no app this server allows (agent.safety.allow_apps): a task's list "
+            "only narrows the server's", "app_not_allowed")
     if body.device == "any" and (body.deny_apps or body.allow_apps) and not _platform_pinned(body):
         platforms = {slot.platform for slot in service.pool.slots()}
         if len(platforms) > 1:  # an app policy is written in one platform's app ids: void on the other
