@@ -19,7 +19,7 @@ import zipfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, HTTPException, Query, Response, status
 from fastapi import Path as PathParam
@@ -180,6 +180,7 @@ def checked_task(body: TaskCreate, service: ServiceState, principal: Principal) 
             )
         if len(flow.steps) > limits.max_steps_limit:
             raise _unprocessable("flow", f"the flow has over {limits.max_steps_limit} steps", "too_long")
+        _check_flow_budget(steps, limits.max_steps_limit)
     elif body.script is not None:
         from mobile_agent.agent import parse_script, script_app_platforms
         from mobile_agent.errors import OperationError
@@ -273,6 +274,25 @@ def checked_task(body: TaskCreate, service: ServiceState, principal: Principal) 
     if refusal is not None:  # docs/security.md: a webhook never reaches the server's own network
         raise _unprocessable("callback_url", refusal, "callback_not_allowed")
     return CheckedTask(instruction, body)
+
+
+def _check_flow_budget(steps: list[dict[str, Any]], limit: int) -> None:
+    """A flow (its ``steps`` as dumped) is held to ``server.max_steps_limit`` as an instruction and
+    a script are: a ``run:`` step's own ``max_steps`` (its model's steps), and the operations of its
+    ``do:`` steps together (a one-step flow may not carry the lines of a script the limit refuses);
+    422 ``too_long``."""
+    operations = 0
+    for number, step in enumerate(steps, 1):
+        asked = step.get("max_steps") if "run" in step else None
+        if isinstance(asked, int) and asked > limit:
+            raise _unprocessable("flow", f"step {number}: max_steps {asked} is over the limit of {limit} "
+                                 "(server.max_steps_limit)", "too_long")
+        text = step.get("do")
+        if isinstance(text, str):
+            operations += sum(1 for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+    if operations > limit:
+        raise _unprocessable("flow", f"the flow's do: steps have over {limit} operations (server.max_steps_limit)",
+                             "too_long")
 
 
 def _pinned_by_script(body: TaskCreate, pins: PinnedApps, service: ServiceState) -> TaskCreate:
