@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import threading
 import uuid
 from collections.abc import Callable
@@ -83,6 +84,28 @@ def owner_settings(settings: Settings, owner: str) -> Settings:
 
 class ToolFailure(Exception):
     """A call the client can correct (a bad serial, an unknown run): a tool error."""
+
+
+def disk_refusal(settings: Settings) -> str | None:
+    """Why an acting call must be refused now, or None: every operation writes a step (its
+    screenshots) under ``agent.output_dir`` and a run its folder, so while that folder's disk has
+    less than ``server.retention.min_free_mb`` free nothing acts, as the REST service refuses a
+    task then (507; ``server.retention``). No path in the text: it goes to the client."""
+    limit = settings.server.retention.min_free_mb
+    if not limit:
+        return None
+    folder = Path(settings.agent.output_dir).resolve()
+    while not folder.exists() and folder != folder.parent:  # before the first step made it
+        folder = folder.parent
+    try:
+        stats = os.statvfs(folder)
+    except OSError:
+        return None
+    free_mb = stats.f_bavail * stats.f_frsize / 1e6
+    if free_mb >= limit:
+        return None
+    return (f"the disk of the runs folder (agent.output_dir) has {free_mb:.0f} MB free, under "
+            f"server.retention.min_free_mb = {limit:g}: nothing acts until there is more free space")
 
 
 # how long a call waits for a phone another run holds, before it answers "phone busy"
@@ -279,6 +302,9 @@ class PhoneService:
             echoed: dict[str, Any] = _replaced(answer, stand_in, guess)
             return echoed
         model = card.params_model.model_validate(params)  # ValidationError: the caller's mistake
+        full = disk_refusal(self.settings)
+        if full is not None:
+            raise ToolFailure(full)
         text = card.render(model)
         action = ParsedAction(card.name, model, raw=text, text=text)
         device = self.device(serial)
@@ -300,6 +326,9 @@ class PhoneService:
         from mobile_agent.agent import Agent
         from mobile_agent.device import PhoneLease
 
+        full = disk_refusal(self.settings)
+        if full is not None:
+            raise ToolFailure(full)
         if not self.settings.planner.configured:
             raise ToolFailure(
                 "no planner endpoint is configured: set MOBILE_AGENT_PLANNER__BASE_URL and "
