@@ -395,10 +395,15 @@ def build_server(settings: Settings, service: PhoneService) -> MCPServer[Any]:
     async def run_instruction(
         ctx: Context[Any, Any],
         instruction: Annotated[str, Field(min_length=1, max_length=2000, description="what to do, e.g. 'Turn on dark mode'")],
-        max_steps: Annotated[int | None, Field(ge=1, le=200, description="step budget (default agent.max_steps)")] = None,
+        max_steps: Annotated[int | None, Field(ge=1, le=200, description="step budget (default agent.max_steps; "
+                                                     "over HTTP at most server.max_steps_limit)")] = None,
         serial: Serial = None,
     ) -> dict[str, Any]:
         owner = _actor(ctx)
+        limit = settings.server.max_steps_limit
+        if isinstance(ctx.request_context.request, Request) and max_steps is not None and max_steps > limit:
+            # the server's key pays for each step: a token is held to the REST service's bound
+            raise ToolError(f"max_steps is over the limit of {limit} (server.max_steps_limit)")
         cancel = threading.Event()
         total = float(max_steps or settings.agent.max_steps)
         channel = _channel(ctx)
