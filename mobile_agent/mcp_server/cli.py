@@ -56,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=run)
 
 
-def _settings(args: argparse.Namespace) -> Any:
+def _settings(args: argparse.Namespace) -> Settings:
     from mobile_agent.cli.run import read_policy
     from mobile_agent.cli.token_file import read_token_file
     from mobile_agent.settings import load_settings
@@ -115,7 +115,7 @@ def _serve(args: argparse.Namespace, settings: Settings, server: MCPServer[Any])
     return 0
 
 
-def _principals(settings: Any) -> dict[str, tuple[str, str, str | None]]:
+def _principals(settings: Settings) -> dict[str, tuple[str, str, str | None]]:
     """token -> (name, role, team), as the REST service reads them (``server.auth``): server.api_token
     is "default", an admin of no team; each of server.tokens its name, role and team."""
     found: dict[str, tuple[str, str, str | None]] = {}
