@@ -10,6 +10,8 @@ May import: numpy, OpenCV, the standard library, ``perception.*``.
 
 from __future__ import annotations
 
+import re
+
 import cv2
 import numpy as np
 
@@ -154,8 +156,21 @@ def _widest_gap(ink: np.ndarray, part: np.ndarray) -> int:
     return int(runs.max()) if len(runs) else 0
 
 
+# a count badge: a number of up to three digits, or "99+"
+_COUNT = re.compile(r"^\d{1,3}\+?$")
+
+
+def _badge_on(box: Box, line: TextLine) -> bool:
+    """The OCR line is a count badge on the icon ``box`` (a bell's "14", a cart's "3"): a
+    number on the icon's top edge, smaller than it, the glyph going on below it. The icon is
+    no less an icon for the number read on its corner."""
+    t = line.box
+    return (bool(_COUNT.match(line.text.strip())) and t.top <= box.top + 0.15 * box.height
+            and box.bottom - t.bottom >= 0.25 * box.height and t.area <= 0.6 * box.area)  # fmt: skip
+
+
 def _is_text(box: Box, lines: list[TextLine], edges: np.ndarray | None = None, scale: float = 1.0) -> bool:
-    covering = [line for line in lines if _text_share(box, [line.box]) > 0.4]
+    covering = [line for line in lines if _text_share(box, [line.box]) > 0.4 and not _badge_on(box, line)]
     if not covering:
         return False
     return not all(

@@ -39,7 +39,7 @@ from perception.icon_vocabulary import read_icon_words
 from perception.icon_which import in_relation, read_which
 from perception.icons import IconLocator, _look_alikes, _pieces_of_one, _whole_glyph
 from perception.position import parse_position
-from perception.proposals import _is_text_line, _lone_bars, filter_icon_boxes, propose_ui_elements
+from perception.proposals import _badge_on, _is_text_line, _lone_bars, filter_icon_boxes, propose_ui_elements
 from perception.system_bars import AppArea, app_area
 from perception.types import IconRegion
 
@@ -1063,3 +1063,20 @@ def test_a_minus_sign_a_lone_thin_bar_is_proposed_and_tapped() -> None:
     menu[8:12, 4:36] = menu[18:22, 4:36] = menu[28:32, 4:36] = 1
     assert piece_shape_score("minus", menu) == 0.0
     assert read_icon_words("the zoom out button").shapes == ("minus",)
+
+
+def test_a_count_badge_on_an_icon_does_not_make_it_text() -> None:
+    """WeeChat's toolbar bell carries a red "14" badge on its top right corner. OCR reads the
+    badge (a sure number), its line covers half of the bell's box, and the bell was dropped
+    as text: "grey bell icon with a red 14 badge" offered the toolbar's other glyphs only. A
+    number of up to three digits on a box's top edge, smaller than it, with the glyph going on
+    below it, is a badge on an icon; the same number filling its box, or a word, is text."""
+    badge = TextLine("14", Box(870, 123, 929, 171), 1.0)
+    bell = Box(850, 122, 930, 194)
+    assert _badge_on(bell, badge) and _badge_on(bell, TextLine("99+", badge.box, 0.9))
+    assert not _badge_on(bell, TextLine("Tea", badge.box, 1.0))
+    assert not _badge_on(Box(866, 120, 933, 175), badge)  # the number alone, nothing below it
+    image = np.asarray(Image.open(FRESH6 / "weechat" / "screenshot-1.png").convert("RGB"))
+    where = find(image, "grey bell icon with a red 14 badge", "top right", [badge])
+    points = [where.point] if where.status is LocateStatus.FOUND else [c.box.center for c in where.candidates]
+    assert any(Box(822, 93, 948, 223).contains(*p) for p in points), points
