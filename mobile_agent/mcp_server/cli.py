@@ -111,7 +111,15 @@ def _serve(args: argparse.Namespace, settings: Settings, server: MCPServer[Any])
 
     http = server.streamable_http_app(host=settings.server.host, session_idle_timeout=args.session_idle_timeout)
     app = bearer_protected(http, principals, SessionCap(settings.server.mcp_sessions_per_token, args.session_idle_timeout))
-    uvicorn.run(app, host=settings.server.host, port=settings.server.port, log_level="warning")
+    from mobile_agent.mcp_server.retention import McpRetentionTimer
+
+    # what the HTTP server's principals store is bounded, as the REST service's (server.retention)
+    cleanup = McpRetentionTimer(Path(settings.agent.output_dir), settings.server.retention)
+    cleanup.start()
+    try:
+        uvicorn.run(app, host=settings.server.host, port=settings.server.port, log_level="warning")
+    finally:
+        cleanup.stop()
     return 0
 
 
