@@ -70,7 +70,7 @@ ANONYMOUS = Principal("anonymous", "admin")
 
 # a task's options only its owner (and admins) read back: a webhook receiver's URL often holds
 # the receiver's own secret (a Slack or CI hook's path), which team members must not learn
-OWNER_ONLY_OPTIONS = frozenset({"callback_url"})
+OWNER_ONLY_OPTIONS = frozenset({"callback_url", "secrets"})
 
 
 def options_shown_to(principal: Principal, owner: str | None, options: dict[str, Any]) -> dict[str, Any]:

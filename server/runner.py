@@ -131,7 +131,9 @@ def task_settings(base: Settings, options: StoredOptions, serial: str) -> Settin
     # variable, model reply or cached plan of the run can put in another's. The others' values stay
     # among those it hides (agent.secrets: masked and redacted, never typed)
     agent = settings.agent
-    named = {name: value for name, value in agent.named_secrets.items() if base.server.may_type(options.owner, name)}
+    allowed = set(options.secrets) if options.secrets is not None else {
+        name for name in agent.named_secrets if base.server.may_type(options.owner, name)}
+    named = {name: value for name, value in agent.named_secrets.items() if name in allowed}
     hidden = [value for name, value in agent.named_secrets.items() if name not in named]
     return settings.model_copy(update={"agent": agent.model_copy(
         update={"named_secrets": named, "secrets": [*agent.secrets, *hidden]})})

@@ -155,6 +155,9 @@ class StoredOptions(TaskOptions):
 
     owner: str | None = None
     team: str | None = None
+    # the named secrets its owner may type, decided where the tokens are (the API server: a farm's
+    # workers hold none); None on a row from before: the run's server decides (ServerSettings.may_type)
+    secrets: list[str] | None = None
     schedule_id: int | None = None
     quota_running_limit: int | None = None
 
@@ -199,9 +202,11 @@ class TaskCreate(TaskOptions):
         parses it, a submission's hot path would parse it once per copy)."""
         return TaskOptions.model_construct(**self.model_dump(exclude={"instruction", "device"}))
 
-    def stored_options(self, owner: str, team: str | None) -> dict[str, Any]:
-        """The options to store the task with, owned by ``owner`` (of ``team``)."""
-        return StoredOptions.model_construct(**self.options().stored(), owner=owner, team=team).stored()
+    def stored_options(self, owner: str, team: str | None, secrets: list[str] | None = None) -> dict[str, Any]:
+        """The options to store the task with, owned by ``owner`` (of ``team``), who may type the
+        named ``secrets``."""
+        return StoredOptions.model_construct(**self.options().stored(), owner=owner, team=team,
+                                             secrets=secrets).stored()
 
 
 class TaskPublic(BaseModel):

@@ -18,7 +18,7 @@ from fastapi import APIRouter, HTTPException, Query, Response, status
 from fastapi import Path as PathParam
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from server.api.tasks import checked_task
+from server.api.tasks import checked_task, typed_secrets
 from server.auth import Principal, not_found, options_shown_to, team_now
 from server.deps import Actor, Authorized, CurrentPrincipal, Service
 from server.farm.recurring import (
@@ -140,7 +140,7 @@ def create_schedule(body: ScheduleCreate, service: Service, principal: Actor, re
     checked = checked_task(body.task, service, principal)
     owner = principal.name
     task = {"instruction": checked.instruction, "device": checked.task.device,
-            "options": checked.task.stored_options(owner, principal.team)}
+            "options": checked.task.stored_options(owner, principal.team, typed_secrets(service, owner))}
     schedules = service.schedules
     limits = service.settings.server
     try:

@@ -53,7 +53,7 @@ from server.state import ServiceState
 from server.store import EventRow, TaskRow
 from server.webhooks import callback_refusal
 
-__all__ = ["CheckedTask", "TaskId", "checked_task", "router", "task_public"]
+__all__ = ["CheckedTask", "TaskId", "checked_task", "router", "task_public", "typed_secrets"]
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/tasks", tags=["tasks"], dependencies=[Authorized])
@@ -123,7 +123,7 @@ def create_task(body: TaskCreate, service: Service, response: Response, principa
     if full is not None:  # refused now rather than dying mid-run when the disk fills (server.retention)
         raise HTTPException(status.HTTP_507_INSUFFICIENT_STORAGE, full)
     owner = principal.name
-    options = body.stored_options(owner, principal.team)
+    options = body.stored_options(owner, principal.team, typed_secrets(service, owner))
     try:
         task = service.store.create_task(
             instruction, body.device, options, quota=Quota.of(service.settings.server)
@@ -274,6 +274,14 @@ def checked_task(body: TaskCreate, service: ServiceState, principal: Principal) 
     if refusal is not None:  # docs/security.md: a webhook never reaches the server's own network
         raise _unprocessable("callback_url", refusal, "callback_not_allowed")
     return CheckedTask(instruction, body)
+
+
+def typed_secrets(service: ServiceState, owner: str) -> list[str] | None:
+    """The named secrets a task of ``owner`` may type, stored with it (``StoredOptions.secrets``):
+    decided here, where ``server.tokens`` is, for the run wherever it runs (a farm's workers hold
+    no tokens). None when this server has no named secrets (no task of it may name one)."""
+    server, named = service.settings.server, service.settings.agent.named_secrets
+    return sorted(name for name in named if server.may_type(owner, name)) if named else None
 
 
 def _check_flow_budget(steps: list[dict[str, Any]], limit: int) -> None:
