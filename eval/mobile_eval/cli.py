@@ -13,11 +13,15 @@ command functions.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eval.mobile_eval.run_options import TaskSelection, add_run_options
+
+if TYPE_CHECKING:
+    from mobile_agent.device import PhoneLease
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3  # 3: as `mobile-agent` for other errors
 
@@ -88,7 +92,7 @@ def mobile_eval_command(args: argparse.Namespace, selection: TaskSelection | Non
     from eval.mobile_eval.report import write_reports
     from eval.mobile_eval.runner import EvalConfig, Mode, SuiteRunner
     from eval.mobile_eval.schema import load_tasks, select_tasks
-    from mobile_agent.errors import DeviceNotFoundError, MultipleDevicesError
+    from mobile_agent.errors import DeviceNotFoundError, MultipleDevicesError, PhoneBusyError
     from mobile_agent.settings import load_settings
 
     settings = load_settings(args.config, {
@@ -137,6 +141,12 @@ def mobile_eval_command(args: argparse.Namespace, selection: TaskSelection | Non
         print(f"mobile-agent eval: {exc.message}", file=sys.stderr)
         return EXIT_USAGE
     try:
+        leases = lease_devices(settings, devices)
+    except PhoneBusyError as exc:  # one phone, one run: a REST task's or an MCP session's phone is not shared
+        close_devices(devices)
+        print(f"mobile-agent eval: {exc.message}; run again when it is free", file=sys.stderr)
+        return EXIT_ERROR
+    try:
         config = EvalConfig(output_dir=args.output, mode=mode, label=label, seed=args.seed, params=params,
                             judge=args.judge, max_steps=args.max_steps)
 
@@ -172,6 +182,8 @@ def mobile_eval_command(args: argparse.Namespace, selection: TaskSelection | Non
             return EXIT_ERROR
         return EXIT_OK
     finally:
+        for lease in leases:
+            lease.release()
         close_devices(devices)  # the phones it opened (an iPhone's WDA connections, a USB iPhone's forward)
 
 
@@ -223,6 +235,26 @@ def open_devices(settings: Any, serials: list[str] | None) -> list[Any]:
               "name the ones to use with --device SERIAL (repeatable: one task per phone at a time)",
               file=sys.stderr, flush=True)
     return [open_device(settings.adb, ready[0] if ready else None)]
+
+
+def lease_devices(settings: Any, devices: list[Any]) -> list[PhoneLease]:
+    """Each phone's lease (``mobile_agent.device.PhoneLease``) for the whole evaluation, as
+    `mobile-agent run` takes it: a phone that a REST task, an MCP session or another run holds
+    is refused (``PhoneBusyError``, the leases taken so far released), never driven and reset
+    in the middle of that run. The caller releases them."""
+    from mobile_agent.device import PhoneLease
+
+    leases: list[PhoneLease] = []
+    try:
+        for device in devices:
+            lease = PhoneLease(settings.adb, device.serial, f"mobile-agent eval (pid {os.getpid()})")
+            lease.acquire()
+            leases.append(lease)
+    except BaseException:
+        for lease in leases:
+            lease.release()
+        raise
+    return leases
 
 
 def close_devices(devices: list[Any]) -> None:
