@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from eval.mobile_eval.run_options import TaskSelection, add_run_options
 
 if TYPE_CHECKING:
-    from mobile_agent.device import PhoneLease
+    from mobile_agent.device import Phone, PhoneLease
+    from mobile_agent.settings import Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3  # 3: as `mobile-agent` for other errors
 
@@ -212,14 +213,14 @@ def _subclasses(cls: type) -> set[type]:
     return found
 
 
-def open_devices(settings: Any, serials: list[str] | None) -> list[Any]:
+def open_devices(settings: Settings, serials: list[str] | None) -> list[Phone]:
     """The phones named with --device; without any, the first ready phone (any one does: each
     task resets the phone first), said on stderr when there were several to choose from. The
     caller closes them (``close_devices``)."""
     from mobile_agent.device import list_devices, open_device, open_phone
 
     if serials:  # an ios:NAME serial is an iPhone of ios.devices (docs/ios.md)
-        opened: list[Any] = []
+        opened: list[Phone] = []
         try:
             for serial in serials:
                 opened.append(open_phone(settings, serial))
@@ -237,7 +238,7 @@ def open_devices(settings: Any, serials: list[str] | None) -> list[Any]:
     return [open_device(settings.adb, ready[0] if ready else None)]
 
 
-def lease_devices(settings: Any, devices: list[Any]) -> list[PhoneLease]:
+def lease_devices(settings: Settings, devices: list[Phone]) -> list[PhoneLease]:
     """Each phone's lease (``mobile_agent.device.PhoneLease``) for the whole evaluation, as
     `mobile-agent run` takes it: a phone that a REST task, an MCP session or another run holds
     is refused (``PhoneBusyError``, the leases taken so far released), never driven and reset
@@ -257,7 +258,7 @@ def lease_devices(settings: Any, devices: list[Any]) -> list[PhoneLease]:
     return leases
 
 
-def close_devices(devices: list[Any]) -> None:
+def close_devices(devices: list[Phone]) -> None:
     """Close the phones ``open_devices`` opened (``close_phone``: an Android phone holds nothing open)."""
     from mobile_agent.device import close_phone
 
