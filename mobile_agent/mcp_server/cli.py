@@ -140,12 +140,20 @@ def bearer_protected(app: Any, principals: dict[str, tuple[str, str, str | None]
     """``app`` (ASGI) behind ``Authorization: Bearer <token>``, any one of ``principals``' tokens
     (the service's ``server.api_token`` and its named ``server.tokens``): 401 otherwise, before
     the MCP transport sees the request. The request's scope then names its principal (name,
-    role), which the tools read (a viewer may not act; a phone's lease names its holder). With
-    ``sessions``, a principal holding ``server.mcp_sessions_per_token`` sessions is refused another
-    (429, ``http_sessions``). Lifespan events pass (the SDK's session manager starts there)."""
+    role), which the tools read (a viewer may not act; a phone's lease names its holder), and its
+    ``user`` is the principal as the SDK's session manager reads a request's owner: a session
+    answers only the token that opened it (another token's requests of it: 404, as a session that
+    does not exist). With ``sessions``, a principal holding ``server.mcp_sessions_per_token``
+    sessions is refused another (429, ``http_sessions``). Lifespan events pass (the SDK's session
+    manager starts there)."""
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+    from mcp.server.auth.provider import AccessToken
+
     from mobile_agent.mcp_server.http_sessions import counted
     from mobile_agent.mcp_server.tools import PRINCIPAL_STATE
 
+    # the token itself stays out of the request's scope: the principal's name identifies it
+    users = {name: AuthenticatedUser(AccessToken(token="", client_id=name, scopes=[])) for name, _, _ in principals.values()}
     expected = [(f"Bearer {token}".encode(), principal) for token, principal in principals.items()]
 
     async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -155,6 +163,7 @@ def bearer_protected(app: Any, principals: dict[str, tuple[str, str, str | None]
                        if hmac.compare_digest(given, one)]  # every one compared: no timing hint
             if matches:
                 scope.setdefault("state", {})[PRINCIPAL_STATE] = matches[0]
+                scope["user"] = users[matches[0][0]]
                 if sessions is not None:
                     await counted(app, sessions, matches[0][0], scope, receive, send)
                     return

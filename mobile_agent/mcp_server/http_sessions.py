@@ -86,15 +86,16 @@ class SessionCap:
         if session_id is not None:
             self._sessions[session_id] = _Held(principal, self.clock())
 
-    def enter(self, session_id: str) -> None:
+    def enter(self, session_id: str, principal: str) -> None:
         held = self._sessions.get(session_id)
-        if held is not None:
+        if held is not None and held.principal == principal:
             held.in_flight += 1
 
-    def leave(self, session_id: str, method: str, status: int | None) -> None:
-        """A request of the session ended, answered ``status`` (None: no answer began)."""
+    def leave(self, session_id: str, principal: str, method: str, status: int | None) -> None:
+        """A request of ``principal``'s in the session ended, answered ``status`` (None: no answer
+        began). Another principal's request of it (the SDK answers it 404: not its session) changes nothing."""
         held = self._sessions.get(session_id)
-        if held is None:
+        if held is None or held.principal != principal:
             return
         if status == 404 or (method == "DELETE" and status is not None and status < 400):
             del self._sessions[session_id]
@@ -133,8 +134,8 @@ async def counted(app: App, cap: SessionCap, principal: str, scope: Scope, recei
             cap.opened(principal, made.decode("latin-1") if isinstance(made, bytes) else None)
         return
     session_id = given.decode("latin-1")
-    cap.enter(session_id)
+    cap.enter(session_id, principal)
     try:
         await app(scope, receive, watched)
     finally:
-        cap.leave(session_id, str(scope.get("method")), answer.get("status"))
+        cap.leave(session_id, principal, str(scope.get("method")), answer.get("status"))

@@ -72,3 +72,30 @@ def test_a_token_holds_at_most_its_cap_of_mcp_sessions(adb_server, sim_phone, tm
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_a_session_answers_only_the_token_that_opened_it(adb_server, sim_phone, tmp_path: Path) -> None:
+    """The SDK's session manager compares each request's principal with its session's opener
+    (``cli.bearer_protected`` gives it the token's principal): another token holding a session's
+    id gets 404, as for a session that does not exist, and cannot end it; the opener's count is
+    unchanged."""
+    env = mcp_env(adb_server.port, MOBILE_AGENT_SERVER__API_TOKEN="own-admin-1",
+                  MOBILE_AGENT_SERVER__TOKENS='{"alice": {"token": "own-alice-1"}, "bob": {"token": "own-bob-1"}}',
+                  MOBILE_AGENT_SERVER__MCP_SESSIONS_PER_TOKEN="1")
+    port = free_port()
+    proc = serve_http(env, port, "--serial", sim_phone.serial, "--runs-dir", str(tmp_path / "runs"),
+                      log=tmp_path / "server.log")
+    url = f"http://127.0.0.1:{port}/mcp"
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    try:
+        with httpx.Client(timeout=60) as client:
+            opened = client.post(url, json=INITIALIZE, headers=_headers("own-alice-1"))
+            assert opened.status_code == 200, opened.text
+            alices = opened.headers["mcp-session-id"]
+            assert client.post(url, json=ping, headers=_headers("own-bob-1", alices)).status_code == 404
+            assert client.delete(url, headers=_headers("own-bob-1", alices)).status_code == 404
+            assert client.post(url, json=ping, headers=_headers("own-alice-1", alices)).status_code == 200
+            assert client.post(url, json=INITIALIZE, headers=_headers("own-alice-1")).status_code == 429
+    finally:
+        proc.terminate()
+        proc.wait(30)

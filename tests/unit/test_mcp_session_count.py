@@ -29,10 +29,12 @@ class Clock:
 
 class SessionManager:
     """Answers as the SDK's stateful manager: a POST with no id opens a session (its id in the
-    answer), a DELETE ends it, an unknown id is 404. ``hold`` keeps a request open until set."""
+    answer), a DELETE ends it, an unknown id or another principal's session (``scope["user"]``,
+    as ``cli.bearer_protected`` sets it) is 404. ``hold`` keeps a request open until set."""
 
     def __init__(self) -> None:
         self.open: set[str] = set()
+        self.owners: dict[str, str] = {}
         self.hold: anyio.Event | None = None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -43,8 +45,9 @@ class SessionManager:
         if given is None:
             made = uuid.uuid4().hex
             self.open.add(made)
+            self.owners[made] = scope["user"]
             status, headers = 200, [(b"mcp-session-id", made.encode())]
-        elif given.decode() not in self.open:
+        elif given.decode() not in self.open or self.owners[given.decode()] != scope["user"]:
             status = 404
         else:
             status = 200
@@ -70,7 +73,7 @@ async def arequest(app: Any, cap: SessionCap, principal: str, method: str = "POS
         return {"type": "http.request", "body": b"", "more_body": False}
 
     headers = [(b"mcp-session-id", session.encode())] if session else []
-    scope = {"type": "http", "method": method, "headers": headers}
+    scope = {"type": "http", "method": method, "headers": headers, "user": principal}
     await counted(app, cap, principal, scope, receive, send)
     status = sent[0]["status"]
     made = dict(sent[0]["headers"]).get(b"mcp-session-id")
@@ -162,6 +165,15 @@ def test_concurrent_openings_cannot_pass_the_cap_together() -> None:
 
     assert anyio.run(main) == [200, 200]
     assert cap.held("bob") == 2
+
+
+def test_another_tokens_request_of_a_session_changes_its_count_in_nothing() -> None:
+    app, cap = SessionManager(), SessionCap(1, IDLE_S, Clock())
+    bobs = request(app, cap, "bob")[1]
+    assert request(app, cap, "alice", "POST", bobs)[0] == 404  # not hers (the SDK's answer)
+    assert request(app, cap, "alice", "DELETE", bobs)[0] == 404
+    assert request(app, cap, "bob")[0] == 429  # bob's session still counts
+    assert request(app, cap, "bob", "POST", bobs)[0] == 200
 
 
 def test_no_limit_counts_nothing() -> None:
