@@ -139,6 +139,12 @@ def task_settings(base: Settings, options: StoredOptions, serial: str) -> Settin
         update={"named_secrets": named, "secrets": [*agent.secrets, *hidden]})})
 
 
+def task_lease_holder(task_id: int, owner: str | None) -> str:
+    """How a REST task's run names itself as its phone's lease holder (``PhoneLease``): the live
+    view and the device screenshot show the phone to the task's viewers only while this holds it."""
+    return f"REST task {task_id} of {owner or 'anonymous'}"
+
+
 def narrowed_policy(base: Settings, options: StoredOptions) -> dict[str, Any]:
     """A task's app policy as its run applies it: the server's (``agent.safety``, the operator's)
     is a floor that a task narrows and never widens. Its ``deny_apps`` join the server's; its
@@ -245,8 +251,7 @@ class AgentTaskRunner:
         from mobile_agent.device import PhoneLease, lease_holder
         from mobile_agent.errors import PhoneBusyError
 
-        owner = spec.options.owner or "anonymous"
-        lease = PhoneLease(self.settings.adb, spec.serial, f"REST task {spec.task_id} of {owner}",
+        lease = PhoneLease(self.settings.adb, spec.serial, task_lease_holder(spec.task_id, spec.options.owner),
                            wait_s=PHONE_WAIT_S, cancel=cancel)
         try:
             if lease_holder(self.settings.adb, spec.serial) is not None:

@@ -13,10 +13,12 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response, status
 
+from mobile_agent.device import lease_holder
 from mobile_agent.errors import DeviceError
 from server.auth import Principal
 from server.deps import Admin, Authorized, CurrentPrincipal, Service
 from server.devices import DeviceSlot
+from server.runner import task_lease_holder
 from server.schemas import ConnectRequest, DeviceListPublic, DevicePublic, is_serial
 from server.state import ServiceState
 
@@ -35,6 +37,17 @@ def device_public(slot: DeviceSlot, principal: Principal, service: ServiceState)
     if public.current_task is not None and not _task_visible(service, principal, public.current_task):
         public.current_task = None  # busy, with someone else's task
     return public
+
+
+def _held_by_another(service: ServiceState, serial: str, task_id: int) -> bool:
+    """Whether a run other than task ``task_id``'s holds the phone's lease (the task waits for it:
+    ``waiting_for_phone``). The embedded service reads the lock; a farm's API server cannot see a
+    host's locks (its slot says busy from the worker's row)."""
+    if service.settings.farm.enabled:
+        return False
+    held_by = lease_holder(service.settings.adb, serial)
+    task = service.store.get_task(task_id)
+    return held_by is not None and held_by != task_lease_holder(task_id, task.owner if task is not None else None)
 
 
 def _task_visible(service: ServiceState, principal: Principal, task_id: int) -> bool:
@@ -86,6 +99,8 @@ def device_screenshot(
     if not principal.admin and running is not None and not _task_visible(service, principal, running):
         raise HTTPException(status.HTTP_409_CONFLICT, f"the phone {serial} is running a task that is not yours")
     if not principal.admin and running is None and service.pool.held(serial):
+        raise HTTPException(status.HTTP_409_CONFLICT, f"the phone {serial} is running a run that is not yours")
+    if not principal.admin and running is not None and _held_by_another(service, serial, running):
         raise HTTPException(status.HTTP_409_CONFLICT, f"the phone {serial} is running a run that is not yours")
     if running is None and not principal.may_act:
         raise HTTPException(status.HTTP_403_FORBIDDEN,

@@ -23,12 +23,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query, status
 from fastapi.responses import StreamingResponse
 
+from mobile_agent.device import lease_holder
 from mobile_agent.errors import DeviceError
 from server.api.tasks import TaskId, _get_task, task_public
 from server.deps import ActedTask, Authorized, CurrentPrincipal, OwnedTask, Service
 from server.farm.live import read_frame, want_frames
 from server.live import LiveLimit
 from server.people import reply_refusal
+from server.runner import task_lease_holder
 from server.schemas import ReplyCreate, TaskPublic
 from server.state import ServiceState
 
@@ -99,8 +101,12 @@ async def live_view(
             return image
 
     elif service.pool.knows(serial):
+        ours = task_lease_holder(task_id, task.owner)
 
         def frame() -> bytes | None:
+            held_by = lease_holder(service.settings.adb, serial)
+            if held_by is not None and held_by != ours:  # the task waits for a phone another run holds:
+                return None  # that run's screen is not this task's (its masks live in its own process)
             try:
                 image: bytes = source.screenshot(serial, "jpeg")  # masked there: the one shared frame is
                 return image
