@@ -108,8 +108,16 @@ class IconWords:
     rest: str  # the description with the phrases taken out (for colour and older shape words)
 
 
+# two opposite directions said of arrows ("up-down arrows", "left and right arrows": Material's
+# swap_vert, import_export, unfold_more): a pair of arrows, not one pointing either way; the
+# one-arrow test cannot judge a pair, so neither the direction nor the arrow is tested
+_PAIR = re.compile(r" (?:up(?: and)? down|down(?: and)? up|left(?: and)? right|right(?: and)? left)"
+                   r" (?:arrows?|chevrons?|carets?|triangles?)(?= )")
+
+
 def read_icon_words(description: str) -> IconWords:
     text = " " + " ".join(re.findall(r"[a-z]+", description.lower())) + " "
+    text = _PAIR.sub(" ", text)
     shapes: list[str] = []
     direction: str | None = None
     for phrase in sorted(_PHRASES, key=len, reverse=True):

@@ -1080,3 +1080,19 @@ def test_a_count_badge_on_an_icon_does_not_make_it_text() -> None:
     where = find(image, "grey bell icon with a red 14 badge", "top right", [badge])
     points = [where.point] if where.status is LocateStatus.FOUND else [c.box.center for c in where.candidates]
     assert any(Box(822, 93, 948, 223).contains(*p) for p in points), points
+
+
+def test_arrows_said_two_opposite_ways_are_a_pair_not_one_pointing_down() -> None:
+    """"black up-down arrows (sort) icon" (Cuppa's sort glyph: an up arrow beside a down one)
+    was read as "down arrow", and on the screen captured small (480 px wide) the toolbar's
+    question mark in a disc passed the one-arrow test pointing down and was tapped. Arrows said
+    two opposite ways are a pair: no one direction, and the one-arrow test does not judge them."""
+    assert read_icon_words("black up-down arrows (sort) icon").shapes == ("sort",)
+    assert read_icon_words("left and right arrows").direction is None
+    assert read_icon_words("white back arrow left of Logic Analyzer").direction == "left"
+    assert read_icon_words("grey down arrow").shapes == ("arrow",)
+    image = Image.open(FRESH5 / "cuppa" / "phone2_en-US.png").convert("RGB")
+    small = np.asarray(image.resize((480, round(image.height * 480 / image.width)), Image.LANCZOS))
+    where = find(small, "black up-down arrows (sort) icon", "top right")
+    truth = Box(433, 117, 480, 176)
+    assert where.status is not LocateStatus.FOUND or truth.contains(*where.point), where.point
