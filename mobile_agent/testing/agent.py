@@ -24,6 +24,7 @@ from mobile_agent.agent import RunResult
 from mobile_agent.agent.redact import Redactor
 from mobile_agent.errors import ConfigError
 from mobile_agent.operations.context import ScreenshotLike
+from mobile_agent.settings import Settings
 from mobile_agent.testing.judge import DEFAULT_ATTEMPTS, AnswerSchema, ModelJudge, Verdict
 from mobile_agent.testing.phone import Phone, ScreenEvidence, failure_message
 
@@ -46,7 +47,8 @@ class Agent(BaseAgent):
     """``mobile_agent.agent.Agent`` with a tester's questions (see the module docstring).
     ``judge`` defaults to one on ``settings.planner``; ``phone`` is built on first use."""
 
-    def __init__(self, settings: Any, *, judge: ModelJudge | None = None, phone: Phone | None = None, **kwargs: Any) -> None:
+    def __init__(self, settings: Settings, *, judge: ModelJudge | None = None, phone: Phone | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(settings, **kwargs)
         self._judge = judge
         self._phone = phone
