@@ -282,7 +282,7 @@ class AgentTaskRunner:
         flow = parse_flow(text)  # checked when the task was submitted
         runner = FlowRunner(settings, device, output_dir=spec.output_dir, record=bool(spec.options.record),
                             cache=bool(settings.cache.enabled), on_event=on_event, cancel=cancel,
-                            channel=channel)  # fmt: skip
+                            channel=channel, app_policy=True)  # fmt: skip  # a user's flow: the server's app lists bind it
         result = runner.run(flow)
         status = "completed" if result.passed else ("error" if result.status == "error" else "not_completed")
         if cancel.is_set() and not result.passed:
@@ -338,7 +338,7 @@ class AgentTaskRunner:
 
             result = run_script(settings, script, device=device, locator=LazyLocator(self._get_locator),
                                 on_event=on_event, cancel=cancel, output_dir=spec.output_dir,
-                                instruction=spec.instruction)
+                                instruction=spec.instruction, app_policy=True)  # a user's script: the app lists bind it
         else:
             agent = Agent(settings, device=device, locator=LazyLocator(self._get_locator), on_event=on_event,
                           channel=channel)

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mobile_agent.agent.guard import Guard
 from mobile_agent.agent.parts import TimedLocator, close_run_device, open_run_device, run_locator
 from mobile_agent.agent.records import RunResult, RunStatus
 from mobile_agent.agent.session import EventCallback, RunSession, carry_out
@@ -165,13 +166,18 @@ def run_script(
     cancel: threading.Event | None = None,
     output_dir: str | Path | None = None,
     instruction: str | None = None,
+    app_policy: bool = False,
 ) -> RunResult:
     """Run a script of operations on the device; returns a ``RunResult`` like ``Agent.run``.
     Without ``device``, the phone of ``adb.serial`` is opened for the run and closed after it
-    (a ``device`` passed in stays open: it is the caller's)."""
+    (a ``device`` passed in stays open: it is the caller's). ``app_policy``: the script is not
+    its operator's own (a service's task: any user may send one), so ``agent.safety``'s app
+    lists bind it as they bind a model: an Open App they refuse, or a line done in a denied app,
+    fails the line, and a line that ends in a denied app fails the run (no sensitive-word
+    confirmations: the lines are the sender's own choice)."""
     lines = parse_script(script_text)  # bad input fails before anything is written or touched
     timed = run_locator(settings, locator)
-    body = ScriptedRun(settings, lines, device, timed)
+    body = ScriptedRun(settings, lines, device, timed, app_policy=app_policy)
     try:
         return carry_out(
             settings,
@@ -192,9 +198,11 @@ class ScriptedRun:
     opens (none given) is closed by ``close()``; a given one stays its owner's."""
 
     def __init__(
-        self, settings: Settings, lines: list[ScriptLine], device: AgentDevice | None, locator: TimedLocator
+        self, settings: Settings, lines: list[ScriptLine], device: AgentDevice | None, locator: TimedLocator,
+        *, app_policy: bool = False,
     ) -> None:
         self.settings = settings
+        self.app_policy = app_policy  # agent.safety's app lists bind the lines (run_script's app_policy)
         self.lines = lines
         self.device = device
         self.locator = locator
@@ -216,6 +224,15 @@ class ScriptedRun:
             if self.device is opened:
                 self.device = None
             close_run_device(opened)
+
+    def _guard(self, device: AgentDevice) -> Guard | None:
+        """The app half of the planned run's guard, with ``app_policy`` (its lists only: no
+        sensitive-word or per-app confirmation is asked of a script's lines)."""
+        safety = self.settings.agent.safety
+        if not self.app_policy or not (safety.deny_apps or safety.allow_apps):
+            return None
+        lists_only = safety.model_copy(update={"confirm_sensitive": False, "confirm_apps": []})
+        return Guard(lists_only, current_app=device.current_app, app_package=device.resolve_app_label)
 
     def out_of_steps(self, session: RunSession) -> RunResult:
         return session.finish(RunStatus.COMPLETED, f"the script ran all {len(self.lines)} operations")
@@ -249,6 +266,14 @@ class ScriptedRun:
             draft.chosen_candidate = line.candidate
             return line.candidate
 
+        guard = self._guard(device)
+        refused = guard.check(line.action, draft.frame.pixels).refusal if guard is not None else None
+        if refused is not None:
+            draft.took_action(line.action)
+            draft.ok, draft.feedback = False, refused
+            session.record(draft)
+            reason = f"script line {line.number} ({line.text}) was refused: {refused}"
+            return StepEnd(draft.frame, session.finish(RunStatus.NOT_COMPLETED, reason))
         outcome = session.act(draft, line.action, device, self.locator, choose)
         if outcome.terminal and outcome.stop_reason:  # a line that stopped the run (a locked phone, Hand over)
             session.record(draft)
@@ -262,6 +287,12 @@ class ScriptedRun:
             reason = f"script line {line.number} ({line.text}) failed: {outcome.feedback}"
             return StepEnd(draft.frame, session.finish(RunStatus.NOT_COMPLETED, reason))
         settled = session.settle(device, draft)
+        landed = guard.landed_in() if guard is not None else None
+        if landed is not None:
+            draft.ok, draft.feedback = False, landed
+            session.record(draft)
+            return StepEnd(settled.frame, session.finish(RunStatus.NOT_COMPLETED,
+                                                         f"script line {line.number} ({line.text}): {landed}"))
         session.record(draft)
         if line.until is not None:
             self._pages += 1  # the same line again on the next step: look, then page or go on

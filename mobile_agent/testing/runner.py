@@ -185,6 +185,7 @@ class FlowRunner:
         on_event: EventCallback | None = None,
         cancel: threading.Event | None = None,
         channel: UserChannel | None = None,
+        app_policy: bool = False,
     ) -> None:
         root = Path(output_dir) if output_dir is not None else Path(settings.agent.output_dir)
         agent_settings = settings.agent.model_copy(update={"output_dir": root})
@@ -198,6 +199,7 @@ class FlowRunner:
         self._flow_dir: Path | None = None  # the running flow's folder: its schema files are relative to it
         # set (a REST flow task's cancel): the step under way ends as a failed step and no other runs
         self.cancel = cancel
+        self.app_policy = app_policy  # agent.safety's app lists bind its do: steps (run_script's app_policy)
         self.locator = run_locator(self.settings, None)
         if agent is None:
             phone = Phone(self.settings, device, evidence_dir=root / "evidence", cancel=cancel)
@@ -337,7 +339,8 @@ class FlowRunner:
         if isinstance(step, DoStep):
             script = substitute(step.do, values)
             result = run_script(self.settings, script, device=self.device, locator=self.locator, cancel=self.cancel,
-                                output_dir=self.output_dir, instruction=step.name or None)  # fmt: skip
+                                output_dir=self.output_dir, instruction=step.name or None,
+                                app_policy=self.app_policy)  # fmt: skip
             if result.status is not RunStatus.COMPLETED:
                 raise _StepFailed(f"the script ended {result.status.value}: {result.reason}", result)
             return _one_line(script), result, f"{len(result.steps)} operations done"
