@@ -295,7 +295,10 @@ def _check_variables(flow: Flow, where: str) -> None:
 
 
 def substitute(text: str, values: dict[str, Any]) -> str:
-    """``text`` with ``{{name}}`` / ``{{name.field}}`` filled in; ``{{secret:…}}`` kept."""
+    """``text`` with ``{{name}}`` / ``{{name.field}}`` filled in; ``{{secret:…}}`` kept. A value is
+    data, never a reference: one holding ``{{`` (an extract's answer read off an app's screen that
+    shows ``{{secret:pin}}``, or ``vars:`` that spell one out in pieces) is a ``FlowError``, as the
+    Type operation would otherwise take it for a secret the flow never named."""
 
     def fill(match: re.Match[str]) -> str:
         name = match.group(1)
@@ -311,7 +314,11 @@ def substitute(text: str, values: dict[str, Any]) -> str:
             if not isinstance(value, dict) or part not in value:
                 raise FlowError(f"the variable {{{{{name}}}}} has no field {part!r}")
             value = value[part]
-        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        if "{{" in text:
+            raise FlowError(f"the variable {{{{{name}}}}} holds '{{{{': a value is filled in as data, never as a "
+                            "reference to a variable or a secret")
+        return text
 
     return _VARIABLE.sub(fill, text)
 
