@@ -67,8 +67,12 @@ _CANDIDATE_RE = re.compile(r"^(?P<action>.*\S)\s+#\s*(?P<number>\d{1,3})\s*$")
 _CHOOSING = frozenset({"click_text", "long_press", "click_icon"})  # operations that locate a target
 _FREE_TEXT = frozenset({"type"})  # their text may end with "#N" itself
 # "Page down until (Text)": turn pages until Text shows, at most MAX_PAGES times
-_UNTIL_RE = re.compile(r"^(?P<action>page\s*(?:down|up))\s+until\s*\((?P<text>.*\S.*)\)\s*$", re.IGNORECASE)
+# (the text is checked non-blank after the match: ".*\S.*" backtracked quadratically on a line with no ")")
+_UNTIL_RE = re.compile(r"^(?P<action>page\s*(?:down|up))\s+until\s*\((?P<text>.*)\)\s*$", re.IGNORECASE)
 MAX_PAGES = 10
+# The longest script line parsed: no operation's fields take more (Type's text is at most 2000
+# characters), and a longer one is refused before any parsing (the parser's cost grows with it)
+MAX_LINE_CHARS = 8192
 
 
 @dataclass(frozen=True)
@@ -81,8 +85,10 @@ class ScriptLine:
 
 
 def _parse_line(number: int, text: str) -> ScriptLine:
+    if len(text) > MAX_LINE_CHARS:
+        raise OperationParseError(f"the line is over {MAX_LINE_CHARS} characters: no operation takes that much")
     until = _UNTIL_RE.match(text)
-    if until is not None:
+    if until is not None and until.group("text").strip():
         return ScriptLine(number, text, parse_action(f"Action: {until.group('action')}"), until=until.group("text").strip())
     match = _CANDIDATE_RE.match(text)
     if match is not None:
