@@ -51,6 +51,10 @@ _BLUR_SIGMA = 1.2
 _READINGS = 256
 # a foreground smaller than this many pixels is no glyph
 _MIN_PIXELS = 12
+# the colour around a box: a ring this many px wide outside it; a plate's glyph of that colour
+# within this many levels is the page showing through an outlined glyph (``_holes``)
+_RING = 3
+_HOLE_LEVELS = 24
 
 # everyday words for glyphs, checked before the names' own words (a phrase -> names)
 _SAID = {
@@ -126,6 +130,72 @@ _SAID = {
     "antenna": ("cell_tower", "settings_input_antenna"),
     "check mark": ("check", "done"),
     "tick": ("check", "done"),
+    # a planner's words by meaning: menus and overflow
+    "three vertical dots": ("more_vert",),
+    "three horizontal dots": ("more_horiz",),
+    "ellipsis": ("more_horiz", "more_vert"),
+    "more options": ("more_vert", "more_horiz"),
+    "three lines": ("menu",),
+    "three horizontal lines": ("menu",),
+    "three bars": ("menu",),
+    "three horizontal bars": ("menu",),
+    # tools and objects
+    "floppy": ("save",),
+    "floppy disk": ("save",),
+    "diskette": ("save",),
+    "cogwheel": ("settings",),
+    "wrench": ("build",),
+    "spanner": ("build",),
+    "wastebasket": ("delete", "delete_outline"),
+    "dustbin": ("delete", "delete_outline"),
+    "pen": ("edit", "create", "mode_edit"),
+    "loupe": ("search",),
+    "stopwatch": ("timer",),
+    "picture": ("image", "photo", "insert_photo"),
+    "paperclip": ("attach_file", "attachment"),
+    "paper clip": ("attach_file", "attachment"),
+    "sliders": ("tune",),
+    "cart": ("shopping_cart", "add_shopping_cart"),
+    "basket": ("shopping_basket",),
+    "handset": ("call", "phone"),
+    "telephone": ("call", "phone"),
+    "dial pad": ("dialpad",),
+    "keypad": ("dialpad",),
+    "speech bubble": ("chat_bubble", "chat_bubble_outline", "chat", "comment", "mode_comment", "sms", "message"),
+    "smiley": ("mood", "sentiment_satisfied", "emoji_emotions", "insert_emoticon", "tag_faces"),
+    "smiling face": ("mood", "sentiment_satisfied", "emoji_emotions", "insert_emoticon", "tag_faces"),
+    "sun": ("light_mode", "wb_sunny", "brightness_high", "brightness_7"),
+    "moon": ("dark_mode", "nightlight", "bedtime", "brightness_2", "brightness_3"),
+    "user": ("person", "account_circle"),
+    "profile": ("person", "account_circle"),
+    "avatar": ("account_circle", "person"),
+    "earth": ("public", "language"),
+    "i in a circle": ("info", "info_outline"),
+    # edit actions
+    "copy": ("content_copy", "file_copy", "filter_none"),
+    "two overlapping rectangles": ("content_copy", "file_copy", "filter_none"),
+    "two overlapping squares": ("content_copy", "file_copy", "filter_none"),
+    "minus": ("remove", "remove_circle", "remove_circle_outline", "horizontal_rule"),
+    "reload": ("refresh",),
+    "external link": ("open_in_new",),
+    "crossed arrows": ("shuffle",),
+    "repost": ("repeat",),
+    "retweet": ("repeat",),
+    # chevrons and dropdown triangles
+    "left chevron": ("chevron_left", "navigate_before", "keyboard_arrow_left", "arrow_back_ios", "arrow_back_ios_new"),
+    "right chevron": ("chevron_right", "navigate_next", "keyboard_arrow_right", "arrow_forward_ios"),
+    "up chevron": ("expand_less", "keyboard_arrow_up"),
+    "down chevron": ("expand_more", "keyboard_arrow_down"),
+    "chevron pointing left": ("chevron_left", "navigate_before", "keyboard_arrow_left", "arrow_back_ios"),
+    "chevron pointing right": ("chevron_right", "navigate_next", "keyboard_arrow_right", "arrow_forward_ios"),
+    "chevron pointing up": ("expand_less", "keyboard_arrow_up"),
+    "chevron pointing down": ("expand_more", "keyboard_arrow_down"),
+    "dropdown": ("arrow_drop_down", "expand_more"),
+    "drop down": ("arrow_drop_down", "expand_more"),
+    "triangle pointing down": ("arrow_drop_down",),
+    "triangle pointing up": ("arrow_drop_up",),
+    "down triangle": ("arrow_drop_down",),
+    "up triangle": ("arrow_drop_up",),
 }
 # names that are a container or a plain word of a description, not the glyph it describes
 # ("a plus in a purple circle": the glyph is the plus); never named, never a look-alike
@@ -144,6 +214,9 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 _HOW_DRAWN = {*COLOUR_WORDS, "gray", "dark", "light", "bright", "pale", "small", "large", "big", "little", "thin",
               "thick", "bold", "round", "rounded", "circular", "filled", "solid", "outlined", "outline", "empty",
               "hollow", "stacked", "curved", "a", "an", "the", "one", "two", "three", "four"}
+# words that say what kind of thing a glyph is, never which glyph: before a glyph's words
+# ("white shuffle icon (crossed arrows)") they leave it that glyph
+_UI_NOUNS = {"icon", "icons", "button", "buttons", "symbol", "sign", "glyph"}
 
 
 @dataclass(frozen=True)
@@ -241,10 +314,15 @@ class GlyphTable:
             styles = [str(s) for s in data["styles"]] if "styles" in data.files else None
             return cls([str(n) for n in data["names"]], bits.reshape(-1, side, side), styles)
 
+    def each(self, masks: list[np.ndarray]) -> np.ndarray:
+        """Each glyph's correlation with each of the (normalised) masks: glyphs x masks."""
+        crops = _vectors(np.stack(masks))
+        out: np.ndarray = self.vectors @ crops.T
+        return out
+
     def scores(self, masks: list[np.ndarray]) -> np.ndarray:
         """Each glyph's best correlation with any of the (normalised) masks."""
-        crops = _vectors(np.stack(masks))
-        best: np.ndarray = (self.vectors @ crops.T).max(axis=1)
+        best: np.ndarray = self.each(masks).max(axis=1)
         return best
 
 
@@ -265,15 +343,36 @@ def _words_of(description: str) -> list[str]:
     return _TOKEN.findall(description.lower().replace("-", " "))
 
 
+def _spans(words: list[str], phrase: list[str]) -> list[tuple[int, int]]:
+    """Where ``phrase`` stands in ``words``, its words in order with only words of how it is
+    drawn (``_HOW_DRAWN``, "to") between them: "three vertical white dots" holds "three
+    vertical dots"; "three vertical lines of dots" does not."""
+    found = []
+    for i in range(len(words) - len(phrase) + 1):
+        if words[i] != phrase[0]:
+            continue
+        j, k = i + 1, 1
+        while k < len(phrase) and j < len(words):
+            if words[j] == phrase[k]:
+                k += 1
+            elif words[j] not in _HOW_DRAWN and words[j] != "to":
+                break
+            j += 1
+        if k == len(phrase):
+            found.append((i, j))
+    return found
+
+
 def named_glyphs(description: str, names: dict[str, int]) -> set[int]:
-    """The glyphs a description names: everyday words (``_SAID``), then every name whose
+    """The glyphs a description names: everyday words (``_SAID``, whose words may have words
+    of how the glyph is drawn between them: "three vertical white dots"), then every name whose
     words all stand in the description in order ("open in new" -> open_in_new), with its
     outline variants (and its struck-through one when the description says so)."""
     words = _words_of(description)
     padded = f" {' '.join(words)} "
     found: set[str] = set()
     for phrase, glyphs in _SAID.items():
-        if f" {phrase} " in padded:
+        if _spans(words, phrase.split()):
             found.update(glyphs)
     for name in names:
         if name not in _NOT_GLYPHS and f" {name.replace('_', ' ')} " in padded:
@@ -286,19 +385,19 @@ def named_glyphs(description: str, names: dict[str, int]) -> set[int]:
 
 
 def qualified(description: str, names: dict[str, int]) -> bool:
-    """A glyph's name in the description stands after a word that is not how it is drawn nor
-    another glyph's word ("blue rain cloud": a rain cloud, not the cloud glyph): the
-    description means a more particular glyph than the one named."""
+    """A glyph's name in the description stands after a word that is not how it is drawn, nor
+    another glyph's word, nor what kind of thing it is ("icon", "button"): "blue rain cloud"
+    means a rain cloud, not the cloud glyph, a more particular glyph than the one named."""
     words = _words_of(description)
-    phrases = [p.split() for p in _SAID] + [n.split("_") for n in names if n not in _NOT_GLYPHS]
     covered = [False] * len(words)
     starts = []
-    for phrase in phrases:
-        for i in range(len(words) - len(phrase) + 1):
-            if words[i: i + len(phrase)] == phrase:
-                covered[i: i + len(phrase)] = [True] * len(phrase)
-                starts.append(i)
-    return any(i > 0 and not covered[i - 1] and words[i - 1] not in _HOW_DRAWN for i in starts)
+    spans = [span for p in _SAID for span in _spans(words, p.split())]
+    for phrase in [n.split("_") for n in names if n not in _NOT_GLYPHS]:
+        spans += [(i, i + len(phrase)) for i in range(len(words) - len(phrase) + 1) if words[i: i + len(phrase)] == phrase]
+    for i, j in spans:
+        covered[i:j] = [True] * (j - i)
+        starts.append(i)
+    return any(i > 0 and not covered[i - 1] and words[i - 1] not in _HOW_DRAWN | _UI_NOUNS for i in starts)
 
 
 def kin_glyphs(description: str, names: dict[str, int]) -> set[int]:
@@ -309,15 +408,32 @@ def kin_glyphs(description: str, names: dict[str, int]) -> set[int]:
 
 
 def glyph_masks(image: np.ndarray, box: Box) -> list[np.ndarray]:
-    """A box's glyph as normalised masks, read as the ranker reads its shape
+    """A box's glyph as normalised masks, each reading the ranker judges its shape by
     (``heuristic_ranker.box_masks``): on a filled plate the glyph against the plate (the
     plate's outline is a container, not the glyph), else its foreground against the colour
-    around it."""
+    around it. A box cut tight round an outlined glyph (an eye's outline filling it) looks like
+    a plate too, whose "glyph" is the page showing through its holes (``_holes``): then both
+    readings are kept and ``verdict`` takes the one that fits best."""
     masks = box_masks(image, box)
-    if not masks:
-        return []
-    glyph = normalise(masks[-1])
-    return [glyph] if glyph is not None else []
+    readings = masks if len(masks) > 1 and _holes(image, box, masks[-1]) else masks[-1:]
+    return [glyph for mask in readings if (glyph := normalise(mask)) is not None]
+
+
+def _holes(image: np.ndarray, box: Box, glyph: np.ndarray) -> bool:
+    """The glyph a "plate" shows has the colour around the box: the plate is an outlined
+    glyph's own body (an eye's outline, a gear's ring, cut tight by its box) and that glyph
+    the holes in it, where the page shows through. A real plate (a tinted button) differs."""
+    height, width = image.shape[:2]
+    left, top = int(box.left), int(box.top)
+    right, bottom = min(width, left + glyph.shape[1]), min(height, top + glyph.shape[0])
+    outer = image[max(0, top - _RING): min(height, bottom + _RING), max(0, left - _RING): min(width, right + _RING)]
+    ring = np.ones(outer.shape[:2], bool)
+    ring[top - max(0, top - _RING): bottom - max(0, top - _RING), left - max(0, left - _RING): right - max(0, left - _RING)] = False
+    inner = image[top:bottom, left:right][glyph[: bottom - top, : right - left].astype(bool)]
+    if not ring.any() or not len(inner):
+        return False
+    around = np.median(outer[ring].reshape(-1, image.shape[2]), axis=0)
+    return float(np.abs(np.median(inner, axis=0) - around).max()) <= _HOLE_LEVELS
 
 
 def verdict(image: np.ndarray, box: Box, description: str, glyphs: GlyphTable | None = None) -> Verdict | None:
@@ -330,11 +446,14 @@ def verdict(image: np.ndarray, box: Box, description: str, glyphs: GlyphTable | 
     masks = glyph_masks(image, box)
     if not masks:
         return None
-    scores = glyphs.scores(masks)
-    inside = np.zeros(len(scores), bool)
+    inside = np.zeros(len(glyphs.names), bool)
     inside[list(named)] = True
-    apart = np.ones(len(scores), bool)
+    apart = np.ones(len(glyphs.names), bool)
     apart[list(related)] = False
-    i = int(np.argmax(np.where(inside, scores, -2.0)))
-    o = int(np.argmax(np.where(apart, scores, -2.0)))
-    return Verdict(float(scores[i]), glyphs.names[i], float(scores[o]), glyphs.names[o], particular)
+    readings = []
+    # the glyph on its plate first: it wins a tie with the plate's own outline
+    for scores in reversed(glyphs.each(masks).T):
+        i = int(np.argmax(np.where(inside, scores, -2.0)))
+        o = int(np.argmax(np.where(apart, scores, -2.0)))
+        readings.append(Verdict(float(scores[i]), glyphs.names[i], float(scores[o]), glyphs.names[o], particular))
+    return max(readings, key=lambda v: v.named - v.other)
