@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mobile_agent.agent import Redactor
+from mobile_agent.locate import LazyLocator
 from mobile_agent.settings import Settings
 from server.devices import DeviceSlot
 from server.live import LiveHub
@@ -28,6 +29,7 @@ from server.store import TaskRow, TaskStore
 from server.webhooks import WebhookSender
 
 if TYPE_CHECKING:
+    from mobile_agent.locate import PerceptionLocator
     from server.farm.recurring import Schedules
 
 __all__ = ["Dispatcher", "EventHub", "PhoneAccess", "Phones", "ServiceState"]
@@ -195,6 +197,8 @@ class ServiceState:
     # the server's secrets (agent.secrets, named secrets, the planner key), taken out of what a task row
     # shows: the row keeps the instruction as sent (its run needs it), the API, dashboard and audit do not
     redact: Redactor = field(init=False)
+    # OCR for what the service itself reads on a screen (a free phone's screenshot, for secrets), built on first use
+    reader: LazyLocator = field(init=False)
 
     def __post_init__(self) -> None:
         server = self.settings.server
@@ -202,6 +206,12 @@ class ServiceState:
                             per_token=server.live_viewers_per_token, closing=self.closing.is_set)
         self.retention = Retention(self.settings, self.store, self.runs_dir)
         self.redact = Redactor.from_settings(self.settings)
+        self.reader = LazyLocator(self._build_reader)
+
+    def _build_reader(self) -> PerceptionLocator:
+        from mobile_agent.locate import build_locator
+
+        return build_locator(self.settings)
 
     def drain(self) -> None:
         """The server is stopping: start no more tasks and end the event streams (clients

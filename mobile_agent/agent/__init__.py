@@ -10,7 +10,7 @@ May import: the rest of ``mobile_agent`` and ``perception``; never ``server`` or
 """
 
 from mobile_agent.agent.loop import NO_EFFECT_NOTE, Agent, PlannedRun
-from mobile_agent.agent.mask import mask_live_frame
+from mobile_agent.agent.mask import hide_secrets_shown, mask_live_frame
 from mobile_agent.agent.paths import inside_paths, relative_inside, server_path
 from mobile_agent.agent.people import REPLY_KINDS, ReplyKind, UserChannel, UserReply, UserRequest
 from mobile_agent.agent.records import (
@@ -67,6 +67,7 @@ __all__ = [
     "inside_paths",
     "jsonable",
     "load_trajectory",
+    "hide_secrets_shown",
     "mask_live_frame",
     "parse_script",
     "relative_inside",

@@ -69,6 +69,7 @@ __all__ = [
     "black_out",
     "mask_live_frame",
     "hide_live_mask",
+    "hide_secrets_shown",
     "masking_live_frames",
     "show_live_mask",
     "password_boxes",
@@ -412,6 +413,15 @@ def hide_live_mask(serial: str, mask: LiveMask) -> None:
             _shown[serial] = masks
         else:
             _shown.pop(serial, None)
+
+
+def hide_secrets_shown(settings: Settings, pixels: np.ndarray, reader: Callable[[], TextReader]) -> np.ndarray:
+    """``pixels`` with every OCR line that shows one of the settings' secrets, or a part of one,
+    filled black (a copy when any; unchanged when no secret is configured): the masking step's
+    reading rule for a capture that no run masks (a free phone's screen, which shows what the
+    last run left there)."""
+    mask = SecretMask(secret_values(settings), reader)
+    return black_out(pixels, mask.boxes(pixels)) if mask.active else pixels
 
 
 def mask_live_frame(serial: str, pixels: np.ndarray) -> np.ndarray:

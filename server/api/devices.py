@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response, status
 
+from mobile_agent.agent import hide_secrets_shown
 from mobile_agent.device import lease_holder
 from mobile_agent.errors import DeviceError
 from server.auth import Principal
@@ -109,7 +110,30 @@ def device_screenshot(
         image = service.pool.source.screenshot(serial, format)
     except DeviceError as exc:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, exc.to_dict()) from exc
+    if not principal.admin and running is None:  # what the last run left on a free phone: no secret of it shows
+        image = _secrets_hidden(service, image, format)
     return Response(image, media_type=f"image/{format}", headers={"Cache-Control": "no-store"})
+
+
+def _secrets_hidden(service: ServiceState, image: bytes, fmt: str) -> bytes:
+    """A free phone's capture (PNG or JPEG) with every OCR line that shows one of the server's
+    secrets, or a part of one, filled black (``hide_secrets_shown``): no run masks it, and it
+    shows what the last run typed, whoever that run was. Unchanged with no secret configured."""
+    if not (service.settings.agent.secrets or service.settings.agent.named_secrets):
+        return image
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    with Image.open(io.BytesIO(image)) as opened:
+        pixels = np.asarray(opened.convert("RGB"))
+    hidden = hide_secrets_shown(service.settings, pixels, service.reader.get)
+    if hidden is pixels:
+        return image
+    out = io.BytesIO()
+    Image.fromarray(hidden).save(out, format="JPEG" if fmt == "jpeg" else "PNG")
+    return out.getvalue()
 
 
 @router.post("/connect", response_model=DeviceListPublic)
