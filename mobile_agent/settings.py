@@ -301,6 +301,11 @@ class ServerSettings(BaseModel):
         default_factory=list,
         description="planner endpoints a task's base_url may name besides planner.base_url (they get the planner's API key)",
     )
+    planner_models: list[str] = Field(
+        default_factory=list, max_length=1000,
+        description="models a user's task may name besides planner.model (the server's API key pays for them); "
+        "an admin's task may name any",
+    )
     tokens: dict[str, TokenSettings] = Field(
         default_factory=dict,
         description="more API tokens by name, besides api_token (an admin): a token string (an admin), or "

@@ -219,6 +219,10 @@ def checked_task(body: TaskCreate, service: ServiceState, principal: Principal) 
                 "base_url must be the server's planner endpoint or one of server.planner_base_urls",
                 "base_url_not_allowed",
             )
+    if body.model is not None and not principal.admin and body.model not in (
+            service.settings.planner.model, *limits.planner_models):  # the server's API key pays for it
+        raise _unprocessable("model", f"model {body.model!r} is not one this server lets a task choose "
+                             "(planner.model, server.planner_models)", "model_not_allowed")
     if body.device != "any" and not service.pool.knows(body.device):
         service.pool.refresh()
         if not service.pool.knows(body.device):
