@@ -16,8 +16,14 @@ must be confirmed by the person first, or is refused outright:
 A refusal stops the step with its reason (feedback for the model); a confirmation is
 asked through the run's ``UserChannel``.
 
+The words under a grounded tap are read where the tap will land (after the snap the
+operation does, ``snap_on``), from every source the operations locate by: OCR, and the
+accessibility tree's node text, content-desc and resource id when ``perception.accessibility``
+is on or the frame is blank (a FLAG_SECURE window captures black: the tree alone); a
+password field reads as the word "password" (``guard_on`` builds such a guard).
+
 May import: the standard library, numpy, ``mobile_agent`` (settings, errors, operations),
-``perception.text_match``.
+``perception`` (text_match, accessibility, blank_screen).
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -41,11 +47,14 @@ else:  # pragma: no cover
 
 from mobile_agent.errors import ConfigError
 from mobile_agent.operations.context import Locator
+from mobile_agent.operations.coordinates import DRIFT_TOLERANCE
 from mobile_agent.operations.parser import ParsedAction
 from mobile_agent.operations.secrets import SECRET_REFERENCE
-from mobile_agent.settings import SafetySettings
+from mobile_agent.settings import SafetySettings, Settings
+from perception.accessibility import nodes_from
+from perception.blank_screen import blank_app_area
 
-__all__ = ["Guard", "SensitiveRules", "Verdict", "screen_reader"]
+__all__ = ["Guard", "GuardedPhone", "SensitiveRules", "Verdict", "guard_on", "screen_reader"]
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +63,10 @@ _POINT_OPERATIONS = frozenset({"tap_point", "long_press_point", "double_tap_poin
 # ways out of an app: never refused, never asked about
 _WAYS_OUT = frozenset({"press_key", "back", "home", "stop", "finished", "give_up", "hand_over", "wait"})
 _NEAR_PX = 24  # a tap this close to an OCR line is a tap on it
+_NODE_MAX_AREA = 0.15  # a tree node larger than this part of the screen is a page or a panel, not a control
 ScreenLines = list[tuple[str, tuple[int, int, int, int]]]  # a screen's text lines with their boxes (screen pixels)
+# where a tap planned at a point on a frame will land (the operation's snap), or None: where it was planned
+LandingPoint = Callable[[tuple[int, int], np.ndarray], "tuple[int, int] | None"]
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
@@ -143,7 +155,8 @@ class Guard:
     """Checks planned operations against the safety settings (see the module docstring).
 
     ``read_screen(pixels)`` gives the screen's text lines as (text, box) pairs (the run's
-    OCR); ``current_app()`` the package in front; ``app_package(label)`` what Open App
+    OCR, and the tree's nodes); ``landing(point, pixels)`` where a tap at ``point`` lands
+    (the snap); ``current_app()`` the package in front; ``app_package(label)`` what Open App
     would open. Each is optional: what cannot be read is not checked."""
 
     def __init__(
@@ -153,8 +166,10 @@ class Guard:
         read_screen: Callable[[np.ndarray], ScreenLines] | None = None,
         current_app: Callable[[], str | None] | None = None,
         app_package: Callable[[str], str | None] | None = None,
+        landing: LandingPoint | None = None,
     ) -> None:
         self.settings = settings
+        self.landing = landing
         self.rules = SensitiveRules.load(settings.rules_file)
         self.read_screen = read_screen
         self.current_app = current_app
@@ -235,11 +250,25 @@ class Guard:
     def _targets(self, action: ParsedAction, params: dict[str, Any], pixels: np.ndarray) -> list[str]:
         targets = [str(params[k]) for k in ("text", "app", "icon", "target") if isinstance(params.get(k), str)]
         if action.name in _POINT_OPERATIONS and "x" in params and "y" in params:
-            x, y = int(params["x"]), int(params["y"])
+            # the model's point, and where the snap will move the tap: both are judged
+            points = [(int(params["x"]), int(params["y"]))]
+            landed = self._landing(points[0], pixels)
+            if landed is not None and landed != points[0]:
+                points.append(landed)
             for text, (left, top, right, bottom) in self._lines(pixels):
-                if left - _NEAR_PX <= x <= right + _NEAR_PX and top - _NEAR_PX <= y <= bottom + _NEAR_PX:
+                if any(left - _NEAR_PX <= x <= right + _NEAR_PX and top - _NEAR_PX <= y <= bottom + _NEAR_PX
+                       for x, y in points):
                     targets.append(text)
         return targets
+
+    def _landing(self, point: tuple[int, int], pixels: np.ndarray) -> tuple[int, int] | None:
+        if self.landing is None:
+            return None
+        try:
+            return self.landing(point, pixels)
+        except Exception as exc:  # noqa: BLE001 - the check judges the model's point then
+            log.warning("could not work out where the tap lands for the safety check: %s", exc)
+            return None
 
     def _lines(self, pixels: np.ndarray) -> ScreenLines:
         if self.read_screen is None:
@@ -260,15 +289,77 @@ def _safe(call: Callable[[], str | None]) -> str | None:
 
 
 
-def screen_reader(locator: Locator) -> Callable[[np.ndarray], ScreenLines]:
+def screen_reader(
+    locator: Locator, tree: Callable[[np.ndarray], str | None] | None = None
+) -> Callable[[np.ndarray], ScreenLines]:
     """The screen's text lines with their boxes (screen pixels), read by ``locator.ocr``
-    (cached per frame by perception)."""
+    (cached per frame by perception), and, when ``tree(pixels)`` gives the frame's
+    accessibility tree (``uiautomator dump`` XML), each control's text, content-desc and
+    resource id (a password field as the word "password")."""
 
     def read(pixels: np.ndarray) -> ScreenLines:
         lines = locator.ocr(pixels)
-        return [
+        out = [
             (str(line.text), (int(line.box.left), int(line.box.top), int(line.box.right), int(line.box.bottom)))
             for line in lines
         ]
+        xml = tree(pixels) if tree is not None else None
+        if xml:
+            out.extend(_tree_lines(xml, (int(pixels.shape[1]), int(pixels.shape[0]))))
+        return out
 
     return read
+
+
+def _tree_lines(xml: str, size: tuple[int, int]) -> ScreenLines:
+    nodes = nodes_from(xml) or []
+    width, height = size
+    out: ScreenLines = []
+    for node in nodes:
+        b = node.bounds
+        box = (max(0, int(b.left)), max(0, int(b.top)), min(width, int(b.right)), min(height, int(b.bottom)))
+        area = (box[2] - box[0]) * (box[3] - box[1])
+        if area <= 0 or area > _NODE_MAX_AREA * width * height:
+            continue
+        resource = node.resource_id.rsplit("/", 1)[-1].replace("_", " ").strip()
+        words = ["password"] if node.password else []
+        words += [w for w in (node.text.strip(), node.content_desc.strip(), resource) if w]
+        out.extend((w, box) for w in words)
+    return out
+
+
+class GuardedPhone(Protocol):
+    """What the guard reads of the phone (an ``AgentDevice`` is one)."""
+
+    def accessibility_xml(self) -> str | None: ...
+
+    def current_app(self) -> str | None: ...
+
+    def resolve_app_label(self, label: str) -> str | None: ...
+
+
+def guard_on(settings: Settings, device: GuardedPhone, locator: Locator) -> Guard:
+    """The guard of a run (or an MCP call) on ``device``: the screen read as the operations
+    read it (OCR, and the tree when ``perception.accessibility`` is on or the frame is blank,
+    each frame's tree dumped once), a grounded tap judged where the snap lands it, and the
+    app policy asked of the phone. ``locator``: an untimed one (the guard's reads are not a
+    step's timings, and learn no drift)."""
+    last: list[tuple[np.ndarray, str | None]] = []
+
+    def tree(pixels: np.ndarray) -> str | None:
+        if not (settings.perception.accessibility or blank_app_area(pixels)):
+            return None
+        if not last or last[0][0] is not pixels:
+            last[:] = [(pixels, device.accessibility_xml())]
+        return last[0][1]
+
+    def landing(point: tuple[int, int], pixels: np.ndarray) -> tuple[int, int] | None:
+        if not settings.planner.snap:
+            return None
+        height = int(pixels.shape[0])
+        # as the operation's ``snap_on``, with the tree dumped once for this frame
+        return locator.snap(point, pixels, max_distance=settings.planner.snap_max_distance * height,
+                            drift_tolerance=DRIFT_TOLERANCE * height, hierarchy=tree(pixels)).point
+
+    return Guard(settings.agent.safety, read_screen=screen_reader(locator, tree), current_app=device.current_app,
+                 app_package=device.resolve_app_label, landing=landing)

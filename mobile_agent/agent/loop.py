@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 
 from mobile_agent.agent.clearance import clear_operation
-from mobile_agent.agent.guard import Guard, screen_reader
+from mobile_agent.agent.guard import Guard, guard_on
 from mobile_agent.agent.mask import SecretMask, SecretText, secret_values
 from mobile_agent.agent.parts import close_run_device, elapsed_ms, open_run_device, run_locator
 from mobile_agent.agent.people import UserChannel, UserRequest, run_channel
@@ -331,13 +331,7 @@ class PlannedRun:
 
     def guard(self) -> Guard:
         if self._guard is None:
-            device = self._opened_device()
-            self._guard = Guard(
-                self.settings.agent.safety,
-                read_screen=screen_reader(self.locator.untimed()),
-                current_app=device.current_app,
-                app_package=device.resolve_app_label,
-            )
+            self._guard = guard_on(self.settings, self._opened_device(), self.locator.untimed())
         return self._guard
 
     def _allowed(self, session: RunSession, draft: StepDraft, action: ParsedAction) -> bool:

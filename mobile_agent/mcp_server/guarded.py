@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mobile_agent.agent.clearance import clear_operation
-from mobile_agent.agent.guard import Guard, screen_reader
+from mobile_agent.agent.guard import guard_on
 from mobile_agent.agent.parts import TimedLocator
 from mobile_agent.agent.session import RunSession
 from mobile_agent.agent.step import StepDraft
@@ -40,12 +40,7 @@ def guarded_step(session: RunSession, draft: StepDraft, action: ParsedAction, ca
     settings = session.settings
     draft.action_text = action.text
     draft.by = "mcp"
-    guard = Guard(
-        settings.agent.safety,
-        read_screen=screen_reader(locator.untimed()),
-        current_app=device.current_app,
-        app_package=device.resolve_app_label,
-    )
+    guard = guard_on(settings, device, locator.untimed())
     refused = clear_operation(session, draft, guard, action, timeout_s=settings.agent.user_timeout_s)
     if refused is not None:
         draft.took_action(action)
