@@ -34,6 +34,8 @@ SETS = {
     "fresh7": {"MIT", "Apache-2.0"},
     "fresh8": {"MIT", "Apache-2.0", "MPL-2.0"},
     "fresh9": {"MIT", "Apache-2.0"},
+    "fresh10": {"MIT", "Apache-2.0"},
+    "fresh11": {"MIT", "Apache-2.0", "MPL-2.0", "CC0-1.0"},
 }
 each_set = pytest.mark.parametrize("name", list(SETS))
 
