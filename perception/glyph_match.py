@@ -19,7 +19,9 @@ flip and no rotation: a mirror pair (undo/redo, arrow_back/arrow_forward) stays 
 
 A description names glyphs by their names' words ("undo", "open in new") and a few everyday
 words for them ("gear", "trash can", "three dots", "magnifying glass"); a glyph also names its
-own outlined/border variants. ``verdict`` gives the box's best score among the glyphs named
+own outlined/border variants. A word of state ("open padlock", "half star", "crossed-out eye")
+names the state's near-twin instead of the plain glyph, which then counts as another glyph.
+``verdict`` gives the box's best score among the glyphs named
 and among every other glyph (what the box looks like instead), or None (abstain) when the
 description names no glyph of the vocabulary or the box holds no glyph-sized foreground.
 
@@ -205,6 +207,14 @@ _NOT_GLYPHS = {"circle", "square", "rectangle", "lens", "hexagon", "pentagon", "
 _VARIANTS = ("_outline", "_border", "_none", "_outlined")
 # words that say a glyph is struck through: its "_off" variant is named too
 _STRUCK = {"crossed", "slashed", "struck", "strikethrough", "disabled"}
+# of those, the words that say only that ("disabled" may mean greyed out): the "_off" glyph
+# then replaces the plain one, as a state word's does (``_STATES``)
+_STRUCK_THROUGH = _STRUCK - {"disabled"}
+# words that say a glyph is in another state, drawn as a near-twin the table names apart
+# ("open padlock": lock_open beside lock; "half star": star_half): the word -> the name's suffix.
+# The state's glyph replaces the plain one, which becomes another glyph (its twin must not win)
+_STATES = {"open": "open", "opened": "open", "unlocked": "open", "half": "half", "active": "active",
+           "ringing": "active"}
 # a name's words that say how it is drawn, not what: sharing one is no kinship
 _STYLE_WORDS = {"alt", "outline", "border", "new", "ios", "none", "sharp", "rounded", "outlined", "filled", "off",
                 "on", "in", "of", "and", "the", "to", "a", "1", "2", "3"}
@@ -292,7 +302,8 @@ class GlyphTable:
         named = self.drawings(named_glyphs(description, self.index))
         named |= self.twins(named)
         kin = self.drawings(kin_glyphs(description, self.index))
-        reading = (named, named | kin, qualified(description, self.index))
+        plain = self.twins(self.drawings(superseded_glyphs(description, self.index))) - named
+        reading = (named, (named | kin) - plain, qualified(description, self.index))
         if len(self._readings) >= _READINGS:
             self._readings.clear()
         self._readings[description] = reading
@@ -369,19 +380,41 @@ def named_glyphs(description: str, names: dict[str, int]) -> set[int]:
     words all stand in the description in order ("open in new" -> open_in_new), with its
     outline variants (and its struck-through one when the description says so)."""
     words = _words_of(description)
-    padded = f" {' '.join(words)} "
-    found: set[str] = set()
-    for phrase, glyphs in _SAID.items():
-        if _spans(words, phrase.split()):
-            found.update(glyphs)
-    for name in names:
-        if name not in _NOT_GLYPHS and f" {name.replace('_', ' ')} " in padded:
-            found.add(name)
+    found = _said(words, names)
+    plain = _superseded(found, words, names)
+    states = {_STATES[w] for w in words if w in _STATES} | ({"off"} if _STRUCK_THROUGH & set(words) else set())
+    found = (found - plain) | {f"{name}_{state}" for name in plain for state in states if f"{name}_{state}" in names}
     for name in list(found):
         found.update(name + v for v in _VARIANTS)
         if _STRUCK & set(words):
             found.add(name + "_off")
-    return {names[n] for n in found if n in names and n not in _NOT_GLYPHS}
+    return {names[n] for n in found - _with_variants(plain) if n in names and n not in _NOT_GLYPHS}
+
+
+def _said(words: list[str], names: dict[str, int]) -> set[str]:
+    """The names a description's words say: its everyday phrases' and every name whose words
+    all stand in it in order."""
+    padded = f" {' '.join(words)} "
+    found = {name for phrase, glyphs in _SAID.items() if _spans(words, phrase.split()) for name in glyphs}
+    return found | {name for name in names if name not in _NOT_GLYPHS and f" {name.replace('_', ' ')} " in padded}
+
+
+def _superseded(found: set[str], words: list[str], names: dict[str, int]) -> set[str]:
+    """The glyphs named whose state the description says (``_STATES``: "open padlock" names
+    lock, and lock_open is in the table): the plain glyph is then not the one meant."""
+    states = {_STATES[w] for w in words if w in _STATES} | ({"off"} if _STRUCK_THROUGH & set(words) else set())
+    return {name for name in found if any(f"{name}_{state}" in names for state in states)}
+
+
+def _with_variants(glyphs: set[str]) -> set[str]:
+    return glyphs | {name + v for name in glyphs for v in _VARIANTS}
+
+
+def superseded_glyphs(description: str, names: dict[str, int]) -> set[int]:
+    """The plain glyphs (with their outline variants) a state word in the description
+    replaces by their state's twin: never named nor kin, so the twin counts as another glyph."""
+    words = _words_of(description)
+    return {names[n] for n in _with_variants(_superseded(_said(words, names), words, names)) if n in names}
 
 
 def qualified(description: str, names: dict[str, int]) -> bool:
@@ -397,7 +430,10 @@ def qualified(description: str, names: dict[str, int]) -> bool:
     for i, j in spans:
         covered[i:j] = [True] * (j - i)
         starts.append(i)
-    return any(i > 0 and not covered[i - 1] and words[i - 1] not in _HOW_DRAWN | _UI_NOUNS for i in starts)
+    # a state word the reading takes as the glyph's own ("open padlock": lock_open; "crossed-out
+    # eye": visibility_off) says which glyph, not a more particular one
+    said = (set(_STATES) | _STRUCK_THROUGH | {"out"}) if _superseded(_said(words, names), words, names) else set()
+    return any(i > 0 and not covered[i - 1] and words[i - 1] not in _HOW_DRAWN | _UI_NOUNS | said for i in starts)
 
 
 def kin_glyphs(description: str, names: dict[str, int]) -> set[int]:

@@ -237,3 +237,62 @@ def test_the_locator_taps_the_one_look_alike_that_shows_the_glyph(
     where = find(path, description, position)
     assert where.status is LocateStatus.FOUND and where.box is not None
     assert truth.contains(*where.box.center)
+
+
+CRYPTX = DATA / "fresh8" / "cryptx" / "2.png"
+# CryptX's bottom bar (fresh8, development data): a closed padlock, then an open one outlined
+CLOSED_LOCK, OPEN_LOCK = Box(331, 2215, 435, 2330), Box(436, 2215, 540, 2330)
+
+
+@pytest.mark.parametrize(
+    ("description", "meant", "plain"),
+    [
+        ("open padlock outline icon in the bottom bar", "lock_open", "lock"),
+        ("grey unlocked padlock", "lock_open", "lock"),
+        ("grey open folder icon", "folder_open", "folder"),
+        ("yellow half star", "star_half", "star"),
+        ("green crossed-out eye icon", "visibility_off", "visibility"),
+        ("slashed bell", "notifications_off", "notifications"),
+    ],
+)
+def test_a_state_word_names_the_near_twin_not_the_plain_glyph(description: str, meant: str, plain: str) -> None:
+    """Kind: a glyph in another state drawn as a near-twin ("open padlock" beside the closed
+    one, a crossed-out eye beside the eye). The state word names the twin alone; the plain
+    glyph (and its outline variants and glyphs drawn the same) is then another glyph, not
+    kin, so a box showing it looks unlike the description; and the state word does not make
+    the description "a more particular glyph" (the tie-break may pick)."""
+    glyphs = table()
+    named, related, particular = glyphs.reading(description)
+    names = {glyphs.names[i] for i in named}
+    assert meant in names and plain not in names
+    assert not {glyphs.names[i] for i in related} & {plain, plain + "_outline", plain + "_border"}
+    assert not particular
+
+
+def test_without_a_state_word_the_plain_glyph_is_named() -> None:
+    """Guards: no state word, no change ("padlock" names lock and its outline); "crossed
+    arrows" (shuffle, no "_off" twin) and "disabled" (may mean greyed out) replace nothing;
+    a state word with no twin in the table ("open envelope") still qualifies the glyph."""
+    glyphs = table()
+    names = {glyphs.names[i] for i in glyphs.reading("filled bright green padlock (selected)")[0]}
+    assert {"lock", "lock_outline"} <= names and "lock_open" not in names
+    assert {glyphs.names[i] for i in glyphs.reading("white shuffle icon (crossed arrows)")[0]} == {"shuffle"}
+    assert "mic" in {glyphs.names[i] for i in glyphs.reading("disabled grey microphone")[0]}
+    assert qualified("open envelope", glyphs.index)
+
+
+def test_an_open_padlock_is_not_read_on_the_closed_one_beside_it() -> None:
+    """CryptX's bottom bar: asked for the open padlock, the closed padlock's box looks like
+    another glyph (lock), the open padlock's box shows the glyph named; the locator no longer
+    taps the closed padlock (its wrong tap when the fresh8 set was measured)."""
+    image = pixels(CRYPTX)
+    said = "open padlock outline icon in the bottom bar"
+    closed, opened = verdict(image, CLOSED_LOCK, said), verdict(image, OPEN_LOCK, said)
+    assert closed is not None and opened is not None
+    assert closed.other >= closed.named + 0.2
+    assert opened.named_name == "lock_open" and opened.named >= opened.other
+    where = find(CRYPTX, said, "bottom center")
+    taps = [where.box] if where.status is LocateStatus.FOUND and where.box is not None else []
+    assert not any(CLOSED_LOCK.contains(*box.center) for box in taps)
+    reached = taps + [c.box for c in where.candidates]
+    assert any(OPEN_LOCK.contains(*box.center) for box in reached)
