@@ -1,4 +1,4 @@
-"""The held-back icon sets of issue 30 (``benchmarks/data/freshN_icon_targets.json``, N = 2 to 9, the keys of SETS)
+"""The held-back icon sets of issue 30 (``benchmarks/data/freshN_icon_targets.json``, N = 2 to 11, the keys of SETS)
 are sound, each checked the same way (tests/held_back_icons.py).
 
 Their screenshots are committed beside them (``benchmarks/data/freshN/``), so every check runs
