@@ -198,7 +198,33 @@ _SAID = {
     "triangle pointing up": ("arrow_drop_up",),
     "down triangle": ("arrow_drop_down",),
     "up triangle": ("arrow_drop_up",),
+    "triangle pointing right": ("arrow_right", "play_arrow"),
+    "right pointing triangle": ("arrow_right", "play_arrow"),
+    "triangle pointing left": ("arrow_left",),
+    "left pointing triangle": ("arrow_left",),
+    # arrows by what they do
+    "return arrow": ("keyboard_return", "subdirectory_arrow_left"),
+    "enter arrow": ("keyboard_return", "subdirectory_arrow_left"),
+    # shapes people name by what they show
+    "square brackets": ("data_array",),
+    "curly braces": ("data_object",),
+    "line chart": ("show_chart", "insights", "timeline", "stacked_line_chart"),
+    "four squares": ("grid_view", "apps", "window", "widgets", "dashboard"),
+    "puzzle piece": ("extension",),
+    "puzzle": ("extension",),
+    # everyday objects
+    "cup": ("local_cafe", "coffee", "emoji_food_beverage"),
+    "mug": ("local_cafe", "coffee"),
+    "books": ("library_books", "menu_book", "collections_bookmark"),
+    "cocktail": ("local_bar", "liquor"),
+    "wine glass": ("wine_bar",),
+    "pizza": ("local_pizza",),
+    "burger": ("lunch_dining", "fastfood"),
 }
+# where an icon stands, not what it shows: these words name no glyph ("in the title bar" is no
+# "title" glyph, "next to the search bar" no magnifier)
+_PLACES = {"toolbar", "title", "status", "app", "top", "bottom", "tab", "navigation", "nav", "tool", "action", "search",
+           "message", "side", "address", "url", "menu", "bar"}
 # names that are a container or a plain word of a description, not the glyph it describes
 # ("a plus in a purple circle": the glyph is the plus); never named, never a look-alike
 _NOT_GLYPHS = {"circle", "square", "rectangle", "lens", "hexagon", "pentagon", "crop_square", "brightness_1",
@@ -351,7 +377,12 @@ def table() -> GlyphTable:
 
 
 def _words_of(description: str) -> list[str]:
-    return _TOKEN.findall(description.lower().replace("-", " "))
+    """The description's words, less the words of a bar it names as a place ("title bar",
+    "bottom bar", "search bar": ``_PLACES``)."""
+    words = _TOKEN.findall(description.lower().replace("-", " "))
+    return [w for i, w in enumerate(words)
+            if not (w in _PLACES and (w == "toolbar" or (i + 1 < len(words) and words[i + 1] == "bar")
+                                      or (w == "bar" and i > 0 and words[i - 1] in _PLACES)))]  # fmt: skip
 
 
 def _spans(words: list[str], phrase: list[str]) -> list[tuple[int, int]]:

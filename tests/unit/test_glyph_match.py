@@ -296,3 +296,45 @@ def test_an_open_padlock_is_not_read_on_the_closed_one_beside_it() -> None:
     assert not any(CLOSED_LOCK.contains(*box.center) for box in taps)
     reached = taps + [c.box for c in where.candidates]
     assert any(OPEN_LOCK.contains(*box.center) for box in reached)
+
+
+@pytest.mark.parametrize(
+    ("description", "glyph"),
+    [
+        ("white return (enter) arrow", "keyboard_return"),
+        ("small grey right-pointing triangle at the end of the row", "arrow_right"),
+        ("white square brackets [ ] icon", "data_array"),
+        ("white line-chart icon", "show_chart"),
+        ("dark four-squares icon", "grid_view"),
+        ("purple puzzle piece icon", "extension"),
+        ("white cup icon", "local_cafe"),
+        ("white stacked-books icon", "library_books"),
+        ("white cocktail glass icon", "local_bar"),
+        ("beige pizza slice icon", "local_pizza"),
+        ("beige burger icon", "lunch_dining"),
+    ],
+)
+def test_objects_and_shapes_by_what_they_show_reach_the_glyph(description: str, glyph: str) -> None:
+    """More words by meaning: what a planner calls an object or a shape ("cup", "puzzle
+    piece", "four squares", "return arrow") reaches the table's name for it."""
+    index = table().index
+    assert glyph in {n for n, i in index.items() if i in named_glyphs(description, index)}
+
+
+def test_a_bar_named_as_a_place_names_no_glyph() -> None:
+    """Kind: where an icon stands ("in the title bar", "right of the search bar", "at the left
+    of the message bar") is no glyph: the 'title', 'search' and 'message' glyphs are not
+    named, and 'bar' makes bar_chart no kin; a glyph said outright still is."""
+    glyphs = table()
+    index = glyphs.index
+
+    def said(description: str) -> set[str]:
+        return {n for n, i in index.items() if i in named_glyphs(description, index)}
+
+    assert "title" not in said("dark server icon in the title bar")
+    assert said("black list icon right of the search bar") == {"list"}
+    assert "message" not in said("teal microphone icon at the right of the message bar")
+    assert "search" in said("black magnifier (search) icon in the bottom bar")
+    assert "bar_chart" in said("white bar chart icon in the toolbar")
+    related = {glyphs.names[i] for i in glyphs.reading("green house icon in the bottom bar")[1]}
+    assert "bar_chart" not in related and "local_bar" not in related
