@@ -580,11 +580,23 @@ _WHITE_ON_DARK = ((0, 179), 0, 30, 180, 255)
 _BLACK_ON_LIGHT = ((0, 179), 0, 40, 0, 125)
 _DARK_SURFACE = 80  # V of the background below which it is a dark surface
 _LIGHT_SURFACE = 200
+# A white glyph of thin strokes on a saturated surface (a white back arrow on an orange
+# toolbar) is tinted by it through and through: JPEG keeps colour at half resolution (4:2:0
+# chroma subsampling, JFIF/ITU-T T.81) and anti-aliasing blends every edge, so a 3 px
+# stroke measures S ~30-100 where "white" wants S <= 30, and the glyph scored as little
+# white as a photo's highlight. Beside such a surface, a bright pixel far less saturated
+# than it is the white glyph: counted as white.
+_SATURATED_SURFACE = 150  # S of the background from which it tints a white glyph
+_WHITE_TINT_SHARE = 0.35  # ... whose pixels keep at most this share of the surface's S
 
 
-def _colour_share(pixels_hsv: np.ndarray, colour: str, surface_v: float | None = None) -> float:
+def _colour_share(
+    pixels_hsv: np.ndarray, colour: str, surface_v: float | None = None, surface_s: float | None = None
+) -> float:
     """Share of ``pixels_hsv`` in ``colour``; ``surface_v``: the background's brightness
-    (0..255), which lets a white or black icon drawn at reduced opacity count."""
+    (0..255), which lets a white or black icon drawn at reduced opacity count;
+    ``surface_s``: its saturation, which lets a thin white glyph tinted by a saturated
+    surface count."""
     if len(pixels_hsv) == 0:
         return 0.0
     h, s, v = pixels_hsv[:, 0], pixels_hsv[:, 1], pixels_hsv[:, 2]
@@ -592,6 +604,8 @@ def _colour_share(pixels_hsv: np.ndarray, colour: str, surface_v: float | None =
     ranges = list(_COLOURS[colour])
     if surface_v is not None and colour == "white" and surface_v < _DARK_SURFACE:
         ranges.append(_WHITE_ON_DARK)
+    if surface_s is not None and colour == "white" and surface_s >= _SATURATED_SURFACE:
+        ranges.append(((0, 179), 0, int(_WHITE_TINT_SHARE * surface_s), 216, 255))
     if surface_v is not None and colour == "black" and surface_v > _LIGHT_SURFACE:
         ranges.append(_BLACK_ON_LIGHT)
     for (h0, h1), s0, s1, v0, v1 in ranges:
@@ -671,8 +685,9 @@ class HeuristicRanker:
                 fg = mask.reshape(-1).astype(bool)
                 pixels = hsv[fg] if fg.sum() >= 8 else hsv
                 # "white plus on a blue circle": every named colour should be present
-                surface = float(_surface(patch, inner).max())  # HSV's V: the largest channel
-                shares = {c: min(1.0, _colour_share(pixels, c, surface) / 0.5) for c in colours}
+                ground = _surface(patch, inner).astype(np.uint8).reshape(1, 1, 3)
+                _, saturation, surface = (float(x) for x in cv2.cvtColor(ground, cv2.COLOR_RGB2HSV).reshape(3))
+                shares = {c: min(1.0, _colour_share(pixels, c, surface, saturation) / 0.5) for c in colours}
                 if around is not None:
                     # a glyph in a container: the container's colour is the surface it sits on
                     # ("an orange circle with a white play triangle": the triangle's box is white)

@@ -1096,3 +1096,25 @@ def test_arrows_said_two_opposite_ways_are_a_pair_not_one_pointing_down() -> Non
     where = find(small, "black up-down arrows (sort) icon", "top right")
     truth = Box(433, 117, 480, 176)
     assert where.status is not LocateStatus.FOUND or truth.contains(*where.point), where.point
+
+
+# --- the seventh to ninth fresh sets' kinds (development data since the lead's 03:35 measurement)
+
+FRESH7 = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "fresh7"
+
+
+def test_a_thin_white_glyph_tinted_by_a_saturated_toolbar_is_white() -> None:
+    """Vacation Days' About screen (a 576 px wide JPEG): a white back arrow on an orange
+    toolbar, 3 px strokes. JPEG keeps colour at half resolution and anti-aliasing blends each
+    edge, so the arrow's pixels measure S ~30-100 (orange-tinted) and scored little white; the
+    umbrella glyph on the orange disc below (thick white strokes) won "white back arrow" on
+    colour alone and was tapped. Beside a saturated surface, a bright pixel far less
+    saturated than it counts as white; a tint of the surface's own hue (a pink glyph), or the
+    same pixels on a grey surface, do not."""
+    tinted = np.array([[5, 80, 250]] * 4, np.uint8)  # H, S, V: white blended with orange
+    assert _colour_share(tinted, "white", 249.0, 235.0) == 1.0
+    assert _colour_share(tinted, "white", 249.0, 20.0) == 0.0  # on a grey surface: not white
+    assert _colour_share(tinted, "white", 249.0) == 0.0
+    assert _colour_share(np.array([[5, 140, 250]], np.uint8), "white", 249.0, 235.0) == 0.0  # pink
+    image = np.asarray(Image.open(FRESH7 / "vacationdays" / "4.jpg").convert("RGB"))
+    assert_tapped(find(image, "white back arrow", "top left"), Box(39, 62, 106, 129))
