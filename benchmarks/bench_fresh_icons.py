@@ -26,7 +26,7 @@ The third (``--targets benchmarks/data/fresh3_icon_targets.json``, heldout6) has
 groups, source ``fresh3``: 59 icons on screenshots of 8 other such apps, in ``benchmarks/data/fresh3/``.
 The fourth (``--targets benchmarks/data/fresh4_icon_targets.json``, heldout7) likewise, source ``fresh4``:
 52 icons on screenshots of 8 further apps, in ``benchmarks/data/fresh4/``. The fifth and sixth
-(``fresh5``, ``fresh6``; session 6) and the seventh to eleventh (``fresh7`` to ``fresh11``; session 7)
+(``fresh5``, ``fresh6``; session 6) and the seventh to thirteenth (``fresh7`` to ``fresh13``; session 7)
 are read the same way.
 
 Run: ``python benchmarks/bench_fresh_icons.py [--backend cpu] [--tree] [--verbose]``;
@@ -60,7 +60,7 @@ from perception.accessibility import AccessibilityNode  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 TARGETS = REPO / "benchmarks" / "data" / "fresh_icon_targets.json"
 # The held-back sets built by a data-only engineer each: published screenshots of open-source apps.
-BUILT_SETS = ("fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11")
+BUILT_SETS = ("fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13")
 SOURCES = ("mobile-agent-v1-runs", "rico-dev", *BUILT_SETS)
 
 
