@@ -36,6 +36,7 @@ SETS = {
     "fresh9": {"MIT", "Apache-2.0"},
     "fresh10": {"MIT", "Apache-2.0"},
     "fresh11": {"MIT", "Apache-2.0", "MPL-2.0", "CC0-1.0"},
+    "fresh12": {"MIT", "Apache-2.0"},
     "fresh13": {"MIT", "Apache-2.0"},
 }
 each_set = pytest.mark.parametrize("name", list(SETS))
