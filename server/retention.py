@@ -35,6 +35,7 @@ from typing import Literal
 
 import sqlalchemy as sa
 
+from mobile_agent.agent import free_mb as disk_free_mb
 from mobile_agent.replay import PlanStore, default_cache_url
 from mobile_agent.settings import RetentionSettings, Settings
 from server.farm.live import LIVE_DIR
@@ -94,15 +95,8 @@ class Retention:
         """Why a new task must be refused now (the runs folder's disk nearly full), or None."""
         if not self.limits.min_free_mb:
             return None
-        folder = self.runs_dir
-        while not folder.exists() and folder != folder.parent:  # before the first task made it
-            folder = folder.parent
-        try:
-            stats = os.statvfs(folder)
-        except OSError:
-            return None
-        free_mb = stats.f_bavail * stats.f_frsize / 1e6
-        if free_mb >= self.limits.min_free_mb:
+        free_mb = disk_free_mb(self.runs_dir)
+        if free_mb is None or free_mb >= self.limits.min_free_mb:
             return None
         # no path in the text: it goes to the client (a 507) and into a schedule's history
         return (f"the disk of the runs folder (agent.output_dir) has {free_mb:.0f} MB free, under "

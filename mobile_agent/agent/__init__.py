@@ -9,6 +9,7 @@ report ``AgentEvent``s to an ``on_event`` callback.
 May import: the rest of ``mobile_agent`` and ``perception``; never ``server`` or ``eval``.
 """
 
+from mobile_agent.agent.disk import free_mb
 from mobile_agent.agent.loop import NO_EFFECT_NOTE, Agent, PlannedRun
 from mobile_agent.agent.mask import hide_secrets_shown, mask_live_frame
 from mobile_agent.agent.paths import inside_paths, relative_inside, server_path
@@ -63,6 +64,7 @@ __all__ = [
     "UserRequest",
     "carry_out",
     "change_ratio",
+    "free_mb",
     "history_lines",
     "inside_paths",
     "jsonable",

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import threading
 import uuid
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from PIL import Image as PILImage
 
+from mobile_agent.agent.disk import free_mb as disk_free_mb
 from mobile_agent.agent.mask import SecretMask, black_out, mask_live_frame, secret_values
 from mobile_agent.apps.platforms import PinnedApps, app_id_platform
 from mobile_agent.errors import MobileAgentError, PhoneBusyError
@@ -94,15 +94,8 @@ def disk_refusal(settings: Settings) -> str | None:
     limit = settings.server.retention.min_free_mb
     if not limit:
         return None
-    folder = Path(settings.agent.output_dir).resolve()
-    while not folder.exists() and folder != folder.parent:  # before the first step made it
-        folder = folder.parent
-    try:
-        stats = os.statvfs(folder)
-    except OSError:
-        return None
-    free_mb = stats.f_bavail * stats.f_frsize / 1e6
-    if free_mb >= limit:
+    free_mb = disk_free_mb(Path(settings.agent.output_dir).resolve())
+    if free_mb is None or free_mb >= limit:
         return None
     return (f"the disk of the runs folder (agent.output_dir) has {free_mb:.0f} MB free, under "
             f"server.retention.min_free_mb = {limit:g}: nothing acts until there is more free space")
