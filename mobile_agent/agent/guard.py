@@ -294,8 +294,11 @@ def screen_reader(
 ) -> Callable[[np.ndarray], ScreenLines]:
     """The screen's text lines with their boxes (screen pixels), read by ``locator.ocr``
     (cached per frame by perception), and, when ``tree(pixels)`` gives the frame's
-    accessibility tree (``uiautomator dump`` XML), each control's text, content-desc and
-    resource id (a password field as the word "password")."""
+    accessibility tree (``uiautomator dump`` XML), each control's text and content-desc (a
+    password field as the word "password"), and its resource id only on a blank frame, where
+    nothing else names it. A control's words reach only taps inside its bounds: an OCR line's
+    reach around a point (``_NEAR_PX``) would put a neighbour's words ("Delete" beside
+    "Archive") on the tap."""
 
     def read(pixels: np.ndarray) -> ScreenLines:
         lines = locator.ocr(pixels)
@@ -305,13 +308,14 @@ def screen_reader(
         ]
         xml = tree(pixels) if tree is not None else None
         if xml:
-            out.extend(_tree_lines(xml, (int(pixels.shape[1]), int(pixels.shape[0]))))
+            size = (int(pixels.shape[1]), int(pixels.shape[0]))
+            out.extend(_tree_lines(xml, size, with_ids=blank_app_area(pixels)))
         return out
 
     return read
 
 
-def _tree_lines(xml: str, size: tuple[int, int]) -> ScreenLines:
+def _tree_lines(xml: str, size: tuple[int, int], *, with_ids: bool) -> ScreenLines:
     nodes = nodes_from(xml) or []
     width, height = size
     out: ScreenLines = []
@@ -321,10 +325,12 @@ def _tree_lines(xml: str, size: tuple[int, int]) -> ScreenLines:
         area = (box[2] - box[0]) * (box[3] - box[1])
         if area <= 0 or area > _NODE_MAX_AREA * width * height:
             continue
-        resource = node.resource_id.rsplit("/", 1)[-1].replace("_", " ").strip()
+        resource = node.resource_id.rsplit("/", 1)[-1].replace("_", " ").strip() if with_ids else ""
         words = ["password"] if node.password else []
         words += [w for w in (node.text.strip(), node.content_desc.strip(), resource) if w]
-        out.extend((w, box) for w in words)
+        # drawn _NEAR_PX inside its bounds: the guard's reach around a point gives back the bounds
+        inner = (box[0] + _NEAR_PX, box[1] + _NEAR_PX, box[2] - _NEAR_PX, box[3] - _NEAR_PX)
+        out.extend((w, inner) for w in words)
     return out
 
 

@@ -100,3 +100,44 @@ def test_a_tap_the_snap_moves_onto_pay_now_is_asked() -> None:
     # with snapping off the tap lands where the model put it: nothing sensitive there
     unsnapped = load_settings(overrides={"planner.snap": False})
     assert _verdict(unsnapped, phone, _tap(540, 1850), pixels) is None
+
+
+def _mail_node(resource: str, desc: str, bounds: str, text: str = "") -> str:
+    return (f'<node index="0" text="{text}" resource-id="{resource}" class="android.widget.ImageButton" '
+            f'package="com.mail" content-desc="{desc}" clickable="true" enabled="true" password="false" '
+            f'bounds="{bounds}"/>')
+
+
+# two toolbar buttons side by side (Archive, then Delete) and a feed row whose resource id says "post"
+_TOOLBAR_TREE = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes" ?><hierarchy rotation="0">'
+    '<node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="com.mail" content-desc="" '
+    'clickable="false" enabled="true" password="false" bounds="[0,0][1080,2400]">'
+    + _mail_node("com.mail:id/archive", "Archive", "[744,60][876,192]")
+    + _mail_node("com.mail:id/trash", "Delete", "[876,60][1008,192]")
+    + _mail_node("com.mail:id/post_title", "", "[40,400][1040,520]", text="Best hiking trails near Zurich")
+    + "</node></hierarchy>"
+)
+
+
+def _drawn_toolbar() -> np.ndarray:
+    img = Image.new("RGB", (1080, 2400), "white")
+    draw = ImageDraw.Draw(img)
+    draw.rectangle((780, 96, 840, 156), outline="black", width=6)
+    draw.rectangle((912, 96, 972, 156), outline="black", width=6)
+    draw.text((60, 440), "Best hiking trails near Zurich", fill="black", font=ImageFont.load_default(size=48))
+    for i in range(12):
+        draw.rectangle((40, 700 + 130 * i, 1040, 800 + 130 * i), fill=(230, 230, 240))
+    return np.asarray(img)
+
+
+def test_a_controls_tree_words_reach_only_taps_inside_it_and_ids_only_on_a_blank_frame() -> None:
+    # review9: the tree's words took the OCR lines' 24 px reach, so a tap inside Archive, 24 px
+    # from Delete's edge, was asked as a delete; a row's id ("post_title") was asked as publishing
+    settings = _settings(True)
+    pixels = _drawn_toolbar()
+    phone = _Phone(_TOOLBAR_TREE)
+    assert _verdict(settings, phone, _tap(852, 126), pixels) is None
+    assert _verdict(settings, phone, _tap(540, 460), pixels) is None
+    on_delete = _verdict(settings, phone, _tap(940, 126), pixels)
+    assert on_delete is not None and "'delete' in 'Delete'" in on_delete
